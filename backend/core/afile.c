@@ -1,0 +1,107 @@
+/* Atomic file replacement (temp + fsync + rename) and output directory creation. */
+#include "backend/core/afile.h"
+
+#include "backend/core/errbuf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int afile_open(struct afile *af, const char *path, char *err, size_t errlen) {
+    memset(af, 0, sizeof(*af));
+    if (strlen(path) + 32 >= sizeof(af->path))
+        return errbuf_set(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
+    snprintf(af->path, sizeof(af->path), "%s", path);
+    snprintf(af->tmp_path, sizeof(af->tmp_path), "%s.tmp.%ld", path, (long)getpid());
+    af->fp = fopen(af->tmp_path, "wb");
+    if (!af->fp)
+        return errbuf_set(err, errlen, -errno, "cannot create %s: %s", af->tmp_path,
+                          strerror(errno));
+    return 0;
+}
+
+static int afile_sync_dir(const char *path) {
+    char copy[4096];
+    snprintf(copy, sizeof(copy), "%s", path);
+    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return -errno;
+    int rc = fsync(fd) == 0 || errno == EINVAL ? 0 : -errno;
+    close(fd);
+    return rc;
+}
+
+int afile_commit(struct afile *af, char *err, size_t errlen) {
+    if (!af->fp)
+        return errbuf_set(err, errlen, -EBADF, "%s: not open", af->path);
+    int rc = 0;
+    const char *step = "write";
+    if (fflush(af->fp) != 0 || ferror(af->fp))
+        rc = -(errno ? errno : EIO);
+    else if (step = "fsync", fsync(fileno(af->fp)) != 0)
+        rc = -errno;
+    if (fclose(af->fp) != 0 && rc == 0) {
+        step = "close";
+        rc = -errno;
+    }
+    af->fp = NULL;
+    if (rc == 0 && rename(af->tmp_path, af->path) != 0) {
+        step = "rename";
+        rc = -errno;
+    }
+    if (rc != 0) {
+        unlink(af->tmp_path);
+        return errbuf_set(err, errlen, rc, "cannot write %s (%s): %s", af->path, step,
+                          strerror(-rc));
+    }
+    afile_sync_dir(af->path);
+    return 0;
+}
+
+void afile_abort(struct afile *af) {
+    if (af->fp) {
+        fclose(af->fp);
+        af->fp = NULL;
+        unlink(af->tmp_path);
+    }
+}
+
+int afile_write_all(const char *path, const void *buf, size_t len, char *err, size_t errlen) {
+    struct afile af;
+    int rc = afile_open(&af, path, err, errlen);
+    if (rc != 0)
+        return rc;
+    if (len > 0 && fwrite(buf, 1, len, af.fp) != len) {
+        rc = -(errno ? errno : EIO);
+        afile_abort(&af);
+        return errbuf_set(err, errlen, rc, "cannot write %s: %s", path, strerror(-rc));
+    }
+    return afile_commit(&af, err, errlen);
+}
+
+int afile_mkdirs(const char *dir, char *err, size_t errlen) {
+    char buf[4096];
+    if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
+        return errbuf_set(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
+    for (char *p = buf + 1;; p++) {
+        bool last = *p == '\0';
+        if (*p == '/' || last) {
+            char saved = *p;
+            *p = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return errbuf_set(err, errlen, -errno, "cannot create directory %s: %s", buf,
+                                  strerror(errno));
+            *p = saved;
+        }
+        if (last)
+            break;
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return errbuf_set(err, errlen, -ENOTDIR, "%s: not a directory", dir);
+    return 0;
+}

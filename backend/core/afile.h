@@ -1,0 +1,31 @@
+/* Crash-safe file writes: write a temp file beside the target, fsync, rename, fsync the dir.
+ * A reader sees either the old file or the complete new one, never half of one. */
+#ifndef RINGSIDE_BACKEND_CORE_AFILE_H
+#define RINGSIDE_BACKEND_CORE_AFILE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct afile {
+    FILE *fp;            /* write through this between open and commit */
+    char path[4096];     /* final path */
+    char tmp_path[4096]; /* "<path>.tmp.<pid>" */
+};
+
+/* Create the temp file. 0, or -errno with err filled ("cannot create X.tmp: ...").*/
+int afile_open(struct afile *af, const char *path, char *err, size_t errlen);
+
+/* Flush, fsync, rename over the target and fsync the directory. On any failure the temp
+ * file is removed, the old target is left untouched and -errno is returned. */
+int afile_commit(struct afile *af, char *err, size_t errlen);
+
+/* Discard the temp file (after a failed write). Safe to call on a closed afile. */
+void afile_abort(struct afile *af);
+
+/* One-shot: write len bytes atomically. */
+int afile_write_all(const char *path, const void *buf, size_t len, char *err, size_t errlen);
+
+/* mkdir -p for an output directory; 0 or -errno with err filled. */
+int afile_mkdirs(const char *dir, char *err, size_t errlen);
+
+#endif

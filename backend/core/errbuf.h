@@ -1,0 +1,12 @@
+/* Human error text for the caller: every fallible call takes (char *err, size_t errlen). */
+#ifndef RINGSIDE_BACKEND_CORE_ERRBUF_H
+#define RINGSIDE_BACKEND_CORE_ERRBUF_H
+
+#include <stddef.h>
+
+/* printf into err (if non-NULL and errlen > 0); returns rc so callers can
+ * `return errbuf_set(err, errlen, -EINVAL, "...")`. */
+int errbuf_set(char *err, size_t errlen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#endif

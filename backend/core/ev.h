@@ -1,0 +1,148 @@
+/* The events that flow from the engine (and later the kernel-log and telemetry threads) to the
+ * UI and the JSON-lines writer. Fixed size, copied by value: no pointer crosses threads. */
+#ifndef RINGSIDE_BACKEND_CORE_EV_H
+#define RINGSIDE_BACKEND_CORE_EV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Training-loop phases. The name is the one printed in JSON and shown on the timeline. */
+#define EV_PHASES(X)                                                                               \
+    X(LOAD, "load")                                                                                \
+    X(VPOC, "vpoc")                                                                                \
+    X(FEATURES, "features")                                                                        \
+    X(H2D, "h2d")                                                                                  \
+    X(CLEANUP, "cleanup")                                                                          \
+    X(FORWARD, "forward")                                                                          \
+    X(BACKWARD, "backward")                                                                        \
+    X(OPTIMIZER, "optimizer")                                                                      \
+    X(SYNC, "sync")                                                                                \
+    X(EVAL, "eval")                                                                                \
+    X(CHECKPOINT, "checkpoint")                                                                    \
+    X(PAUSED, "paused")
+
+enum ev_phase_id {
+#define X(id, name) PHASE_##id,
+    EV_PHASES(X)
+#undef X
+        PHASE_COUNT
+};
+
+/* What a traced synchronize waited for. */
+#define EV_SYNC_OPS(X)                                                                             \
+    X(DEVICE, "device")                                                                            \
+    X(STREAM, "stream")                                                                            \
+    X(EVENT, "event")                                                                              \
+    X(COPY, "copy")
+
+enum ev_sync_op {
+#define X(id, name) SYNC_OP_##id,
+    EV_SYNC_OPS(X)
+#undef X
+        SYNC_OP_COUNT
+};
+
+#define EV_KINDS(X)                                                                                \
+    X(PHASE, "phase")                                                                              \
+    X(SYNC, "sync")                                                                                \
+    X(MEM, "mem")                                                                                  \
+    X(METRIC, "metric")                                                                            \
+    X(COMMAND, "command")                                                                          \
+    X(ALERT, "alert")                                                                              \
+    X(LOG, "log")
+
+enum ev_kind {
+#define X(id, name) EV_##id,
+    EV_KINDS(X)
+#undef X
+        EV_KIND_COUNT
+};
+
+/* Commands from the UI (or a signal) to the engine. */
+#define EV_CMDS(X)                                                                                 \
+    X(SET_CHUNK, "set_chunk")                                                                      \
+    X(CLEANUP, "cleanup")                                                                          \
+    X(PAUSE, "pause")                                                                              \
+    X(RESUME, "resume")                                                                            \
+    X(STOP, "stop")
+
+enum ev_cmd_id {
+#define X(id, name) CMD_##id,
+    EV_CMDS(X)
+#undef X
+        CMD_COUNT
+};
+
+enum ev_severity { SEV_INFO, SEV_WARNING, SEV_ERROR };
+
+#define EV_DEV_NONE   0xFFFFu
+#define EV_TEXT_BYTES 200
+
+struct ev_phase {
+    uint8_t phase; /* enum ev_phase_id */
+    int32_t epoch; /* 1-based; 0 before training */
+    int64_t step;  /* global optimizer step; -1 when not in a step */
+    int32_t chunk; /* VPOC chunk index within its session; -1 otherwise */
+    uint64_t start_ns, end_ns;
+};
+
+struct ev_sync {
+    uint8_t op; /* enum ev_sync_op */
+    int32_t rc; /* 0, or the backend's negative error */
+    uint64_t start_ns, dur_ns;
+};
+
+struct ev_mem {
+    uint64_t allocated_bytes, reserved_bytes, largest_free_bytes, total_free_bytes;
+    uint32_t free_blocks, segments;
+    double frag; /* 1 - largest_free / total_free; 0 when nothing is free */
+};
+
+struct ev_metric {
+    int32_t epoch;
+    int64_t step;
+    double loss;     /* training loss (mean over the steps since the last metric) */
+    double val_loss; /* valid only if has_val */
+    bool has_val;
+    double samples_per_s;
+};
+
+/* A command (UI -> engine: arg) or a command result (engine -> UI: rc and text). */
+struct ev_command {
+    uint8_t cmd; /* enum ev_cmd_id */
+    int32_t rc;  /* result: 0 ok, negative error */
+    int64_t arg; /* SET_CHUNK: bars per chunk (0 = whole session) */
+    char text[EV_TEXT_BYTES];
+};
+
+struct ev_text {
+    uint8_t severity; /* enum ev_severity */
+    char text[EV_TEXT_BYTES];
+};
+
+struct ev {
+    uint64_t t_ns; /* monotonic, when the event happened */
+    uint32_t seq;  /* assigned by the ring; a gap tells the consumer events were dropped */
+    uint16_t kind; /* enum ev_kind */
+    uint16_t dev;  /* device index or EV_DEV_NONE */
+    union {
+        struct ev_phase phase;
+        struct ev_sync sync;
+        struct ev_mem mem;
+        struct ev_metric metric;
+        struct ev_command command;
+        struct ev_text text; /* ALERT and LOG */
+    } u;
+};
+
+/* Names for the enums above, or "?" when out of range. */
+const char *ev_kind_name(unsigned kind);
+const char *ev_phase_name(unsigned phase);
+const char *ev_sync_op_name(unsigned op);
+const char *ev_cmd_name(unsigned cmd);
+const char *ev_severity_name(unsigned sev);
+
+/* Reverse lookup for the JSON reader; -1 when unknown. */
+int ev_phase_from_name(const char *name);
+
+#endif

@@ -1,0 +1,29 @@
+/* Bounded many-producer, one-consumer ring of struct ev. Producers never block on the consumer:
+ * when full, the oldest event is dropped and counted. The consumer can poll() a wake fd. */
+#ifndef RINGSIDE_BACKEND_CORE_EVRING_H
+#define RINGSIDE_BACKEND_CORE_EVRING_H
+
+#include "backend/core/ev.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct evring;
+
+/* cap >= 1 events. 0 or -errno. */
+int evring_create(struct evring **out, uint32_t cap);
+void evring_destroy(struct evring *r);
+
+/* Copy e in (its seq is assigned here). Thread-safe; never blocks on the consumer. */
+void evring_push(struct evring *r, const struct ev *e);
+
+/* Copy out up to max events, oldest first; returns how many. One consumer thread only. */
+size_t evring_drain(struct evring *r, struct ev *out, size_t max);
+
+/* Events dropped because the ring was full, since creation. */
+uint64_t evring_dropped(struct evring *r);
+
+/* Readable (POLLIN) while events are pending; the consumer poll()s it. */
+int evring_wake_fd(const struct evring *r);
+
+#endif

@@ -1,0 +1,21 @@
+# rs_add_test(NAME <name> SOURCES <files...> LIBS <libs...> [TSAN])
+# One Criterion binary per module; ctest runs it with its summary printed.
+pkg_check_modules(CRITERION REQUIRED IMPORTED_TARGET criterion)
+if(NOT TARGET check)
+    add_custom_target(check COMMAND ${CMAKE_CTEST_COMMAND} -V --output-on-failure
+                      WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+endif()
+function(rs_add_test)
+    cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS" ${ARGN})
+    add_executable(${T_NAME} ${T_SOURCES})
+    target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} rs_testsupport PkgConfig::CRITERION)
+    target_compile_definitions(${T_NAME} PRIVATE
+        RS_FIXTURES="${CMAKE_SOURCE_DIR}/tests/fixtures"
+        RS_BINARY_DIR="${CMAKE_BINARY_DIR}")
+    add_test(NAME ${T_NAME} COMMAND ${T_NAME} --jobs 2)
+    set_tests_properties(${T_NAME} PROPERTIES
+        ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1;TSAN_OPTIONS=halt_on_error=1"
+        FAIL_REGULAR_EXPRESSION "ERROR: (AddressSanitizer|LeakSanitizer|ThreadSanitizer)|runtime error:|WARNING: ThreadSanitizer"
+        TIMEOUT 300)
+    add_dependencies(check ${T_NAME})
+endfunction()

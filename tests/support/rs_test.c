@@ -1,0 +1,116 @@
+/* Test helpers: temp directories, fixture paths and a subprocess runner for CLI tests. */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include "tests/support/rs_test.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int rs_test_tmpdir(char *out, size_t outlen) {
+    const char *base = getenv("TMPDIR");
+    snprintf(out, outlen, "%s/ringside-test.XXXXXX", base && *base ? base : "/tmp");
+    return mkdtemp(out) ? 0 : -errno;
+}
+
+static int rs_test_rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+void rs_test_rmtree(const char *dir) {
+    nftw(dir, rs_test_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int rs_test_write_file(const char *dir, const char *name, const char *text, char *out,
+                       size_t outlen) {
+    snprintf(out, outlen, "%s/%s", dir, name);
+    FILE *f = fopen(out, "wb");
+    if (!f)
+        return -errno;
+    size_t n = strlen(text);
+    int rc = fwrite(text, 1, n, f) == n ? 0 : -EIO;
+    if (fclose(f) != 0 && rc == 0)
+        rc = -errno;
+    return rc;
+}
+
+const char *rs_test_fixture(const char *rel, char *out, size_t outlen) {
+    snprintf(out, outlen, "%s/%s", RS_FIXTURES, rel);
+    return out;
+}
+
+/* Read both pipes until EOF so a chatty child never blocks on a full pipe. */
+static void rs_test_collect(int fd_out, int fd_err, char *out, size_t outlen, char *errb,
+                            size_t errlen) {
+    size_t n_out = 0, n_err = 0;
+    struct pollfd pf[2] = {{fd_out, POLLIN, 0}, {fd_err, POLLIN, 0}};
+    int open_fds = 2;
+    while (open_fds > 0 && poll(pf, 2, -1) > 0) {
+        for (int i = 0; i < 2; i++) {
+            if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            char buf[4096];
+            ssize_t got = read(pf[i].fd, buf, sizeof(buf));
+            if (got <= 0) {
+                close(pf[i].fd);
+                pf[i].fd = -1;
+                open_fds--;
+                continue;
+            }
+            char *dst = i == 0 ? out : errb;
+            size_t cap = i == 0 ? outlen : errlen;
+            size_t *len = i == 0 ? &n_out : &n_err;
+            size_t take = *len + 1 < cap ? cap - 1 - *len : 0;
+            if ((size_t)got < take)
+                take = (size_t)got;
+            memcpy(dst + *len, buf, take);
+            *len += take;
+        }
+    }
+    if (outlen)
+        out[n_out] = '\0';
+    if (errlen)
+        errb[n_err] = '\0';
+}
+
+int rs_test_run(const char *const *argv, char *out, size_t outlen, char *errb, size_t errlen) {
+    char exe[4096];
+    snprintf(exe, sizeof(exe), "%s/ringside", RS_BINARY_DIR);
+    int po[2], pe[2];
+    if (pipe(po) != 0 || pipe(pe) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDONLY);
+        dup2(devnull, 0);
+        dup2(po[1], 1);
+        dup2(pe[1], 2);
+        close(po[0]);
+        close(pe[0]);
+        const char *args[64] = {exe};
+        for (int i = 0; argv[i] && i < 62; i++)
+            args[i + 1] = argv[i];
+        execv(exe, (char *const *)args);
+        _exit(127);
+    }
+    close(po[1]);
+    close(pe[1]);
+    rs_test_collect(po[0], pe[0], out, outlen, errb, errlen);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(st))
+        return WEXITSTATUS(st);
+    return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
+}

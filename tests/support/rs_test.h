@@ -1,0 +1,26 @@
+/* Helpers shared by the unit tests: temp dirs, fixture paths, running the ringside binary. */
+#ifndef RINGSIDE_TESTS_SUPPORT_RS_TEST_H
+#define RINGSIDE_TESTS_SUPPORT_RS_TEST_H
+
+#include <stddef.h>
+
+/* A fresh directory under $TMPDIR (or /tmp); the path is written to out. Returns 0 or -errno. */
+int rs_test_tmpdir(char *out, size_t outlen);
+
+/* Remove a directory tree created by rs_test_tmpdir (best effort). */
+void rs_test_rmtree(const char *dir);
+
+/* Write text to dir/name and put the full path in out. Returns 0 or -errno. */
+int rs_test_write_file(const char *dir, const char *name, const char *text, char *out,
+                       size_t outlen);
+
+/* "<fixtures>/rel" into out. */
+const char *rs_test_fixture(const char *rel, char *out, size_t outlen);
+
+/* Run the built ringside binary with argv (NULL-terminated, without argv[0]); stdin from
+ * /dev/null; capture stdout and stderr (each truncated to its buffer, NUL-terminated).
+ * Returns the exit status (0..255), or 128 + signal number when killed by a signal, or -1
+ * when it could not be started. */
+int rs_test_run(const char *const *argv, char *out, size_t outlen, char *errb, size_t errlen);
+
+#endif
