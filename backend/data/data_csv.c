@@ -1,0 +1,473 @@
+/* Streaming OHLCV(+VIX) CSV reader with row validation, and its exact round-trip writer. */
+#include "backend/data/data_csv.h"
+
+#include "backend/core/afile.h"
+#include "backend/core/errbuf.h"
+
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DATA_CSV_LINE_BUF   (DATA_CSV_MAX_LINE + 3) /* content + "\r\n" + NUL */
+#define DATA_CSV_MAX_VOLUME 1e12                    /* profile fixed point overflows above */
+#define DATA_CSV_MSG        320
+
+enum data_csv_col {
+    DATA_CSV_TS,
+    DATA_CSV_DATE,
+    DATA_CSV_TIME,
+    DATA_CSV_OPEN,
+    DATA_CSV_HIGH,
+    DATA_CSV_LOW,
+    DATA_CSV_CLOSE,
+    DATA_CSV_VOLUME,
+    DATA_CSV_VIX,
+    DATA_CSV_NCOL
+};
+
+static const struct {
+    const char *name;
+    enum data_csv_col col;
+} data_csv_names[] = {
+    {"timestamp", DATA_CSV_TS}, {"datetime", DATA_CSV_TS},   {"date", DATA_CSV_DATE},
+    {"time", DATA_CSV_TIME},    {"open", DATA_CSV_OPEN},     {"high", DATA_CSV_HIGH},
+    {"low", DATA_CSV_LOW},      {"close", DATA_CSV_CLOSE},   {"volume", DATA_CSV_VOLUME},
+    {"vix", DATA_CSV_VIX},      {"vix_close", DATA_CSV_VIX},
+};
+
+/* One load in progress: the open file, the bounded line buffer and the current row's fields. */
+struct data_csv_ctx {
+    const char *name; /* file name as shown in messages */
+    FILE *fp;
+    char *line;
+    size_t lineno;
+    char **f; /* fields of the current row, pointing into line */
+    size_t nf, fcap;
+    size_t ncols;            /* header field count */
+    long col[DATA_CSV_NCOL]; /* field index of each column, -1 when absent */
+    int64_t last_t;          /* timestamp of the last accepted bar */
+    int have_last;
+};
+
+/* ---- numbers ---- */
+
+/* Digits and sign/point/exponent only: rejects nan, inf, hex floats and locale decimal commas
+ * before strtod sees them, so its result depends on nothing but the C locale set by the load. */
+static int data_csv_number(const char *s, double *out, char *why, size_t whylen) {
+    if (*s == '\0')
+        return errbuf_set(why, whylen, -EINVAL, "empty field");
+    char *end = NULL;
+    if (strspn(s, "0123456789+-.eE") == strlen(s))
+        *out = strtod(s, &end);
+    if (!end || end == s || *end != '\0')
+        return errbuf_set(why, whylen, -EINVAL, "not a number: \"%.40s\"", s);
+    if (!isfinite(*out))
+        return errbuf_set(why, whylen, -EINVAL, "out of range: \"%.40s\"", s);
+    return 0;
+}
+
+/* Shortest %.Ng (N = 15..17) that reads back to the same double: 4712.25, not 4712.2500000001. */
+static void data_csv_fmt(double x, char out[32]) {
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(out, 32, "%.*g", prec, x);
+        if (strtod(out, NULL) == x)
+            return;
+    }
+}
+
+/* ---- lines and fields ---- */
+
+/* 1 with ctx->line holding the next physical line (terminator stripped), 0 at EOF, <0 error. */
+static int data_csv_read_line(struct data_csv_ctx *c, char *err, size_t errlen) {
+    errno = 0;
+    if (!fgets(c->line, DATA_CSV_LINE_BUF, c->fp)) {
+        int e = errno ? errno : EIO;
+        if (ferror(c->fp))
+            return errbuf_set(err, errlen, -e, "%s: read error: %s", c->name, strerror(e));
+        return 0;
+    }
+    c->lineno++;
+    size_t len = strlen(c->line);
+    if (len > 0 && c->line[len - 1] == '\n')
+        c->line[--len] = '\0';
+    if (len > 0 && c->line[len - 1] == '\r')
+        c->line[--len] = '\0';
+    if (len > DATA_CSV_MAX_LINE)
+        return errbuf_set(err, errlen, -EINVAL, "%s:%zu: line longer than %u bytes", c->name,
+                          c->lineno, DATA_CSV_MAX_LINE);
+    return 1;
+}
+
+static int data_csv_push_field(struct data_csv_ctx *c, char *start, char *end) {
+    while (start < end && (*start == ' ' || *start == '\t'))
+        start++;
+    while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    *end = '\0';
+    if (c->nf == c->fcap) {
+        size_t cap = c->fcap ? c->fcap * 2 : 16;
+        char **nf = realloc(c->f, cap * sizeof(*nf));
+        if (!nf)
+            return -ENOMEM;
+        c->f = nf;
+        c->fcap = cap;
+    }
+    c->f[c->nf++] = start;
+    return 0;
+}
+
+/* Unquote one RFC 4180 field starting at the opening quote *s, in place; *next is what follows
+ * the closing quote (',' or the end). */
+static int data_csv_unquote(char *s, char **end, char **next, char *why, size_t whylen) {
+    char *w = s, *r = s + 1;
+    for (;; r++) {
+        if (*r == '\0')
+            return errbuf_set(why, whylen, -EINVAL,
+                              "unterminated quoted field (a quoted field cannot span lines)");
+        if (*r == '"' && r[1] != '"')
+            break;
+        r += *r == '"';
+        *w++ = *r;
+    }
+    for (r++; *r == ' ' || *r == '\t'; r++)
+        ;
+    if (*r != ',' && *r != '\0')
+        return errbuf_set(why, whylen, -EINVAL, "text after the closing quote of a field");
+    *end = w;
+    *next = r;
+    return 0;
+}
+
+/* Split line into c->f in place. 0, -ENOMEM, or -EINVAL with why. */
+static int data_csv_split(struct data_csv_ctx *c, char *s, char *why, size_t whylen) {
+    c->nf = 0;
+    for (;;) {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        char *end = s, *next = s;
+        if (*s == '"') {
+            int rc = data_csv_unquote(s, &end, &next, why, whylen);
+            if (rc != 0)
+                return rc;
+        } else {
+            next = end = s + strcspn(s, ",");
+        }
+        int more = *next == ',';
+        if (data_csv_push_field(c, s, end) != 0)
+            return errbuf_set(why, whylen, -ENOMEM, "out of memory");
+        if (!more)
+            return 0;
+        s = next + 1;
+    }
+}
+
+static int data_csv_blank(const char *s) {
+    return s[strspn(s, " \t")] == '\0';
+}
+
+/* ---- header ---- */
+
+static int data_csv_name_eq(const char *a, const char *lower) {
+    for (; *a && *lower; a++, lower++) {
+        char ch = (*a >= 'A' && *a <= 'Z') ? (char)(*a - 'A' + 'a') : *a;
+        if (ch != *lower)
+            return 0;
+    }
+    return *a == *lower;
+}
+
+static void data_csv_map_columns(struct data_csv_ctx *c) {
+    for (int k = 0; k < DATA_CSV_NCOL; k++)
+        c->col[k] = -1;
+    for (size_t i = 0; i < c->nf; i++)
+        for (size_t k = 0; k < sizeof(data_csv_names) / sizeof(data_csv_names[0]); k++)
+            if (c->col[data_csv_names[k].col] < 0 &&
+                data_csv_name_eq(c->f[i], data_csv_names[k].name))
+                c->col[data_csv_names[k].col] = (long)i;
+    c->ncols = c->nf;
+    if (c->col[DATA_CSV_TS] < 0 && (c->col[DATA_CSV_DATE] < 0 || c->col[DATA_CSV_TIME] < 0))
+        c->col[DATA_CSV_DATE] = c->col[DATA_CSV_TIME] = -1;
+}
+
+/* Every missing required column named in one message; a hint when the row looks like data. */
+static int data_csv_check_header(struct data_csv_ctx *c, char *err, size_t errlen) {
+    static const char *req[] = {"timestamp", "open", "high", "low", "close", "volume"};
+    static const enum data_csv_col req_col[] = {DATA_CSV_TS,  DATA_CSV_OPEN,  DATA_CSV_HIGH,
+                                                DATA_CSV_LOW, DATA_CSV_CLOSE, DATA_CSV_VOLUME};
+    char list[128] = "";
+    int missing = 0;
+    for (int k = 0; k < 6; k++) {
+        int have = c->col[req_col[k]] >= 0 || (k == 0 && c->col[DATA_CSV_DATE] >= 0);
+        if (have)
+            continue;
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof(list) - used, "%s'%s'", missing ? ", " : "", req[k]);
+        missing++;
+    }
+    if (!missing)
+        return 0;
+    long long t;
+    double x;
+    int numeric =
+        data_parse_timestamp(c->f[0], &t) == 0 || data_csv_number(c->f[0], &x, NULL, 0) == 0;
+    return errbuf_set(err, errlen, -EINVAL, "%s:%zu: header: missing required column%s %s%s",
+                      c->name, c->lineno, missing > 1 ? "s" : "", list,
+                      numeric ? " (the first row looks like data: a header row is required)" : "");
+}
+
+/* Read up to and including the header row. */
+static int data_csv_header(struct data_csv_ctx *c, char *err, size_t errlen) {
+    int rc;
+    while ((rc = data_csv_read_line(c, err, errlen)) == 1) {
+        char *s = c->line;
+        if (c->lineno == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0)
+            s += 3;
+        if (data_csv_blank(s))
+            continue;
+        char why[160];
+        rc = data_csv_split(c, s, why, sizeof(why));
+        if (rc != 0)
+            return errbuf_set(err, errlen, rc, "%s:%zu: header: %s", c->name, c->lineno, why);
+        data_csv_map_columns(c);
+        return data_csv_check_header(c, err, errlen);
+    }
+    return rc < 0
+               ? rc
+               : errbuf_set(err, errlen, -EINVAL, "%s: empty file: expected a header row", c->name);
+}
+
+/* ---- rows ---- */
+
+static int data_csv_row_time(struct data_csv_ctx *c, int64_t *t, char *why, size_t whylen) {
+    const char *col = "timestamp";
+    const char *s = c->col[DATA_CSV_TS] >= 0 ? c->f[c->col[DATA_CSV_TS]] : NULL;
+    char joined[64];
+    if (!s) {
+        col = "date+time";
+        s = joined;
+        if (snprintf(joined, sizeof(joined), "%s %s", c->f[c->col[DATA_CSV_DATE]],
+                     c->f[c->col[DATA_CSV_TIME]]) >= (int)sizeof(joined))
+            joined[0] = '\0';
+    }
+    long long v;
+    if (data_parse_timestamp(s, &v) != 0)
+        return errbuf_set(why, whylen, -EINVAL,
+                          "%s: bad timestamp \"%.40s\" (expected YYYY-MM-DD HH:MM[:SS], "
+                          "YYYY-MM-DDTHH:MM[:SS] or epoch seconds)",
+                          col, s);
+    if (c->have_last && v <= c->last_t) {
+        char now[20], prev[20];
+        data_format_time(v, now);
+        data_format_time(c->last_t, prev);
+        return errbuf_set(why, whylen, -EINVAL, "%s: not increasing (%s after %s)", col, now, prev);
+    }
+    *t = v;
+    return 0;
+}
+
+static int data_csv_row_num(struct data_csv_ctx *c, enum data_csv_col k, const char *name,
+                            double *out, char *why, size_t whylen) {
+    char inner[128];
+    if (data_csv_number(c->f[c->col[k]], out, inner, sizeof(inner)) != 0)
+        return errbuf_set(why, whylen, -EINVAL, "%s: %s", name, inner);
+    return 0;
+}
+
+/* "col: X is rel Y", numbers formatted only once a row has failed. */
+static int data_csv_bound(char *why, size_t whylen, const char *col, double x, const char *rel,
+                          double lim) {
+    char xs[32], ls[32];
+    data_csv_fmt(x, xs);
+    data_csv_fmt(lim, ls);
+    return errbuf_set(why, whylen, -EINVAL, "%s: %s is %s %s", col, xs, rel, ls);
+}
+
+static int data_csv_check_bar(const struct data_bar *b, char *why, size_t whylen) {
+    double hi = fmax(b->open, b->close), lo = fmin(b->open, b->close);
+    if (b->high < hi)
+        return data_csv_bound(why, whylen, "high", b->high, "below max(open, close) =", hi);
+    if (b->low > lo)
+        return data_csv_bound(why, whylen, "low", b->low, "above min(open, close) =", lo);
+    if (b->volume < 0)
+        return data_csv_bound(why, whylen, "volume", b->volume, "below", 0);
+    if (b->volume > DATA_CSV_MAX_VOLUME)
+        return data_csv_bound(why, whylen, "volume", b->volume, "above the maximum",
+                              DATA_CSV_MAX_VOLUME);
+    if (b->vix < 0)
+        return data_csv_bound(why, whylen, "vix", b->vix, "below", 0);
+    return 0;
+}
+
+/* Parse and validate one data row into b. 0, -ENOMEM, or -EINVAL with why = "column: reason". */
+static int data_csv_row(struct data_csv_ctx *c, struct data_bar *b, char *why, size_t whylen) {
+    char inner[160];
+    int rc = data_csv_split(c, c->line, inner, sizeof(inner));
+    if (rc != 0)
+        return errbuf_set(why, whylen, rc, "row: %s", inner);
+    if (c->nf != c->ncols)
+        return errbuf_set(why, whylen, -EINVAL, "row: %zu fields, the header has %zu", c->nf,
+                          c->ncols);
+    b->vix = NAN;
+    if ((rc = data_csv_row_time(c, &b->t_s, why, whylen)) != 0 ||
+        (rc = data_csv_row_num(c, DATA_CSV_OPEN, "open", &b->open, why, whylen)) != 0 ||
+        (rc = data_csv_row_num(c, DATA_CSV_HIGH, "high", &b->high, why, whylen)) != 0 ||
+        (rc = data_csv_row_num(c, DATA_CSV_LOW, "low", &b->low, why, whylen)) != 0 ||
+        (rc = data_csv_row_num(c, DATA_CSV_CLOSE, "close", &b->close, why, whylen)) != 0 ||
+        (rc = data_csv_row_num(c, DATA_CSV_VOLUME, "volume", &b->volume, why, whylen)) != 0)
+        return rc;
+    if (c->col[DATA_CSV_VIX] >= 0 &&
+        (rc = data_csv_row_num(c, DATA_CSV_VIX, "vix", &b->vix, why, whylen)) != 0)
+        return rc;
+    return data_csv_check_bar(b, why, whylen);
+}
+
+/* Record a rejected row; a fatal error unless opts->skip_bad_rows. */
+static int data_csv_reject(struct data_csv_ctx *c, int rc, const char *why, bool skip,
+                           struct data_csv_report *rep, char *err, size_t errlen) {
+    if (rc == -ENOMEM || !skip)
+        return errbuf_set(err, errlen, rc, "%s:%zu: %s", c->name, c->lineno, why);
+    if (rep->rows_skipped++ == 0)
+        errbuf_set(rep->first_skip, sizeof(rep->first_skip), 0, "%s:%zu: %s", c->name, c->lineno,
+                   why);
+    return 0;
+}
+
+static int data_csv_rows(struct data_csv_ctx *c, bool skip, struct data_series *ds,
+                         struct data_csv_report *rep, char *err, size_t errlen) {
+    size_t n0 = ds->n;
+    int rc;
+    while ((rc = data_csv_read_line(c, err, errlen)) == 1) {
+        if (data_csv_blank(c->line))
+            continue;
+        rep->rows_read++;
+        struct data_bar b;
+        char why[DATA_CSV_MSG];
+        rc = data_csv_row(c, &b, why, sizeof(why));
+        if (rc != 0) {
+            if ((rc = data_csv_reject(c, rc, why, skip, rep, err, errlen)) != 0)
+                return rc;
+            continue;
+        }
+        if (data_series_push(ds, &b) != 0)
+            return errbuf_set(err, errlen, -ENOMEM, "%s: out of memory", c->name);
+        c->last_t = b.t_s;
+        c->have_last = 1;
+    }
+    if (rc < 0 || ds->n > n0)
+        return rc;
+    if (rep->rows_skipped)
+        return errbuf_set(err, errlen, -EINVAL, "%s: no valid data rows (%zu skipped; first: %s)",
+                          c->name, rep->rows_skipped, rep->first_skip);
+    return errbuf_set(err, errlen, -EINVAL, "%s: no data rows", c->name);
+}
+
+/* ---- load and write ---- */
+
+static int data_csv_open(struct data_csv_ctx *c, const char *path, char *err, size_t errlen) {
+    c->line = malloc(DATA_CSV_LINE_BUF);
+    if (!c->line)
+        return errbuf_set(err, errlen, -ENOMEM, "%s: out of memory", c->name);
+    c->fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+    if (!c->fp)
+        return errbuf_set(err, errlen, -errno, "cannot open %s: %s", path, strerror(errno));
+    return 0;
+}
+
+/* strtod and printf follow LC_NUMERIC: pin this thread to "C" while reading or writing, so
+ * "4700.25" means the same whatever locale the program runs in. 0 or -ENOMEM. */
+static int data_csv_pin_c(locale_t *cloc, locale_t *old) {
+    *cloc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    if (*cloc == (locale_t)0)
+        return -ENOMEM;
+    *old = uselocale(*cloc);
+    return 0;
+}
+
+int data_csv_load(const char *path, const struct data_csv_opts *opts, struct data_series *ds,
+                  struct data_csv_report *rep, char *err, size_t errlen) {
+    struct data_csv_report spare;
+    rep = rep ? rep : &spare;
+    memset(rep, 0, sizeof(*rep));
+    struct data_csv_ctx c = {.name = strcmp(path, "-") == 0 ? "<stdin>" : path};
+    size_t n0 = ds->n;
+    locale_t cloc, old;
+    if (data_csv_pin_c(&cloc, &old) != 0)
+        return errbuf_set(err, errlen, -ENOMEM, "%s: cannot create the C locale", c.name);
+    int rc = data_csv_open(&c, path, err, errlen);
+    if (rc != 0 || (rc = data_csv_header(&c, err, errlen)) != 0)
+        goto fail;
+    if (ds->n > 0) {
+        c.last_t = ds->bars[ds->n - 1].t_s;
+        c.have_last = 1;
+    }
+    rc = data_csv_rows(&c, opts && opts->skip_bad_rows, ds, rep, err, errlen);
+    if (rc == 0)
+        ds->has_vix = c.col[DATA_CSV_VIX] >= 0 && (n0 == 0 || ds->has_vix);
+fail:
+    if (rc != 0)
+        ds->n = n0;
+    if (c.fp && c.fp != stdin)
+        fclose(c.fp);
+    free(c.line);
+    free(c.f);
+    uselocale(old);
+    freelocale(cloc);
+    return rc;
+}
+
+/* One CSV row; -EINVAL when a value cannot be written so that it reads back. */
+static int data_csv_write_bar(FILE *fp, const struct data_bar *b, bool has_vix) {
+    double v[6] = {b->open, b->high, b->low, b->close, b->volume, has_vix ? b->vix : 0};
+    char num[6][32], t[20];
+    for (int i = 0; i < 6; i++) {
+        if (!isfinite(v[i]))
+            return -EINVAL;
+        data_csv_fmt(v[i], num[i]);
+    }
+    if (b->t_s < DATA_TIME_MIN_S || b->t_s > DATA_TIME_MAX_S)
+        return -EINVAL;
+    data_format_time(b->t_s, t);
+    fprintf(fp, "%s,%s,%s,%s,%s,%s%s%s\n", t, num[0], num[1], num[2], num[3], num[4],
+            has_vix ? "," : "", has_vix ? num[5] : "");
+    return 0;
+}
+
+static int data_csv_write_rows(FILE *fp, const struct data_series *ds, size_t *bad) {
+    fputs(ds->has_vix ? "timestamp,open,high,low,close,volume,vix\n"
+                      : "timestamp,open,high,low,close,volume\n",
+          fp);
+    for (size_t i = 0; i < ds->n; i++) {
+        if (data_csv_write_bar(fp, &ds->bars[i], ds->has_vix) != 0) {
+            *bad = i;
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+int data_csv_write(const char *path, const struct data_series *ds, char *err, size_t errlen) {
+    locale_t cloc, old;
+    if (data_csv_pin_c(&cloc, &old) != 0)
+        return errbuf_set(err, errlen, -ENOMEM, "%s: cannot create the C locale", path);
+    struct afile af;
+    size_t bad = 0;
+    int rc = afile_open(&af, path, err, errlen);
+    if (rc != 0)
+        goto fail;
+    if (data_csv_write_rows(af.fp, ds, &bad) != 0) {
+        afile_abort(&af);
+        rc = errbuf_set(err, errlen, -EINVAL,
+                        "%s: bar %zu has a non-finite value or a time outside years 0001-9999",
+                        path, bad);
+        goto fail;
+    }
+    rc = afile_commit(&af, err, errlen);
+fail:
+    uselocale(old);
+    freelocale(cloc);
+    return rc;
+}
