@@ -1,0 +1,25 @@
+/* Caching-allocator configuration in PyTorch's PYTORCH_HIP_ALLOC_CONF syntax. */
+#ifndef RINGSIDE_BACKEND_MEMORY_MEM_CONF_H
+#define RINGSIDE_BACKEND_MEMORY_MEM_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct mem_conf {
+    uint64_t max_split_size_bytes; /* blocks larger than this are never split; UINT64_MAX = off */
+    double gc_threshold;           /* garbage_collection_threshold in (0,1); 0 = off */
+    bool expandable_segments;      /* accepted for compatibility; segments stay fixed here */
+    uint64_t round_bytes;          /* allocation granularity, 512 */
+};
+
+/* PyTorch's defaults: no max split, no GC, 512-byte rounding. */
+void mem_conf_default(struct mem_conf *c);
+
+/* Parse "key:value,key:value" (max_split_size_mb:128,garbage_collection_threshold:0.8,
+ * expandable_segments:True, roundup_power2_divisions:N accepted and ignored).
+ * Whitespace around tokens is allowed; empty string = defaults.
+ * 0, or -EINVAL with err = "alloc-conf: key 'x': reason". c is untouched on error. */
+int mem_conf_parse(const char *s, struct mem_conf *c, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,582 @@
+/* Best-fit caching allocator: raw segments split into blocks, free blocks kept per pool in
+ * (size, address) order for O(log n) best fit, live blocks in a pointer hash for O(1) free. */
+#include "backend/memory/mem_pool.h"
+
+#include "backend/core/errbuf.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MEM_POOL_MIN_BLOCK 512u           /* kMinBlockSize: rounding granularity */
+#define MEM_POOL_LARGE_BUF (20ull << 20)  /* kLargeBuffer: oversize-block slack */
+#define MEM_POOL_MIN_LARGE (10ull << 20)  /* kMinLargeAlloc: below this, share 20 MiB */
+#define MEM_POOL_MAX_BYTES (SIZE_MAX / 2) /* larger requests cannot be rounded safely */
+
+struct mem_pool_seg;
+
+struct mem_pool_block {
+    char *ptr;
+    size_t size_bytes, requested_bytes;
+    struct mem_pool_seg *seg;
+    /* Address-order neighbours inside the segment; next also links the spare list. */
+    struct mem_pool_block *prev, *next;
+    bool allocated;
+};
+
+struct mem_pool_seg {
+    char *base;
+    size_t size_bytes;
+    bool small_pool;
+    uint32_t n_blocks, n_allocated;
+    struct mem_pool_block *head;      /* block at offset 0 */
+    struct mem_pool_seg *prev, *next; /* creation order */
+};
+
+/* Free blocks of one pool sorted by (size, address), so best fit is a lower bound. The array
+ * capacity is kept >= every block of the pool, so freeing never has to allocate. */
+struct mem_pool_freeset {
+    struct mem_pool_block **v;
+    size_t n, cap, n_blocks;
+};
+
+struct mem_pool {
+    struct mem_conf conf;
+    const struct mem_raw_ops *ops;
+    void *ctx;
+    struct mem_pool_freeset pools[2]; /* [0] small, [1] large */
+    struct mem_pool_block **live;     /* open-addressed hash of allocated blocks by ptr */
+    size_t live_cap, live_n;
+    struct mem_pool_block *spare; /* recycled block records */
+    size_t n_spare;
+    struct mem_pool_seg *seg_head, *seg_tail;
+    struct mem_stats st; /* incremental fields; the derived ones are filled in mem_pool_stats */
+};
+
+size_t mem_pool_round(size_t bytes) {
+    if (bytes < MEM_POOL_MIN_BLOCK)
+        return MEM_POOL_MIN_BLOCK;
+    if (bytes > SIZE_MAX - (MEM_POOL_MIN_BLOCK - 1))
+        return 0; /* would wrap */
+    return (bytes + MEM_POOL_MIN_BLOCK - 1) & ~(size_t)(MEM_POOL_MIN_BLOCK - 1);
+}
+
+/* ---- live-block hash (linear probing, backward-shift deletion) ---- */
+
+static size_t mem_pool_hash(const void *ptr, size_t cap) {
+    uint64_t k = (uint64_t)(uintptr_t)ptr >> 9; /* blocks are 512-aligned relative to segments */
+    return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 29) & (cap - 1);
+}
+
+static void mem_pool_live_put(struct mem_pool_block **tab, size_t cap, struct mem_pool_block *b) {
+    size_t i = mem_pool_hash(b->ptr, cap);
+    while (tab[i])
+        i = (i + 1) & (cap - 1);
+    tab[i] = b;
+}
+
+/* Keep the load factor <= 1/2 after one more insert. */
+static int mem_pool_live_reserve(struct mem_pool *p) {
+    if ((p->live_n + 1) * 2 <= p->live_cap)
+        return 0;
+    size_t cap = p->live_cap ? p->live_cap * 2 : 64;
+    struct mem_pool_block **tab = calloc(cap, sizeof(*tab));
+    if (!tab)
+        return -ENOMEM;
+    for (size_t i = 0; i < p->live_cap; i++)
+        if (p->live[i])
+            mem_pool_live_put(tab, cap, p->live[i]);
+    free(p->live);
+    p->live = tab;
+    p->live_cap = cap;
+    return 0;
+}
+
+static size_t mem_pool_live_find(const struct mem_pool *p, const void *ptr) {
+    if (p->live_cap == 0)
+        return SIZE_MAX;
+    for (size_t i = mem_pool_hash(ptr, p->live_cap);; i = (i + 1) & (p->live_cap - 1)) {
+        if (!p->live[i])
+            return SIZE_MAX;
+        if (p->live[i]->ptr == ptr)
+            return i;
+    }
+}
+
+static void mem_pool_live_remove(struct mem_pool *p, size_t i) {
+    size_t mask = p->live_cap - 1, j = i;
+    p->live[i] = NULL;
+    p->live_n--;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!p->live[j])
+            return;
+        size_t k = mem_pool_hash(p->live[j]->ptr, p->live_cap);
+        /* An entry whose home lies cyclically in (i, j] is still reachable; leave it. */
+        bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+        if (stays)
+            continue;
+        p->live[i] = p->live[j];
+        p->live[j] = NULL;
+        i = j;
+    }
+}
+
+/* ---- free sets ---- */
+
+static size_t mem_pool_fs_lower(const struct mem_pool_freeset *fs, size_t size, const char *ptr) {
+    size_t lo = 0, hi = fs->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct mem_pool_block *b = fs->v[mid];
+        if (b->size_bytes < size || (b->size_bytes == size && b->ptr < ptr))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void mem_pool_fs_insert(struct mem_pool_freeset *fs, struct mem_pool_block *b) {
+    size_t i = mem_pool_fs_lower(fs, b->size_bytes, b->ptr);
+    memmove(fs->v + i + 1, fs->v + i, (fs->n - i) * sizeof(*fs->v));
+    fs->v[i] = b;
+    fs->n++;
+}
+
+static void mem_pool_fs_remove(struct mem_pool_freeset *fs, const struct mem_pool_block *b) {
+    size_t i = mem_pool_fs_lower(fs, b->size_bytes, b->ptr);
+    memmove(fs->v + i, fs->v + i + 1, (fs->n - i - 1) * sizeof(*fs->v));
+    fs->n--;
+}
+
+static int mem_pool_fs_reserve(struct mem_pool_freeset *fs, size_t need) {
+    if (need <= fs->cap)
+        return 0;
+    size_t cap = fs->cap * 2 > need ? fs->cap * 2 : need + 16;
+    struct mem_pool_block **v = realloc(fs->v, cap * sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    fs->v = v;
+    fs->cap = cap;
+    return 0;
+}
+
+/* ---- block records ---- */
+
+static struct mem_pool_block *mem_pool_block_get(struct mem_pool *p) {
+    struct mem_pool_block *b = p->spare;
+    p->spare = b->next;
+    p->n_spare--;
+    return b;
+}
+
+static void mem_pool_block_put(struct mem_pool *p, struct mem_pool_block *b) {
+    b->next = p->spare;
+    p->spare = b;
+    p->n_spare++;
+}
+
+/* Drop a block record that was merged into a neighbour. */
+static void mem_pool_block_drop(struct mem_pool *p, struct mem_pool_freeset *fs,
+                                struct mem_pool_block *b) {
+    b->seg->n_blocks--;
+    fs->n_blocks--;
+    mem_pool_block_put(p, b);
+}
+
+static struct mem_pool_freeset *mem_pool_fs_of(struct mem_pool *p, const struct mem_pool_seg *s) {
+    return &p->pools[s->small_pool ? 0 : 1];
+}
+
+/* ---- segments ---- */
+
+/* get_allocation_size in PyTorch. */
+static size_t mem_pool_segment_size(size_t size, bool small) {
+    if (small)
+        return MEM_SMALL_SEGMENT;
+    if (size < MEM_POOL_MIN_LARGE)
+        return MEM_LARGE_SEGMENT;
+    return (size + MEM_ROUND_LARGE - 1) / MEM_ROUND_LARGE * MEM_ROUND_LARGE;
+}
+
+static void mem_pool_seg_unlink(struct mem_pool *p, struct mem_pool_seg *s) {
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        p->seg_head = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    else
+        p->seg_tail = s->prev;
+}
+
+/* A wholly free segment holds exactly one free block (coalescing guarantees it). */
+static uint64_t mem_pool_seg_release(struct mem_pool *p, struct mem_pool_seg *s) {
+    struct mem_pool_freeset *fs = mem_pool_fs_of(p, s);
+    mem_pool_fs_remove(fs, s->head);
+    fs->n_blocks--;
+    mem_pool_block_put(p, s->head);
+    mem_pool_seg_unlink(p, s);
+    p->ops->free(p->ctx, s->base, s->size_bytes);
+    uint64_t bytes = s->size_bytes;
+    p->st.reserved_bytes -= bytes;
+    p->st.segments--;
+    p->st.n_raw_free++;
+    free(s);
+    return bytes;
+}
+
+uint64_t mem_pool_empty_cache(struct mem_pool *p) {
+    uint64_t released = 0;
+    struct mem_pool_seg *s = p->seg_head, *next;
+    for (; s; s = next) {
+        next = s->next;
+        if (s->n_allocated == 0)
+            released += mem_pool_seg_release(p, s);
+    }
+    return released;
+}
+
+/* Raw-allocate with one retry after dropping the cache. */
+static int mem_pool_raw_alloc(struct mem_pool *p, size_t bytes, void **base) {
+    if (p->ops->alloc(p->ctx, bytes, base) == 0)
+        return 0;
+    p->st.n_oom_retries++;
+    mem_pool_empty_cache(p);
+    return p->ops->alloc(p->ctx, bytes, base) == 0 ? 0 : -ENOMEM;
+}
+
+/* New segment for a request of size; returns its single (free, unlisted) block. */
+static int mem_pool_grow(struct mem_pool *p, size_t size, bool small, struct mem_pool_block **out) {
+    size_t bytes = mem_pool_segment_size(size, small);
+    struct mem_pool_seg *s = calloc(1, sizeof(*s));
+    void *base;
+    if (!s)
+        return -ENOMEM;
+    if (mem_pool_raw_alloc(p, bytes, &base) < 0) {
+        free(s);
+        return -ENOMEM;
+    }
+    struct mem_pool_block *b = mem_pool_block_get(p);
+    *b = (struct mem_pool_block){.ptr = base, .size_bytes = bytes, .seg = s};
+    *s = (struct mem_pool_seg){.base = base,
+                               .size_bytes = bytes,
+                               .small_pool = small,
+                               .n_blocks = 1,
+                               .head = b,
+                               .prev = p->seg_tail};
+    if (p->seg_tail)
+        p->seg_tail->next = s;
+    else
+        p->seg_head = s;
+    p->seg_tail = s;
+    mem_pool_fs_of(p, s)->n_blocks++;
+    p->st.reserved_bytes += bytes;
+    p->st.segments++;
+    p->st.n_raw_alloc++;
+    if (p->st.reserved_bytes > p->st.peak_reserved_bytes)
+        p->st.peak_reserved_bytes = p->st.reserved_bytes;
+    *out = b;
+    return 0;
+}
+
+/* ---- alloc / free ---- */
+
+/* Smallest fitting free block, subject to PyTorch's max_split_size oversize rules. */
+static struct mem_pool_block *mem_pool_best_fit(struct mem_pool *p, struct mem_pool_freeset *fs,
+                                                size_t size) {
+    size_t i = mem_pool_fs_lower(fs, size, NULL);
+    if (i == fs->n)
+        return NULL;
+    struct mem_pool_block *b = fs->v[i];
+    uint64_t max_split = p->conf.max_split_size_bytes;
+    if (size < max_split && b->size_bytes >= max_split)
+        return NULL; /* don't carve small requests out of oversize blocks */
+    if (size >= max_split && b->size_bytes >= size + MEM_POOL_LARGE_BUF)
+        return NULL; /* an oversize block may be used only if it wastes < 20 MiB */
+    return b;
+}
+
+static void mem_pool_split(struct mem_pool *p, struct mem_pool_freeset *fs,
+                           struct mem_pool_block *b, size_t size) {
+    size_t rem = b->size_bytes - size;
+    bool split = b->seg->small_pool ? rem >= MEM_POOL_MIN_BLOCK
+                                    : size < p->conf.max_split_size_bytes && rem > MEM_SMALL_LIMIT;
+    if (!split)
+        return;
+    struct mem_pool_block *r = mem_pool_block_get(p);
+    *r = (struct mem_pool_block){
+        .ptr = b->ptr + size, .size_bytes = rem, .seg = b->seg, .prev = b, .next = b->next};
+    if (b->next)
+        b->next->prev = r;
+    b->next = r;
+    b->size_bytes = size;
+    b->seg->n_blocks++;
+    fs->n_blocks++;
+    mem_pool_fs_insert(fs, r);
+}
+
+/* Everything alloc may need from the host, taken before anything changes. */
+static int mem_pool_reserve(struct mem_pool *p, struct mem_pool_freeset *fs) {
+    if (mem_pool_live_reserve(p) < 0 || mem_pool_fs_reserve(fs, fs->n_blocks + 2) < 0)
+        return -ENOMEM;
+    while (p->n_spare < 2) {
+        struct mem_pool_block *b = malloc(sizeof(*b));
+        if (!b)
+            return -ENOMEM;
+        mem_pool_block_put(p, b);
+    }
+    return 0;
+}
+
+int mem_pool_alloc(struct mem_pool *p, size_t bytes, void **out) {
+    if (bytes == 0)
+        return -EINVAL;
+    size_t size = mem_pool_round(bytes);
+    bool small = size <= MEM_SMALL_LIMIT;
+    struct mem_pool_freeset *fs = &p->pools[small ? 0 : 1];
+    struct mem_pool_block *b;
+    if (bytes > MEM_POOL_MAX_BYTES || mem_pool_reserve(p, fs) < 0) {
+        p->st.n_oom++;
+        return -ENOMEM;
+    }
+    if ((b = mem_pool_best_fit(p, fs, size)) != NULL) {
+        mem_pool_fs_remove(fs, b);
+        p->st.n_cache_hits++;
+    } else if (mem_pool_grow(p, size, small, &b) < 0) {
+        p->st.n_oom++;
+        return -ENOMEM;
+    }
+    mem_pool_split(p, fs, b, size);
+    b->allocated = true;
+    b->requested_bytes = bytes;
+    b->seg->n_allocated++;
+    p->live_n++;
+    mem_pool_live_put(p->live, p->live_cap, b);
+    p->st.allocated_bytes += b->size_bytes;
+    p->st.requested_bytes += bytes;
+    p->st.active_blocks++;
+    p->st.n_alloc++;
+    if (p->st.allocated_bytes > p->st.peak_allocated_bytes)
+        p->st.peak_allocated_bytes = p->st.allocated_bytes;
+    *out = b->ptr;
+    return 0;
+}
+
+/* Merge b with free address neighbours; returns the surviving block (not yet listed). */
+static struct mem_pool_block *mem_pool_coalesce(struct mem_pool *p, struct mem_pool_freeset *fs,
+                                                struct mem_pool_block *b) {
+    struct mem_pool_block *n = b->next, *pr = b->prev;
+    if (n && !n->allocated) {
+        mem_pool_fs_remove(fs, n);
+        b->size_bytes += n->size_bytes;
+        b->next = n->next;
+        if (n->next)
+            n->next->prev = b;
+        mem_pool_block_drop(p, fs, n);
+    }
+    if (pr && !pr->allocated) {
+        mem_pool_fs_remove(fs, pr);
+        pr->size_bytes += b->size_bytes;
+        pr->next = b->next;
+        if (b->next)
+            b->next->prev = pr;
+        mem_pool_block_drop(p, fs, b);
+        b = pr;
+    }
+    return b;
+}
+
+int mem_pool_free(struct mem_pool *p, void *ptr) {
+    if (!ptr)
+        return 0;
+    size_t i = mem_pool_live_find(p, ptr);
+    if (i == SIZE_MAX)
+        return -EINVAL;
+    struct mem_pool_block *b = p->live[i];
+    struct mem_pool_freeset *fs = mem_pool_fs_of(p, b->seg);
+    mem_pool_live_remove(p, i);
+    p->st.allocated_bytes -= b->size_bytes;
+    p->st.requested_bytes -= b->requested_bytes;
+    p->st.active_blocks--;
+    p->st.n_free++;
+    b->allocated = false;
+    b->requested_bytes = 0;
+    b->seg->n_allocated--;
+    mem_pool_fs_insert(fs, mem_pool_coalesce(p, fs, b));
+    return 0;
+}
+
+/* ---- lifetime ---- */
+
+int mem_pool_create(struct mem_pool **out, const struct mem_conf *conf,
+                    const struct mem_raw_ops *ops, void *ctx) {
+    struct mem_pool *p = calloc(1, sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    if (conf)
+        p->conf = *conf;
+    else
+        mem_conf_default(&p->conf);
+    p->ops = ops;
+    p->ctx = ctx;
+    *out = p;
+    return 0;
+}
+
+void mem_pool_destroy(struct mem_pool *p) {
+    if (!p)
+        return;
+    struct mem_pool_seg *s = p->seg_head, *next_seg;
+    for (; s; s = next_seg) {
+        next_seg = s->next;
+        struct mem_pool_block *b = s->head, *next_b;
+        for (; b; b = next_b) {
+            next_b = b->next;
+            free(b);
+        }
+        p->ops->free(p->ctx, s->base, s->size_bytes);
+        free(s);
+    }
+    while (p->spare)
+        free(mem_pool_block_get(p));
+    free(p->pools[0].v);
+    free(p->pools[1].v);
+    free(p->live);
+    free(p);
+}
+
+/* ---- introspection ---- */
+
+void mem_pool_stats(const struct mem_pool *p, struct mem_stats *out) {
+    *out = p->st;
+    out->total_free_bytes = p->st.reserved_bytes - p->st.allocated_bytes;
+    out->largest_free_bytes = 0;
+    out->free_blocks = 0;
+    for (int k = 0; k < 2; k++) {
+        const struct mem_pool_freeset *fs = &p->pools[k];
+        out->free_blocks += (uint32_t)fs->n;
+        if (fs->n && fs->v[fs->n - 1]->size_bytes > out->largest_free_bytes)
+            out->largest_free_bytes = fs->v[fs->n - 1]->size_bytes;
+    }
+    out->frag = out->total_free_bytes
+                    ? 1.0 - (double)out->largest_free_bytes / (double)out->total_free_bytes
+                    : 0.0;
+}
+
+/* Insert s into top[] (size descending, creation order among equals), capped at the max. */
+static void mem_pool_layout_rank(const struct mem_pool_seg **top, uint32_t *n,
+                                 const struct mem_pool_seg *s) {
+    uint32_t i = *n;
+    while (i > 0 && top[i - 1]->size_bytes < s->size_bytes)
+        i--;
+    if (i >= MEM_LAYOUT_MAX_SEGMENTS)
+        return;
+    uint32_t last = *n < MEM_LAYOUT_MAX_SEGMENTS ? *n : MEM_LAYOUT_MAX_SEGMENTS - 1;
+    memmove(top + i + 1, top + i, (last - i) * sizeof(*top));
+    top[i] = s;
+    if (*n < MEM_LAYOUT_MAX_SEGMENTS)
+        (*n)++;
+}
+
+void mem_pool_layout(const struct mem_pool *p, struct mem_layout *out) {
+    const struct mem_pool_seg *top[MEM_LAYOUT_MAX_SEGMENTS];
+    memset(out, 0, sizeof(*out));
+    for (const struct mem_pool_seg *s = p->seg_head; s; s = s->next) {
+        out->n_segments++;
+        mem_pool_layout_rank(top, &out->n_listed, s);
+    }
+    for (uint32_t i = 0; i < out->n_listed; i++) {
+        const struct mem_pool_seg *s = top[i];
+        out->seg[i].size_bytes = s->size_bytes;
+        out->seg[i].small_pool = s->small_pool;
+        out->seg[i].truncated = s->n_blocks > MEM_LAYOUT_MAX_BLOCKS;
+        uint32_t n = 0;
+        for (const struct mem_pool_block *b = s->head; b && n < MEM_LAYOUT_MAX_BLOCKS;
+             b = b->next, n++)
+            out->seg[i].blocks[n] =
+                (struct mem_block_info){.offset_bytes = (uint64_t)(b->ptr - s->base),
+                                        .size_bytes = b->size_bytes,
+                                        .allocated = b->allocated};
+        out->seg[i].n_blocks = n;
+    }
+}
+
+/* ---- self-check ---- */
+
+struct mem_pool_tally {
+    uint64_t alloc_bytes, reserved_bytes;
+    size_t n_blocks[2], n_free[2], n_live, n_segs;
+};
+
+static bool mem_pool_listed(const struct mem_pool *p, const struct mem_pool_block *b) {
+    if (b->allocated) {
+        size_t i = mem_pool_live_find(p, b->ptr);
+        return i != SIZE_MAX && p->live[i] == b;
+    }
+    const struct mem_pool_freeset *fs = &p->pools[b->seg->small_pool ? 0 : 1];
+    size_t i = mem_pool_fs_lower(fs, b->size_bytes, b->ptr);
+    return i < fs->n && fs->v[i] == b;
+}
+
+static int mem_pool_check_seg(const struct mem_pool *p, const struct mem_pool_seg *s,
+                              struct mem_pool_tally *t, char *err, size_t errlen) {
+    const struct mem_pool_block *prev = NULL, *b = s->head;
+    size_t off = 0, n = 0, n_alloc = 0, k = s->small_pool ? 0 : 1;
+    for (; b; prev = b, b = b->next, n++) {
+        if (b->seg != s || b->prev != prev || (size_t)(b->ptr - s->base) != off ||
+            b->size_bytes == 0 || b->size_bytes % MEM_POOL_MIN_BLOCK != 0)
+            return errbuf_set(err, errlen, -EINVAL, "mem_pool: segment %p: block %zu misplaced",
+                              (void *)s->base, n);
+        if (prev && !prev->allocated && !b->allocated)
+            return errbuf_set(err, errlen, -EINVAL, "mem_pool: segment %p: adjacent free blocks",
+                              (void *)s->base);
+        if (!mem_pool_listed(p, b))
+            return errbuf_set(err, errlen, -EINVAL, "mem_pool: segment %p: block %zu unlisted",
+                              (void *)s->base, n);
+        off += b->size_bytes;
+        n_alloc += b->allocated;
+        t->alloc_bytes += b->allocated ? b->size_bytes : 0;
+        t->n_free[k] += !b->allocated;
+    }
+    if (off != s->size_bytes || n != s->n_blocks || n_alloc != s->n_allocated)
+        return errbuf_set(err, errlen, -EINVAL, "mem_pool: segment %p: blocks do not tile it",
+                          (void *)s->base);
+    t->n_blocks[k] += n;
+    t->n_live += n_alloc;
+    t->reserved_bytes += s->size_bytes;
+    t->n_segs++;
+    return 0;
+}
+
+static int mem_pool_check_fs(const struct mem_pool_freeset *fs, size_t n_free, size_t n_blocks,
+                             char *err, size_t errlen) {
+    if (fs->n != n_free || fs->n_blocks != n_blocks || fs->cap < n_blocks)
+        return errbuf_set(err, errlen, -EINVAL, "mem_pool: free list count %zu, expected %zu",
+                          fs->n, n_free);
+    for (size_t i = 1; i < fs->n; i++) {
+        const struct mem_pool_block *a = fs->v[i - 1], *b = fs->v[i];
+        if (a->size_bytes > b->size_bytes || (a->size_bytes == b->size_bytes && a->ptr >= b->ptr))
+            return errbuf_set(err, errlen, -EINVAL, "mem_pool: free list unsorted at %zu", i);
+    }
+    return 0;
+}
+
+int mem_pool_check(const struct mem_pool *p, char *err, size_t errlen) {
+    struct mem_pool_tally t = {0};
+    for (const struct mem_pool_seg *s = p->seg_head; s; s = s->next) {
+        int rc = mem_pool_check_seg(p, s, &t, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    for (int k = 0; k < 2; k++) {
+        int rc = mem_pool_check_fs(&p->pools[k], t.n_free[k], t.n_blocks[k], err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    if (t.alloc_bytes != p->st.allocated_bytes || t.reserved_bytes != p->st.reserved_bytes ||
+        t.n_live != p->live_n || t.n_live != p->st.active_blocks || t.n_segs != p->st.segments)
+        return errbuf_set(err, errlen, -EINVAL, "mem_pool: counters disagree with the blocks");
+    return 0;
+}
