@@ -1,0 +1,55 @@
+/* Features and targets for the MLP: one sample per bar after the first session. */
+#ifndef RINGSIDE_BACKEND_VPOC_VPOC_FEATURES_H
+#define RINGSIDE_BACKEND_VPOC_VPOC_FEATURES_H
+
+#include "backend/data/data_series.h"
+#include "backend/vpoc/vpoc.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FEAT_COUNT 24
+
+enum feat_target { FEAT_TARGET_RETURN_BPS, FEAT_TARGET_SIGN };
+
+struct feat_opts {
+    struct vpoc_params vpoc; /* profile kind and tick for the developing POC */
+    int horizon;             /* forward return over this many bars, >= 1 */
+    enum feat_target target; /* MSE on the return in bps, or BCE on its sign (1 if > 0) */
+};
+
+/* Samples in row-major order: x[i * FEAT_COUNT + j], y[i]; bar[i] is the bar index in the
+ * series, session[i] the session index. Owns its arrays. */
+struct feat_set {
+    size_t n;
+    double *x, *y;
+    size_t *bar;
+    size_t *session;
+};
+
+/* Name of feature j (for the README, metadata and the UI). */
+const char *feat_name(unsigned j);
+
+/* Build samples for every bar of sessions 1..n-1 that has a bar `horizon` later in the series.
+ * prior[k] is the VPOC result of session k (k < ss->n), computed by the caller through the
+ * compute backend. 0, -ENOMEM, or -EINVAL when there are fewer than 2 sessions. */
+int feat_build(const struct data_series *ds, const struct data_sessions *ss,
+               const struct vpoc_result *prior, const struct feat_opts *o, struct feat_set *out);
+void feat_set_fini(struct feat_set *fs);
+
+/* z-score statistics, fit on a subset of rows; std of a constant column is 1. */
+struct feat_norm {
+    double mean[FEAT_COUNT], std[FEAT_COUNT];
+    double y_mean, y_std; /* target scaling (MSE); 0 and 1 for BCE */
+};
+
+void feat_norm_fit(const struct feat_set *fs, size_t row0, size_t rows, enum feat_target t,
+                   struct feat_norm *out);
+/* Normalise x (and y for the return target) in place with norm. */
+void feat_norm_apply(struct feat_set *fs, const struct feat_norm *norm, enum feat_target t);
+
+/* Index of the first validation row: the first sample of the first session in the last
+ * val_frac of the sessions that have samples (split by time). */
+size_t feat_split_index(const struct feat_set *fs, double val_frac);
+
+#endif
