@@ -1,0 +1,178 @@
+/* Phase events, traced synchronizes with per-device histograms, and in-flight publication. */
+#include "backend/trace/trace.h"
+
+#include "backend/core/mono.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct trace_dev {
+    pthread_mutex_t lock; /* guards hist */
+    struct trace_hist hist[SYNC_OP_COUNT];
+    _Atomic uint64_t inflight_start_ns;
+    _Atomic uint32_t inflight_op_phase; /* op | phase << 8 */
+    _Atomic uint32_t phase;
+    _Atomic uint64_t sync_delay_ns;
+};
+
+struct trace {
+    struct evring *ring;
+    unsigned n_dev;
+    struct trace_dev dev[];
+};
+
+int trace_create(struct trace **out, struct evring *ring, unsigned n_devices) {
+    if (n_devices == 0 || n_devices > TRACE_MAX_DEVICES)
+        return -EINVAL;
+    struct trace *t = calloc(1, sizeof(*t) + n_devices * sizeof(struct trace_dev));
+    if (!t)
+        return -ENOMEM;
+    t->ring = ring;
+    t->n_dev = n_devices;
+    for (unsigned d = 0; d < n_devices; d++) {
+        pthread_mutex_init(&t->dev[d].lock, NULL);
+        for (unsigned op = 0; op < SYNC_OP_COUNT; op++)
+            trace_hist_init(&t->dev[d].hist[op]);
+        atomic_init(&t->dev[d].phase, PHASE_COUNT);
+    }
+    *out = t;
+    return 0;
+}
+
+void trace_destroy(struct trace *t) {
+    if (!t)
+        return;
+    for (unsigned d = 0; d < t->n_dev; d++)
+        pthread_mutex_destroy(&t->dev[d].lock);
+    free(t);
+}
+
+unsigned trace_devices(const struct trace *t) {
+    return t->n_dev;
+}
+
+void trace_set_phase(struct trace *t, unsigned dev, enum ev_phase_id ph) {
+    if (dev < t->n_dev)
+        atomic_store(&t->dev[dev].phase, (uint32_t)ph);
+}
+
+enum ev_phase_id trace_phase(const struct trace *t, unsigned dev) {
+    if (dev >= t->n_dev)
+        return PHASE_COUNT;
+    return (enum ev_phase_id)atomic_load(&((struct trace *)t)->dev[dev].phase);
+}
+
+void trace_emit(struct trace *t, const struct ev *e) {
+    if (!t->ring)
+        return;
+    struct ev copy = *e;
+    if (copy.t_ns == 0)
+        copy.t_ns = mono_now_ns();
+    evring_push(t->ring, &copy);
+}
+
+void trace_phase_emit(struct trace *t, unsigned dev, enum ev_phase_id ph, uint64_t start_ns,
+                      uint64_t end_ns, const struct trace_pos *pos) {
+    struct ev e = {.t_ns = end_ns, .kind = EV_PHASE, .dev = (uint16_t)dev};
+    e.u.phase.phase = (uint8_t)ph;
+    e.u.phase.start_ns = start_ns;
+    e.u.phase.end_ns = end_ns;
+    e.u.phase.epoch = pos ? pos->epoch : 0;
+    e.u.phase.step = pos ? pos->step : -1;
+    e.u.phase.chunk = pos ? pos->chunk : -1;
+    trace_emit(t, &e);
+}
+
+static void trace_sleep_ns(uint64_t ns) {
+    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+int trace_sync(struct trace *t, unsigned dev, enum ev_sync_op op, int (*fn)(void *arg), void *arg) {
+    if (dev >= t->n_dev)
+        return -EINVAL;
+    struct trace_dev *d = &t->dev[dev];
+    uint32_t phase = atomic_load(&d->phase);
+    atomic_store(&d->inflight_op_phase, (uint32_t)op | phase << 8);
+    uint64_t start = mono_now_ns();
+    atomic_store(&d->inflight_start_ns, start);
+
+    uint64_t delay = atomic_load(&d->sync_delay_ns);
+    if (delay)
+        trace_sleep_ns(delay);
+    int rc = fn(arg);
+
+    uint64_t end = mono_now_ns();
+    atomic_store(&d->inflight_start_ns, 0);
+    pthread_mutex_lock(&d->lock);
+    trace_hist_add(&d->hist[op], end - start);
+    pthread_mutex_unlock(&d->lock);
+
+    struct ev e = {.t_ns = end, .kind = EV_SYNC, .dev = (uint16_t)dev};
+    e.u.sync.op = (uint8_t)op;
+    e.u.sync.rc = rc;
+    e.u.sync.start_ns = start;
+    e.u.sync.dur_ns = end - start;
+    trace_emit(t, &e);
+    return rc;
+}
+
+void trace_set_sync_delay(struct trace *t, unsigned dev, uint64_t extra_ns) {
+    if (dev < t->n_dev)
+        atomic_store(&t->dev[dev].sync_delay_ns, extra_ns);
+}
+
+bool trace_inflight(const struct trace *t, unsigned dev, struct trace_inflight *out) {
+    memset(out, 0, sizeof(*out));
+    if (dev >= t->n_dev)
+        return false;
+    struct trace_dev *d = &((struct trace *)t)->dev[dev];
+    uint64_t start = atomic_load(&d->inflight_start_ns);
+    if (start == 0)
+        return false;
+    uint32_t op_phase = atomic_load(&d->inflight_op_phase);
+    out->start_ns = start;
+    out->op = (uint8_t)(op_phase & 0xFF);
+    out->phase = (uint8_t)(op_phase >> 8);
+    return true;
+}
+
+void trace_sync_hist(struct trace *t, unsigned dev, enum ev_sync_op op, struct trace_hist *out) {
+    if (dev >= t->n_dev || op >= SYNC_OP_COUNT) {
+        trace_hist_init(out);
+        return;
+    }
+    pthread_mutex_lock(&t->dev[dev].lock);
+    *out = t->dev[dev].hist[op];
+    pthread_mutex_unlock(&t->dev[dev].lock);
+}
+
+void trace_sync_summary(struct trace *t, unsigned dev, enum ev_sync_op op,
+                        struct trace_sync_summary *out) {
+    static _Thread_local struct trace_hist h; /* 10 KB: keep it off small thread stacks */
+    trace_sync_hist(t, dev, op, &h);
+    out->count = h.count;
+    out->sum_ns = h.sum_ns;
+    out->max_ns = h.max_ns;
+    out->p50_ns = trace_hist_percentile(&h, 50);
+    out->p90_ns = trace_hist_percentile(&h, 90);
+    out->p99_ns = trace_hist_percentile(&h, 99);
+}
+
+void trace_log(struct trace *t, enum ev_kind kind, enum ev_severity sev, unsigned dev,
+               const char *fmt, ...) {
+    struct ev e = {.kind = (uint16_t)kind, .dev = (uint16_t)dev};
+    e.u.text.severity = (uint8_t)sev;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e.u.text.text, sizeof(e.u.text.text), fmt, ap);
+    va_end(ap);
+    trace_emit(t, &e);
+}
