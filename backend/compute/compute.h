@@ -1,0 +1,171 @@
+/* The compute-backend interface: one struct of function pointers that the engine drives, with
+ * a CPU implementation (reference code on worker threads) and a HIP one (GPU kernels).
+ * Work is enqueued in order on the backend's stream and runs asynchronously; results are valid
+ * only after a synchronize, and every synchronize goes through compute_sync() so it is traced. */
+#ifndef RINGSIDE_BACKEND_COMPUTE_COMPUTE_H
+#define RINGSIDE_BACKEND_COMPUTE_COMPUTE_H
+
+#include "backend/core/ev.h"
+#include "backend/memory/mem_pool.h"
+#include "backend/mlp/mlp.h"
+#include "backend/trace/trace.h"
+#include "backend/vpoc/vpoc.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct compute_conf {
+    int device;            /* device index to train on */
+    int threads;           /* CPU worker threads for the MLP, >= 1 */
+    struct mem_conf alloc; /* caching allocator configuration */
+    struct trace *trace;   /* borrowed: where syncs are timed and events go */
+};
+
+struct compute_dev_info {
+    char name[96]; /* "AMD Radeon RX 7900 XT", "host CPU (16 threads)" */
+    char arch[32]; /* "gfx1100", "sm_90", "x86_64" */
+    uint64_t mem_total_bytes, mem_free_bytes;
+    bool mem_valid; /* false: the totals above are unknown */
+};
+
+/* A point on the stream whose completion time can be read after a synchronize. */
+struct compute_event {
+    uint64_t t_ns; /* CPU backend: filled when the stream reaches it */
+    void *handle;  /* GPU backends: their event object */
+};
+
+/* One VPOC chunk: bars (device memory, struct vpoc_bar[n_bars]) accumulated into hist
+ * (device memory, int64_t[n_levels], index 0 = level base). */
+struct compute_vpoc_chunk {
+    const void *bars;
+    size_t n_bars;
+    struct vpoc_params params;
+    int64_t base;
+    void *hist;
+    size_t n_levels;
+};
+
+/* POC and value area of a finished profile; *out (host memory) is valid after a sync. */
+struct compute_vpoc_final {
+    const void *hist;
+    size_t n_levels;
+    int64_t base;
+    struct vpoc_params params;
+    struct vpoc_result *out;
+};
+
+/* Initial state of a model on the device (host arrays, copied in; m/v may be NULL = zero). */
+struct compute_mlp_init {
+    struct mlp_arch arch;
+    struct mlp_adam_conf adam;
+    const double *params, *adam_m, *adam_v;
+    int64_t adam_t;
+    size_t max_rows; /* largest batch that forward/backward will see */
+};
+
+struct compute;
+struct compute_mlp; /* a model living on the device: opaque, backend-defined */
+
+struct compute_ops {
+    const char *name;    /* "cpu", "hip": what --backend takes */
+    unsigned elem_bytes; /* bytes per element of device feature buffers (8 or 4) */
+
+    /* Discover the device, create the stream. c->trace and c->dev are set on entry; the
+     * backend sets c->priv and c->info. 0, or negative with err saying what was found
+     * ("no HIP device: hipErrorNoDevice"). close is called only after a successful open. */
+    int (*open)(struct compute *c, const struct compute_conf *conf, char *err, size_t errlen);
+    /* Drain the stream, free c->priv. The pool is destroyed by the caller before this. */
+    void (*close)(struct compute *c);
+
+    /* Raw device memory for the caching allocator (ctx is the struct compute). */
+    int (*raw_alloc)(void *ctx, size_t bytes, void **out);
+    void (*raw_free)(void *ctx, void *ptr, size_t bytes);
+
+    /* Refresh c->info's free/total memory (the device's view, not the pool's). */
+    int (*mem_info)(struct compute *c);
+
+    /* Enqueue: copy count doubles from host src into device dst, converting to elem_bytes.
+     * src must stay unchanged until the next synchronize. */
+    int (*upload_f64)(struct compute *c, void *dst, const double *src, size_t count);
+    /* Enqueue: raw copies host->device and device->host (dst valid after a sync). */
+    int (*copy_h2d)(struct compute *c, void *dst, const void *src, size_t bytes);
+    int (*copy_d2h)(struct compute *c, void *dst, const void *src, size_t bytes);
+    /* Enqueue: zero bytes of device memory. */
+    int (*memset0)(struct compute *c, void *dst, size_t bytes);
+
+    int (*vpoc_chunk)(struct compute *c, const struct compute_vpoc_chunk *a);
+    int (*vpoc_finalize)(struct compute *c, const struct compute_vpoc_final *a);
+
+    /* Create a model (parameters, gradients, Adam state and activations on the device). */
+    int (*mlp_create)(struct compute *c, const struct compute_mlp_init *init,
+                      struct compute_mlp **out);
+    void (*mlp_destroy)(struct compute *c, struct compute_mlp *m);
+    /* Enqueue: forward rows samples of x (device, rows x n_in). */
+    int (*mlp_forward)(struct compute *c, struct compute_mlp *m, const void *x, size_t rows);
+    /* Enqueue: mean loss of the last forward against y (device, rows) into *loss_host
+     * (valid after a sync). */
+    int (*mlp_loss)(struct compute *c, struct compute_mlp *m, const void *y, size_t rows,
+                    double *loss_host);
+    /* Enqueue: gradients of the batch-mean loss of the last forward. */
+    int (*mlp_backward)(struct compute *c, struct compute_mlp *m, const void *x, const void *y,
+                        size_t rows);
+    /* Enqueue: one Adam step with the last gradients. */
+    int (*mlp_optimizer)(struct compute *c, struct compute_mlp *m);
+    /* Enqueue: copy parameters and Adam state to host arrays (valid after a sync). */
+    int (*mlp_read)(struct compute *c, struct compute_mlp *m, double *params, double *adam_m,
+                    double *adam_v, int64_t *adam_t);
+
+    /* Events: record on the stream; time readable after a sync that covers it. */
+    int (*event_record)(struct compute *c, struct compute_event *e);
+    int (*event_time_ns)(struct compute *c, const struct compute_event *e, uint64_t *t_ns);
+
+    /* Blocking waits. Never call directly: use compute_sync(). They return the first error a
+     * queued operation hit since the last sync (sticky, as GPU runtimes report them). */
+    int (*sync_stream)(struct compute *c);
+    int (*sync_device)(struct compute *c);
+
+    /* Text for a backend error code. */
+    const char *(*strerror)(int rc);
+};
+
+struct compute {
+    const struct compute_ops *ops;
+    void *priv;             /* owned by the backend */
+    struct mem_pool *pool;  /* caching allocator over raw (the backend's raw_alloc) */
+    struct mem_raw_ops raw; /* ops->raw_alloc/raw_free, with this struct as ctx */
+    struct trace *trace;    /* borrowed */
+    unsigned dev;           /* device index used for tracing */
+    struct compute_dev_info info;
+};
+
+/* The registry: every backend compiled in, best first. NULL-terminated. */
+extern const struct compute_ops *const compute_table[];
+
+/* Open backend `name` ("auto", "cpu", "hip"). "auto" tries each in table order and falls back
+ * to cpu, writing why into notice (or "" if the first choice worked). 0, -ENOENT for an unknown
+ * or not compiled-in backend, or the backend's error, with err filled. */
+int compute_open(const char *name, const struct compute_conf *conf, struct compute **out,
+                 char *notice, size_t noticelen, char *err, size_t errlen);
+void compute_close(struct compute *c);
+
+/* Names of the compiled-in backends, "cpu" or "hip, cpu", for --help. */
+const char *compute_backends(void);
+
+/* Traced synchronize (op DEVICE or STREAM); returns the sticky error, if any. */
+int compute_sync(struct compute *c, enum ev_sync_op op);
+
+/* Pool allocation on the device; -ENOMEM with the pool's stats in err when it fails. */
+int compute_alloc(struct compute *c, size_t bytes, void **out, char *err, size_t errlen);
+void compute_free(struct compute *c, void *ptr);
+
+/* VPOC of one session through any backend: a profile buffer for the session's level range,
+ * then chunks of `chunk` bars copied in and accumulated, each chunk's buffer taken from and
+ * returned to the pool (so the chunk size shapes fragmentation), then POC and value area.
+ * bars is host memory; ev (NULL, or n_chunks + 1 events) gets an event before the first chunk
+ * and after each one. Ends with a traced stream sync; *out is valid on return. 0 or error. */
+int compute_vpoc_session(struct compute *c, const struct vpoc_bar *bars, size_t n,
+                         const struct vpoc_params *p, size_t chunk, struct vpoc_result *out,
+                         struct compute_event *ev, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,195 @@
+/* The CPU compute backend: host memory as "device" memory, the reference VPOC and MLP code as
+ * "kernels", all run asynchronously on an in-order stream so synchronizes really wait. */
+#include "backend/compute/compute_cpu_internal.h"
+#include "backend/core/errbuf.h"
+#include "backend/core/mono.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#define COMPUTE_CPU_QUEUE_DEPTH 256
+#define COMPUTE_CPU_ALIGN       256
+
+static struct compute_cpu *compute_cpu_priv(struct compute *c) {
+    return c->priv;
+}
+
+int compute_cpu_enqueue(struct compute *c, compute_stream_fn fn, const void *arg, size_t bytes) {
+    return compute_stream_enqueue(compute_cpu_priv(c)->stream, fn, arg, bytes);
+}
+
+static int compute_cpu_mem_info(struct compute *c) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return -errno;
+    char line[256];
+    unsigned long long total_kb = 0, avail_kb = 0;
+    while (fgets(line, sizeof(line), f)) {
+        sscanf(line, "MemTotal: %llu kB", &total_kb);
+        sscanf(line, "MemAvailable: %llu kB", &avail_kb);
+    }
+    fclose(f);
+    c->info.mem_valid = total_kb > 0;
+    c->info.mem_total_bytes = total_kb * 1024ull;
+    c->info.mem_free_bytes = avail_kb * 1024ull;
+    return c->info.mem_valid ? 0 : -ENODATA;
+}
+
+static int compute_cpu_open(struct compute *c, const struct compute_conf *conf, char *err,
+                            size_t errlen) {
+    if (conf->device != 0)
+        return errbuf_set(err, errlen, -ENODEV,
+                          "cpu backend has one device (0); --device %d does not exist",
+                          conf->device);
+    struct compute_cpu *cp = calloc(1, sizeof(*cp));
+    if (!cp)
+        return -ENOMEM;
+    int rc = compute_stream_create(&cp->stream, COMPUTE_CPU_QUEUE_DEPTH);
+    if (rc == 0)
+        rc = compute_par_create(&cp->par, conf->threads > 0 ? (unsigned)conf->threads : 1);
+    if (rc != 0) {
+        compute_stream_destroy(cp->stream);
+        free(cp);
+        return errbuf_set(err, errlen, rc, "cpu backend: cannot start threads: %s", strerror(-rc));
+    }
+    c->priv = cp;
+    struct utsname u;
+    snprintf(c->info.arch, sizeof(c->info.arch), "%.31s", uname(&u) == 0 ? u.machine : "cpu");
+    snprintf(c->info.name, sizeof(c->info.name), "host CPU (%ld cores, %u MLP threads)",
+             sysconf(_SC_NPROCESSORS_ONLN), compute_par_threads(cp->par));
+    compute_cpu_mem_info(c);
+    return 0;
+}
+
+static void compute_cpu_close(struct compute *c) {
+    struct compute_cpu *cp = compute_cpu_priv(c);
+    if (!cp)
+        return;
+    compute_stream_destroy(cp->stream);
+    compute_par_destroy(cp->par);
+    free(cp);
+    c->priv = NULL;
+}
+
+static int compute_cpu_raw_alloc(void *ctx, size_t bytes, void **out) {
+    void *p = NULL;
+    if (posix_memalign(&p, COMPUTE_CPU_ALIGN, bytes) != 0)
+        return -ENOMEM;
+    *out = p;
+    return 0;
+}
+
+static void compute_cpu_raw_free(void *ctx, void *ptr, size_t bytes) {
+    free(ptr);
+}
+
+struct compute_cpu_copy {
+    void *dst;
+    const void *src;
+    size_t bytes;
+};
+
+static int compute_cpu_copy_run(void *arg) {
+    struct compute_cpu_copy *a = arg;
+    memcpy(a->dst, a->src, a->bytes);
+    return 0;
+}
+
+static int compute_cpu_memset_run(void *arg) {
+    struct compute_cpu_copy *a = arg;
+    memset(a->dst, 0, a->bytes);
+    return 0;
+}
+
+static int compute_cpu_copy(struct compute *c, void *dst, const void *src, size_t bytes) {
+    struct compute_cpu_copy a = {dst, src, bytes};
+    return compute_cpu_enqueue(c, compute_cpu_copy_run, &a, sizeof(a));
+}
+
+static int compute_cpu_upload_f64(struct compute *c, void *dst, const double *src, size_t count) {
+    return compute_cpu_copy(c, dst, src, count * sizeof(double));
+}
+
+static int compute_cpu_memset0(struct compute *c, void *dst, size_t bytes) {
+    struct compute_cpu_copy a = {dst, NULL, bytes};
+    return compute_cpu_enqueue(c, compute_cpu_memset_run, &a, sizeof(a));
+}
+
+static int compute_cpu_vpoc_chunk_run(void *arg) {
+    const struct compute_vpoc_chunk *a = arg;
+    vpoc_accumulate(a->bars, a->n_bars, &a->params, a->base, a->hist, a->n_levels);
+    return 0;
+}
+
+static int compute_cpu_vpoc_chunk(struct compute *c, const struct compute_vpoc_chunk *a) {
+    return compute_cpu_enqueue(c, compute_cpu_vpoc_chunk_run, a, sizeof(*a));
+}
+
+static int compute_cpu_vpoc_finalize_run(void *arg) {
+    const struct compute_vpoc_final *a = arg;
+    vpoc_finalize(a->hist, a->n_levels, a->base, &a->params, a->out);
+    return 0;
+}
+
+static int compute_cpu_vpoc_finalize(struct compute *c, const struct compute_vpoc_final *a) {
+    return compute_cpu_enqueue(c, compute_cpu_vpoc_finalize_run, a, sizeof(*a));
+}
+
+static int compute_cpu_event_run(void *arg) {
+    struct compute_event *e = *(struct compute_event **)arg;
+    e->t_ns = mono_now_ns();
+    return 0;
+}
+
+static int compute_cpu_event_record(struct compute *c, struct compute_event *e) {
+    e->t_ns = 0;
+    return compute_cpu_enqueue(c, compute_cpu_event_run, &e, sizeof(e));
+}
+
+static int compute_cpu_event_time_ns(struct compute *c, const struct compute_event *e,
+                                     uint64_t *t_ns) {
+    if (e->t_ns == 0)
+        return -EAGAIN; /* not reached yet: read it after a synchronize */
+    *t_ns = e->t_ns;
+    return 0;
+}
+
+static int compute_cpu_sync(struct compute *c) {
+    return compute_stream_wait(compute_cpu_priv(c)->stream);
+}
+
+static const char *compute_cpu_strerror(int rc) {
+    return strerror(rc < 0 ? -rc : rc);
+}
+
+const struct compute_ops compute_cpu_ops = {
+    .name = "cpu",
+    .elem_bytes = sizeof(double),
+    .open = compute_cpu_open,
+    .close = compute_cpu_close,
+    .raw_alloc = compute_cpu_raw_alloc,
+    .raw_free = compute_cpu_raw_free,
+    .mem_info = compute_cpu_mem_info,
+    .upload_f64 = compute_cpu_upload_f64,
+    .copy_h2d = compute_cpu_copy,
+    .copy_d2h = compute_cpu_copy,
+    .memset0 = compute_cpu_memset0,
+    .vpoc_chunk = compute_cpu_vpoc_chunk,
+    .vpoc_finalize = compute_cpu_vpoc_finalize,
+    .mlp_create = compute_cpu_mlp_create,
+    .mlp_destroy = compute_cpu_mlp_destroy,
+    .mlp_forward = compute_cpu_mlp_forward,
+    .mlp_loss = compute_cpu_mlp_loss,
+    .mlp_backward = compute_cpu_mlp_backward,
+    .mlp_optimizer = compute_cpu_mlp_optimizer,
+    .mlp_read = compute_cpu_mlp_read,
+    .event_record = compute_cpu_event_record,
+    .event_time_ns = compute_cpu_event_time_ns,
+    .sync_stream = compute_cpu_sync,
+    .sync_device = compute_cpu_sync,
+    .strerror = compute_cpu_strerror,
+};

@@ -1,0 +1,51 @@
+/* Chunked VPOC of one session, written once against the compute interface. */
+#include "backend/compute/compute.h"
+#include "backend/core/errbuf.h"
+
+#include <errno.h>
+
+/* Enqueue the chunks of one session into hist; 0 or the first error. */
+static int compute_vpoc_chunks(struct compute *c, const struct vpoc_bar *bars, size_t n,
+                               const struct vpoc_params *p, size_t chunk, int64_t base, void *hist,
+                               size_t n_levels, struct compute_event *ev, char *err,
+                               size_t errlen) {
+    const struct compute_ops *ops = c->ops;
+    int rc = ev ? ops->event_record(c, &ev[0]) : 0;
+    for (size_t k = 0, first = 0; rc == 0 && first < n; k++, first += chunk) {
+        size_t m = n - first < chunk ? n - first : chunk;
+        void *buf = NULL;
+        rc = compute_alloc(c, m * sizeof(struct vpoc_bar), &buf, err, errlen);
+        if (rc != 0)
+            break;
+        struct compute_vpoc_chunk a = {buf, m, *p, base, hist, n_levels};
+        rc = ops->copy_h2d(c, buf, bars + first, m * sizeof(struct vpoc_bar));
+        rc = rc ? rc : ops->vpoc_chunk(c, &a);
+        rc = rc ? rc : ev ? ops->event_record(c, &ev[k + 1]) : 0;
+        compute_free(c, buf); /* stream-ordered: reused only by later operations */
+    }
+    return rc;
+}
+
+int compute_vpoc_session(struct compute *c, const struct vpoc_bar *bars, size_t n,
+                         const struct vpoc_params *p, size_t chunk, struct vpoc_result *out,
+                         struct compute_event *ev, char *err, size_t errlen) {
+    if (n == 0 || chunk == 0)
+        return errbuf_set(err, errlen, -EINVAL, "VPOC: empty session or chunk");
+    int64_t lo, hi;
+    vpoc_level_range(bars, n, p, &lo, &hi);
+    size_t n_levels = (size_t)(hi - lo + 1);
+    void *hist = NULL;
+    int rc = compute_alloc(c, n_levels * sizeof(int64_t), &hist, err, errlen);
+    if (rc != 0)
+        return rc;
+    rc = c->ops->memset0(c, hist, n_levels * sizeof(int64_t));
+    rc = rc ? rc : compute_vpoc_chunks(c, bars, n, p, chunk, lo, hist, n_levels, ev, err, errlen);
+    struct compute_vpoc_final f = {hist, n_levels, lo, *p, out};
+    rc = rc ? rc : c->ops->vpoc_finalize(c, &f);
+    int src = compute_sync(c, SYNC_OP_STREAM);
+    if (rc == 0 && src != 0)
+        rc = errbuf_set(err, errlen, src, "VPOC failed on %s: %s", c->ops->name,
+                        c->ops->strerror(src));
+    compute_free(c, hist);
+    return rc;
+}
