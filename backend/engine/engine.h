@@ -1,0 +1,142 @@
+/* The training engine: loads data, computes VPOC chunk by chunk, builds features and trains
+ * the MLP on a compute backend, on its own thread. It talks to the outside only through the
+ * event ring (out), a command queue (in) and a latest-value snapshot (out). */
+#ifndef RINGSIDE_BACKEND_ENGINE_ENGINE_H
+#define RINGSIDE_BACKEND_ENGINE_ENGINE_H
+
+#include "backend/compute/compute.h"
+#include "backend/core/evring.h"
+#include "backend/memory/mem_pool.h"
+#include "backend/mlp/mlp.h"
+#include "backend/trace/trace.h"
+#include "backend/vpoc/vpoc.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ENGINE_PATH_MAX 1024
+
+struct engine_conf {
+    /* data */
+    char data_path[ENGINE_PATH_MAX]; /* CSV file, or "" for synthetic data */
+    int synthetic_days;              /* used when data_path is "" */
+    uint64_t seed;
+    bool skip_bad_rows;
+    int session_start_hour;
+    /* VPOC */
+    int chunk_bars; /* bars per chunk; 0 = whole session */
+    struct vpoc_params vpoc;
+    /* features and model */
+    int horizon;
+    struct mlp_arch arch; /* n_in is set from the feature count */
+    struct mlp_adam_conf adam;
+    int batch, epochs;
+    double val_frac;
+    int metric_every; /* steps between metric events */
+    /* output */
+    char output_dir[ENGINE_PATH_MAX];
+    char name[128]; /* checkpoint base name */
+    char resume_path[ENGINE_PATH_MAX];
+    /* compute */
+    char backend[16]; /* auto, cpu, hip */
+    int device, threads;
+    char alloc_conf[256];  /* as given (flag or RINGSIDE_ALLOC_CONF) */
+    struct mem_conf alloc; /* parsed */
+    bool pre_cleanup;      /* safe cleanup between data and training */
+};
+
+/* Defaults as documented in the README. */
+void engine_conf_default(struct engine_conf *c);
+/* Check ranges and cross-field rules; -EINVAL with err naming the flag. */
+int engine_conf_validate(const struct engine_conf *c, char *err, size_t errlen);
+
+enum engine_state {
+    ENGINE_STARTING,
+    ENGINE_RUNNING,
+    ENGINE_PAUSED,
+    ENGINE_STOPPING,
+    ENGINE_FINISHED,
+    ENGINE_FAILED,
+};
+const char *engine_state_name(enum engine_state s);
+
+/* Everything the UI shows that is not an event: copied by value, published a few times a
+ * second and at every state change. */
+struct engine_snap {
+    uint64_t t_ns, start_ns;
+    enum engine_state state;
+    enum ev_phase_id phase; /* PHASE_COUNT when idle */
+    char backend[16];
+    struct compute_dev_info dev;
+    int chunk_bars;
+    /* progress */
+    int32_t epoch, epochs; /* epoch in progress (1-based) and the target */
+    int64_t step, steps_per_epoch, total_steps;
+    size_t sessions, sessions_done; /* VPOC progress */
+    size_t bars, train_rows, val_rows;
+    double loss, val_loss, best_val_loss;
+    bool has_loss, has_val;
+    double samples_per_s;
+    /* memory */
+    struct mem_stats mem;
+    struct mem_layout layout;
+    /* syncs per op, and what is in flight */
+    struct trace_sync_summary sync[SYNC_OP_COUNT];
+    struct trace_inflight inflight;
+    bool has_inflight;
+};
+
+/* Final numbers, for the summary line. */
+struct engine_result {
+    enum engine_state state; /* FINISHED, or FAILED */
+    bool stopped;            /* a stop command ended training early */
+    int32_t epochs_done;
+    int64_t steps;
+    double train_loss, val_loss, best_val_loss;
+    bool has_val;
+    double elapsed_s, samples_per_s;
+    char checkpoint[ENGINE_PATH_MAX + 160];
+    char error[512]; /* FAILED: why */
+};
+
+struct engine;
+
+/* Open the backend, load and validate the data and any checkpoint to resume: everything
+ * that can fail because of user input fails here, before a thread starts. events is
+ * borrowed. 0; -EINVAL (bad input: exit status 2) or another negative error, with err. */
+int engine_create(struct engine **out, const struct engine_conf *conf, struct evring *events,
+                  char *err, size_t errlen);
+/* Joins the thread if still running (after a stop), frees everything. */
+void engine_destroy(struct engine *e);
+
+/* Start the training thread. 0 or -errno. */
+int engine_start(struct engine *e);
+
+/* Queue a command; applied at the next safe point (chunk or step boundary) and answered by a
+ * COMMAND event. Any thread; async-signal-safe it is not (use from a normal thread). */
+void engine_command(struct engine *e, enum ev_cmd_id cmd, int64_t arg);
+
+/* Latest snapshot; valid until the next call. One reader thread. */
+const struct engine_snap *engine_snap_read(struct engine *e, bool *fresh);
+
+/* True once the thread has finished (state FINISHED or FAILED). Any thread. */
+bool engine_done(struct engine *e);
+
+/* Wait for the thread and fill res. 0 or -errno. */
+int engine_join(struct engine *e, struct engine_result *res);
+
+/* The tracer, for the UI's watchdog and tests. */
+struct trace *engine_trace(struct engine *e);
+
+/* Wall-clock start of the run and the monotonic time that corresponds to it. */
+void engine_clock_anchor(const struct engine *e, uint64_t *wall_ns, uint64_t *mono_ns);
+
+/* One JSON object (no newline) for an event: the JSON-lines schema of headless mode.
+ * Returns the length written (truncated to n-1), as snprintf. */
+int engine_json_event(const struct ev *e, char *buf, size_t n);
+
+/* The final summary object for headless mode. */
+int engine_json_summary(const struct engine_result *r, uint64_t dropped, char *buf, size_t n);
+
+#endif

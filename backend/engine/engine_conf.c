@@ -1,0 +1,71 @@
+/* Engine configuration: the documented defaults and validation of every field. */
+#include "backend/core/errbuf.h"
+#include "backend/engine/engine.h"
+#include "backend/vpoc/vpoc_features.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void engine_conf_default(struct engine_conf *c) {
+    memset(c, 0, sizeof(*c));
+    c->synthetic_days = 60;
+    c->seed = 42;
+    c->session_start_hour = 18;
+    c->chunk_bars = 500;
+    c->vpoc.profile = VPOC_CLOSE;
+    c->vpoc.tick = 0.25;
+    c->vpoc.value_area = 0.70;
+    c->horizon = 15;
+    c->arch.n_in = FEAT_COUNT;
+    c->arch.n_hidden = 2;
+    c->arch.hidden[0] = 32;
+    c->arch.hidden[1] = 16;
+    c->arch.act = MLP_ACT_SILU;
+    c->arch.loss = MLP_LOSS_MSE;
+    mlp_adam_conf_default(&c->adam);
+    c->batch = 256;
+    c->epochs = 10;
+    c->val_frac = 0.2;
+    c->metric_every = 20;
+    snprintf(c->output_dir, sizeof(c->output_dir), "%s", "./TRAINING");
+    snprintf(c->name, sizeof(c->name), "%s", "vpoc_mlp");
+    snprintf(c->backend, sizeof(c->backend), "%s", "auto");
+    c->threads = 1;
+    mem_conf_default(&c->alloc);
+    c->pre_cleanup = true;
+}
+
+static int engine_conf_range(const char *flag, double v, double lo, double hi, char *err,
+                             size_t errlen) {
+    if (!(v >= lo && v <= hi))
+        return errbuf_set(err, errlen, -EINVAL, "%s: %g is out of range [%g, %g]", flag, v, lo, hi);
+    return 0;
+}
+
+int engine_conf_validate(const struct engine_conf *c, char *err, size_t errlen) {
+    int rc = 0;
+    if (!c->data_path[0])
+        rc = engine_conf_range("--synthetic-days", c->synthetic_days, 2, 100000, err, errlen);
+    rc = rc ? rc
+            : engine_conf_range("--session-start-hour", c->session_start_hour, 0, 23, err, errlen);
+    rc = rc ? rc : engine_conf_range("--chunk", c->chunk_bars, 0, 1e9, err, errlen);
+    rc = rc ? rc : engine_conf_range("--horizon", c->horizon, 1, 100000, err, errlen);
+    rc = rc ? rc : engine_conf_range("--batch", c->batch, 1, 1 << 20, err, errlen);
+    rc = rc ? rc : engine_conf_range("--epochs", c->epochs, 0, 1e6, err, errlen);
+    rc = rc ? rc : engine_conf_range("--lr", c->adam.lr, 1e-12, 10, err, errlen);
+    rc = rc ? rc : engine_conf_range("--weight-decay", c->adam.weight_decay, 0, 10, err, errlen);
+    rc = rc ? rc : engine_conf_range("--value-area", c->vpoc.value_area, 1e-9, 1, err, errlen);
+    rc = rc ? rc : engine_conf_range("--threads", c->threads, 1, 256, err, errlen);
+    rc = rc ? rc : engine_conf_range("--device", c->device, 0, TRACE_MAX_DEVICES - 1, err, errlen);
+    rc = rc ? rc : engine_conf_range("--val-frac", c->val_frac, 0.01, 0.9, err, errlen);
+    if (rc == 0 && !(c->vpoc.tick > 0 && isfinite(c->vpoc.tick)))
+        rc = errbuf_set(err, errlen, -EINVAL, "--tick: %g must be a positive number", c->vpoc.tick);
+    if (rc == 0 && (!c->name[0] || strchr(c->name, '/')))
+        rc =
+            errbuf_set(err, errlen, -EINVAL, "--name: '%s' must be a non-empty file name", c->name);
+    if (rc == 0 && !c->output_dir[0])
+        rc = errbuf_set(err, errlen, -EINVAL, "--output: empty directory name");
+    return rc;
+}

@@ -1,0 +1,139 @@
+/* The data half of the loop: load (CSV or synthetic), VPOC per session chunk by chunk through
+ * the compute backend and its memory pool, and the features built from the results. */
+#include "backend/core/errbuf.h"
+#include "backend/core/mono.h"
+#include "backend/data/data_csv.h"
+#include "backend/data/data_synth.h"
+#include "backend/engine/engine_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int engine_data_load(struct engine *e, char *err, size_t errlen) {
+    uint64_t t0 = mono_now_ns();
+    engine_set_phase(e, PHASE_LOAD);
+    int rc;
+    if (e->conf.data_path[0]) {
+        struct data_csv_opts o = {.skip_bad_rows = e->conf.skip_bad_rows};
+        struct data_csv_report rep = {0};
+        rc = data_csv_load(e->conf.data_path, &o, &e->ds, &rep, err, errlen);
+        if (rc == 0 && rep.rows_skipped > 0)
+            engine_log(e, SEV_WARNING, "%s: skipped %zu bad rows of %zu (first: %s)",
+                       e->conf.data_path, rep.rows_skipped, rep.rows_read, rep.first_skip);
+    } else {
+        struct data_synth_opts o = {.days = e->conf.synthetic_days,
+                                    .seed = e->conf.seed,
+                                    .start_hour = e->conf.session_start_hour,
+                                    .tick = e->conf.vpoc.tick};
+        rc = data_synth_generate(&o, &e->ds);
+        if (rc != 0)
+            errbuf_set(err, errlen, rc, "synthetic data: %s", strerror(-rc));
+    }
+    if (rc == 0)
+        rc = data_sessions_split(&e->ds, e->conf.session_start_hour, &e->ss);
+    if (rc == 0 && e->ss.n < 2)
+        rc = errbuf_set(err, errlen, -EINVAL,
+                        "%s: %zu session(s): training needs at least 2 (features use the "
+                        "prior session's VPOC)",
+                        e->conf.data_path[0] ? e->conf.data_path : "synthetic data", e->ss.n);
+    if (rc == 0 && !(e->vpoc = calloc(e->ss.n, sizeof(*e->vpoc))))
+        rc = errbuf_set(err, errlen, -ENOMEM, "out of memory");
+    engine_phase_done(e, PHASE_LOAD, t0, 0, -1, -1);
+    engine_set_phase(e, PHASE_COUNT);
+    if (rc != 0)
+        return rc;
+    e->s.bars = e->ds.n;
+    e->s.sessions = e->ss.n;
+    engine_log(e, SEV_INFO, "loaded %zu bars in %zu sessions from %s", e->ds.n, e->ss.n,
+               e->conf.data_path[0] ? e->conf.data_path : "the synthetic generator");
+    return 0;
+}
+
+/* Device-side times of one session's chunks, emitted as vpoc phases after the sync. */
+static void engine_vpoc_emit(struct engine *e, const struct compute_event *ev, size_t n_chunks) {
+    for (size_t k = 0; k < n_chunks; k++) {
+        uint64_t a, b;
+        if (e->c->ops->event_time_ns(e->c, &ev[k], &a) == 0 &&
+            e->c->ops->event_time_ns(e->c, &ev[k + 1], &b) == 0) {
+            struct trace_pos pos = {0, -1, (int32_t)k};
+            trace_phase_emit(e->trace, e->c->dev, PHASE_VPOC, a, b, &pos);
+        }
+    }
+}
+
+int engine_vpoc_all(struct engine *e, char *err, size_t errlen) {
+    struct vpoc_bar *bars = malloc(e->ds.n * sizeof(*bars));
+    if (!bars)
+        return errbuf_set(err, errlen, -ENOMEM, "out of memory");
+    vpoc_bars_from_series(e->ds.bars, e->ds.n, bars);
+    engine_set_phase(e, PHASE_VPOC);
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < e->ss.n; k++) {
+        if (engine_safe_point(e))
+            break;
+        const struct data_session *s = &e->ss.s[k];
+        size_t chunk = e->chunk_bars > 0 ? (size_t)e->chunk_bars : s->n;
+        struct compute_event *ev = calloc((s->n + chunk - 1) / chunk + 1, sizeof(*ev));
+        rc = ev ? compute_vpoc_session(e->c, bars + s->first, s->n, &e->conf.vpoc, chunk,
+                                       &e->vpoc[k], ev, err, errlen)
+                : errbuf_set(err, errlen, -ENOMEM, "out of memory");
+        if (rc == 0)
+            engine_vpoc_emit(e, ev, (s->n + chunk - 1) / chunk);
+        free(ev);
+        e->s.sessions_done = k + 1;
+        engine_emit_mem(e);
+    }
+    free(bars);
+    engine_set_phase(e, PHASE_COUNT);
+    if (rc == 0 && !e->stop_requested)
+        engine_log(e, SEV_INFO, "VPOC done for %zu sessions (chunk %d bars)", e->ss.n,
+                   e->chunk_bars);
+    return rc;
+}
+
+int engine_features(struct engine *e, char *err, size_t errlen) {
+    if (e->stop_requested)
+        return 0;
+    uint64_t t0 = mono_now_ns();
+    engine_set_phase(e, PHASE_FEATURES);
+    struct feat_opts o = {.vpoc = e->conf.vpoc,
+                          .horizon = e->conf.horizon,
+                          .target = e->ck.arch.loss == MLP_LOSS_BCE ? FEAT_TARGET_SIGN
+                                                                    : FEAT_TARGET_RETURN_BPS};
+    int rc = feat_build(&e->ds, &e->ss, e->vpoc, &o, &e->fs);
+    if (rc != 0) {
+        engine_set_phase(e, PHASE_COUNT);
+        return errbuf_set(err, errlen, rc, "features: %s", strerror(-rc));
+    }
+    e->split = feat_split_index(&e->fs, e->conf.val_frac);
+    if (e->split == 0 || e->split >= e->fs.n) {
+        engine_set_phase(e, PHASE_COUNT);
+        return errbuf_set(err, errlen, -EINVAL,
+                          "not enough data: %zu samples cannot be split into training and "
+                          "validation sessions (use more days)",
+                          e->fs.n);
+    }
+    struct feat_norm norm;
+    if (e->resumed) {
+        memcpy(norm.mean, e->ck.norm_mean, sizeof(norm.mean));
+        memcpy(norm.std, e->ck.norm_std, sizeof(norm.std));
+        norm.y_mean = e->ck.y_mean;
+        norm.y_std = e->ck.y_std;
+    } else {
+        feat_norm_fit(&e->fs, 0, e->split, o.target, &norm);
+        memcpy(e->ck.norm_mean, norm.mean, sizeof(norm.mean));
+        memcpy(e->ck.norm_std, norm.std, sizeof(norm.std));
+        e->ck.y_mean = norm.y_mean;
+        e->ck.y_std = norm.y_std;
+    }
+    feat_norm_apply(&e->fs, &norm, o.target);
+    e->s.train_rows = e->split;
+    e->s.val_rows = e->fs.n - e->split;
+    engine_phase_done(e, PHASE_FEATURES, t0, 0, -1, -1);
+    engine_set_phase(e, PHASE_COUNT);
+    engine_log(e, SEV_INFO, "features: %zu training and %zu validation samples x %d", e->split,
+               e->fs.n - e->split, FEAT_COUNT);
+    return 0;
+}

@@ -1,0 +1,132 @@
+/* Events as JSON lines: the schema of headless mode, recordings and (later) the agent. */
+#include "backend/engine/engine.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Appends to a fixed buffer and keeps the total length as snprintf would report it. */
+struct engine_json_buf {
+    char *p;
+    size_t cap, len;
+};
+
+static void engine_json_put(struct engine_json_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void engine_json_put(struct engine_json_buf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = b->len < b->cap ? b->cap - b->len : 0;
+    int n = vsnprintf(room ? b->p + b->len : NULL, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        b->len += (size_t)n;
+}
+
+static void engine_json_str(struct engine_json_buf *b, const char *key, const char *s) {
+    engine_json_put(b, ",\"%s\":\"", key);
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            engine_json_put(b, "\\%c", *c);
+        else if (*c == '\n')
+            engine_json_put(b, "\\n");
+        else if (*c < 0x20)
+            engine_json_put(b, "\\u%04x", *c);
+        else
+            engine_json_put(b, "%c", *c);
+    }
+    engine_json_put(b, "\"");
+}
+
+/* JSON has no NaN or infinity: those become null. */
+static void engine_json_num(struct engine_json_buf *b, const char *key, double v) {
+    if (isfinite(v))
+        engine_json_put(b, ",\"%s\":%.10g", key, v);
+    else
+        engine_json_put(b, ",\"%s\":null", key);
+}
+
+static void engine_json_body(struct engine_json_buf *b, const struct ev *e) {
+    switch ((enum ev_kind)e->kind) {
+    case EV_PHASE:
+        engine_json_put(b, ",\"dev\":%u,\"phase\":\"%s\",\"start_ns\":%llu,\"end_ns\":%llu", e->dev,
+                        ev_phase_name(e->u.phase.phase), (unsigned long long)e->u.phase.start_ns,
+                        (unsigned long long)e->u.phase.end_ns);
+        engine_json_put(b, ",\"epoch\":%d,\"step\":%lld,\"chunk\":%d", e->u.phase.epoch,
+                        (long long)e->u.phase.step, e->u.phase.chunk);
+        return;
+    case EV_SYNC:
+        engine_json_put(b, ",\"dev\":%u,\"op\":\"%s\",\"start_ns\":%llu,\"dur_ns\":%llu,\"rc\":%d",
+                        e->dev, ev_sync_op_name(e->u.sync.op),
+                        (unsigned long long)e->u.sync.start_ns,
+                        (unsigned long long)e->u.sync.dur_ns, e->u.sync.rc);
+        return;
+    case EV_MEM:
+        engine_json_put(b,
+                        ",\"dev\":%u,\"t_ns\":%llu,\"allocated\":%llu,\"reserved\":%llu,"
+                        "\"largest_free\":%llu,\"free_blocks\":%u,\"segments\":%u",
+                        e->dev, (unsigned long long)e->t_ns,
+                        (unsigned long long)e->u.mem.allocated_bytes,
+                        (unsigned long long)e->u.mem.reserved_bytes,
+                        (unsigned long long)e->u.mem.largest_free_bytes, e->u.mem.free_blocks,
+                        e->u.mem.segments);
+        engine_json_num(b, "frag", e->u.mem.frag);
+        return;
+    case EV_METRIC:
+        engine_json_put(b, ",\"t_ns\":%llu,\"epoch\":%d,\"step\":%lld", (unsigned long long)e->t_ns,
+                        e->u.metric.epoch, (long long)e->u.metric.step);
+        engine_json_num(b, "loss", e->u.metric.loss);
+        if (e->u.metric.has_val)
+            engine_json_num(b, "val_loss", e->u.metric.val_loss);
+        engine_json_num(b, "samples_per_s", e->u.metric.samples_per_s);
+        return;
+    case EV_COMMAND:
+        engine_json_put(b, ",\"t_ns\":%llu,\"cmd\":\"%s\",\"arg\":%lld,\"rc\":%d",
+                        (unsigned long long)e->t_ns, ev_cmd_name(e->u.command.cmd),
+                        (long long)e->u.command.arg, e->u.command.rc);
+        engine_json_str(b, "result", e->u.command.text);
+        return;
+    case EV_ALERT:
+    case EV_LOG:
+        engine_json_put(b, ",\"t_ns\":%llu", (unsigned long long)e->t_ns);
+        if (e->dev != EV_DEV_NONE)
+            engine_json_put(b, ",\"dev\":%u", e->dev);
+        engine_json_put(b, ",\"severity\":\"%s\"", ev_severity_name(e->u.text.severity));
+        engine_json_str(b, "message", e->u.text.text);
+        return;
+    case EV_KIND_COUNT:
+        break;
+    }
+}
+
+int engine_json_event(const struct ev *e, char *buf, size_t n) {
+    struct engine_json_buf b = {buf, n, 0};
+    engine_json_put(&b, "{\"type\":\"%s\",\"seq\":%u", ev_kind_name(e->kind), e->seq);
+    engine_json_body(&b, e);
+    engine_json_put(&b, "}");
+    return (int)b.len;
+}
+
+int engine_json_summary(const struct engine_result *r, uint64_t dropped, char *buf, size_t n) {
+    struct engine_json_buf b = {buf, n, 0};
+    engine_json_put(&b, "{\"type\":\"summary\"");
+    engine_json_str(&b, "state",
+                    r->state == ENGINE_FINISHED ? (r->stopped ? "stopped" : "completed")
+                                                : "failed");
+    engine_json_put(&b, ",\"epochs\":%d,\"steps\":%lld", r->epochs_done, (long long)r->steps);
+    engine_json_num(&b, "train_loss", r->train_loss);
+    if (r->has_val) {
+        engine_json_num(&b, "val_loss", r->val_loss);
+        engine_json_num(&b, "best_val_loss", r->best_val_loss);
+    }
+    engine_json_num(&b, "elapsed_s", r->elapsed_s);
+    engine_json_num(&b, "samples_per_s", r->samples_per_s);
+    engine_json_put(&b, ",\"dropped_events\":%llu", (unsigned long long)dropped);
+    engine_json_str(&b, "checkpoint", r->checkpoint);
+    if (r->state == ENGINE_FAILED)
+        engine_json_str(&b, "error", r->error);
+    engine_json_put(&b, "}");
+    return (int)b.len;
+}

@@ -1,0 +1,124 @@
+/* <name>_metadata.json: what a checkpoint is (architecture, normalisation, configuration,
+ * metrics, data fingerprint), for people and for tools, written atomically. */
+#include "backend/core/afile.h"
+#include "backend/core/errbuf.h"
+#include "backend/engine/engine_internal.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static json_object *engine_meta_arch(const struct mlp_arch *a) {
+    json_object *o = json_object_new_object();
+    json_object *hidden = json_object_new_array();
+    for (int i = 0; i < a->n_hidden; i++)
+        json_object_array_add(hidden, json_object_new_int(a->hidden[i]));
+    json_object_object_add(o, "inputs", json_object_new_int(a->n_in));
+    json_object_object_add(o, "hidden", hidden);
+    json_object_object_add(o, "outputs", json_object_new_int(1));
+    json_object_object_add(o, "activation", json_object_new_string(mlp_act_name(a->act)));
+    json_object_object_add(o, "loss", json_object_new_string(mlp_loss_name(a->loss)));
+    json_object_object_add(o, "parameters", json_object_new_int64((int64_t)mlp_param_count(a)));
+    return o;
+}
+
+static json_object *engine_meta_norm(const struct mlp_ckpt *ck) {
+    json_object *o = json_object_new_object();
+    json_object *feats = json_object_new_array();
+    for (int j = 0; j < ck->arch.n_in; j++) {
+        json_object *f = json_object_new_object();
+        json_object_object_add(f, "name", json_object_new_string(feat_name((unsigned)j)));
+        json_object_object_add(f, "mean", json_object_new_double(ck->norm_mean[j]));
+        json_object_object_add(f, "std", json_object_new_double(ck->norm_std[j]));
+        json_object_array_add(feats, f);
+    }
+    json_object_object_add(o, "method", json_object_new_string("zscore"));
+    json_object_object_add(o, "features", feats);
+    json_object_object_add(o, "target_mean", json_object_new_double(ck->y_mean));
+    json_object_object_add(o, "target_std", json_object_new_double(ck->y_std));
+    return o;
+}
+
+static json_object *engine_meta_conf(const struct engine_conf *c) {
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "data", json_object_new_string(c->data_path));
+    json_object_object_add(o, "synthetic_days", json_object_new_int(c->synthetic_days));
+    json_object_object_add(o, "seed", json_object_new_int64((int64_t)c->seed));
+    json_object_object_add(o, "session_start_hour", json_object_new_int(c->session_start_hour));
+    json_object_object_add(o, "chunk", json_object_new_int(c->chunk_bars));
+    json_object_object_add(
+        o, "profile", json_object_new_string(c->vpoc.profile == VPOC_RANGE ? "range" : "close"));
+    json_object_object_add(o, "tick", json_object_new_double(c->vpoc.tick));
+    json_object_object_add(o, "value_area", json_object_new_double(c->vpoc.value_area));
+    json_object_object_add(o, "horizon", json_object_new_int(c->horizon));
+    json_object_object_add(o, "batch", json_object_new_int(c->batch));
+    json_object_object_add(o, "epochs", json_object_new_int(c->epochs));
+    json_object_object_add(o, "lr", json_object_new_double(c->adam.lr));
+    json_object_object_add(o, "weight_decay", json_object_new_double(c->adam.weight_decay));
+    json_object_object_add(o, "val_frac", json_object_new_double(c->val_frac));
+    json_object_object_add(o, "backend", json_object_new_string(c->backend));
+    json_object_object_add(o, "threads", json_object_new_int(c->threads));
+    json_object_object_add(o, "alloc_conf", json_object_new_string(c->alloc_conf));
+    return o;
+}
+
+static json_object *engine_meta_data(const struct engine *e) {
+    json_object *o = json_object_new_object();
+    char fp[17];
+    snprintf(fp, sizeof(fp), "%016llx", (unsigned long long)data_series_fingerprint(&e->ds));
+    json_object_object_add(o, "fingerprint", json_object_new_string(fp));
+    json_object_object_add(o, "bars", json_object_new_int64((int64_t)e->ds.n));
+    json_object_object_add(o, "sessions", json_object_new_int64((int64_t)e->ss.n));
+    if (e->ss.n > 0) {
+        json_object_object_add(o, "first_session", json_object_new_string(e->ss.s[0].label));
+        json_object_object_add(o, "last_session",
+                               json_object_new_string(e->ss.s[e->ss.n - 1].label));
+    }
+    json_object_object_add(o, "train_samples", json_object_new_int64((int64_t)e->split));
+    json_object_object_add(o, "val_samples", json_object_new_int64((int64_t)(e->fs.n - e->split)));
+    return o;
+}
+
+static json_object *engine_meta_metrics(const struct engine *e) {
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "epoch", json_object_new_int(e->ck.epoch));
+    json_object_object_add(o, "step", json_object_new_int64(e->ck.step));
+    json_object_object_add(o, "train_loss", json_object_new_double(e->ck.train_loss));
+    json_object_object_add(o, "val_loss", json_object_new_double(e->ck.val_loss));
+    json_object_object_add(o, "best_val_loss", json_object_new_double(e->res.best_val_loss));
+    return o;
+}
+
+int engine_meta_write(const struct engine *e, const char *path, char *err, size_t errlen) {
+    json_object *root = json_object_new_object();
+    char created[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+    json_object_object_add(root, "format", json_object_new_string("ringside-mlp"));
+    json_object_object_add(root, "version", json_object_new_string(RS_VERSION));
+    json_object_object_add(root, "created", json_object_new_string(created));
+    json_object_object_add(root, "architecture", engine_meta_arch(&e->ck.arch));
+    json_object_object_add(root, "normalization", engine_meta_norm(&e->ck));
+    json_object_object_add(root, "config", engine_meta_conf(&e->conf));
+    json_object_object_add(root, "metrics", engine_meta_metrics(e));
+    json_object_object_add(root, "data", engine_meta_data(e));
+    json_object_object_add(root, "backend", json_object_new_string(e->c->ops->name));
+    const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
+    size_t len = strlen(text);
+    char *buf = malloc(len + 2);
+    int rc = -ENOMEM;
+    if (buf) {
+        memcpy(buf, text, len);
+        buf[len] = '\n';
+        rc = afile_write_all(path, buf, len + 1, err, errlen);
+        free(buf);
+    } else {
+        errbuf_set(err, errlen, rc, "out of memory");
+    }
+    json_object_put(root);
+    return rc;
+}

@@ -1,0 +1,330 @@
+/* The training half of the loop: the model on the device, shuffled mini-batches with
+ * device-timed phases, evaluation, and a checkpoint after every epoch. */
+#include "backend/core/afile.h"
+#include "backend/core/errbuf.h"
+#include "backend/core/mono.h"
+#include "backend/engine/engine_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ENGINE_EVAL_ROWS 4096 /* rows per evaluation forward */
+
+int engine_resume_load(struct engine *e, char *err, size_t errlen) {
+    struct mlp_arch arch = e->conf.arch;
+    arch.n_in = FEAT_COUNT;
+    if (!e->conf.resume_path[0]) {
+        int rc = mlp_ckpt_alloc(&e->ck, &arch);
+        if (rc != 0)
+            return errbuf_set(err, errlen, rc, "out of memory");
+        mlp_init_params(&arch, e->conf.seed, e->ck.params);
+        e->ck.adam.conf = e->conf.adam;
+        e->ck.data_fingerprint = data_series_fingerprint(&e->ds);
+        return 0;
+    }
+    int rc = mlp_ckpt_load(e->conf.resume_path, &e->ck, err, errlen);
+    if (rc != 0)
+        return rc == -ENOMEM ? rc : (rc == -ENOENT ? -EINVAL : rc);
+    if (e->ck.arch.n_in != FEAT_COUNT)
+        return errbuf_set(err, errlen, -EINVAL,
+                          "%s: model takes %d inputs but ringside builds %d features",
+                          e->conf.resume_path, e->ck.arch.n_in, FEAT_COUNT);
+    if (e->ck.data_fingerprint != data_series_fingerprint(&e->ds))
+        engine_log(e, SEV_WARNING, "%s was trained on different data; continuing on this data",
+                   e->conf.resume_path);
+    e->ck.adam.conf.lr = e->conf.adam.lr;
+    e->ck.adam.conf.weight_decay = e->conf.adam.weight_decay;
+    e->resumed = true;
+    engine_log(e, SEV_INFO, "resuming %s after epoch %d (step %lld)", e->conf.resume_path,
+               e->ck.epoch, (long long)e->ck.step);
+    return 0;
+}
+
+void engine_train_free(struct engine *e) {
+    if (e->model)
+        e->c->ops->mlp_destroy(e->c, e->model);
+    e->model = NULL;
+    compute_free(e->c, e->x_val);
+    compute_free(e->c, e->y_val);
+    compute_free(e->c, e->x_batch);
+    compute_free(e->c, e->y_batch);
+    e->x_val = e->y_val = e->x_batch = e->y_batch = NULL;
+    free(e->xb_host);
+    free(e->yb_host);
+    free(e->order);
+    e->xb_host = e->yb_host = NULL;
+    e->order = NULL;
+}
+
+/* Validation set to the device once; batch buffers and the model. */
+static int engine_train_setup(struct engine *e, char *err, size_t errlen) {
+    const struct compute_ops *ops = e->c->ops;
+    size_t nv = e->fs.n - e->split, f = FEAT_COUNT, eb = ops->elem_bytes;
+    size_t batch = (size_t)e->conf.batch;
+    uint64_t t0 = mono_now_ns();
+    engine_set_phase(e, PHASE_H2D);
+    int rc = compute_alloc(e->c, nv * f * eb, &e->x_val, err, errlen);
+    rc = rc ? rc : compute_alloc(e->c, nv * eb, &e->y_val, err, errlen);
+    rc = rc ? rc : compute_alloc(e->c, batch * f * eb, &e->x_batch, err, errlen);
+    rc = rc ? rc : compute_alloc(e->c, batch * eb, &e->y_batch, err, errlen);
+    rc = rc ? rc : ops->upload_f64(e->c, e->x_val, e->fs.x + e->split * f, nv * f);
+    rc = rc ? rc : ops->upload_f64(e->c, e->y_val, e->fs.y + e->split, nv);
+    int src = compute_sync(e->c, SYNC_OP_COPY);
+    engine_phase_done(e, PHASE_H2D, t0, 0, -1, -1);
+    if (rc == 0 && src != 0)
+        rc = errbuf_set(err, errlen, src, "copy to device failed: %s", ops->strerror(src));
+    if (rc != 0)
+        return rc;
+    e->xb_host = malloc(batch * f * sizeof(double));
+    e->yb_host = malloc(batch * sizeof(double));
+    e->order = malloc(e->split * sizeof(size_t));
+    if (!e->xb_host || !e->yb_host || !e->order)
+        return errbuf_set(err, errlen, -ENOMEM, "out of memory");
+    struct compute_mlp_init init = {
+        .arch = e->ck.arch,
+        .adam = e->ck.adam.conf,
+        .params = e->ck.params,
+        .adam_m = e->ck.adam.m,
+        .adam_v = e->ck.adam.v,
+        .adam_t = e->ck.adam.t,
+        .max_rows = batch > ENGINE_EVAL_ROWS ? batch : ENGINE_EVAL_ROWS,
+    };
+    rc = ops->mlp_create(e->c, &init, &e->model);
+    if (rc != 0)
+        return errbuf_set(err, errlen, rc, "cannot create the model on the device: %s",
+                          ops->strerror(rc));
+    return 0;
+}
+
+/* splitmix64: the shuffle is reproducible from --seed and the epoch. */
+static uint64_t engine_rng_next(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static void engine_shuffle(struct engine *e, int32_t epoch) {
+    uint64_t s = e->conf.seed * 1000003ull + (uint64_t)epoch;
+    for (size_t i = 0; i < e->split; i++)
+        e->order[i] = i;
+    for (size_t i = e->split; i > 1; i--) {
+        size_t j = (size_t)(engine_rng_next(&s) % i);
+        size_t t = e->order[i - 1];
+        e->order[i - 1] = e->order[j];
+        e->order[j] = t;
+    }
+}
+
+/* Device-side phase times of one step from its events. */
+static void engine_step_emit(struct engine *e, const struct compute_event *ev, int32_t epoch,
+                             int64_t step) {
+    static const enum ev_phase_id ph[4] = {PHASE_H2D, PHASE_FORWARD, PHASE_BACKWARD,
+                                           PHASE_OPTIMIZER};
+    struct trace_pos pos = {epoch, step, -1};
+    for (int k = 0; k < 4; k++) {
+        uint64_t a, b;
+        if (e->c->ops->event_time_ns(e->c, &ev[k], &a) == 0 &&
+            e->c->ops->event_time_ns(e->c, &ev[k + 1], &b) == 0)
+            trace_phase_emit(e->trace, e->c->dev, ph[k], a, b, &pos);
+    }
+}
+
+static int engine_step(struct engine *e, size_t first, size_t rows, int32_t epoch, double *loss) {
+    const struct compute_ops *ops = e->c->ops;
+    size_t f = FEAT_COUNT;
+    for (size_t r = 0; r < rows; r++) {
+        size_t i = e->order[first + r];
+        memcpy(e->xb_host + r * f, e->fs.x + i * f, f * sizeof(double));
+        e->yb_host[r] = e->fs.y[i];
+    }
+    struct compute_event ev[5] = {0};
+    int rc = ops->event_record(e->c, &ev[0]);
+    rc = rc ? rc : ops->upload_f64(e->c, e->x_batch, e->xb_host, rows * f);
+    rc = rc ? rc : ops->upload_f64(e->c, e->y_batch, e->yb_host, rows);
+    rc = rc ? rc : ops->event_record(e->c, &ev[1]);
+    rc = rc ? rc : ops->mlp_forward(e->c, e->model, e->x_batch, rows);
+    rc = rc ? rc : ops->mlp_loss(e->c, e->model, e->y_batch, rows, loss);
+    rc = rc ? rc : ops->event_record(e->c, &ev[2]);
+    rc = rc ? rc : ops->mlp_backward(e->c, e->model, e->x_batch, e->y_batch, rows);
+    rc = rc ? rc : ops->event_record(e->c, &ev[3]);
+    rc = rc ? rc : ops->mlp_optimizer(e->c, e->model);
+    rc = rc ? rc : ops->event_record(e->c, &ev[4]);
+    uint64_t t0 = mono_now_ns();
+    enum ev_phase_id prev = e->s.phase;
+    engine_set_phase(e, PHASE_SYNC);
+    int src = compute_sync(e->c, SYNC_OP_STREAM);
+    engine_set_phase(e, prev);
+    if (rc == 0)
+        rc = src;
+    if (rc == 0)
+        engine_step_emit(e, ev, epoch, e->s.step);
+    engine_phase_done(e, PHASE_SYNC, t0, epoch, e->s.step, -1);
+    return rc;
+}
+
+static void engine_metric(struct engine *e, int32_t epoch, double loss, bool has_val,
+                          double val_loss, double samples_per_s) {
+    struct ev ev = {.kind = EV_METRIC, .dev = (uint16_t)e->c->dev};
+    ev.u.metric.epoch = epoch;
+    ev.u.metric.step = e->s.step;
+    ev.u.metric.loss = loss;
+    ev.u.metric.has_val = has_val;
+    ev.u.metric.val_loss = val_loss;
+    ev.u.metric.samples_per_s = samples_per_s;
+    trace_emit(e->trace, &ev);
+    e->s.loss = loss;
+    e->s.has_loss = true;
+    e->s.samples_per_s = samples_per_s;
+}
+
+/* Mean validation loss, forward in slices of ENGINE_EVAL_ROWS. */
+static int engine_eval(struct engine *e, int32_t epoch, double *val_loss, char *err,
+                       size_t errlen) {
+    const struct compute_ops *ops = e->c->ops;
+    size_t nv = e->fs.n - e->split, f = FEAT_COUNT, eb = ops->elem_bytes;
+    size_t parts = (nv + ENGINE_EVAL_ROWS - 1) / ENGINE_EVAL_ROWS;
+    double *loss = calloc(parts, sizeof(double));
+    if (!loss)
+        return errbuf_set(err, errlen, -ENOMEM, "out of memory");
+    uint64_t t0 = mono_now_ns();
+    engine_set_phase(e, PHASE_EVAL);
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < parts; k++) {
+        size_t r0 = k * ENGINE_EVAL_ROWS,
+               rows = nv - r0 < ENGINE_EVAL_ROWS ? nv - r0 : ENGINE_EVAL_ROWS;
+        rc = ops->mlp_forward(e->c, e->model, (char *)e->x_val + r0 * f * eb, rows);
+        rc = rc ? rc : ops->mlp_loss(e->c, e->model, (char *)e->y_val + r0 * eb, rows, &loss[k]);
+    }
+    int src = compute_sync(e->c, SYNC_OP_STREAM);
+    rc = rc ? rc : src;
+    double sum = 0;
+    for (size_t k = 0; k < parts; k++) {
+        size_t rows = nv - k * ENGINE_EVAL_ROWS < ENGINE_EVAL_ROWS ? nv - k * ENGINE_EVAL_ROWS
+                                                                   : ENGINE_EVAL_ROWS;
+        sum += loss[k] * (double)rows;
+    }
+    free(loss);
+    engine_phase_done(e, PHASE_EVAL, t0, epoch, -1, -1);
+    if (rc != 0)
+        return errbuf_set(err, errlen, rc, "evaluation failed: %s", ops->strerror(rc));
+    *val_loss = sum / (double)nv;
+    return 0;
+}
+
+static int engine_checkpoint(struct engine *e, int32_t epoch, char *err, size_t errlen) {
+    const struct compute_ops *ops = e->c->ops;
+    uint64_t t0 = mono_now_ns();
+    engine_set_phase(e, PHASE_CHECKPOINT);
+    int rc = ops->mlp_read(e->c, e->model, e->ck.params, e->ck.adam.m, e->ck.adam.v, &e->ck.adam.t);
+    int src = compute_sync(e->c, SYNC_OP_COPY);
+    rc = rc ? rc : src;
+    if (rc != 0) {
+        engine_phase_done(e, PHASE_CHECKPOINT, t0, epoch, -1, -1);
+        return errbuf_set(err, errlen, rc, "reading the model back failed: %s", ops->strerror(rc));
+    }
+    e->ck.epoch = epoch;
+    e->ck.step = e->s.step;
+    e->ck.train_loss = e->last_train_loss;
+    e->ck.val_loss = e->s.val_loss;
+    char path[ENGINE_PATH_MAX + 160], meta[ENGINE_PATH_MAX + 160];
+    snprintf(path, sizeof(path), "%s/%s.rsmodel", e->conf.output_dir, e->conf.name);
+    snprintf(meta, sizeof(meta), "%s/%s_metadata.json", e->conf.output_dir, e->conf.name);
+    rc = afile_mkdirs(e->conf.output_dir, err, errlen);
+    rc = rc ? rc : mlp_ckpt_save(path, &e->ck, err, errlen);
+    rc = rc ? rc : engine_meta_write(e, meta, err, errlen);
+    engine_phase_done(e, PHASE_CHECKPOINT, t0, epoch, -1, -1);
+    if (rc == 0) {
+        snprintf(e->res.checkpoint, sizeof(e->res.checkpoint), "%s", path);
+        engine_log(e, SEV_INFO, "checkpoint written: %s (epoch %d)", path, epoch);
+    }
+    return rc;
+}
+
+/* One epoch of steps; returns with *stopped set when a stop command arrived. */
+static int engine_epoch(struct engine *e, int32_t epoch, bool *stopped, char *err, size_t errlen) {
+    size_t batch = (size_t)e->conf.batch;
+    engine_shuffle(e, epoch);
+    double sum = 0;
+    size_t n_loss = 0, samples = 0;
+    uint64_t t_metric = mono_now_ns();
+    for (size_t first = 0; first < e->split; first += batch) {
+        if ((*stopped = engine_safe_point(e)))
+            break;
+        size_t rows = e->split - first < batch ? e->split - first : batch;
+        double loss = 0;
+        int rc = engine_step(e, first, rows, epoch, &loss);
+        if (rc != 0)
+            return errbuf_set(err, errlen, rc, "training step %lld failed: %s",
+                              (long long)e->s.step, e->c->ops->strerror(rc));
+        e->s.step++;
+        sum += loss;
+        n_loss++;
+        samples += rows;
+        bool last = first + batch >= e->split;
+        if (n_loss >= (size_t)e->conf.metric_every || last) {
+            uint64_t now = mono_now_ns();
+            e->last_train_loss = sum / (double)n_loss;
+            engine_metric(e, epoch, e->last_train_loss, false, 0,
+                          (double)samples / ((double)(now - t_metric) / 1e9));
+            sum = 0;
+            n_loss = samples = 0;
+            t_metric = now;
+        }
+    }
+    return 0;
+}
+
+static void engine_progress(struct engine *e, int32_t epoch) {
+    e->s.epoch = epoch;
+    e->s.epochs = e->first_epoch + e->conf.epochs - 1;
+    e->s.steps_per_epoch =
+        (int64_t)((e->split + (size_t)e->conf.batch - 1) / (size_t)e->conf.batch);
+    e->s.total_steps = e->ck.step + e->s.steps_per_epoch * e->conf.epochs;
+}
+
+int engine_train(struct engine *e, char *err, size_t errlen) {
+    if (e->stop_requested)
+        return 0;
+    int rc = engine_train_setup(e, err, errlen);
+    if (rc != 0)
+        return rc;
+    e->first_epoch = e->ck.epoch + 1;
+    e->s.step = e->ck.step;
+    e->s.best_val_loss = 0;
+    uint64_t t0 = mono_now_ns();
+    int64_t step0 = e->s.step;
+    for (int32_t epoch = e->first_epoch; epoch < e->first_epoch + e->conf.epochs; epoch++) {
+        engine_progress(e, epoch);
+        bool stopped = false;
+        rc = engine_epoch(e, epoch, &stopped, err, errlen);
+        double val = 0;
+        if (rc == 0 && !stopped)
+            rc = engine_eval(e, epoch, &val, err, errlen);
+        if (rc != 0)
+            return rc;
+        if (!stopped) {
+            e->s.val_loss = val;
+            e->s.has_val = true;
+            if (!e->res.has_val || val < e->res.best_val_loss)
+                e->res.best_val_loss = val;
+            e->s.best_val_loss = e->res.best_val_loss;
+            e->res.has_val = true;
+            engine_metric(e, epoch, e->last_train_loss, true, val, e->s.samples_per_s);
+        }
+        if ((rc = engine_checkpoint(e, stopped ? epoch - 1 : epoch, err, errlen)) != 0)
+            return rc;
+        e->res.epochs_done = stopped ? epoch - 1 : epoch;
+        engine_publish(e, true);
+        if (stopped)
+            break;
+    }
+    double secs = (double)(mono_now_ns() - t0) / 1e9;
+    e->res.steps = e->s.step;
+    e->res.train_loss = e->last_train_loss;
+    e->res.val_loss = e->s.val_loss;
+    e->res.samples_per_s = secs > 0 ? (double)(e->s.step - step0) * e->conf.batch / secs : 0;
+    return 0;
+}
