@@ -1,0 +1,4 @@
+#include <criterion/criterion.h>
+Test(core, placeholder) {
+    cr_assert(1);
+}

@@ -1,0 +1,4 @@
+#include <criterion/criterion.h>
+Test(engine, placeholder) {
+    cr_assert(1);
+}

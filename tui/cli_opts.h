@@ -1,0 +1,41 @@
+/* Command-line options shared by the dashboard and `ringside train`: parsing into an
+ * engine configuration with strict number checks and one-line errors. */
+#ifndef RINGSIDE_TUI_CLI_OPTS_H
+#define RINGSIDE_TUI_CLI_OPTS_H
+
+#include "backend/engine/engine.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CLI_EXIT_USAGE 2 /* bad flags or bad input files */
+
+struct cli_train_opts {
+    struct engine_conf conf;
+    bool headless;
+    char jsonl[ENGINE_PATH_MAX]; /* "" = none, "-" = stdout */
+    int frames;                  /* dashboard: render this many frames and exit (0 = run) */
+    int delay_ds;                /* dashboard refresh in tenths of a second */
+};
+
+/* Parse argv (argv[0] is the subcommand name) for `train` (headless_allowed) or the dashboard.
+ * Returns 0, 1 when --help was printed (exit 0), or CLI_EXIT_USAGE after printing the error
+ * and the usage line to stderr. */
+int cli_train_parse(int argc, char **argv, const char *cmd, bool train_cmd,
+                    struct cli_train_opts *o);
+
+/* Strict numbers: the whole string must parse and lie in [lo, hi]. 0 or -EINVAL with err
+ * "--flag: 'x' is not an integer in [lo, hi]". */
+int cli_parse_long(const char *flag, const char *s, long lo, long hi, long *out, char *err,
+                   size_t errlen);
+int cli_parse_double(const char *flag, const char *s, double lo, double hi, double *out, char *err,
+                     size_t errlen);
+
+/* Print "ringside CMD: msg" and "Try 'ringside CMD --help'." to stderr; return
+ * CLI_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *usage, const char *msg);
+
+/* Copy into a fixed buffer; -ENAMETOOLONG with err when it does not fit. */
+int cli_copy(const char *flag, char *dst, size_t cap, const char *src, char *err, size_t errlen);
+
+#endif

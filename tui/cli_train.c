@@ -1,0 +1,151 @@
+/* `ringside train`: the training loop headless (JSON lines) or under the dashboard. */
+#include "backend/core/evring.h"
+#include "tui/cli.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CLI_RING_CAP (1u << 16)
+#define CLI_DRAIN    512
+
+static volatile sig_atomic_t cli_signals;
+
+/* First SIGINT/SIGTERM: a graceful stop (finish the step, checkpoint). Second: leave now. */
+static void cli_on_signal(int sig) {
+    (void)sig;
+    if (++cli_signals >= 2) {
+        static const char msg[] = "ringside: second interrupt: exiting immediately\n";
+        ssize_t n = write(2, msg, sizeof(msg) - 1);
+        (void)n;
+        _exit(130);
+    }
+}
+
+static void cli_install_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = cli_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static int cli_open_jsonl(const char *path, FILE **out) {
+    if (strcmp(path, "-") == 0) {
+        *out = stdout;
+        return 0;
+    }
+    *out = fopen(path, "w");
+    if (!*out) {
+        fprintf(stderr, "ringside train: cannot write %s: %s\n", path, strerror(errno));
+        return CLI_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Warnings, errors and alerts also go to stderr, so a headless run is not silent. */
+static void cli_echo(const struct ev *e) {
+    if ((e->kind == EV_LOG && e->u.text.severity >= SEV_WARNING) || e->kind == EV_ALERT)
+        fprintf(stderr, "ringside: %s: %s\n", ev_severity_name(e->u.text.severity), e->u.text.text);
+}
+
+static void cli_write_events(struct evring *ring, FILE *out) {
+    static struct ev evs[CLI_DRAIN];
+    char line[1024];
+    size_t n;
+    while ((n = evring_drain(ring, evs, CLI_DRAIN)) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            cli_echo(&evs[i]);
+            engine_json_event(&evs[i], line, sizeof(line));
+            fprintf(out, "%s\n", line);
+        }
+        fflush(out);
+    }
+}
+
+static int cli_headless_loop(struct engine *e, struct evring *ring, FILE *out) {
+    bool stop_sent = false;
+    while (!engine_done(e)) {
+        struct pollfd pf = {evring_wake_fd(ring), POLLIN, 0};
+        poll(&pf, 1, 200);
+        if (cli_signals > 0 && !stop_sent) {
+            engine_command(e, CMD_STOP, 0);
+            stop_sent = true;
+        }
+        cli_write_events(ring, out);
+    }
+    struct engine_result res;
+    engine_join(e, &res);
+    cli_write_events(ring, out);
+    char line[2048];
+    engine_json_summary(&res, evring_dropped(ring), line, sizeof(line));
+    fprintf(out, "%s\n", line);
+    fflush(out);
+    if (res.state == ENGINE_FAILED) {
+        fprintf(stderr, "ringside train: %s\n", res.error);
+        return 1;
+    }
+    return 0;
+}
+
+int cli_run_headless(const struct cli_train_opts *o) {
+    struct evring *ring = NULL;
+    struct engine *e = NULL;
+    FILE *out = NULL;
+    char err[1024];
+    int rc = evring_create(&ring, CLI_RING_CAP);
+    if (rc != 0) {
+        fprintf(stderr, "ringside train: out of memory\n");
+        return 1;
+    }
+    rc = engine_create(&e, &o->conf, ring, err, sizeof(err));
+    if (rc != 0) {
+        fprintf(stderr, "ringside train: %s\n", err);
+        rc = rc == -ENOMEM ? 1 : CLI_EXIT_USAGE;
+        goto done;
+    }
+    if ((rc = cli_open_jsonl(o->jsonl, &out)) != 0)
+        goto done;
+    cli_install_signals();
+    if ((rc = engine_start(e)) != 0) {
+        fprintf(stderr, "ringside train: cannot start the engine: %s\n", strerror(-rc));
+        rc = 1;
+        goto done;
+    }
+    rc = cli_headless_loop(e, ring, out);
+done:
+    engine_destroy(e);
+    if (out && out != stdout && fclose(out) != 0 && rc == 0) {
+        fprintf(stderr, "ringside train: cannot write %s: %s\n", o->jsonl, strerror(errno));
+        rc = 1;
+    }
+    evring_destroy(ring);
+    return rc;
+}
+
+static int cli_train_common(int argc, char **argv, const char *cmd) {
+    struct cli_train_opts *o = calloc(1, sizeof(*o));
+    if (!o)
+        return 1;
+    int rc = cli_train_parse(argc, argv, cmd, true, o);
+    if (rc == 0)
+        rc = o->headless ? cli_run_headless(o) : app_run(o);
+    else if (rc == 1)
+        rc = 0;
+    free(o);
+    return rc;
+}
+
+int cli_train(int argc, char **argv) {
+    return cli_train_common(argc, argv, "train");
+}
+
+int cli_dashboard(int argc, char **argv) {
+    return cli_train_common(argc, argv, "");
+}
