@@ -173,7 +173,7 @@ static int app_draw_memory(struct app *a, int y, int rows) {
                     used = bl->allocated;
             }
             app_attr(a, used ? APP_C_USED : APP_C_FREE, true);
-            addch(a->color ? ' ' : (used ? '#' : '.'));
+            addch(used ? '#' : '.');
             app_attr(a, used ? APP_C_USED : APP_C_FREE, false);
         }
     }

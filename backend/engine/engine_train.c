@@ -277,12 +277,12 @@ static int engine_epoch(struct engine *e, int32_t epoch, bool *stopped, char *er
     return 0;
 }
 
-static void engine_progress(struct engine *e, int32_t epoch) {
+static void engine_progress(struct engine *e, int32_t epoch, int64_t step0) {
     e->s.epoch = epoch;
     e->s.epochs = e->first_epoch + e->conf.epochs - 1;
     e->s.steps_per_epoch =
         (int64_t)((e->split + (size_t)e->conf.batch - 1) / (size_t)e->conf.batch);
-    e->s.total_steps = e->ck.step + e->s.steps_per_epoch * e->conf.epochs;
+    e->s.total_steps = step0 + e->s.steps_per_epoch * e->conf.epochs;
 }
 
 int engine_train(struct engine *e, char *err, size_t errlen) {
@@ -297,7 +297,7 @@ int engine_train(struct engine *e, char *err, size_t errlen) {
     uint64_t t0 = mono_now_ns();
     int64_t step0 = e->s.step;
     for (int32_t epoch = e->first_epoch; epoch < e->first_epoch + e->conf.epochs; epoch++) {
-        engine_progress(e, epoch);
+        engine_progress(e, epoch, step0);
         bool stopped = false;
         rc = engine_epoch(e, epoch, &stopped, err, errlen);
         double val = 0;

@@ -1,4 +1,284 @@
+/* Tests for the engine: a whole run on the CPU backend, commands at safe points, and the
+ * JSON-lines schema of its events. */
 #include <criterion/criterion.h>
-Test(engine, placeholder) {
-    cr_assert(1);
+#include <json-c/json.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/engine/engine.h"
+#include "tests/support/rs_test.h"
+
+TestSuite(engine, .timeout = 120);
+
+#define ENG_MAX_EVENTS 200000
+
+static struct ev eng_events[ENG_MAX_EVENTS];
+static size_t eng_n;
+
+static void eng_conf(struct engine_conf *c, const char *dir)
+{
+    engine_conf_default(c);
+    c->synthetic_days = 6;
+    c->epochs = 2;
+    c->batch = 128;
+    snprintf(c->output_dir, sizeof(c->output_dir), "%s", dir);
+    snprintf(c->backend, sizeof(c->backend), "cpu");
+}
+
+static void eng_drain(struct evring *r)
+{
+    size_t room = ENG_MAX_EVENTS - eng_n;
+    eng_n += evring_drain(r, eng_events + eng_n, room);
+}
+
+/* Drain events until pred holds on the latest snapshot (or the engine is done). */
+static const struct engine_snap *eng_wait(struct engine *e, struct evring *r,
+                                          bool (*pred)(const struct engine_snap *))
+{
+    for (;;) {
+        eng_drain(r);
+        const struct engine_snap *s = engine_snap_read(e, NULL);
+        if (pred(s) || engine_done(e))
+            return s;
+        struct pollfd pf = {evring_wake_fd(r), POLLIN, 0};
+        poll(&pf, 1, 20);
+    }
+}
+
+static bool eng_is_done(const struct engine_snap *s)
+{
+    return s->state == ENGINE_FINISHED || s->state == ENGINE_FAILED;
+}
+
+static bool eng_is_paused(const struct engine_snap *s)
+{
+    return s->state == ENGINE_PAUSED;
+}
+
+static bool eng_is_training(const struct engine_snap *s)
+{
+    return s->step > 0;
+}
+
+static size_t eng_count(enum ev_kind kind, int phase)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < eng_n; i++)
+        if (eng_events[i].kind == kind && (phase < 0 || eng_events[i].u.phase.phase == phase))
+            n++;
+    return n;
+}
+
+static const struct ev *eng_find_cmd(enum ev_cmd_id cmd)
+{
+    for (size_t i = 0; i < eng_n; i++)
+        if (eng_events[i].kind == EV_COMMAND && eng_events[i].u.command.cmd == cmd)
+            return &eng_events[i];
+    return NULL;
+}
+
+Test(engine, full_run_emits_every_phase_and_checkpoints)
+{
+    char dir[256], path[512];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    struct engine_conf c;
+    eng_conf(&c, dir);
+    struct evring *r;
+    struct engine *e;
+    char err[512];
+    cr_assert_eq(evring_create(&r, 1u << 16), 0);
+    cr_assert_eq(engine_create(&e, &c, r, err, sizeof(err)), 0, "%s", err);
+    eng_n = 0;
+    cr_assert_eq(engine_start(e), 0);
+    eng_wait(e, r, eng_is_done);
+    struct engine_result res;
+    cr_assert_eq(engine_join(e, &res), 0);
+    eng_drain(r);
+    cr_assert_eq(res.state, ENGINE_FINISHED, "%s", res.error);
+    cr_assert_eq(res.epochs_done, 2);
+    cr_assert(res.has_val);
+    for (int p = 0; p < PHASE_COUNT; p++)
+        if (p != PHASE_PAUSED)
+            cr_assert_gt(eng_count(EV_PHASE, p), 0, "no %s phase", ev_phase_name(p));
+    /* 6 sessions x ceil(1380 / 500) chunks */
+    cr_assert_eq(eng_count(EV_PHASE, PHASE_VPOC), 6 * 3);
+    cr_assert_gt(eng_count(EV_SYNC, -1), 0);
+    cr_assert_gt(eng_count(EV_MEM, -1), 0);
+    size_t with_val = 0;
+    for (size_t i = 0; i < eng_n; i++) {
+        const struct ev *ev = &eng_events[i];
+        if (ev->kind == EV_PHASE)
+            cr_assert_leq(ev->u.phase.start_ns, ev->u.phase.end_ns);
+        if (ev->kind == EV_METRIC && ev->u.metric.has_val)
+            with_val++;
+    }
+    cr_assert_eq(with_val, 2);
+    snprintf(path, sizeof(path), "%s/vpoc_mlp.rsmodel", dir);
+    cr_assert_eq(access(path, R_OK), 0);
+    cr_assert_str_eq(res.checkpoint, path);
+    snprintf(path, sizeof(path), "%s/vpoc_mlp_metadata.json", dir);
+    json_object *meta = json_object_from_file(path);
+    cr_assert_not_null(meta);
+    json_object *arch, *v;
+    cr_assert(json_object_object_get_ex(meta, "architecture", &arch));
+    cr_assert(json_object_object_get_ex(arch, "inputs", &v));
+    cr_assert_eq(json_object_get_int(v), 24);
+    json_object_put(meta);
+    engine_destroy(e);
+    evring_destroy(r);
+    rs_test_rmtree(dir);
+}
+
+Test(engine, commands_apply_at_safe_points)
+{
+    char dir[256], err[512];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    struct engine_conf c;
+    eng_conf(&c, dir);
+    c.epochs = 50;
+    struct evring *r;
+    struct engine *e;
+    cr_assert_eq(evring_create(&r, 1u << 17), 0);
+    cr_assert_eq(engine_create(&e, &c, r, err, sizeof(err)), 0, "%s", err);
+    eng_n = 0;
+    /* queued before the thread starts: applied at the first safe point, in order */
+    engine_command(e, CMD_SET_CHUNK, 7);
+    engine_command(e, CMD_CLEANUP, 0);
+    engine_command(e, CMD_SET_CHUNK, -3);
+    engine_command(e, CMD_PAUSE, 0);
+    cr_assert_eq(engine_start(e), 0);
+    const struct engine_snap *s = eng_wait(e, r, eng_is_paused);
+    cr_assert_eq(s->state, ENGINE_PAUSED);
+    cr_assert_eq(s->chunk_bars, 7);
+    cr_assert_eq(s->phase, PHASE_PAUSED);
+
+    const struct ev *set = eng_find_cmd(CMD_SET_CHUNK);
+    cr_assert_not_null(set);
+    cr_assert_eq(set->u.command.rc, 0);
+    cr_assert(strstr(set->u.command.text, "7 bars"), "%s", set->u.command.text);
+    const struct ev *cl = eng_find_cmd(CMD_CLEANUP);
+    cr_assert_not_null(cl);
+    cr_assert_eq(cl->u.command.rc, 0);
+    cr_assert(strstr(cl->u.command.text, "released"), "%s", cl->u.command.text);
+    size_t bad = 0;
+    for (size_t i = 0; i < eng_n; i++)
+        if (eng_events[i].kind == EV_COMMAND && eng_events[i].u.command.rc != 0)
+            bad++;
+    cr_assert_eq(bad, 1); /* the negative chunk size was refused */
+
+    engine_command(e, CMD_RESUME, 0);
+    eng_wait(e, r, eng_is_training);
+    engine_command(e, CMD_STOP, 0);
+    eng_wait(e, r, eng_is_done);
+    struct engine_result res;
+    engine_join(e, &res);
+    eng_drain(r);
+    cr_assert_eq(res.state, ENGINE_FINISHED, "%s", res.error);
+    cr_assert(res.stopped);
+    cr_assert_lt(res.epochs_done, 50);
+    cr_assert_gt(eng_count(EV_PHASE, PHASE_PAUSED), 0);
+    /* after the set_chunk, sessions run in chunks of 7 bars: chunk index 197 appears */
+    bool saw_197 = false;
+    for (size_t i = 0; i < eng_n; i++)
+        if (eng_events[i].kind == EV_PHASE && eng_events[i].u.phase.phase == PHASE_VPOC &&
+            eng_events[i].u.phase.chunk == 197)
+            saw_197 = true;
+    cr_assert(saw_197);
+    engine_destroy(e);
+    evring_destroy(r);
+    rs_test_rmtree(dir);
+}
+
+Test(engine, invalid_configuration_names_the_flag)
+{
+    struct engine_conf c;
+    char err[256];
+    engine_conf_default(&c);
+    c.batch = 0;
+    cr_assert_eq(engine_conf_validate(&c, err, sizeof(err)), -EINVAL);
+    cr_assert(strstr(err, "--batch"), "%s", err);
+    engine_conf_default(&c);
+    c.vpoc.tick = -1;
+    cr_assert_eq(engine_conf_validate(&c, err, sizeof(err)), -EINVAL);
+    cr_assert(strstr(err, "--tick"), "%s", err);
+    engine_conf_default(&c);
+    snprintf(c.name, sizeof(c.name), "a/b");
+    cr_assert_eq(engine_conf_validate(&c, err, sizeof(err)), -EINVAL);
+    cr_assert(strstr(err, "--name"), "%s", err);
+}
+
+static json_object *eng_parse(const struct ev *e)
+{
+    char buf[1024];
+    int n = engine_json_event(e, buf, sizeof(buf));
+    cr_assert_lt(n, (int)sizeof(buf));
+    json_object *o = json_tokener_parse(buf);
+    cr_assert_not_null(o, "not JSON: %s", buf);
+    return o;
+}
+
+static const char *eng_str(json_object *o, const char *key)
+{
+    json_object *v;
+    cr_assert(json_object_object_get_ex(o, key, &v), "missing %s", key);
+    return json_object_get_string(v);
+}
+
+static int64_t eng_int(json_object *o, const char *key)
+{
+    json_object *v;
+    cr_assert(json_object_object_get_ex(o, key, &v), "missing %s", key);
+    return json_object_get_int64(v);
+}
+
+Test(engine, json_schema_of_each_event_kind)
+{
+    struct ev e = {.t_ns = 5, .kind = EV_PHASE, .dev = 1};
+    e.u.phase = (struct ev_phase){PHASE_BACKWARD, 2, 40, -1, 1000, 3000};
+    json_object *o = eng_parse(&e);
+    cr_assert_str_eq(eng_str(o, "type"), "phase");
+    cr_assert_str_eq(eng_str(o, "phase"), "backward");
+    cr_assert_eq(eng_int(o, "dev"), 1);
+    cr_assert_eq(eng_int(o, "start_ns"), 1000);
+    cr_assert_eq(eng_int(o, "end_ns"), 3000);
+    cr_assert_eq(eng_int(o, "epoch"), 2);
+    cr_assert_eq(eng_int(o, "step"), 40);
+    cr_assert_eq(eng_int(o, "chunk"), -1);
+    json_object_put(o);
+
+    e = (struct ev){.t_ns = 9, .kind = EV_SYNC, .dev = 0};
+    e.u.sync = (struct ev_sync){SYNC_OP_EVENT, 0, 100, 2500};
+    o = eng_parse(&e);
+    cr_assert_str_eq(eng_str(o, "op"), "event");
+    cr_assert_eq(eng_int(o, "dur_ns"), 2500);
+    json_object_put(o);
+
+    e = (struct ev){.t_ns = 9, .kind = EV_MEM, .dev = 0};
+    e.u.mem = (struct ev_mem){.allocated_bytes = 512, .reserved_bytes = 2097152,
+                              .largest_free_bytes = 1000, .free_blocks = 3, .frag = 0.25};
+    o = eng_parse(&e);
+    cr_assert_eq(eng_int(o, "reserved"), 2097152);
+    cr_assert_eq(eng_int(o, "free_blocks"), 3);
+    json_object *v;
+    cr_assert(json_object_object_get_ex(o, "frag", &v));
+    cr_assert_float_eq(json_object_get_double(v), 0.25, 1e-12);
+    json_object_put(o);
+
+    e = (struct ev){.t_ns = 9, .kind = EV_METRIC, .dev = 0};
+    e.u.metric = (struct ev_metric){.epoch = 1, .step = 10, .loss = 0.5, .has_val = false};
+    o = eng_parse(&e);
+    cr_assert_not(json_object_object_get_ex(o, "val_loss", &v));
+    json_object_put(o);
+
+    e = (struct ev){.t_ns = 9, .kind = EV_LOG, .dev = EV_DEV_NONE};
+    e.u.text.severity = SEV_WARNING;
+    snprintf(e.u.text.text, sizeof(e.u.text.text), "quote \" backslash \\ newline\n tab\t");
+    o = eng_parse(&e);
+    cr_assert_str_eq(eng_str(o, "message"), "quote \" backslash \\ newline\n tab\t");
+    cr_assert_str_eq(eng_str(o, "severity"), "warning");
+    json_object_put(o);
 }

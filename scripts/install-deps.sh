@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install what ringside needs to build and test on Debian 12 / Ubuntu 24.04 (idempotent).
+# Runs apt-get as root, or through sudo; installs nothing when everything is present.
+set -euo pipefail
+
+required=(build-essential cmake pkg-config libncurses-dev libjson-c-dev libcriterion-dev tmux)
+# Telemetry libraries: used when present, never required to build.
+optional=(libdrm-dev librocm-smi-dev)
+
+missing=()
+for p in "${required[@]}" "${optional[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: all packages present"
+    exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+    as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+    as_root=(sudo)
+else
+    echo "install-deps: missing packages: ${missing[*]}" >&2
+    echo "install-deps: run as root or install sudo, or install them yourself" >&2
+    exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+echo "install-deps: installing ${missing[*]}"
+"${as_root[@]}" apt-get update -qq
+"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${required[@]}"
+for p in "${optional[@]}"; do
+    "${as_root[@]}" apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1 ||
+        echo "install-deps: optional package $p is not available here; skipping"
+done

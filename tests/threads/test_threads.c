@@ -1,0 +1,18 @@
+/* The multi-threaded scenarios as a Criterion suite (the same code runs under TSan). */
+#include <criterion/criterion.h>
+
+#include "tests/threads/thread_cases.h"
+
+TestSuite(threads, .timeout = 120);
+
+#define THREADS_TEST(name)                                                                         \
+    Test(threads, name)                                                                            \
+    {                                                                                              \
+        char why[512] = "";                                                                        \
+        cr_assert_eq(thread_case_##name(why, sizeof(why)), 0, "%s", why);                          \
+    }
+
+THREADS_TEST(ring_producers)
+THREADS_TEST(snap_no_tearing)
+THREADS_TEST(sync_in_flight)
+THREADS_TEST(engine_commands)

@@ -1,0 +1,21 @@
+/* Multi-threaded scenarios shared by the Criterion suites and the ThreadSanitizer driver
+ * (Criterion itself cannot start under TSan). Each returns 0, or -1 with why filled. */
+#ifndef RINGSIDE_TESTS_THREADS_THREAD_CASES_H
+#define RINGSIDE_TESTS_THREADS_THREAD_CASES_H
+
+#include <stddef.h>
+
+struct thread_case {
+    const char *name;
+    int (*run)(char *why, size_t whylen);
+};
+
+/* NULL-terminated table of every scenario. */
+extern const struct thread_case thread_cases[];
+
+int thread_case_ring_producers(char *why, size_t whylen);
+int thread_case_snap_no_tearing(char *why, size_t whylen);
+int thread_case_sync_in_flight(char *why, size_t whylen);
+int thread_case_engine_commands(char *why, size_t whylen);
+
+#endif
