@@ -36,7 +36,7 @@ struct app {
     struct app_model model;
     const struct engine_snap *s;
     int chunk; /* what the header shows: the last value sent */
-    bool quitting, color;
+    bool quitting, color, tty_in;
     uint64_t quit_ns;
     char host[64];
 };
@@ -305,18 +305,38 @@ static void app_drain(struct app *a) {
             app_model_add(&a->model, &evs[i]);
 }
 
+/* Wait until the next frame is due, draining events as they come; a key redraws at once. */
+static void app_wait(struct app *a, uint64_t deadline_ns) {
+    for (uint64_t now = mono_now_ns(); now < deadline_ns; now = mono_now_ns()) {
+        /* a stdin that is not a terminal (a script, /dev/null) is not polled: EOF would spin */
+        struct pollfd pf[2] = {{a->tty_in ? 0 : -1, POLLIN, 0},
+                               {evring_wake_fd(a->ring), POLLIN, 0}};
+        int ms = (int)((deadline_ns - now + 999999) / 1000000);
+        if (poll(pf, 2, ms) < 0 && app_sigint)
+            return;
+        if (pf[1].revents & POLLIN)
+            app_drain(a);
+        if (pf[0].revents & (POLLIN | POLLHUP)) {
+            int ch;
+            while ((ch = getch()) != ERR)
+                app_key(a, ch);
+            return;
+        }
+        if (a->quitting && engine_done(a->e))
+            return;
+    }
+}
+
 /* Returns when the user quits or --frames is reached and the engine has stopped. */
 static void app_loop(struct app *a) {
     int frames = 0;
-    bool stop_sent = false;
     for (;;) {
         app_drain(a);
         a->s = engine_snap_read(a->e, NULL);
         app_draw(a);
-        frames++;
-        if (a->o->frames && frames >= a->o->frames && !stop_sent) {
+        if (a->o->frames && ++frames == a->o->frames) {
             engine_command(a->e, CMD_STOP, 0);
-            stop_sent = a->quitting = true;
+            a->quitting = true;
         }
         if (app_sigint && !a->quitting) {
             app_sigint = 0;
@@ -324,11 +344,7 @@ static void app_loop(struct app *a) {
         }
         if ((a->quitting && engine_done(a->e)) || a->quit_ns)
             return;
-        struct pollfd pf[2] = {{0, POLLIN, 0}, {evring_wake_fd(a->ring), POLLIN, 0}};
-        poll(pf, 2, a->o->delay_ds * 100);
-        int ch;
-        while ((ch = getch()) != ERR)
-            app_key(a, ch);
+        app_wait(a, mono_now_ns() + (uint64_t)a->o->delay_ds * 100000000ull);
     }
 }
 
@@ -357,6 +373,7 @@ int app_run(const struct cli_train_opts *o) {
     memset(&a, 0, sizeof(a));
     a.o = o;
     a.chunk = o->conf.chunk_bars;
+    a.tty_in = isatty(0);
     gethostname(a.host, sizeof(a.host) - 1);
     char err[1024], log[ENGINE_PATH_MAX + 32];
     if (evring_create(&a.ring, 1u << 16) != 0)

@@ -139,6 +139,8 @@ static int cli_vpoc_compute(const struct cli_vpoc_opts *o, const struct data_ser
         fprintf(stderr, "ringside vpoc: %s\n", err);
         return CLI_EXIT_USAGE;
     }
+    if (notice[0])
+        fprintf(stderr, "ringside vpoc: %s\n", notice);
     struct vpoc_bar *bars = malloc(ds->n * sizeof(*bars));
     rc = bars ? 0 : -ENOMEM;
     if (bars)

@@ -94,7 +94,7 @@ struct engine_result {
     int32_t epochs_done;
     int64_t steps;
     double train_loss, val_loss, best_val_loss;
-    bool has_val;
+    bool has_train_loss, has_val;
     double elapsed_s, samples_per_s;
     char checkpoint[ENGINE_PATH_MAX + 160];
     char error[512]; /* FAILED: why */

@@ -116,7 +116,8 @@ int engine_json_summary(const struct engine_result *r, uint64_t dropped, char *b
                     r->state == ENGINE_FINISHED ? (r->stopped ? "stopped" : "completed")
                                                 : "failed");
     engine_json_put(&b, ",\"epochs\":%d,\"steps\":%lld", r->epochs_done, (long long)r->steps);
-    engine_json_num(&b, "train_loss", r->train_loss);
+    if (r->has_train_loss)
+        engine_json_num(&b, "train_loss", r->train_loss);
     if (r->has_val) {
         engine_json_num(&b, "val_loss", r->val_loss);
         engine_json_num(&b, "best_val_loss", r->best_val_loss);

@@ -263,6 +263,7 @@ static int engine_epoch(struct engine *e, int32_t epoch, bool *stopped, char *er
         sum += loss;
         n_loss++;
         samples += rows;
+        e->res.has_train_loss = true;
         bool last = first + batch >= e->split;
         if (n_loss >= (size_t)e->conf.metric_every || last) {
             uint64_t now = mono_now_ns();
@@ -273,6 +274,12 @@ static int engine_epoch(struct engine *e, int32_t epoch, bool *stopped, char *er
             n_loss = samples = 0;
             t_metric = now;
         }
+    }
+    if (n_loss > 0) { /* stopped mid-way: report the steps since the last metric */
+        uint64_t now = mono_now_ns();
+        e->last_train_loss = sum / (double)n_loss;
+        engine_metric(e, epoch, e->last_train_loss, false, 0,
+                      (double)samples / ((double)(now - t_metric) / 1e9));
     }
     return 0;
 }

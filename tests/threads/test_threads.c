@@ -1,13 +1,12 @@
 /* The multi-threaded scenarios as a Criterion suite (the same code runs under TSan). */
-#include <criterion/criterion.h>
-
 #include "tests/threads/thread_cases.h"
+
+#include <criterion/criterion.h>
 
 TestSuite(threads, .timeout = 120);
 
 #define THREADS_TEST(name)                                                                         \
-    Test(threads, name)                                                                            \
-    {                                                                                              \
+    Test(threads, name) {                                                                          \
         char why[512] = "";                                                                        \
         cr_assert_eq(thread_case_##name(why, sizeof(why)), 0, "%s", why);                          \
     }

@@ -2,19 +2,19 @@
  * a sync watched from another thread, and the engine driven by commands while it runs. */
 #include "tests/threads/thread_cases.h"
 
-#include <poll.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <string.h>
-
 #include "backend/core/errbuf.h"
 #include "backend/core/evring.h"
 #include "backend/core/snap.h"
 #include "backend/engine/engine.h"
 #include "backend/trace/trace.h"
 #include "tests/support/rs_test.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
 
 #define TC_FAIL(...) return errbuf_set(why, whylen, -1, __VA_ARGS__)
 
@@ -26,8 +26,7 @@ struct tc_prod {
     uint16_t id;
 };
 
-static void *tc_producer(void *arg)
-{
+static void *tc_producer(void *arg) {
     struct tc_prod *p = arg;
     for (int i = 0; i < TC_PER_PROD; i++) {
         struct ev e = {.t_ns = 1, .kind = EV_PHASE, .dev = p->id};
@@ -38,8 +37,7 @@ static void *tc_producer(void *arg)
 }
 
 /* Every event is drained or counted as dropped; each producer's events stay in order. */
-static int tc_ring_consume(struct evring *r, char *why, size_t whylen)
-{
+static int tc_ring_consume(struct evring *r, char *why, size_t whylen) {
     static struct ev out[128];
     int64_t last[TC_PRODUCERS] = {-1, -1, -1, -1};
     uint64_t got = 0, total = (uint64_t)TC_PRODUCERS * TC_PER_PROD;
@@ -59,8 +57,7 @@ static int tc_ring_consume(struct evring *r, char *why, size_t whylen)
     return 0;
 }
 
-int thread_case_ring_producers(char *why, size_t whylen)
-{
+int thread_case_ring_producers(char *why, size_t whylen) {
     struct evring *r;
     if (evring_create(&r, 256) != 0)
         TC_FAIL("evring_create");
@@ -83,8 +80,7 @@ struct tc_pair {
 
 #define TC_SNAP_WRITES 200000u
 
-static void *tc_snap_writer(void *arg)
-{
+static void *tc_snap_writer(void *arg) {
     struct snap *s = arg;
     for (uint64_t i = 1; i <= TC_SNAP_WRITES; i++) {
         struct tc_pair *p = snap_write_begin(s);
@@ -95,8 +91,7 @@ static void *tc_snap_writer(void *arg)
     return NULL;
 }
 
-int thread_case_snap_no_tearing(char *why, size_t whylen)
-{
+int thread_case_snap_no_tearing(char *why, size_t whylen) {
     struct snap *s;
     if (snap_create(&s, sizeof(struct tc_pair)) != 0)
         TC_FAIL("snap_create");
@@ -121,8 +116,7 @@ struct tc_gate {
     atomic_int entered, release;
 };
 
-static int tc_gate_fn(void *arg)
-{
+static int tc_gate_fn(void *arg) {
     struct tc_gate *g = arg;
     atomic_store(&g->entered, 1);
     while (!atomic_load(&g->release))
@@ -136,16 +130,14 @@ struct tc_sync_arg {
     int rc;
 };
 
-static void *tc_sync_thread(void *arg)
-{
+static void *tc_sync_thread(void *arg) {
     struct tc_sync_arg *a = arg;
     a->rc = trace_sync(a->t, 1, SYNC_OP_DEVICE, tc_gate_fn, a->g);
     return NULL;
 }
 
 /* While one thread is inside trace_sync, another sees it in flight with op and phase. */
-static int tc_sync_check(struct trace *t, struct tc_gate *g, char *why, size_t whylen)
-{
+static int tc_sync_check(struct trace *t, struct tc_gate *g, char *why, size_t whylen) {
     while (!atomic_load(&g->entered))
         ;
     struct trace_inflight in;
@@ -156,8 +148,7 @@ static int tc_sync_check(struct trace *t, struct tc_gate *g, char *why, size_t w
     return 0;
 }
 
-int thread_case_sync_in_flight(char *why, size_t whylen)
-{
+int thread_case_sync_in_flight(char *why, size_t whylen) {
     struct evring *r;
     struct trace *t;
     if (evring_create(&r, 64) != 0 || trace_create(&t, r, 2) != 0)
@@ -183,8 +174,7 @@ int thread_case_sync_in_flight(char *why, size_t whylen)
 
 /* Drain events until the snapshot satisfies pred or the engine is done. */
 static const struct engine_snap *tc_wait(struct engine *e, struct evring *r,
-                                         bool (*pred)(const struct engine_snap *), size_t *n)
-{
+                                         bool (*pred)(const struct engine_snap *), size_t *n) {
     static struct ev buf[512];
     for (;;) {
         size_t got;
@@ -198,24 +188,20 @@ static const struct engine_snap *tc_wait(struct engine *e, struct evring *r,
     }
 }
 
-static bool tc_paused(const struct engine_snap *s)
-{
+static bool tc_paused(const struct engine_snap *s) {
     return s->state == ENGINE_PAUSED;
 }
 
-static bool tc_training(const struct engine_snap *s)
-{
+static bool tc_training(const struct engine_snap *s) {
     return s->step > 0;
 }
 
-static bool tc_done(const struct engine_snap *s)
-{
+static bool tc_done(const struct engine_snap *s) {
     return s->state >= ENGINE_FINISHED;
 }
 
 /* Commands from this thread while the engine thread runs: pause, chunk, cleanup, stop. */
-static int tc_engine_drive(struct engine *e, struct evring *r, char *why, size_t whylen)
-{
+static int tc_engine_drive(struct engine *e, struct evring *r, char *why, size_t whylen) {
     size_t n = 0;
     engine_command(e, CMD_PAUSE, 0);
     if (engine_start(e) != 0)
@@ -237,8 +223,7 @@ static int tc_engine_drive(struct engine *e, struct evring *r, char *why, size_t
     return 0;
 }
 
-int thread_case_engine_commands(char *why, size_t whylen)
-{
+int thread_case_engine_commands(char *why, size_t whylen) {
     char dir[256], err[512];
     if (rs_test_tmpdir(dir, sizeof(dir)) != 0)
         TC_FAIL("tmpdir");

@@ -1,10 +1,9 @@
 /* Runs every multi-threaded scenario without Criterion, for the ThreadSanitizer build. */
-#include <stdio.h>
-
 #include "tests/threads/thread_cases.h"
 
-int main(void)
-{
+#include <stdio.h>
+
+int main(void) {
     int passed = 0, failed = 0;
     for (const struct thread_case *c = thread_cases; c->name; c++) {
         char why[512] = "";

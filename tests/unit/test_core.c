@@ -1,4 +1,11 @@
 /* Tests for the core module: event ring, snapshots, CRC32, atomic files. */
+#include "backend/core/afile.h"
+#include "backend/core/crc32.h"
+#include "backend/core/ev.h"
+#include "backend/core/evring.h"
+#include "backend/core/snap.h"
+#include "tests/support/rs_test.h"
+
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <poll.h>
@@ -7,24 +14,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backend/core/afile.h"
-#include "backend/core/crc32.h"
-#include "backend/core/ev.h"
-#include "backend/core/evring.h"
-#include "backend/core/snap.h"
-#include "tests/support/rs_test.h"
-
 TestSuite(core, .timeout = 30);
 
-static struct ev core_ev(uint16_t dev, int64_t step)
-{
+static struct ev core_ev(uint16_t dev, int64_t step) {
     struct ev e = {.t_ns = 1, .kind = EV_PHASE, .dev = dev};
     e.u.phase.step = step;
     return e;
 }
 
-Test(core, ring_keeps_order_and_assigns_seq)
-{
+Test(core, ring_keeps_order_and_assigns_seq) {
     struct evring *r;
     cr_assert_eq(evring_create(&r, 8), 0);
     for (int i = 0; i < 5; i++) {
@@ -42,8 +40,7 @@ Test(core, ring_keeps_order_and_assigns_seq)
     evring_destroy(r);
 }
 
-Test(core, ring_full_drops_oldest_and_counts)
-{
+Test(core, ring_full_drops_oldest_and_counts) {
     struct evring *r;
     cr_assert_eq(evring_create(&r, 4), 0);
     for (int i = 0; i < 10; i++) {
@@ -61,8 +58,7 @@ Test(core, ring_full_drops_oldest_and_counts)
     evring_destroy(r);
 }
 
-Test(core, ring_wake_fd_readable_only_while_pending)
-{
+Test(core, ring_wake_fd_readable_only_while_pending) {
     struct evring *r;
     cr_assert_eq(evring_create(&r, 4), 0);
     struct pollfd pf = {evring_wake_fd(r), POLLIN, 0};
@@ -75,8 +71,7 @@ Test(core, ring_wake_fd_readable_only_while_pending)
     evring_destroy(r);
 }
 
-Test(core, snap_reader_sees_latest_publish)
-{
+Test(core, snap_reader_sees_latest_publish) {
     struct snap *s;
     cr_assert_eq(snap_create(&s, sizeof(int)), 0);
     bool fresh = true;
@@ -96,8 +91,7 @@ Test(core, snap_reader_sees_latest_publish)
     snap_destroy(s);
 }
 
-Test(core, crc32_known_vectors)
-{
+Test(core, crc32_known_vectors) {
     cr_assert_eq(crc32_update(0, "123456789", 9), 0xCBF43926u);
     cr_assert_eq(crc32_update(0, "", 0), 0u);
     /* incremental equals one-shot */
@@ -105,8 +99,7 @@ Test(core, crc32_known_vectors)
     cr_assert_eq(crc32_update(c, "56789", 5), 0xCBF43926u);
 }
 
-Test(core, afile_replaces_atomically_and_cleans_up)
-{
+Test(core, afile_replaces_atomically_and_cleans_up) {
     char dir[256], path[512], buf[64];
     cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
     snprintf(path, sizeof(path), "%s/out.bin", dir);
@@ -130,15 +123,13 @@ Test(core, afile_replaces_atomically_and_cleans_up)
     rs_test_rmtree(dir);
 }
 
-Test(core, afile_errors_name_the_path)
-{
+Test(core, afile_errors_name_the_path) {
     char err[256];
     cr_assert_lt(afile_write_all("/nonexistent-dir/x/y.bin", "a", 1, err, sizeof(err)), 0);
     cr_assert(strstr(err, "/nonexistent-dir/x/y.bin") != NULL, "%s", err);
 }
 
-Test(core, mkdirs_creates_nested_and_rejects_files)
-{
+Test(core, mkdirs_creates_nested_and_rejects_files) {
     char dir[256], sub[512], file[512], err[256];
     cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
     snprintf(sub, sizeof(sub), "%s/a/b/c", dir);
@@ -152,8 +143,7 @@ Test(core, mkdirs_creates_nested_and_rejects_files)
     rs_test_rmtree(dir);
 }
 
-Test(core, names_round_trip)
-{
+Test(core, names_round_trip) {
     for (unsigned p = 0; p < PHASE_COUNT; p++)
         cr_assert_eq(ev_phase_from_name(ev_phase_name(p)), (int)p);
     cr_assert_str_eq(ev_phase_name(PHASE_CHECKPOINT), "checkpoint");

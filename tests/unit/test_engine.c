@@ -1,16 +1,16 @@
 /* Tests for the engine: a whole run on the CPU backend, commands at safe points, and the
  * JSON-lines schema of its events. */
+#include "backend/engine/engine.h"
+#include "tests/support/rs_test.h"
+
 #include <criterion/criterion.h>
-#include <json-c/json.h>
 #include <errno.h>
+#include <json-c/json.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include "backend/engine/engine.h"
-#include "tests/support/rs_test.h"
 
 TestSuite(engine, .timeout = 120);
 
@@ -19,8 +19,7 @@ TestSuite(engine, .timeout = 120);
 static struct ev eng_events[ENG_MAX_EVENTS];
 static size_t eng_n;
 
-static void eng_conf(struct engine_conf *c, const char *dir)
-{
+static void eng_conf(struct engine_conf *c, const char *dir) {
     engine_conf_default(c);
     c->synthetic_days = 6;
     c->epochs = 2;
@@ -29,16 +28,14 @@ static void eng_conf(struct engine_conf *c, const char *dir)
     snprintf(c->backend, sizeof(c->backend), "cpu");
 }
 
-static void eng_drain(struct evring *r)
-{
+static void eng_drain(struct evring *r) {
     size_t room = ENG_MAX_EVENTS - eng_n;
     eng_n += evring_drain(r, eng_events + eng_n, room);
 }
 
 /* Drain events until pred holds on the latest snapshot (or the engine is done). */
 static const struct engine_snap *eng_wait(struct engine *e, struct evring *r,
-                                          bool (*pred)(const struct engine_snap *))
-{
+                                          bool (*pred)(const struct engine_snap *)) {
     for (;;) {
         eng_drain(r);
         const struct engine_snap *s = engine_snap_read(e, NULL);
@@ -49,23 +46,19 @@ static const struct engine_snap *eng_wait(struct engine *e, struct evring *r,
     }
 }
 
-static bool eng_is_done(const struct engine_snap *s)
-{
+static bool eng_is_done(const struct engine_snap *s) {
     return s->state == ENGINE_FINISHED || s->state == ENGINE_FAILED;
 }
 
-static bool eng_is_paused(const struct engine_snap *s)
-{
+static bool eng_is_paused(const struct engine_snap *s) {
     return s->state == ENGINE_PAUSED;
 }
 
-static bool eng_is_training(const struct engine_snap *s)
-{
+static bool eng_is_training(const struct engine_snap *s) {
     return s->step > 0;
 }
 
-static size_t eng_count(enum ev_kind kind, int phase)
-{
+static size_t eng_count(enum ev_kind kind, int phase) {
     size_t n = 0;
     for (size_t i = 0; i < eng_n; i++)
         if (eng_events[i].kind == kind && (phase < 0 || eng_events[i].u.phase.phase == phase))
@@ -73,16 +66,14 @@ static size_t eng_count(enum ev_kind kind, int phase)
     return n;
 }
 
-static const struct ev *eng_find_cmd(enum ev_cmd_id cmd)
-{
+static const struct ev *eng_find_cmd(enum ev_cmd_id cmd) {
     for (size_t i = 0; i < eng_n; i++)
         if (eng_events[i].kind == EV_COMMAND && eng_events[i].u.command.cmd == cmd)
             return &eng_events[i];
     return NULL;
 }
 
-Test(engine, full_run_emits_every_phase_and_checkpoints)
-{
+Test(engine, full_run_emits_every_phase_and_checkpoints) {
     char dir[256], path[512];
     cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
     struct engine_conf c;
@@ -133,8 +124,7 @@ Test(engine, full_run_emits_every_phase_and_checkpoints)
     rs_test_rmtree(dir);
 }
 
-Test(engine, commands_apply_at_safe_points)
-{
+Test(engine, commands_apply_at_safe_points) {
     char dir[256], err[512];
     cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
     struct engine_conf c;
@@ -193,8 +183,7 @@ Test(engine, commands_apply_at_safe_points)
     rs_test_rmtree(dir);
 }
 
-Test(engine, invalid_configuration_names_the_flag)
-{
+Test(engine, invalid_configuration_names_the_flag) {
     struct engine_conf c;
     char err[256];
     engine_conf_default(&c);
@@ -211,8 +200,7 @@ Test(engine, invalid_configuration_names_the_flag)
     cr_assert(strstr(err, "--name"), "%s", err);
 }
 
-static json_object *eng_parse(const struct ev *e)
-{
+static json_object *eng_parse(const struct ev *e) {
     char buf[1024];
     int n = engine_json_event(e, buf, sizeof(buf));
     cr_assert_lt(n, (int)sizeof(buf));
@@ -221,22 +209,19 @@ static json_object *eng_parse(const struct ev *e)
     return o;
 }
 
-static const char *eng_str(json_object *o, const char *key)
-{
+static const char *eng_str(json_object *o, const char *key) {
     json_object *v;
     cr_assert(json_object_object_get_ex(o, key, &v), "missing %s", key);
     return json_object_get_string(v);
 }
 
-static int64_t eng_int(json_object *o, const char *key)
-{
+static int64_t eng_int(json_object *o, const char *key) {
     json_object *v;
     cr_assert(json_object_object_get_ex(o, key, &v), "missing %s", key);
     return json_object_get_int64(v);
 }
 
-Test(engine, json_schema_of_each_event_kind)
-{
+Test(engine, json_schema_of_each_event_kind) {
     struct ev e = {.t_ns = 5, .kind = EV_PHASE, .dev = 1};
     e.u.phase = (struct ev_phase){PHASE_BACKWARD, 2, 40, -1, 1000, 3000};
     json_object *o = eng_parse(&e);
@@ -258,8 +243,11 @@ Test(engine, json_schema_of_each_event_kind)
     json_object_put(o);
 
     e = (struct ev){.t_ns = 9, .kind = EV_MEM, .dev = 0};
-    e.u.mem = (struct ev_mem){.allocated_bytes = 512, .reserved_bytes = 2097152,
-                              .largest_free_bytes = 1000, .free_blocks = 3, .frag = 0.25};
+    e.u.mem = (struct ev_mem){.allocated_bytes = 512,
+                              .reserved_bytes = 2097152,
+                              .largest_free_bytes = 1000,
+                              .free_blocks = 3,
+                              .frag = 0.25};
     o = eng_parse(&e);
     cr_assert_eq(eng_int(o, "reserved"), 2097152);
     cr_assert_eq(eng_int(o, "free_blocks"), 3);

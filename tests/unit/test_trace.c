@@ -1,17 +1,16 @@
 /* Tests for the trace module: histogram buckets and percentiles, traced syncs, in-flight. */
-#include <criterion/criterion.h>
-#include <errno.h>
-
 #include "backend/core/evring.h"
 #include "backend/trace/trace.h"
 #include "backend/trace/trace_hist.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
 
 TestSuite(trace, .timeout = 30);
 
 static struct trace_hist trace_h; /* 10 KB: static, not on the stack */
 
-Test(trace, buckets_are_within_two_percent)
-{
+Test(trace, buckets_are_within_two_percent) {
     for (uint64_t v = 1; v < (1ull << 42); v = v * 3 / 2 + 1) {
         size_t b = trace_hist_bucket(v);
         uint64_t lo, hi;
@@ -29,8 +28,7 @@ Test(trace, buckets_are_within_two_percent)
     cr_assert_eq(hi, 38);
 }
 
-Test(trace, percentiles_of_uniform_values)
-{
+Test(trace, percentiles_of_uniform_values) {
     trace_hist_init(&trace_h);
     /* 1..1000 us: the true p50 is 500 us, p90 900 us, p99 990 us */
     for (uint64_t i = 1; i <= 1000; i++)
@@ -46,8 +44,7 @@ Test(trace, percentiles_of_uniform_values)
     cr_assert_eq(trace_hist_percentile(&trace_h, 100), 1000000);
 }
 
-Test(trace, percentiles_of_a_bimodal_tail)
-{
+Test(trace, percentiles_of_a_bimodal_tail) {
     trace_hist_init(&trace_h);
     for (int i = 0; i < 980; i++)
         trace_hist_add(&trace_h, 20000); /* 20 us */
@@ -60,14 +57,12 @@ Test(trace, percentiles_of_a_bimodal_tail)
     cr_assert_eq(trace_hist_percentile(&trace_h, 50), 0);
 }
 
-static int trace_ok_fn(void *arg)
-{
+static int trace_ok_fn(void *arg) {
     (void)arg;
     return 0;
 }
 
-Test(trace, injected_delay_is_measured)
-{
+Test(trace, injected_delay_is_measured) {
     struct trace *t;
     cr_assert_eq(trace_create(&t, NULL, 1), 0);
     trace_set_sync_delay(t, 0, 20000000); /* 20 ms */
@@ -79,8 +74,7 @@ Test(trace, injected_delay_is_measured)
     trace_destroy(t);
 }
 
-Test(trace, phase_events_carry_position)
-{
+Test(trace, phase_events_carry_position) {
     struct evring *r;
     struct trace *t;
     cr_assert_eq(evring_create(&r, 8), 0);
