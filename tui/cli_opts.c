@@ -193,7 +193,7 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
     case OPT_DATA:
         return cli_copy("--data", c->data_path, sizeof(c->data_path), v, err, errlen);
     case OPT_SYNTH_DAYS:
-        return cli_int("--synthetic-days", v, 2, 100000, &c->synthetic_days, err, errlen);
+        return cli_int("--synthetic-days", v, 3, 100000, &c->synthetic_days, err, errlen);
     case OPT_SEED:
         rc = cli_parse_long("--seed", v, 0, LONG_MAX, &l, err, errlen);
         c->seed = (uint64_t)l;
@@ -291,12 +291,32 @@ static int cli_train_finish(struct cli_train_opts *o, bool epochs_set, char *err
     return engine_conf_validate(c, err, errlen);
 }
 
+#define CLI_SEEN(id) (1ull << ((id)-OPT_DATA))
+
+/* Flags that contradict each other are an error, not a silent choice. */
+static int cli_train_conflicts(uint64_t seen, char *err, size_t errlen) {
+    if ((seen & CLI_SEEN(OPT_DATA)) && (seen & CLI_SEEN(OPT_SYNTH_DAYS)))
+        return errbuf_set(err, errlen, -EINVAL, "--data and --synthetic-days exclude each other");
+    static const struct {
+        int id;
+        const char *flag;
+    } arch[] = {{OPT_HIDDEN, "--hidden"}, {OPT_LOSS, "--loss"}, {OPT_ACT, "--activation"}};
+    for (size_t i = 0; (seen & CLI_SEEN(OPT_RESUME)) && i < 3; i++)
+        if (seen & CLI_SEEN(arch[i].id))
+            return errbuf_set(err, errlen, -EINVAL,
+                              "%s cannot be combined with --resume: the model's architecture "
+                              "comes from the checkpoint",
+                              arch[i].flag);
+    return 0;
+}
+
 int cli_train_parse(int argc, char **argv, const char *cmd, bool train_cmd,
                     struct cli_train_opts *o) {
     memset(o, 0, sizeof(*o));
     engine_conf_default(&o->conf);
     o->delay_ds = 5;
     bool epochs_set = false;
+    uint64_t seen = 0; /* bit (id - OPT_DATA) per long option given */
     char err[512];
     opterr = 0;
     optind = 1;
@@ -313,6 +333,8 @@ int cli_train_parse(int argc, char **argv, const char *cmd, bool train_cmd,
             return cli_usage_error(cmd, cli_train_usage, err);
         }
         epochs_set |= id == OPT_EPOCHS;
+        if (id >= OPT_DATA && id - OPT_DATA < 64)
+            seen |= 1ull << (id - OPT_DATA);
         if (cli_train_opt(id, optarg, o, err, sizeof(err)) != 0)
             return cli_usage_error(cmd, cli_train_usage, err);
     }
@@ -321,7 +343,8 @@ int cli_train_parse(int argc, char **argv, const char *cmd, bool train_cmd,
         return cli_usage_error(cmd, cli_train_usage, err);
     }
     (void)train_cmd;
-    if (cli_train_finish(o, epochs_set, err, sizeof(err)) != 0)
+    if (cli_train_conflicts(seen, err, sizeof(err)) != 0 ||
+        cli_train_finish(o, epochs_set, err, sizeof(err)) != 0)
         return cli_usage_error(cmd, cli_train_usage, err);
     return 0;
 }

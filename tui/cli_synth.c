@@ -84,5 +84,5 @@ int cli_synth(int argc, char **argv) {
     else
         fprintf(stderr, "ringside synth: wrote %zu bars (%d sessions) to %s\n", ds.n, so.days, out);
     data_series_fini(&ds);
-    return rc == 0 ? 0 : 1;
+    return rc == 0 ? 0 : CLI_EXIT_USAGE; /* a bad --out path or options */
 }

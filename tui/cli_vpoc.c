@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,8 +103,13 @@ static int cli_vpoc_parse(int argc, char **argv, struct cli_vpoc_opts *o) {
     return 0;
 }
 
-/* Shortest decimal that reads back as the same double. */
+/* Shortest decimal that reads back as the same double, without an exponent for whole
+ * numbers (JSON readers and people both prefer 4701 to 4.701e+03). */
 static void cli_vpoc_num(char *buf, size_t n, double v) {
+    if (v == (double)(long long)v && fabs(v) < 1e15) {
+        snprintf(buf, n, "%lld", (long long)v);
+        return;
+    }
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(buf, n, "%.*g", prec, v);
         if (strtod(buf, NULL) == v)
@@ -128,33 +134,64 @@ static int cli_vpoc_print(const struct data_series *ds, const struct data_sessio
                : 0;
 }
 
-static int cli_vpoc_compute(const struct cli_vpoc_opts *o, const struct data_series *ds,
-                            const struct data_sessions *ss, struct vpoc_result *res) {
-    struct compute_conf cc = {.device = 0, .threads = 1};
-    mem_conf_default(&cc.alloc);
-    struct compute *c = NULL;
-    char notice[512], err[512];
-    int rc = compute_open(o->backend, &cc, &c, notice, sizeof(notice), err, sizeof(err));
+/* Every session through the backend; all results before any output. */
+static int cli_vpoc_compute(struct compute *c, const struct cli_vpoc_opts *o,
+                            const struct data_series *ds, const struct data_sessions *ss,
+                            struct vpoc_result *res) {
+    char err[512];
+    struct vpoc_bar *bars = malloc((ds->n ? ds->n : 1) * sizeof(*bars));
+    if (!bars) {
+        fprintf(stderr, "ringside vpoc: out of memory\n");
+        return 1;
+    }
+    vpoc_bars_from_series(ds->bars, ds->n, bars);
+    int rc = vpoc_sessions_check(bars, ss, &o->p, err, sizeof(err));
     if (rc != 0) {
-        fprintf(stderr, "ringside vpoc: %s\n", err);
+        fprintf(stderr, "ringside vpoc: %s: %s\n", o->data, err);
+        free(bars);
         return CLI_EXIT_USAGE;
     }
-    if (notice[0])
-        fprintf(stderr, "ringside vpoc: %s\n", notice);
-    struct vpoc_bar *bars = malloc(ds->n * sizeof(*bars));
-    rc = bars ? 0 : -ENOMEM;
-    if (bars)
-        vpoc_bars_from_series(ds->bars, ds->n, bars);
     for (size_t k = 0; rc == 0 && k < ss->n; k++) {
         size_t chunk = o->chunk > 0 ? (size_t)o->chunk : ss->s[k].n;
         rc = compute_vpoc_session(c, bars + ss->s[k].first, ss->s[k].n, &o->p, chunk, &res[k], NULL,
                                   err, sizeof(err));
     }
     if (rc != 0)
-        fprintf(stderr, "ringside vpoc: %s\n", rc == -ENOMEM && !bars ? "out of memory" : err);
+        fprintf(stderr, "ringside vpoc: %s\n", err);
     free(bars);
-    compute_close(c);
     return rc == 0 ? 0 : 1;
+}
+
+static int cli_vpoc_open(const struct cli_vpoc_opts *o, struct compute **c) {
+    struct compute_conf cc = {.device = 0, .threads = 1};
+    mem_conf_default(&cc.alloc);
+    char notice[512], err[512];
+    if (compute_open(o->backend, &cc, c, notice, sizeof(notice), err, sizeof(err)) != 0) {
+        fprintf(stderr, "ringside vpoc: %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    /* no fallback notice here: stderr carries only errors for this data command */
+    return 0;
+}
+
+static int cli_vpoc_load(const struct cli_vpoc_opts *o, struct data_series *ds,
+                         struct data_sessions *ss) {
+    struct data_csv_opts co = {.skip_bad_rows = o->skip_bad};
+    struct data_csv_report rep = {0};
+    char err[1024];
+    int rc = data_csv_load(o->data, &co, ds, &rep, err, sizeof(err));
+    if (rc != 0) {
+        fprintf(stderr, "ringside vpoc: %s\n", err);
+        return rc == -ENOMEM ? 1 : CLI_EXIT_USAGE;
+    }
+    if (rep.rows_skipped)
+        fprintf(stderr, "ringside vpoc: skipped %zu bad rows (first: %s)\n", rep.rows_skipped,
+                rep.first_skip);
+    if (data_sessions_split(ds, (int)o->start_hour, ss) != 0) {
+        fprintf(stderr, "ringside vpoc: out of memory\n");
+        return 1;
+    }
+    return 0;
 }
 
 int cli_vpoc(int argc, char **argv) {
@@ -162,37 +199,28 @@ int cli_vpoc(int argc, char **argv) {
     int rc = cli_vpoc_parse(argc, argv, &o);
     if (rc != 0)
         return rc == 1 ? 0 : rc;
+    struct compute *c = NULL;
+    if ((rc = cli_vpoc_open(&o, &c)) != 0)
+        return rc;
     struct data_series ds;
     struct data_sessions ss = {0};
     struct vpoc_result *res = NULL;
     data_series_init(&ds);
-    struct data_csv_opts co = {.skip_bad_rows = o.skip_bad};
-    struct data_csv_report rep = {0};
-    char err[1024];
-    rc = data_csv_load(o.data, &co, &ds, &rep, err, sizeof(err));
-    if (rc != 0) {
-        fprintf(stderr, "ringside vpoc: %s\n", err);
-        rc = rc == -ENOMEM ? 1 : CLI_EXIT_USAGE;
-        goto done;
-    }
-    if (rep.rows_skipped)
-        fprintf(stderr, "ringside vpoc: skipped %zu bad rows (first: %s)\n", rep.rows_skipped,
-                rep.first_skip);
-    if (data_sessions_split(&ds, (int)o.start_hour, &ss) != 0 ||
-        !(res = calloc(ss.n ? ss.n : 1, sizeof(*res)))) {
+    rc = cli_vpoc_load(&o, &ds, &ss);
+    if (rc == 0 && !(res = calloc(ss.n ? ss.n : 1, sizeof(*res)))) {
         fprintf(stderr, "ringside vpoc: out of memory\n");
         rc = 1;
-        goto done;
     }
-    rc = cli_vpoc_compute(&o, &ds, &ss, res);
+    if (rc == 0)
+        rc = cli_vpoc_compute(c, &o, &ds, &ss, res);
     for (size_t k = 0; rc == 0 && k < ss.n; k++)
         if (cli_vpoc_print(&ds, &ss.s[k], &res[k]) != 0)
             rc = 1;
     if (rc == 0 && fflush(stdout) != 0)
         rc = 1;
-done:
     free(res);
     data_sessions_fini(&ss);
     data_series_fini(&ds);
+    compute_close(c);
     return rc;
 }

@@ -33,7 +33,11 @@ int compute_vpoc_session(struct compute *c, const struct vpoc_bar *bars, size_t 
         return errbuf_set(err, errlen, -EINVAL, "VPOC: empty session or chunk");
     int64_t lo, hi;
     vpoc_level_range(bars, n, p, &lo, &hi);
-    size_t n_levels = (size_t)(hi - lo + 1);
+    uint64_t span = (uint64_t)hi - (uint64_t)lo + 1u;
+    if (span > VPOC_MAX_LEVELS)
+        return errbuf_set(err, errlen, -EINVAL, "VPOC: %llu price levels (at most %llu)",
+                          (unsigned long long)span, (unsigned long long)VPOC_MAX_LEVELS);
+    size_t n_levels = (size_t)span;
     void *hist = NULL;
     int rc = compute_alloc(c, n_levels * sizeof(int64_t), &hist, err, errlen);
     if (rc != 0)

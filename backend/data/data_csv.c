@@ -14,6 +14,7 @@
 
 #define DATA_CSV_LINE_BUF   (DATA_CSV_MAX_LINE + 3) /* content + "\r\n" + NUL */
 #define DATA_CSV_MAX_VOLUME 1e12                    /* profile fixed point overflows above */
+#define DATA_CSV_MAX_PRICE  1e9                     /* price levels must fit in 64 bits */
 #define DATA_CSV_MSG        320
 
 enum data_csv_col {
@@ -287,6 +288,12 @@ static int data_csv_bound(char *why, size_t whylen, const char *col, double x, c
 }
 
 static int data_csv_check_bar(const struct data_bar *b, char *why, size_t whylen) {
+    static const char *const names[4] = {"open", "high", "low", "close"};
+    const double px[4] = {b->open, b->high, b->low, b->close};
+    for (int k = 0; k < 4; k++)
+        if (fabs(px[k]) > DATA_CSV_MAX_PRICE)
+            return data_csv_bound(why, whylen, names[k], px[k], "beyond the maximum price +/-",
+                                  DATA_CSV_MAX_PRICE);
     double hi = fmax(b->open, b->close), lo = fmin(b->open, b->close);
     if (b->high < hi)
         return data_csv_bound(why, whylen, "high", b->high, "below max(open, close) =", hi);

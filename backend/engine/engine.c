@@ -1,5 +1,6 @@
 /* The engine's lifecycle and thread: create (everything that can fail on input), start, the
  * command queue and safe points, snapshots, and joining. */
+#include "backend/core/afile.h"
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
 #include "backend/engine/engine_internal.h"
@@ -278,6 +279,11 @@ int engine_create(struct engine **out, const struct engine_conf *conf, struct ev
         goto fail;
     if ((rc = engine_resume_load(e, err, errlen)) != 0)
         goto fail;
+    /* checkpoints are written after every epoch: a directory that cannot exist fails now */
+    if ((rc = afile_mkdirs(e->conf.output_dir, err, errlen)) != 0) {
+        rc = -EINVAL;
+        goto fail;
+    }
     engine_publish(e, true);
     *out = e;
     return 0;
@@ -338,6 +344,7 @@ void engine_destroy(struct engine *e) {
     evring_destroy(e->cmds);
     feat_set_fini(&e->fs);
     free(e->vpoc);
+    free(e->vbars);
     data_sessions_fini(&e->ss);
     data_series_fini(&e->ds);
     mlp_ckpt_fini(&e->ck);

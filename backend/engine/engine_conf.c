@@ -47,7 +47,7 @@ static int engine_conf_range(const char *flag, double v, double lo, double hi, c
 int engine_conf_validate(const struct engine_conf *c, char *err, size_t errlen) {
     int rc = 0;
     if (!c->data_path[0])
-        rc = engine_conf_range("--synthetic-days", c->synthetic_days, 2, 100000, err, errlen);
+        rc = engine_conf_range("--synthetic-days", c->synthetic_days, 3, 100000, err, errlen);
     rc = rc ? rc
             : engine_conf_range("--session-start-hour", c->session_start_hour, 0, 23, err, errlen);
     rc = rc ? rc : engine_conf_range("--chunk", c->chunk_bars, 0, 1e9, err, errlen);

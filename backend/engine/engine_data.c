@@ -33,13 +33,21 @@ int engine_data_load(struct engine *e, char *err, size_t errlen) {
     }
     if (rc == 0)
         rc = data_sessions_split(&e->ds, e->conf.session_start_hour, &e->ss);
-    if (rc == 0 && e->ss.n < 2)
+    const char *src = e->conf.data_path[0] ? e->conf.data_path : "synthetic data";
+    if (rc == 0 && e->ss.n < 3)
         rc = errbuf_set(err, errlen, -EINVAL,
-                        "%s: %zu session(s): training needs at least 2 (features use the "
-                        "prior session's VPOC)",
-                        e->conf.data_path[0] ? e->conf.data_path : "synthetic data", e->ss.n);
-    if (rc == 0 && !(e->vpoc = calloc(e->ss.n, sizeof(*e->vpoc))))
+                        "%s: %zu session(s): training needs at least 3 (one for the prior "
+                        "session's VPOC, one to train on, one to validate)",
+                        src, e->ss.n);
+    if (rc == 0 && (!(e->vpoc = calloc(e->ss.n, sizeof(*e->vpoc))) ||
+                    !(e->vbars = malloc(e->ds.n * sizeof(*e->vbars)))))
         rc = errbuf_set(err, errlen, -ENOMEM, "out of memory");
+    if (rc == 0) {
+        vpoc_bars_from_series(e->ds.bars, e->ds.n, e->vbars);
+        char why[256];
+        if (vpoc_sessions_check(e->vbars, &e->ss, &e->conf.vpoc, why, sizeof(why)) != 0)
+            rc = errbuf_set(err, errlen, -EINVAL, "%s: %s", src, why);
+    }
     engine_phase_done(e, PHASE_LOAD, t0, 0, -1, -1);
     engine_set_phase(e, PHASE_COUNT);
     if (rc != 0)
@@ -64,10 +72,7 @@ static void engine_vpoc_emit(struct engine *e, const struct compute_event *ev, s
 }
 
 int engine_vpoc_all(struct engine *e, char *err, size_t errlen) {
-    struct vpoc_bar *bars = malloc(e->ds.n * sizeof(*bars));
-    if (!bars)
-        return errbuf_set(err, errlen, -ENOMEM, "out of memory");
-    vpoc_bars_from_series(e->ds.bars, e->ds.n, bars);
+    const struct vpoc_bar *bars = e->vbars;
     engine_set_phase(e, PHASE_VPOC);
     int rc = 0;
     for (size_t k = 0; rc == 0 && k < e->ss.n; k++) {
@@ -85,7 +90,6 @@ int engine_vpoc_all(struct engine *e, char *err, size_t errlen) {
         e->s.sessions_done = k + 1;
         engine_emit_mem(e);
     }
-    free(bars);
     engine_set_phase(e, PHASE_COUNT);
     if (rc == 0 && !e->stop_requested)
         engine_log(e, SEV_INFO, "VPOC done for %zu sessions (chunk %d bars)", e->ss.n,

@@ -25,6 +25,7 @@ struct engine {
     /* data, owned by the engine thread after engine_start */
     struct data_series ds;
     struct data_sessions ss;
+    struct vpoc_bar *vbars;   /* the series as VPOC input (host memory, copied per chunk) */
     struct vpoc_result *vpoc; /* one per session */
     struct feat_set fs;
     size_t split; /* first validation row */

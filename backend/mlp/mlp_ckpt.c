@@ -359,12 +359,14 @@ static int mlp_ckpt_decode(const char *path, const unsigned char *b, size_t size
         goto bad_header;
     mlp_ckpt_raw_to_arch(&raw, &arch);
     size_t want = mlp_ckpt_file_bytes(&arch);
+    /* A size that disagrees with the header is a truncation only if the checksum cannot tell
+     * otherwise: with a damaged header the implied size is meaningless too. */
     if (size < want)
-        return errbuf_set(err, errlen, -EINVAL, "%s: truncated: %zu of %zu bytes", path, size,
-                          want);
+        return errbuf_set(err, errlen, -EINVAL, "%s: truncated or corrupt: %zu of %zu bytes%s",
+                          path, size, want, crc_ok ? "" : " (checksum mismatch)");
     if (size > want)
-        return errbuf_set(err, errlen, -EINVAL, "%s: %zu trailing bytes after the checkpoint", path,
-                          size - want);
+        return errbuf_set(err, errlen, -EINVAL, "%s: %zu trailing bytes after the checkpoint%s",
+                          path, size - want, crc_ok ? "" : " (checksum mismatch: corrupt)");
     if (!crc_ok)
         return errbuf_set(err, errlen, -EINVAL, "%s: checksum mismatch: the file is corrupt", path);
     if (mlp_ckpt_alloc(c, &arch) != 0)

@@ -1,6 +1,8 @@
 /* CPU reference for the volume profile: levels, chunked accumulation, POC and value area. */
 #include "backend/vpoc/vpoc.h"
 
+#include "backend/core/errbuf.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -114,5 +116,23 @@ int vpoc_session(const struct vpoc_bar *bars, size_t n, const struct vpoc_params
     vpoc_accumulate(bars, n, p, lo, hist, n_levels);
     vpoc_finalize(hist, n_levels, lo, p, out);
     free(hist);
+    return 0;
+}
+
+int vpoc_sessions_check(const struct vpoc_bar *bars, const struct data_sessions *ss,
+                        const struct vpoc_params *p, char *err, size_t errlen) {
+    for (size_t k = 0; k < ss->n; k++) {
+        if (ss->s[k].n == 0)
+            continue;
+        int64_t lo, hi;
+        vpoc_level_range(bars + ss->s[k].first, ss->s[k].n, p, &lo, &hi);
+        uint64_t levels = (uint64_t)hi - (uint64_t)lo + 1u;
+        if (levels > VPOC_MAX_LEVELS)
+            return errbuf_set(err, errlen, -EINVAL,
+                              "session %s spans %llu price levels at tick %g (at most %llu): "
+                              "is --tick right for this data?",
+                              ss->s[k].label, (unsigned long long)levels, p->tick,
+                              (unsigned long long)VPOC_MAX_LEVELS);
+    }
     return 0;
 }

@@ -35,6 +35,10 @@ struct vpoc_result {
     int64_t total_fix;    /* sum of the profile, fixed point */
 };
 
+/* Most price levels one session's profile may span (a 128 MiB profile): more means the tick
+ * does not fit the data. */
+#define VPOC_MAX_LEVELS ((uint64_t)1 << 24)
+
 /* round(price / tick) as an integer level (half away from zero, as llround). */
 int64_t vpoc_level(double price, double tick);
 
@@ -60,6 +64,11 @@ void vpoc_accumulate(const struct vpoc_bar *bars, size_t n, const struct vpoc_pa
  * whose index 0 is level base. n_levels >= 1. */
 void vpoc_finalize(const int64_t *hist, size_t n_levels, int64_t base, const struct vpoc_params *p,
                    struct vpoc_result *out);
+
+/* Check every session's level span against VPOC_MAX_LEVELS before any profile is allocated.
+ * 0, or -EINVAL with err = "session 2024-01-02 spans N price levels at tick T (at most M)". */
+int vpoc_sessions_check(const struct vpoc_bar *bars, const struct data_sessions *ss,
+                        const struct vpoc_params *p, char *err, size_t errlen);
 
 /* Convert data bars to vpoc bars (n entries). */
 void vpoc_bars_from_series(const struct data_bar *in, size_t n, struct vpoc_bar *out);

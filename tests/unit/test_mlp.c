@@ -588,14 +588,16 @@ Test(mlp, ckpt_corruption_detected, .init = tmlp_ckpt_setup, .fini = tmlp_ckpt_t
     const size_t cuts2[] = {236, len / 2, len - 4, len - 1};
     for (size_t i = 0; i < sizeof(cuts2) / sizeof(cuts2[0]); i++) {
         tmlp_write(bad, b, cuts2[i]);
-        snprintf(msg, sizeof(msg), "%s: truncated: %zu of %zu bytes", bad, cuts2[i], len);
+        snprintf(msg, sizeof(msg), "%s: truncated or corrupt: %zu of %zu bytes (checksum mismatch)",
+                 bad, cuts2[i], len);
         tmlp_expect_load_error(bad, -EINVAL, msg);
     }
     unsigned char *m = malloc(len + 1);
     memcpy(m, b, len);
     m[len] = 0;
     tmlp_write(bad, m, len + 1);
-    snprintf(msg, sizeof(msg), "%s: 1 trailing bytes after the checkpoint", bad);
+    snprintf(msg, sizeof(msg),
+             "%s: 1 trailing bytes after the checkpoint (checksum mismatch: corrupt)", bad);
     tmlp_expect_load_error(bad, -EINVAL, msg);
     m[len / 2] ^= 0x40;
     tmlp_write(bad, m, len);
