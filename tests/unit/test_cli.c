@@ -1,0 +1,940 @@
+/* End-to-end tests of the ringside binary: exit statuses, error messages and files left behind. */
+#include "tests/support/rs_test.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CLI_TEST_OUT_BYTES (1u << 18)
+#define CLI_TEST_ERR_BYTES (1u << 16)
+
+/* The current test's scratch directory and the last run's results. */
+static char cli_test_dir[4096];
+static struct {
+    int rc;
+    char out[CLI_TEST_OUT_BYTES];
+    char err[CLI_TEST_ERR_BYTES];
+} cli_test_res;
+
+static void cli_test_init(void) {
+    cr_assert_eq(rs_test_tmpdir(cli_test_dir, sizeof(cli_test_dir)), 0);
+}
+
+static void cli_test_fini(void) {
+    rs_test_rmtree(cli_test_dir);
+}
+
+TestSuite(cli, .init = cli_test_init, .fini = cli_test_fini, .timeout = 60);
+
+/* ---- helpers ---- */
+
+/* "<tmpdir>/name" in one of a few rotating buffers, so several can be live at once. */
+static const char *cli_test_path(const char *name) {
+    static char bufs[8][4200];
+    static unsigned next;
+    char *b = bufs[next++ % 8];
+    snprintf(b, sizeof(bufs[0]), "%s/%s", cli_test_dir, name);
+    return b;
+}
+
+static const char *cli_test_fix(const char *name) {
+    static char bufs[4][4200];
+    static unsigned next;
+    char rel[256];
+    snprintf(rel, sizeof(rel), "cli/%s", name);
+    return rs_test_fixture(rel, bufs[next++ % 4], sizeof(bufs[0]));
+}
+
+static int cli_test_exec(const char *const *argv) {
+    cli_test_res.rc = rs_test_run(argv, cli_test_res.out, sizeof(cli_test_res.out),
+                                  cli_test_res.err, sizeof(cli_test_res.err));
+    cr_assert_neq(cli_test_res.rc, -1, "could not start %s/ringside", RS_BINARY_DIR);
+    /* A sanitized child reports on its stderr, which this runner captures: surface it. */
+    cr_assert(!strstr(cli_test_res.err, "runtime error:") && !strstr(cli_test_res.err, "Sanitizer"),
+              "sanitizer report from ringside:\n%s", cli_test_res.err);
+    return cli_test_res.rc;
+}
+#define CLI_TEST_RUN(...) cli_test_exec((const char *const[]){__VA_ARGS__, NULL})
+
+static void cli_test_err_has(const char *const *needles) {
+    for (size_t i = 0; needles[i]; i++)
+        cr_assert(strstr(cli_test_res.err, needles[i]), "stderr lacks \"%s\"; stderr was:\n%s",
+                  needles[i], cli_test_res.err);
+}
+#define CLI_TEST_ERR_HAS(...) cli_test_err_has((const char *const[]){__VA_ARGS__, NULL})
+
+static void cli_test_out_has(const char *const *needles) {
+    for (size_t i = 0; needles[i]; i++)
+        cr_assert(strstr(cli_test_res.out, needles[i]), "stdout lacks \"%s\"", needles[i]);
+}
+#define CLI_TEST_OUT_HAS(...) cli_test_out_has((const char *const[]){__VA_ARGS__, NULL})
+
+static void cli_test_status(int want) {
+    cr_assert_eq(cli_test_res.rc, want, "exit status %d, want %d; stderr:\n%s", cli_test_res.rc,
+                 want, cli_test_res.err);
+}
+
+static size_t cli_test_count(const char *hay, const char *needle) {
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
+static bool cli_test_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Number of entries in the scratch directory (., .. excluded). */
+static size_t cli_test_dir_entries(void) {
+    DIR *d = opendir(cli_test_dir);
+    cr_assert(d);
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/* Whole file into a NUL-terminated heap buffer; *len gets its size. */
+static char *cli_test_slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    cr_assert(b);
+    cr_assert_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    b[n] = '\0';
+    if (len)
+        *len = (size_t)n;
+    return b;
+}
+
+static void cli_test_spit(const char *path, const char *b, size_t len) {
+    FILE *f = fopen(path, "wb");
+    cr_assert(f, "cannot create %s", path);
+    cr_assert_eq(fwrite(b, 1, len, f), len);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* A bad CSV given to `vpoc`: status 2, nothing on stdout, one line on stderr holding needles. */
+static void cli_test_vpoc_bad(const char *path, const char *const *needles) {
+    CLI_TEST_RUN("vpoc", "--data", path);
+    cli_test_status(2);
+    cr_assert_str_eq(cli_test_res.out, "", "stdout not empty on error");
+    cr_assert_eq(cli_test_count(cli_test_res.err, "\n"), 1, "want one line, got:\n%s",
+                 cli_test_res.err);
+    cli_test_err_has(needles);
+}
+#define CLI_TEST_VPOC_BAD(path, ...)                                                               \
+    cli_test_vpoc_bad(path, (const char *const[]){__VA_ARGS__, NULL})
+
+/* A bad CSV given to headless `train`: status 2, and neither the JSONL nor the output dir made. */
+static void cli_test_train_bad(const char *path, const char *const *needles) {
+    const char *jsonl = cli_test_path("run.jsonl"), *outdir = cli_test_path("ckpt");
+    CLI_TEST_RUN("train", "--headless", "--epochs", "1", "--data", path, "--output", outdir,
+                 "--jsonl", jsonl);
+    cli_test_status(2);
+    cli_test_err_has(needles);
+    cr_assert_not(cli_test_exists(jsonl), "%s left behind", jsonl);
+    cr_assert_not(cli_test_exists(outdir), "%s left behind", outdir);
+}
+#define CLI_TEST_TRAIN_BAD(path, ...)                                                              \
+    cli_test_train_bad(path, (const char *const[]){__VA_ARGS__, NULL})
+
+/* A usage error: status 2, the message, the usage line and the --help hint; stdout empty. */
+static void cli_test_usage(const char *hint, const char *const *needles) {
+    cli_test_status(2);
+    cr_assert_str_eq(cli_test_res.out, "");
+    cli_test_err_has(needles);
+    CLI_TEST_ERR_HAS("usage: ringside", hint);
+}
+#define CLI_TEST_USAGE(hint, ...) cli_test_usage(hint, (const char *const[]){__VA_ARGS__, NULL})
+#define CLI_HINT_TRAIN            "Try 'ringside train --help'."
+#define CLI_HINT_VPOC             "Try 'ringside vpoc --help'."
+#define CLI_HINT_SYNTH            "Try 'ringside synth --help'."
+
+/* Run `train` with extra flags that must be rejected before anything is written. */
+static void cli_test_train_flags(const char *const *extra) {
+    const char *argv[32] = {
+        "train", "--headless", "--synthetic-days",    "5",       "--epochs",
+        "1",     "--output",   cli_test_path("ckpt"), "--jsonl", cli_test_path("o.jsonl")};
+    size_t n = 10;
+    for (size_t i = 0; extra[i] && n < 31; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    cli_test_exec(argv);
+    cr_assert_not(cli_test_exists(cli_test_path("o.jsonl")), "JSONL written after a bad flag");
+    cr_assert_not(cli_test_exists(cli_test_path("ckpt")), "output dir made after a bad flag");
+}
+#define CLI_TEST_TRAIN_FLAGS(...) cli_test_train_flags((const char *const[]){__VA_ARGS__, NULL})
+
+/* A real 1-epoch checkpoint at <tmpdir>/mk/vpoc_mlp.rsmodel; returns its path. */
+static const char *cli_test_make_ckpt(void) {
+    const char *dir = cli_test_path("mk");
+    CLI_TEST_RUN("train", "--headless", "--synthetic-days", "5", "--epochs", "1", "--output", dir,
+                 "--jsonl", cli_test_path("mk.jsonl"));
+    cli_test_status(0);
+    const char *ck = cli_test_path("mk/vpoc_mlp.rsmodel");
+    cr_assert(cli_test_exists(ck));
+    return ck;
+}
+
+static void cli_test_resume_bad(const char *ck, const char *const *needles) {
+    const char *jsonl = cli_test_path("resume.jsonl");
+    CLI_TEST_RUN("train", "--headless", "--synthetic-days", "5", "--epochs", "1", "--output",
+                 cli_test_path("out"), "--resume", ck, "--jsonl", jsonl);
+    cli_test_status(2);
+    cli_test_err_has(needles);
+    cr_assert_not(cli_test_exists(jsonl), "JSONL written for a bad checkpoint");
+}
+#define CLI_TEST_RESUME_BAD(ck, ...)                                                               \
+    cli_test_resume_bad(ck, (const char *const[]){__VA_ARGS__, NULL})
+
+/* ---- CSV errors through `vpoc` ---- */
+
+Test(cli, csv_empty_file) {
+    CLI_TEST_VPOC_BAD(cli_test_fix("empty.csv"), "empty.csv", "empty file", "header");
+}
+
+Test(cli, csv_header_only) {
+    CLI_TEST_VPOC_BAD(cli_test_fix("header_only.csv"), "header_only.csv", "no data rows");
+}
+
+Test(cli, csv_no_header) {
+    CLI_TEST_VPOC_BAD(cli_test_fix("no_header.csv"), "no_header.csv:1:", "header",
+                      "a header row is required");
+}
+
+Test(cli, csv_missing_column) {
+    CLI_TEST_VPOC_BAD(cli_test_fix("missing_volume.csv"), "missing_volume.csv:1:", "'volume'");
+    cr_assert_null(strstr(cli_test_res.err, "'close'"), "close is present, not missing");
+}
+
+Test(cli, csv_missing_columns_all_named) {
+    CLI_TEST_VPOC_BAD(cli_test_fix("missing_close_volume.csv"),
+                      "missing_close_volume.csv:1:", "'close'", "'volume'");
+}
+
+Test(cli, csv_non_numeric) {
+    /* Line 4: the blank line 3 still counts as a physical line. */
+    CLI_TEST_VPOC_BAD(cli_test_fix("non_numeric.csv"), "non_numeric.csv:4:", "high", "abc");
+}
+
+Test(cli, csv_high_below_body) {
+    CLI_TEST_VPOC_BAD(cli_test_fix("high_below.csv"), "high_below.csv:3:", "high", "100.25",
+                      "100.5");
+}
+
+Test(cli, csv_low_above_body) {
+    CLI_TEST_VPOC_BAD(cli_test_fix("low_above.csv"), "low_above.csv:3:", "low", "100.25");
+}
+
+Test(cli, csv_negative_volume) {
+    CLI_TEST_VPOC_BAD(cli_test_fix("negative_volume.csv"), "negative_volume.csv:3:", "volume",
+                      "-5");
+}
+
+Test(cli, csv_nan_value) {
+    CLI_TEST_VPOC_BAD(cli_test_fix("nan_close.csv"), "nan_close.csv:3:", "close", "nan");
+}
+
+Test(cli, csv_inf_value) {
+    CLI_TEST_VPOC_BAD(cli_test_fix("inf_volume.csv"), "inf_volume.csv:3:", "volume", "inf");
+}
+
+Test(cli, csv_duplicate_timestamp) {
+    CLI_TEST_VPOC_BAD(cli_test_fix("dup_timestamp.csv"), "dup_timestamp.csv:3:", "timestamp",
+                      "not increasing");
+}
+
+Test(cli, csv_backwards_timestamp) {
+    CLI_TEST_VPOC_BAD(cli_test_fix("backwards_timestamp.csv"),
+                      "backwards_timestamp.csv:4:", "timestamp", "not increasing", "09:29");
+}
+
+Test(cli, csv_bad_timestamp_format) {
+    CLI_TEST_VPOC_BAD(cli_test_fix("bad_timestamp.csv"), "bad_timestamp.csv:3:", "timestamp",
+                      "2024/01/02 09:31", "expected YYYY-MM-DD");
+}
+
+Test(cli, csv_too_few_fields) {
+    CLI_TEST_VPOC_BAD(cli_test_fix("short_row.csv"), "short_row.csv:3:", "5 fields", "6");
+}
+
+Test(cli, csv_too_many_fields) {
+    CLI_TEST_VPOC_BAD(cli_test_fix("long_row.csv"), "long_row.csv:3:", "7 fields", "6");
+}
+
+Test(cli, csv_ten_megabyte_line) {
+    const char *path = cli_test_path("huge.csv");
+    size_t big = 10u << 20;
+    static const char head[] = "timestamp,open,high,low,close,volume\n"
+                               "2024-01-02 09:30,100,101,99,100.5,10\n"
+                               "2024-01-02 09:31,100,101,99,100.5,";
+    char *b = malloc(sizeof(head) + big + 1);
+    cr_assert(b);
+    memcpy(b, head, sizeof(head) - 1);
+    memset(b + sizeof(head) - 1, '1', big);
+    b[sizeof(head) - 1 + big] = '\n';
+    cli_test_spit(path, b, sizeof(head) + big);
+    free(b);
+    CLI_TEST_VPOC_BAD(path, "huge.csv:3:", "longer than");
+}
+
+Test(cli, csv_nonexistent_file) {
+    const char *path = cli_test_path("no/such.csv");
+    CLI_TEST_VPOC_BAD(path, path, "cannot open");
+}
+
+Test(cli, csv_directory_as_file) {
+    CLI_TEST_VPOC_BAD(cli_test_dir, cli_test_dir, "directory");
+}
+
+Test(cli, csv_stdin_empty) {
+    /* rs_test_run gives the child /dev/null as stdin. */
+    CLI_TEST_VPOC_BAD("-", "<stdin>", "empty file");
+}
+
+Test(cli, csv_huge_price_no_crash) {
+    /* A finite but absurd price (1e300) is rejected by the loader: price levels must fit in
+     * 64 bits, so the profile code never sees it. */
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("huge_price.csv"));
+    cli_test_status(2);
+    cr_assert_str_eq(cli_test_res.out, "");
+    CLI_TEST_ERR_HAS("huge_price.csv:3:", "open");
+}
+
+Test(cli, csv_price_range_too_wide_for_tick_no_crash) {
+    /* Closes 0 and 2^61 + 512 are beyond the price limit; the row is named. */
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("wide_range.csv"), "--tick", "1");
+    cli_test_status(2);
+    cr_assert_str_eq(cli_test_res.out, "");
+    CLI_TEST_ERR_HAS("wide_range.csv:3:");
+}
+
+Test(cli, tick_too_fine_for_the_data) {
+    /* Valid prices, but a tick so small that one session spans more levels than a profile may
+     * hold: an input error naming the session and the tick, before anything is allocated. */
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("tiny.csv"), "--tick", "1e-8");
+    cli_test_status(2);
+    cr_assert_str_eq(cli_test_res.out, "");
+    CLI_TEST_ERR_HAS("price levels", "--tick");
+}
+
+Test(cli, data_and_synthetic_days_exclude_each_other) {
+    CLI_TEST_RUN("train", "--headless", "--data", cli_test_fix("tiny.csv"), "--synthetic-days",
+                 "5");
+    cli_test_status(2);
+    CLI_TEST_ERR_HAS("--data", "--synthetic-days");
+}
+
+Test(cli, resume_rejects_architecture_flags) {
+    CLI_TEST_RUN("train", "--headless", "--resume", "x.rsmodel", "--hidden", "8");
+    cli_test_status(2);
+    CLI_TEST_ERR_HAS("--hidden", "--resume");
+}
+
+Test(cli, synth_unwritable_output_is_a_usage_error) {
+    CLI_TEST_RUN("synth", "--days", "1", "--out", "/nonexistent-dir/x.csv");
+    cli_test_status(2);
+    CLI_TEST_ERR_HAS("/nonexistent-dir/x.csv");
+}
+
+Test(cli, csv_skip_bad_rows_vpoc) {
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("skip_one.csv"), "--skip-bad-rows");
+    cli_test_status(0);
+    CLI_TEST_ERR_HAS("skipped 1 bad row", "skip_one.csv:3:", "high");
+    /* Three good bars remain: closes 100.5 x10, 100.75 x20, 101 x30; POC 101 holds 30 of 60,
+     * and 70% (42) is reached by adding 100.75 (the only neighbour). */
+    cr_assert_eq(cli_test_count(cli_test_res.out, "\n"), 1);
+    CLI_TEST_OUT_HAS("\"session\":\"2024-01-02\"", "\"bars\":3,", "\"poc\":101,", "\"vah\":101,",
+                     "\"val\":100.75}");
+}
+
+Test(cli, csv_skip_bad_rows_only_bad_rows_is_an_error) {
+    /* Skipping every data row leaves nothing: still an input error. */
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("no_header.csv"), "--skip-bad-rows");
+    cli_test_status(2);
+    cr_assert_str_eq(cli_test_res.out, "");
+}
+
+/* ---- CSV errors through headless `train` ---- */
+
+Test(cli, train_csv_empty_file) {
+    CLI_TEST_TRAIN_BAD(cli_test_fix("empty.csv"), "empty.csv", "empty file");
+}
+
+Test(cli, train_csv_missing_column) {
+    CLI_TEST_TRAIN_BAD(cli_test_fix("missing_volume.csv"), "missing_volume.csv:1:", "'volume'");
+}
+
+Test(cli, train_csv_non_numeric) {
+    CLI_TEST_TRAIN_BAD(cli_test_fix("non_numeric.csv"), "non_numeric.csv:4:", "high", "abc");
+}
+
+Test(cli, train_csv_high_below_body) {
+    CLI_TEST_TRAIN_BAD(cli_test_fix("high_below.csv"), "high_below.csv:3:", "high");
+}
+
+Test(cli, train_csv_backwards_timestamp) {
+    CLI_TEST_TRAIN_BAD(cli_test_fix("backwards_timestamp.csv"),
+                       "backwards_timestamp.csv:4:", "timestamp", "not increasing");
+}
+
+Test(cli, train_csv_bad_timestamp_format) {
+    CLI_TEST_TRAIN_BAD(cli_test_fix("bad_timestamp.csv"), "bad_timestamp.csv:3:", "timestamp");
+}
+
+Test(cli, train_csv_nonexistent_file) {
+    const char *path = cli_test_path("missing.csv");
+    CLI_TEST_TRAIN_BAD(path, path, "cannot open");
+}
+
+Test(cli, train_csv_directory_as_file) {
+    const char *dir = cli_test_path("adir");
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    CLI_TEST_TRAIN_BAD(dir, dir, "directory");
+}
+
+Test(cli, train_csv_error_stdout_jsonl_empty) {
+    /* --jsonl - : the error goes to stderr and stdout stays empty. */
+    CLI_TEST_RUN("train", "--headless", "--epochs", "1", "--data", cli_test_fix("nan_close.csv"),
+                 "--output", cli_test_path("ckpt"));
+    cli_test_status(2);
+    cr_assert_str_eq(cli_test_res.out, "");
+    CLI_TEST_ERR_HAS("nan_close.csv:3:", "close");
+}
+
+/* 5 synthetic days plus a duplicate of the last row: the bad row is line 1 + 6900 + 1. */
+static const char *cli_test_synth_with_dup(void) {
+    const char *path = cli_test_path("dup5.csv");
+    CLI_TEST_RUN("synth", "--days", "5", "--seed", "3", "--out", path);
+    cli_test_status(0);
+    size_t len;
+    char *b = cli_test_slurp(path, &len);
+    cr_assert(len > 2 && b[len - 1] == '\n');
+    const char *last = b + len - 2;
+    while (last > b && last[-1] != '\n')
+        last--;
+    size_t ll = (size_t)(b + len - last);
+    char *nb = malloc(len + ll);
+    cr_assert(nb);
+    memcpy(nb, b, len);
+    memcpy(nb + len, last, ll);
+    cli_test_spit(path, nb, len + ll);
+    free(nb);
+    free(b);
+    return path;
+}
+
+Test(cli, train_csv_duplicate_row_at_end) {
+    CLI_TEST_TRAIN_BAD(cli_test_synth_with_dup(), "dup5.csv:6902:", "timestamp", "not increasing");
+}
+
+Test(cli, train_csv_skip_bad_rows) {
+    const char *path = cli_test_synth_with_dup();
+    const char *jsonl = cli_test_path("skip.jsonl");
+    CLI_TEST_RUN("train", "--headless", "--epochs", "1", "--data", path, "--skip-bad-rows",
+                 "--output", cli_test_path("ckpt"), "--jsonl", jsonl);
+    cli_test_status(0);
+    CLI_TEST_ERR_HAS("skipped 1 bad row", "dup5.csv:6902:");
+    char *j = cli_test_slurp(jsonl, NULL);
+    cr_assert(strstr(j, "\"type\":\"summary\""));
+    free(j);
+}
+
+/* ---- flags ---- */
+
+Test(cli, flag_unknown_train) {
+    CLI_TEST_TRAIN_FLAGS("--bogus");
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "ringside train:", "unknown option", "--bogus");
+}
+
+Test(cli, flag_unknown_vpoc) {
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("tiny.csv"), "--bogus");
+    CLI_TEST_USAGE(CLI_HINT_VPOC, "ringside vpoc:", "unknown option", "--bogus");
+}
+
+Test(cli, flag_unknown_synth) {
+    const char *out = cli_test_path("s.csv");
+    CLI_TEST_RUN("synth", "--days", "2", "--out", out, "--bogus");
+    CLI_TEST_USAGE(CLI_HINT_SYNTH, "ringside synth:", "unknown option", "--bogus");
+    cr_assert_eq(cli_test_dir_entries(), 0, "synth left files behind");
+}
+
+Test(cli, flag_unknown_toplevel) {
+    CLI_TEST_RUN("--bogus");
+    CLI_TEST_USAGE("Try 'ringside --help'.", "unknown option", "--bogus");
+}
+
+Test(cli, flag_missing_value_train) {
+    CLI_TEST_TRAIN_FLAGS("--epochs");
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "missing value", "--epochs");
+}
+
+Test(cli, flag_missing_value_vpoc) {
+    CLI_TEST_RUN("vpoc", "--data");
+    CLI_TEST_USAGE(CLI_HINT_VPOC, "missing value", "--data");
+}
+
+Test(cli, flag_missing_value_synth) {
+    CLI_TEST_RUN("synth", "--days", "2", "--out");
+    CLI_TEST_USAGE(CLI_HINT_SYNTH, "missing value", "--out");
+}
+
+Test(cli, flag_epochs_not_numeric) {
+    CLI_TEST_TRAIN_FLAGS("--epochs", "abc");
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "--epochs", "'abc'", "integer");
+}
+
+Test(cli, flag_epochs_trailing_garbage) {
+    CLI_TEST_TRAIN_FLAGS("--epochs", "3x");
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "--epochs", "'3x'");
+}
+
+Test(cli, flag_session_start_hour_24_train) {
+    CLI_TEST_TRAIN_FLAGS("--session-start-hour", "24");
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "--session-start-hour", "'24'", "23");
+}
+
+Test(cli, flag_session_start_hour_24_vpoc) {
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("tiny.csv"), "--session-start-hour", "24");
+    CLI_TEST_USAGE(CLI_HINT_VPOC, "--session-start-hour", "'24'", "23");
+}
+
+Test(cli, flag_chunk_negative_train) {
+    CLI_TEST_TRAIN_FLAGS("--chunk", "-1");
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "--chunk", "'-1'");
+}
+
+Test(cli, flag_chunk_negative_vpoc) {
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("tiny.csv"), "--chunk", "-1");
+    CLI_TEST_USAGE(CLI_HINT_VPOC, "--chunk", "'-1'");
+}
+
+Test(cli, flag_profile_foo_train) {
+    CLI_TEST_TRAIN_FLAGS("--profile", "foo");
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "--profile", "'foo'", "close", "range");
+}
+
+Test(cli, flag_profile_foo_vpoc) {
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("tiny.csv"), "--profile", "foo");
+    CLI_TEST_USAGE(CLI_HINT_VPOC, "--profile", "'foo'", "close", "range");
+}
+
+Test(cli, flag_loss_foo) {
+    CLI_TEST_TRAIN_FLAGS("--loss", "foo");
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "--loss", "'foo'", "mse", "bce");
+}
+
+Test(cli, flag_hidden_zero) {
+    CLI_TEST_TRAIN_FLAGS("--hidden", "0");
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "--hidden", "'0'");
+}
+
+Test(cli, flag_hidden_not_numeric) {
+    CLI_TEST_TRAIN_FLAGS("--hidden", "32,abc");
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "--hidden", "'abc'");
+}
+
+Test(cli, flag_hidden_empty_item) {
+    CLI_TEST_TRAIN_FLAGS("--hidden", "32,,16");
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "--hidden");
+}
+
+Test(cli, flag_value_area_above_one_train) {
+    CLI_TEST_TRAIN_FLAGS("--value-area", "1.5");
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "--value-area", "'1.5'");
+}
+
+Test(cli, flag_value_area_above_one_vpoc) {
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("tiny.csv"), "--value-area", "1.5");
+    CLI_TEST_USAGE(CLI_HINT_VPOC, "--value-area", "'1.5'");
+}
+
+Test(cli, flag_tick_nan) {
+    CLI_TEST_TRAIN_FLAGS("--tick", "nan");
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "--tick", "'nan'");
+}
+
+Test(cli, flag_jsonl_without_headless) {
+    CLI_TEST_RUN("train", "--jsonl", cli_test_path("o.jsonl"));
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "--jsonl", "--headless");
+    cr_assert_eq(cli_test_dir_entries(), 0);
+}
+
+Test(cli, flag_unexpected_argument) {
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("tiny.csv"), "extra");
+    CLI_TEST_USAGE(CLI_HINT_VPOC, "unexpected argument", "'extra'");
+}
+
+Test(cli, unknown_subcommand) {
+    CLI_TEST_RUN("frob");
+    cli_test_status(2);
+    cr_assert_str_eq(cli_test_res.out, "");
+    CLI_TEST_ERR_HAS("unknown command 'frob'", "Try 'ringside --help'.");
+}
+
+Test(cli, vpoc_without_data) {
+    CLI_TEST_RUN("vpoc", "--chunk", "7");
+    CLI_TEST_USAGE(CLI_HINT_VPOC, "--data", "required");
+}
+
+Test(cli, synth_without_out) {
+    CLI_TEST_RUN("synth", "--days", "3");
+    CLI_TEST_USAGE(CLI_HINT_SYNTH, "--out", "required");
+    cr_assert_eq(cli_test_dir_entries(), 0);
+}
+
+Test(cli, synth_without_days) {
+    CLI_TEST_RUN("synth", "--out", cli_test_path("s.csv"));
+    CLI_TEST_USAGE(CLI_HINT_SYNTH, "--days", "required");
+    cr_assert_eq(cli_test_dir_entries(), 0, "synth created its output without --days");
+}
+
+Test(cli, synth_bad_days_creates_nothing) {
+    CLI_TEST_RUN("synth", "--out", cli_test_path("s.csv"), "--days", "abc");
+    CLI_TEST_USAGE(CLI_HINT_SYNTH, "--days", "'abc'");
+    cr_assert_eq(cli_test_dir_entries(), 0, "synth left files behind");
+}
+
+Test(cli, synth_bad_hour_creates_nothing) {
+    CLI_TEST_RUN("synth", "--out", cli_test_path("s.csv"), "--days", "2", "--session-start-hour",
+                 "24");
+    CLI_TEST_USAGE(CLI_HINT_SYNTH, "--session-start-hour", "'24'");
+    cr_assert_eq(cli_test_dir_entries(), 0, "synth left files behind");
+}
+
+/* ---- allocator configuration ---- */
+
+Test(cli, alloc_conf_flag_unknown_key) {
+    CLI_TEST_TRAIN_FLAGS("--alloc-conf", "foo:1");
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "--alloc-conf", "unknown key", "'foo'");
+}
+
+Test(cli, alloc_conf_flag_bad_value) {
+    CLI_TEST_TRAIN_FLAGS("--alloc-conf", "max_split_size_mb:abc");
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "--alloc-conf", "max_split_size_mb", "'abc'");
+}
+
+Test(cli, alloc_conf_flag_no_colon) {
+    CLI_TEST_TRAIN_FLAGS("--alloc-conf", "garbage");
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "--alloc-conf", "'garbage'");
+}
+
+Test(cli, alloc_conf_env_unknown_key) {
+    cr_assert_eq(setenv("RINGSIDE_ALLOC_CONF", "bogus:1", 1), 0);
+    CLI_TEST_TRAIN_FLAGS("--epochs", "1");
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "RINGSIDE_ALLOC_CONF", "unknown key", "'bogus'");
+}
+
+Test(cli, alloc_conf_env_bad_value) {
+    cr_assert_eq(setenv("RINGSIDE_ALLOC_CONF", "garbage_collection_threshold:x", 1), 0);
+    CLI_TEST_TRAIN_FLAGS("--epochs", "1");
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "RINGSIDE_ALLOC_CONF", "garbage_collection_threshold", "'x'");
+}
+
+Test(cli, alloc_conf_flag_overrides_bad_env) {
+    cr_assert_eq(setenv("RINGSIDE_ALLOC_CONF", "bogus:1", 1), 0);
+    CLI_TEST_RUN("train", "--headless", "--synthetic-days", "5", "--epochs", "1", "--output",
+                 cli_test_path("ckpt"), "--jsonl", cli_test_path("o.jsonl"), "--alloc-conf",
+                 "max_split_size_mb:128");
+    cli_test_status(0);
+}
+
+/* ---- compute backends ---- */
+
+/* True when `ringside --version` lists hip among the compiled-in backends. */
+static bool cli_test_has_hip(void) {
+    CLI_TEST_RUN("--version");
+    cli_test_status(0);
+    return strstr(cli_test_res.out, "hip") != NULL;
+}
+
+Test(cli, backend_hip_not_compiled_vpoc) {
+    if (cli_test_has_hip())
+        cr_skip_test("this build has the HIP backend");
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("tiny.csv"), "--backend", "hip");
+    cli_test_status(2);
+    cr_assert_str_eq(cli_test_res.out, "");
+    CLI_TEST_ERR_HAS("'hip'", "not compiled");
+}
+
+Test(cli, backend_hip_not_compiled_train) {
+    if (cli_test_has_hip())
+        cr_skip_test("this build has the HIP backend");
+    CLI_TEST_TRAIN_FLAGS("--backend", "hip");
+    cli_test_status(2);
+    CLI_TEST_ERR_HAS("'hip'", "not compiled");
+}
+
+Test(cli, backend_foo_vpoc) {
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("tiny.csv"), "--backend", "foo");
+    cli_test_status(2);
+    cr_assert_str_eq(cli_test_res.out, "");
+    CLI_TEST_ERR_HAS("unknown backend 'foo'", "auto");
+}
+
+Test(cli, backend_foo_train) {
+    CLI_TEST_TRAIN_FLAGS("--backend", "foo");
+    cli_test_status(2);
+    CLI_TEST_ERR_HAS("unknown backend 'foo'");
+}
+
+/* ---- checkpoints ---- */
+
+Test(cli, resume_missing_file) {
+    const char *ck = cli_test_path("nope.rsmodel");
+    CLI_TEST_RESUME_BAD(ck, ck, "cannot open");
+}
+
+Test(cli, resume_truncated) {
+    const char *ck = cli_test_make_ckpt();
+    size_t len;
+    char *b = cli_test_slurp(ck, &len);
+    cli_test_spit(ck, b, len / 2);
+    free(b);
+    CLI_TEST_RESUME_BAD(ck, "vpoc_mlp.rsmodel", "truncated");
+}
+
+Test(cli, resume_truncated_below_header) {
+    const char *ck = cli_test_make_ckpt();
+    size_t len;
+    char *b = cli_test_slurp(ck, &len);
+    cli_test_spit(ck, b, 20);
+    free(b);
+    CLI_TEST_RESUME_BAD(ck, "vpoc_mlp.rsmodel", "truncated");
+}
+
+Test(cli, resume_corrupt_body) {
+    const char *ck = cli_test_make_ckpt();
+    size_t len;
+    char *b = cli_test_slurp(ck, &len);
+    b[len / 2] ^= 0x40; /* inside the parameter arrays */
+    cli_test_spit(ck, b, len);
+    free(b);
+    CLI_TEST_RESUME_BAD(ck, "vpoc_mlp.rsmodel", "checksum");
+}
+
+Test(cli, resume_corrupt_header_says_corrupt) {
+    /* A bit flip in hidden[0] (offset 20) of a complete file: the header now implies another
+     * size, and without a valid checksum a truncation and a damaged header look alike, so the
+     * message must name both and the checksum. */
+    const char *ck = cli_test_make_ckpt();
+    size_t len;
+    char *b = cli_test_slurp(ck, &len);
+    b[20] ^= 0x01;
+    cli_test_spit(ck, b, len);
+    free(b);
+    CLI_TEST_RESUME_BAD(ck, "vpoc_mlp.rsmodel", "corrupt");
+    cr_assert(strstr(cli_test_res.err, "checksum mismatch"), "%s", cli_test_res.err);
+}
+
+Test(cli, resume_not_a_checkpoint) {
+    CLI_TEST_RESUME_BAD(cli_test_fix("tiny.csv"), "tiny.csv");
+}
+
+/* ---- help and version ---- */
+
+static void cli_test_help(const char *const *argv) {
+    cli_test_exec(argv);
+    cli_test_status(0);
+    cr_assert(strstr(cli_test_res.out, "usage:"), "no usage: in\n%s", cli_test_res.out);
+    cr_assert_str_eq(cli_test_res.err, "");
+}
+
+Test(cli, help_toplevel) {
+    cli_test_help((const char *const[]){"--help", NULL});
+    CLI_TEST_OUT_HAS("train", "vpoc", "synth");
+    cli_test_help((const char *const[]){"-h", NULL});
+}
+
+Test(cli, help_train) {
+    cli_test_help((const char *const[]){"train", "--help", NULL});
+    CLI_TEST_OUT_HAS("--headless", "--alloc-conf", "--resume");
+}
+
+Test(cli, help_vpoc) {
+    cli_test_help((const char *const[]){"vpoc", "--help", NULL});
+    CLI_TEST_OUT_HAS("--data", "--chunk");
+}
+
+Test(cli, help_synth) {
+    cli_test_help((const char *const[]){"synth", "--help", NULL});
+    CLI_TEST_OUT_HAS("--days", "--out");
+}
+
+Test(cli, help_wins_over_bad_flags) {
+    /* --help before a bad value prints help; nothing runs. */
+    cli_test_help((const char *const[]){"train", "--help", "--epochs", "abc", NULL});
+}
+
+Test(cli, version) {
+    CLI_TEST_RUN("--version");
+    cli_test_status(0);
+    cr_assert(strncmp(cli_test_res.out, "ringside ", 9) == 0, "got %s", cli_test_res.out);
+    CLI_TEST_OUT_HAS("cpu");
+    CLI_TEST_RUN("-V");
+    cli_test_status(0);
+}
+
+/* ---- end to end ---- */
+
+/* The value of "key": in a JSON line, as a double; fails when absent. */
+static double cli_test_json_num(const char *line, const char *key) {
+    char pat[64];
+    snprintf(pat, sizeof(pat), "\"%s\":", key);
+    const char *p = strstr(line, pat);
+    cr_assert(p, "no %s in %s", key, line);
+    return strtod(p + strlen(pat), NULL);
+}
+
+Test(cli, vpoc_tiny_hand_computed_close) {
+    /* Session 2024-01-02 (bars before 18:00): closes 100 x10, 100.25 x30, 100.5 x5; POC 100.25
+     * holds 30 of 45; 70% = 31.5 needs one more level: below (10) beats above (5), so VAL 100.
+     * The 19:00 bar starts trading day 2024-01-03: one level, 101 everywhere. */
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("tiny.csv"));
+    cli_test_status(0);
+    cr_assert_eq(cli_test_count(cli_test_res.out, "\n"), 2);
+    const char *l2 = strchr(cli_test_res.out, '\n') + 1;
+    cr_assert(strncmp(cli_test_res.out, "{\"session\":\"2024-01-02\"", 23) == 0);
+    cr_assert_float_eq(cli_test_json_num(cli_test_res.out, "volume"), 45.0, 1e-9);
+    cr_assert_float_eq(cli_test_json_num(cli_test_res.out, "bars"), 3.0, 1e-9);
+    cr_assert_float_eq(cli_test_json_num(cli_test_res.out, "poc"), 100.25, 1e-9);
+    cr_assert_float_eq(cli_test_json_num(cli_test_res.out, "vah"), 100.25, 1e-9);
+    cr_assert_float_eq(cli_test_json_num(cli_test_res.out, "val"), 100.0, 1e-9);
+    cr_assert(strstr(l2, "\"session\":\"2024-01-03\""));
+    cr_assert_float_eq(cli_test_json_num(l2, "volume"), 7.0, 1e-9);
+    cr_assert_float_eq(cli_test_json_num(l2, "poc"), 101.0, 1e-9);
+    cr_assert_float_eq(cli_test_json_num(l2, "vah"), 101.0, 1e-9);
+    cr_assert_float_eq(cli_test_json_num(l2, "val"), 101.0, 1e-9);
+}
+
+Test(cli, vpoc_tiny_hand_computed_range) {
+    /* Range profile, volume spread evenly over low..high: 10 over 99.75..100.5 (2.5 each),
+     * 30 over 100..100.5 (10 each), 5 over 100.25..100.5 (2.5 each) gives 99.75: 2.5,
+     * 100: 12.5, 100.25: 15, 100.5: 15. The tie goes to the lower level (POC 100.25); the
+     * value area adds 100.5 (15 >= 12.5, acc 30 < 31.5) and then 100 (acc 42.5). */
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("tiny.csv"), "--profile", "range", "--chunk", "1");
+    cli_test_status(0);
+    cr_assert_float_eq(cli_test_json_num(cli_test_res.out, "poc"), 100.25, 1e-9);
+    cr_assert_float_eq(cli_test_json_num(cli_test_res.out, "vah"), 100.5, 1e-9);
+    cr_assert_float_eq(cli_test_json_num(cli_test_res.out, "val"), 100.0, 1e-9);
+}
+
+Test(cli, synth_then_vpoc_chunk_invariant) {
+    const char *csv = cli_test_path("s3.csv");
+    CLI_TEST_RUN("synth", "--days", "3", "--seed", "1", "--out", csv);
+    cli_test_status(0);
+    cr_assert_str_eq(cli_test_res.out, "");
+    static const char *const profiles[] = {"close", "range"};
+    static const char *const chunks[] = {"1", "7", "500", "0"};
+    static char first[CLI_TEST_OUT_BYTES];
+    for (size_t p = 0; p < 2; p++) {
+        for (size_t c = 0; c < 4; c++) {
+            CLI_TEST_RUN("vpoc", "--data", csv, "--chunk", chunks[c], "--profile", profiles[p]);
+            cli_test_status(0);
+            /* 3 trading days of 1380 one-minute bars each. */
+            cr_assert_eq(cli_test_count(cli_test_res.out, "\n"), 3);
+            cr_assert_eq(cli_test_count(cli_test_res.out, "\"bars\":1380,"), 3);
+            if (c == 0)
+                memcpy(first, cli_test_res.out, sizeof(first));
+            else
+                cr_assert_str_eq(cli_test_res.out, first, "%s chunk %s differs from chunk 1",
+                                 profiles[p], chunks[c]);
+        }
+    }
+}
+
+Test(cli, synth_same_seed_same_bytes) {
+    const char *a = cli_test_path("a.csv"), *b = cli_test_path("b.csv");
+    CLI_TEST_RUN("synth", "--days", "2", "--seed", "9", "--out", a);
+    cli_test_status(0);
+    CLI_TEST_RUN("synth", "--days", "2", "--seed", "9", "--out", b);
+    cli_test_status(0);
+    size_t la, lb;
+    char *x = cli_test_slurp(a, &la), *y = cli_test_slurp(b, &lb);
+    cr_assert_eq(la, lb);
+    cr_assert(memcmp(x, y, la) == 0);
+    /* Header plus 2 x 1380 bars. */
+    cr_assert_eq(cli_test_count(x, "\n"), 1 + 2 * 1380);
+    free(x);
+    free(y);
+}
+
+Test(cli, train_headless_end_to_end) {
+    const char *jsonl = cli_test_path("x.jsonl"), *dir = cli_test_path("out");
+    CLI_TEST_RUN("train", "--headless", "--synthetic-days", "5", "--epochs", "2", "--output", dir,
+                 "--jsonl", jsonl);
+    cli_test_status(0);
+    cr_assert_str_eq(cli_test_res.out, "");
+    char *j = cli_test_slurp(jsonl, NULL);
+    static const char *const phases[] = {"load",    "vpoc",    "features",  "h2d",
+                                         "cleanup", "forward", "backward",  "optimizer",
+                                         "sync",    "eval",    "checkpoint"};
+    for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+        char pat[64];
+        snprintf(pat, sizeof(pat), "\"phase\":\"%s\"", phases[i]);
+        cr_assert(strstr(j, pat), "no %s phase in the JSONL", phases[i]);
+    }
+    static const char *const types[] = {"sync", "mem", "metric", "summary", "phase", "log"};
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        char pat[64];
+        snprintf(pat, sizeof(pat), "\"type\":\"%s\"", types[i]);
+        cr_assert(strstr(j, pat), "no %s event in the JSONL", types[i]);
+    }
+    cr_assert_eq(cli_test_count(j, "\"type\":\"summary\""), 1);
+    const char *sum = strstr(j, "\"type\":\"summary\"");
+    cr_assert(strstr(sum, "\"state\":\"completed\""));
+    cr_assert(strstr(sum, "\"epochs\":2,"));
+    cr_assert(strstr(j, "\"type\":\"metric\"") && strstr(j, "\"epoch\":2,"));
+    cr_assert_null(strstr(j, "\"epoch\":3,"));
+    /* Every line is one JSON object. */
+    for (const char *l = j; *l; l = strchr(l, '\n') + 1)
+        cr_assert(l[0] == '{' && strchr(l, '\n') && strchr(l, '\n')[-1] == '}');
+    free(j);
+    cr_assert(cli_test_exists(cli_test_path("out/vpoc_mlp.rsmodel")));
+    cr_assert(cli_test_exists(cli_test_path("out/vpoc_mlp_metadata.json")));
+}
+
+Test(cli, train_resume_continues_at_next_epoch) {
+    const char *dir = cli_test_path("out");
+    CLI_TEST_RUN("train", "--headless", "--synthetic-days", "5", "--epochs", "2", "--output", dir,
+                 "--jsonl", cli_test_path("a.jsonl"));
+    cli_test_status(0);
+    const char *jsonl = cli_test_path("b.jsonl");
+    CLI_TEST_RUN("train", "--headless", "--synthetic-days", "5", "--epochs", "1", "--output", dir,
+                 "--resume", cli_test_path("out/vpoc_mlp.rsmodel"), "--jsonl", jsonl);
+    cli_test_status(0);
+    char *j = cli_test_slurp(jsonl, NULL);
+    const char *m = strstr(j, "\"type\":\"metric\"");
+    cr_assert(m);
+    cr_assert(strstr(m, "\"epoch\":3,"), "no metric for epoch 3");
+    cr_assert_null(strstr(j, "\"epoch\":1,"), "resumed run repeated epoch 1");
+    cr_assert_null(strstr(j, "\"epoch\":4,"), "--epochs 1 ran more than one epoch");
+    cr_assert(strstr(strstr(j, "\"type\":\"summary\""), "\"epochs\":3,"));
+    free(j);
+}
+
+Test(cli, train_output_under_a_file_fails_up_front) {
+    /* An --output that can never be created (here: under a regular file) fails before any
+     * training, with status 2, naming the directory, and leaves no JSONL behind. */
+    const char *file = cli_test_path("plain");
+    cli_test_spit(file, "x", 1);
+    const char *jsonl = cli_test_path("o.jsonl");
+    CLI_TEST_RUN("train", "--headless", "--synthetic-days", "5", "--epochs", "1", "--output",
+                 cli_test_path("plain/sub"), "--jsonl", jsonl);
+    cli_test_status(2);
+    CLI_TEST_ERR_HAS("plain/sub");
+    cr_assert_not(cli_test_exists(jsonl), "JSONL written before the output dir was checked");
+}
