@@ -17,10 +17,10 @@
 #define DATA_SYNTH_START     4700.0
 #define DATA_SYNTH_PRICE_LO  1000.0
 #define DATA_SYNTH_PRICE_HI  20000.0
-#define DATA_SYNTH_FAIR_STEP 8.0                  /* points per session */
+#define DATA_SYNTH_FAIR_STEP 4.0                  /* points per session */
 #define DATA_SYNTH_SIGMA     1.0                  /* points per minute */
 #define DATA_SYNTH_WICK      0.5                  /* points of |noise| beyond open/close */
-#define DATA_SYNTH_KAPPA     0.011552453009332421 /* ln 2 / 60: one-hour half-life */
+#define DATA_SYNTH_KAPPA     0.034657359027997264 /* ln 2 / 20: 20-minute half-life */
 #define DATA_SYNTH_VIX_BETA  0.02                 /* VIX points per ES point of return, negated */
 #define DATA_SYNTH_VIX_MEAN  16.0
 #define DATA_SYNTH_VIX_NOISE 0.02   /* per minute */

@@ -247,8 +247,8 @@ static int engine_checkpoint(struct engine *e, int32_t epoch, char *err, size_t 
 static int engine_epoch(struct engine *e, int32_t epoch, bool *stopped, char *err, size_t errlen) {
     size_t batch = (size_t)e->conf.batch;
     engine_shuffle(e, epoch);
-    double sum = 0;
-    size_t n_loss = 0, samples = 0;
+    double sum = 0, epoch_sum = 0;
+    size_t n_loss = 0, samples = 0, epoch_n = 0;
     uint64_t t_metric = mono_now_ns();
     for (size_t first = 0; first < e->split; first += batch) {
         if ((*stopped = engine_safe_point(e)))
@@ -262,13 +262,14 @@ static int engine_epoch(struct engine *e, int32_t epoch, bool *stopped, char *er
         e->s.step++;
         sum += loss;
         n_loss++;
+        epoch_sum += loss;
+        epoch_n++;
         samples += rows;
         e->res.has_train_loss = true;
         bool last = first + batch >= e->split;
         if (n_loss >= (size_t)e->conf.metric_every || last) {
             uint64_t now = mono_now_ns();
-            e->last_train_loss = sum / (double)n_loss;
-            engine_metric(e, epoch, e->last_train_loss, false, 0,
+            engine_metric(e, epoch, sum / (double)n_loss, false, 0,
                           (double)samples / ((double)(now - t_metric) / 1e9));
             sum = 0;
             n_loss = samples = 0;
@@ -277,10 +278,11 @@ static int engine_epoch(struct engine *e, int32_t epoch, bool *stopped, char *er
     }
     if (n_loss > 0) { /* stopped mid-way: report the steps since the last metric */
         uint64_t now = mono_now_ns();
-        e->last_train_loss = sum / (double)n_loss;
-        engine_metric(e, epoch, e->last_train_loss, false, 0,
+        engine_metric(e, epoch, sum / (double)n_loss, false, 0,
                       (double)samples / ((double)(now - t_metric) / 1e9));
     }
+    if (epoch_n > 0) /* the epoch's metric and the checkpoint carry the epoch's mean loss */
+        e->last_train_loss = epoch_sum / (double)epoch_n;
     return 0;
 }
 

@@ -270,3 +270,37 @@ Test(engine, json_schema_of_each_event_kind) {
     cr_assert_str_eq(eng_str(o, "severity"), "warning");
     json_object_put(o);
 }
+
+/* The default problem is learnable: on 60 synthetic days the validation loss falls from the
+ * first epoch to the second, for several seeds. */
+Test(engine, validation_loss_falls_over_two_epochs) {
+    char dir[256], err[512];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    const uint64_t seeds[] = {5, 42};
+    for (size_t k = 0; k < 2; k++) {
+        struct engine_conf c;
+        eng_conf(&c, dir);
+        c.synthetic_days = 60;
+        c.batch = 256;
+        c.seed = seeds[k];
+        struct evring *r;
+        struct engine *e;
+        cr_assert_eq(evring_create(&r, 1u << 16), 0);
+        cr_assert_eq(engine_create(&e, &c, r, err, sizeof(err)), 0, "%s", err);
+        eng_n = 0;
+        cr_assert_eq(engine_start(e), 0);
+        eng_wait(e, r, eng_is_done);
+        engine_join(e, NULL);
+        eng_drain(r);
+        double val[2] = {0, 0};
+        for (size_t i = 0; i < eng_n; i++)
+            if (eng_events[i].kind == EV_METRIC && eng_events[i].u.metric.has_val)
+                val[eng_events[i].u.metric.epoch - 1] = eng_events[i].u.metric.val_loss;
+        cr_assert_gt(val[0], 0);
+        cr_assert_lt(val[1], val[0], "seed %llu: %g then %g", (unsigned long long)seeds[k], val[0],
+                     val[1]);
+        engine_destroy(e);
+        evring_destroy(r);
+    }
+    rs_test_rmtree(dir);
+}
