@@ -4,6 +4,7 @@
 #include "backend/core/mono.h"
 #include "tui/app_model.h"
 #include "tui/cli.h"
+#include "tui/theme.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -18,17 +19,6 @@
 
 #define APP_TIMELINE_NS (10ull * 1000000000ull) /* the timeline shows the last 10 s */
 
-enum app_color {
-    APP_C_TITLE = 1,
-    APP_C_OK,
-    APP_C_WARN,
-    APP_C_ERR,
-    APP_C_DIM,
-    APP_C_USED,
-    APP_C_FREE,
-    APP_C_PHASE0
-};
-
 struct app {
     const struct cli_train_opts *o;
     struct engine *e;
@@ -37,6 +27,7 @@ struct app {
     const struct engine_snap *s;
     int chunk; /* what the header shows: the last value sent */
     bool quitting, color, tty_in;
+    struct theme theme;
     uint64_t quit_ns;
     char host[64];
 };
@@ -48,42 +39,39 @@ static void app_on_signal(int sig) {
     app_sigint = 1;
 }
 
+/* One colour pair per theme role; colours beyond the terminal's range fold onto the basic 8. */
 static void app_colors(struct app *a) {
     a->color = has_colors() && !getenv("NO_COLOR");
     if (!a->color)
         return;
     start_color();
     use_default_colors();
-    init_pair(APP_C_TITLE, COLOR_CYAN, -1);
-    init_pair(APP_C_OK, COLOR_GREEN, -1);
-    init_pair(APP_C_WARN, COLOR_YELLOW, -1);
-    init_pair(APP_C_ERR, COLOR_RED, -1);
-    init_pair(APP_C_DIM, COLOR_BLUE, -1);
-    init_pair(APP_C_USED, COLOR_BLACK, COLOR_GREEN);
-    init_pair(APP_C_FREE, COLOR_BLACK, COLOR_WHITE);
-    static const short phase_fg[] = {COLOR_WHITE,  COLOR_MAGENTA, COLOR_CYAN,   COLOR_BLUE,
-                                     COLOR_YELLOW, COLOR_GREEN,   COLOR_RED,    COLOR_MAGENTA,
-                                     COLOR_WHITE,  COLOR_CYAN,    COLOR_YELLOW, COLOR_BLUE};
-    for (int p = 0; p < PHASE_COUNT; p++)
-        init_pair((short)(APP_C_PHASE0 + p), COLOR_BLACK, phase_fg[p]);
+    for (int r = 0; r < THEME_ROLE_COUNT; r++) {
+        short fg = a->theme.c[r].fg, bg = a->theme.c[r].bg;
+        if (fg >= COLORS)
+            fg = (short)(fg % 8);
+        if (bg >= COLORS)
+            bg = (short)(bg % 8);
+        init_pair((short)(r + 1), fg, bg);
+    }
 }
 
-static void app_attr(struct app *a, int pair, bool on) {
-    if (!a->color)
-        return;
+/* Turn a role's colour (and boldness) on or off; monochrome keeps only bold. */
+static void app_attr(struct app *a, enum theme_role r, bool on) {
+    attr_t at = a->theme.c[r].bold ? A_BOLD : A_NORMAL;
+    if (a->color)
+        at |= COLOR_PAIR(r + 1);
     if (on)
-        attron(COLOR_PAIR(pair));
+        attron(at);
     else
-        attroff(COLOR_PAIR(pair));
+        attroff(at);
 }
 
 static void app_title(struct app *a, int y, const char *title) {
-    app_attr(a, APP_C_TITLE, true);
+    app_attr(a, THEME_TITLE, true);
     mvhline(y, 0, ACS_HLINE, COLS);
-    attron(A_BOLD);
     mvprintw(y, 2, " %s ", title);
-    attroff(A_BOLD);
-    app_attr(a, APP_C_TITLE, false);
+    app_attr(a, THEME_TITLE, false);
 }
 
 static const char *app_state_label(const struct app *a) {
@@ -113,12 +101,12 @@ static int app_draw_header(struct app *a, int y) {
     attroff(A_BOLD);
     printw("  %s  backend %s  %s", a->host, s->backend, s->dev.name);
     int st_col = COLS - 22 > 0 ? COLS - 22 : 0;
-    bool bad = s->state == ENGINE_FAILED;
-    app_attr(a, bad ? APP_C_ERR : s->state == ENGINE_PAUSED ? APP_C_WARN : APP_C_OK, true);
-    attron(A_BOLD);
+    enum theme_role st = s->state == ENGINE_FAILED   ? THEME_ERROR
+                         : s->state == ENGINE_PAUSED ? THEME_WARN
+                                                     : THEME_OK;
+    app_attr(a, st, true);
     mvprintw(y, st_col, " %-8s", app_state_label(a));
-    attroff(A_BOLD);
-    app_attr(a, bad ? APP_C_ERR : s->state == ENGINE_PAUSED ? APP_C_WARN : APP_C_OK, false);
+    app_attr(a, st, false);
     printw(" %s", el);
     double frac = s->total_steps > 0 ? (double)s->step / (double)s->total_steps : 0;
     if (frac > 1)
@@ -172,9 +160,9 @@ static int app_draw_memory(struct app *a, int y, int rows) {
                 if (off >= bl->offset_bytes && off < bl->offset_bytes + bl->size_bytes)
                     used = bl->allocated;
             }
-            app_attr(a, used ? APP_C_USED : APP_C_FREE, true);
+            app_attr(a, used ? THEME_SEG_USED : THEME_SEG_FREE, true);
             addch(used ? '#' : '.');
-            app_attr(a, used ? APP_C_USED : APP_C_FREE, false);
+            app_attr(a, used ? THEME_SEG_USED : THEME_SEG_FREE, false);
         }
     }
     return y;
@@ -193,9 +181,9 @@ static int app_draw_timeline(struct app *a, int y) {
             mvaddch(y, x, ' ');
             continue;
         }
-        app_attr(a, APP_C_PHASE0 + ph, true);
+        app_attr(a, THEME_PHASE0 + ph, true);
         mvaddch(y, x, (chtype)ev_phase_name(ph)[0]);
-        app_attr(a, APP_C_PHASE0 + ph, false);
+        app_attr(a, THEME_PHASE0 + ph, false);
     }
     y++;
     enum ev_phase_id cur = a->s->phase;
@@ -235,14 +223,12 @@ static void app_draw_events(struct app *a, int y, int last) {
         const struct app_line *l = app_model_line(&a->model, k);
         if (!l)
             break;
-        int pair = l->severity == SEV_ERROR     ? APP_C_ERR
-                   : l->severity == SEV_WARNING ? APP_C_WARN
-                                                : 0;
-        if (pair)
-            app_attr(a, pair, true);
+        enum theme_role role = l->severity == SEV_ERROR     ? THEME_ERROR
+                               : l->severity == SEV_WARNING ? THEME_WARN
+                                                            : THEME_TEXT;
+        app_attr(a, role, true);
         mvprintw(y, 0, "%.*s", COLS, l->text);
-        if (pair)
-            app_attr(a, pair, false);
+        app_attr(a, role, false);
     }
 }
 
@@ -259,12 +245,15 @@ static void app_draw(struct app *a) {
     y = app_draw_timeline(a, y);
     y = app_draw_sync(a, y);
     app_draw_events(a, y, LINES - 1);
-    attron(A_REVERSE);
+    app_attr(a, THEME_FOOTER, true);
+    if (!a->color)
+        attron(A_REVERSE);
     mvprintw(LINES - 1, 0, "%-*.*s", COLS, COLS,
              a->quitting ? " stopping: finishing the step and writing a checkpoint (q again: "
                            "leave now)"
                          : " q quit  p pause/resume  +/- VPOC chunk  c safe cleanup");
     attroff(A_REVERSE);
+    app_attr(a, THEME_FOOTER, false);
     refresh();
 }
 
@@ -363,12 +352,19 @@ static int app_redirect_stderr(const struct cli_train_opts *o, char *log, size_t
     return saved;
 }
 
+/* --theme NAME|PATH must load; without it the default file is used when found, else the
+ * compiled-in default. */
+static int app_theme(const struct cli_train_opts *o, struct theme *t, char *err, size_t errlen) {
+    theme_default(t);
+    char path[ENGINE_PATH_MAX + 64];
+    const char *arg = o->theme[0] ? o->theme : "default";
+    int rc = theme_resolve(arg, path, sizeof(path), err, errlen);
+    if (rc != 0)
+        return o->theme[0] ? rc : 0;
+    return theme_load_json(path, t, err, errlen);
+}
+
 int app_run(const struct cli_train_opts *o) {
-    if (!isatty(1) && !o->frames) {
-        fprintf(stderr, "ringside: stdout is not a terminal; use 'ringside train --headless' "
-                        "for JSON lines\n");
-        return CLI_EXIT_USAGE;
-    }
     static struct app a;
     memset(&a, 0, sizeof(a));
     a.o = o;
@@ -376,6 +372,16 @@ int app_run(const struct cli_train_opts *o) {
     a.tty_in = isatty(0);
     gethostname(a.host, sizeof(a.host) - 1);
     char err[1024], log[ENGINE_PATH_MAX + 32];
+    if (app_theme(o, &a.theme, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ringside: %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    if (!isatty(1) && !o->frames) {
+        fprintf(stderr, "ringside: stdout is not a terminal; use 'ringside train --headless' "
+                        "for JSON lines\n");
+        return CLI_EXIT_USAGE;
+    }
+
     if (evring_create(&a.ring, 1u << 16) != 0)
         return 1;
     int rc = engine_create(&a.e, &o->conf, a.ring, err, sizeof(err));

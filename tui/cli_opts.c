@@ -55,6 +55,8 @@ static const char cli_train_help[] =
     "  --no-pre-cleanup         skip the safe cleanup between VPOC and training\n"
     "Dashboard:\n"
     "  -d, --delay N            refresh interval in tenths of a second (default 5)\n"
+    "  --theme NAME|PATH        colour theme: a JSON file, or NAME from ./themes or the\n"
+    "                           installed themes (default, mono)\n"
     "  --frames N               render N frames, then stop training and exit\n"
     "  -h, --help               show this help\n";
 
@@ -89,6 +91,7 @@ enum cli_opt_id {
     OPT_ALLOC_CONF,
     OPT_NO_PRE_CLEANUP,
     OPT_FRAMES,
+    OPT_THEME,
 };
 
 static const struct option cli_train_longopts[] = {
@@ -122,6 +125,7 @@ static const struct option cli_train_longopts[] = {
     {"alloc-conf", required_argument, NULL, OPT_ALLOC_CONF},
     {"no-pre-cleanup", no_argument, NULL, OPT_NO_PRE_CLEANUP},
     {"frames", required_argument, NULL, OPT_FRAMES},
+    {"theme", required_argument, NULL, OPT_THEME},
     {"delay", required_argument, NULL, 'd'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -262,6 +266,8 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
         return 0;
     case OPT_FRAMES:
         return cli_int("--frames", v, 1, 100000000, &o->frames, err, errlen);
+    case OPT_THEME:
+        return cli_copy("--theme", o->theme, sizeof(o->theme), v, err, errlen);
     case 'd':
         return cli_int("--delay", v, 1, 600, &o->delay_ds, err, errlen);
     default:

@@ -16,6 +16,7 @@ struct cli_train_opts {
     char jsonl[ENGINE_PATH_MAX]; /* "" = none, "-" = stdout */
     int frames;                  /* dashboard: render this many frames and exit (0 = run) */
     int delay_ds;                /* dashboard refresh in tenths of a second */
+    char theme[ENGINE_PATH_MAX]; /* --theme NAME|PATH, "" = default */
 };
 
 /* Parse argv (argv[0] is the subcommand name) for `train` (headless_allowed) or the dashboard.
