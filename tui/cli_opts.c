@@ -316,41 +316,62 @@ static int cli_train_conflicts(uint64_t seen, char *err, size_t errlen) {
     return 0;
 }
 
+int cli_getopt_run(int argc, char **argv, const char *cmd, const char *usage, const char *help,
+                   const char *shortopts, const struct option *longopts, cli_opt_fn on_opt,
+                   void *ctx) {
+    char err[512];
+    opterr = 0;
+    optind = 1;
+    int id;
+    while ((id = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        if (id == 'h') {
+            printf("%s\n\n%s", usage, help);
+            return 1;
+        }
+        if (id == '?' || id == ':') {
+            snprintf(err, sizeof(err), "%s '%s'",
+                     id == '?' ? "unknown option" : "missing value for", argv[optind - 1]);
+            return cli_usage_error(cmd, usage, err);
+        }
+        if (on_opt(id, optarg, ctx, err, sizeof(err)) != 0)
+            return cli_usage_error(cmd, usage, err);
+    }
+    if (optind < argc) {
+        snprintf(err, sizeof(err), "unexpected argument '%s'", argv[optind]);
+        return cli_usage_error(cmd, usage, err);
+    }
+    return 0;
+}
+
+/* Parser state for the training options. */
+struct cli_train_ctx {
+    struct cli_train_opts *o;
+    bool epochs_set;
+    uint64_t seen; /* bit (id - OPT_DATA) per long option given */
+};
+
+static int cli_train_on_opt(int id, const char *v, void *ctx, char *err, size_t errlen) {
+    struct cli_train_ctx *t = ctx;
+    t->epochs_set |= id == OPT_EPOCHS;
+    if (id >= OPT_DATA && id - OPT_DATA < 64)
+        t->seen |= CLI_SEEN(id);
+    return cli_train_opt(id, v, t->o, err, errlen);
+}
+
 int cli_train_parse(int argc, char **argv, const char *cmd, bool train_cmd,
                     struct cli_train_opts *o) {
     memset(o, 0, sizeof(*o));
     engine_conf_default(&o->conf);
     o->delay_ds = 5;
-    bool epochs_set = false;
-    uint64_t seen = 0; /* bit (id - OPT_DATA) per long option given */
-    char err[512];
-    opterr = 0;
-    optind = 1;
-    int id;
-    while ((id = getopt_long(argc, argv, ":d:h", cli_train_longopts, NULL)) != -1) {
-        if (id == 'h') {
-            printf("%s\n\n%s", cli_train_usage, cli_train_help);
-            return 1;
-        }
-        if (id == '?' || id == ':') {
-            const char *bad = argv[optind - 1];
-            snprintf(err, sizeof(err), "%s '%s'",
-                     id == '?' ? "unknown option" : "missing value for", bad);
-            return cli_usage_error(cmd, cli_train_usage, err);
-        }
-        epochs_set |= id == OPT_EPOCHS;
-        if (id >= OPT_DATA && id - OPT_DATA < 64)
-            seen |= 1ull << (id - OPT_DATA);
-        if (cli_train_opt(id, optarg, o, err, sizeof(err)) != 0)
-            return cli_usage_error(cmd, cli_train_usage, err);
-    }
-    if (optind < argc) {
-        snprintf(err, sizeof(err), "unexpected argument '%s'", argv[optind]);
-        return cli_usage_error(cmd, cli_train_usage, err);
-    }
+    struct cli_train_ctx t = {.o = o};
     (void)train_cmd;
-    if (cli_train_conflicts(seen, err, sizeof(err)) != 0 ||
-        cli_train_finish(o, epochs_set, err, sizeof(err)) != 0)
+    int rc = cli_getopt_run(argc, argv, cmd, cli_train_usage, cli_train_help, ":d:h",
+                            cli_train_longopts, cli_train_on_opt, &t);
+    if (rc != 0)
+        return rc;
+    char err[512];
+    if (cli_train_conflicts(t.seen, err, sizeof(err)) != 0 ||
+        cli_train_finish(o, t.epochs_set, err, sizeof(err)) != 0)
         return cli_usage_error(cmd, cli_train_usage, err);
     return 0;
 }

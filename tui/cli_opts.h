@@ -32,6 +32,19 @@ int cli_parse_long(const char *flag, const char *s, long lo, long hi, long *out,
 int cli_parse_double(const char *flag, const char *s, double lo, double hi, double *out, char *err,
                      size_t errlen);
 
+/* One option for cli_getopt_run: 0, or -EINVAL with err filled. */
+typedef int (*cli_opt_fn)(int id, const char *value, void *ctx, char *err, size_t errlen);
+
+struct option;
+
+/* The getopt_long loop every subcommand shares: -h/--help prints usage and help (returns 1),
+ * (shortopts must start with ':' and include 'h'); an unknown option, a missing value, a value
+ * on_opt rejects or a stray argument prints the error with the usage line (returns CLI_EXIT_USAGE);
+ * otherwise 0. */
+int cli_getopt_run(int argc, char **argv, const char *cmd, const char *usage, const char *help,
+                   const char *shortopts, const struct option *longopts, cli_opt_fn on_opt,
+                   void *ctx);
+
 /* Print "ringside CMD: msg" and "Try 'ringside CMD --help'." to stderr; return
  * CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *usage, const char *msg);

@@ -20,8 +20,30 @@ static const char cli_synth_help[] =
     "  --tick T                 price increment (default 0.25)\n"
     "  -h, --help               this help\n";
 
-static int cli_synth_parse(int argc, char **argv, struct data_synth_opts *so, char *out,
-                           size_t outlen) {
+struct cli_synth_args {
+    long days, seed, hour;
+    double tick;
+    char out[ENGINE_PATH_MAX];
+};
+
+static int cli_synth_opt(int id, const char *v, void *ctx, char *err, size_t n) {
+    struct cli_synth_args *a = ctx;
+    switch (id) {
+    case 'n':
+        return cli_parse_long("--days", v, 1, 100000, &a->days, err, n);
+    case 's':
+        return cli_parse_long("--seed", v, 0, __LONG_MAX__, &a->seed, err, n);
+    case 'H':
+        return cli_parse_long("--session-start-hour", v, 0, 23, &a->hour, err, n);
+    case 't':
+        return cli_parse_double("--tick", v, 1e-9, 1e9, &a->tick, err, n);
+    default:
+        return cli_copy("--out", a->out, sizeof(a->out), v, err, n);
+    }
+}
+
+static int cli_synth_parse(int argc, char **argv, struct data_synth_opts *so,
+                           struct cli_synth_args *a) {
     static const struct option longopts[] = {{"days", required_argument, NULL, 'n'},
                                              {"out", required_argument, NULL, 'o'},
                                              {"seed", required_argument, NULL, 's'},
@@ -29,47 +51,23 @@ static int cli_synth_parse(int argc, char **argv, struct data_synth_opts *so, ch
                                              {"tick", required_argument, NULL, 't'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    char err[512];
-    long days = 0, seed = 42, hour = 18;
-    double tick = 0.25;
-    opterr = 0;
-    optind = 1;
-    int id, rc = 0;
-    out[0] = '\0';
-    while (rc == 0 && (id = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if (id == 'h') {
-            printf("%s\n\n%s", cli_synth_usage, cli_synth_help);
-            return 1;
-        }
-        if (id == '?' || id == ':') {
-            snprintf(err, sizeof(err), "%s '%s'",
-                     id == '?' ? "unknown option" : "missing value for", argv[optind - 1]);
-            return cli_usage_error("synth", cli_synth_usage, err);
-        }
-        rc = id == 'n' ? cli_parse_long("--days", optarg, 1, 100000, &days, err, sizeof(err))
-             : id == 's'
-                 ? cli_parse_long("--seed", optarg, 0, __LONG_MAX__, &seed, err, sizeof(err))
-             : id == 'H'
-                 ? cli_parse_long("--session-start-hour", optarg, 0, 23, &hour, err, sizeof(err))
-             : id == 't' ? cli_parse_double("--tick", optarg, 1e-9, 1e9, &tick, err, sizeof(err))
-                         : cli_copy("--out", out, outlen, optarg, err, sizeof(err));
-    }
+    *a = (struct cli_synth_args){.seed = 42, .hour = 18, .tick = 0.25};
+    int rc = cli_getopt_run(argc, argv, "synth", cli_synth_usage, cli_synth_help, ":h", longopts,
+                            cli_synth_opt, a);
     if (rc != 0)
-        return cli_usage_error("synth", cli_synth_usage, err);
-    if (optind < argc) {
-        snprintf(err, sizeof(err), "unexpected argument '%s'", argv[optind]);
-        return cli_usage_error("synth", cli_synth_usage, err);
-    }
-    if (days == 0 || !out[0])
+        return rc;
+    if (a->days == 0 || !a->out[0])
         return cli_usage_error("synth", cli_synth_usage, "--days N and --out FILE are required");
-    *so = (struct data_synth_opts){(int)days, (uint64_t)seed, (int)hour, tick};
+    *so = (struct data_synth_opts){(int)a->days, (uint64_t)a->seed, (int)a->hour, a->tick};
     return 0;
 }
 
 int cli_synth(int argc, char **argv) {
     struct data_synth_opts so;
-    char out[ENGINE_PATH_MAX], err[1024];
-    int rc = cli_synth_parse(argc, argv, &so, out, sizeof(out));
+    struct cli_synth_args args;
+    char err[1024];
+    const char *out = args.out;
+    int rc = cli_synth_parse(argc, argv, &so, &args);
     if (rc != 0)
         return rc == 1 ? 0 : rc;
     struct data_series ds;

@@ -37,7 +37,8 @@ struct cli_vpoc_opts {
     struct vpoc_params p;
 };
 
-static int cli_vpoc_opt(int id, const char *v, struct cli_vpoc_opts *o, char *err, size_t n) {
+static int cli_vpoc_opt(int id, const char *v, void *ctx, char *err, size_t n) {
+    struct cli_vpoc_opts *o = ctx;
     switch (id) {
     case 'D':
         return cli_copy("--data", o->data, sizeof(o->data), v, err, n);
@@ -77,27 +78,10 @@ static int cli_vpoc_parse(int argc, char **argv, struct cli_vpoc_opts *o) {
                                              {NULL, 0, NULL, 0}};
     *o = (struct cli_vpoc_opts){
         .chunk = 500, .start_hour = 18, .backend = "auto", .p = {VPOC_CLOSE, 0.25, 0.70}};
-    char err[512];
-    opterr = 0;
-    optind = 1;
-    int id;
-    while ((id = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if (id == 'h') {
-            printf("%s\n\n%s", cli_vpoc_usage, cli_vpoc_help);
-            return 1;
-        }
-        if (id == '?' || id == ':') {
-            snprintf(err, sizeof(err), "%s '%s'",
-                     id == '?' ? "unknown option" : "missing value for", argv[optind - 1]);
-            return cli_usage_error("vpoc", cli_vpoc_usage, err);
-        }
-        if (cli_vpoc_opt(id, optarg, o, err, sizeof(err)) != 0)
-            return cli_usage_error("vpoc", cli_vpoc_usage, err);
-    }
-    if (optind < argc) {
-        snprintf(err, sizeof(err), "unexpected argument '%s'", argv[optind]);
-        return cli_usage_error("vpoc", cli_vpoc_usage, err);
-    }
+    int rc = cli_getopt_run(argc, argv, "vpoc", cli_vpoc_usage, cli_vpoc_help, ":h", longopts,
+                            cli_vpoc_opt, o);
+    if (rc != 0)
+        return rc;
     if (!o->data[0])
         return cli_usage_error("vpoc", cli_vpoc_usage, "--data FILE is required");
     return 0;
@@ -106,7 +90,7 @@ static int cli_vpoc_parse(int argc, char **argv, struct cli_vpoc_opts *o) {
 /* Shortest decimal that reads back as the same double, without an exponent for whole
  * numbers (JSON readers and people both prefer 4701 to 4.701e+03). */
 static void cli_vpoc_num(char *buf, size_t n, double v) {
-    if (v == (double)(long long)v && fabs(v) < 1e15) {
+    if (fabs(v) < 1e15 && v == (double)(long long)v) {
         snprintf(buf, n, "%lld", (long long)v);
         return;
     }

@@ -6,6 +6,8 @@
 #include <math.h>
 #include <stdbool.h>
 
+#include "backend/core/rng.h"
+
 /* a*b+c must round twice everywhere, or the bars would differ between compilers and CPUs
  * (gcc in ISO C mode already contracts nothing). */
 #ifdef __clang__
@@ -38,13 +40,6 @@ struct data_synth_state {
     double fair; /* F, points */
     double vix;  /* unrounded VIX state */
 };
-
-static uint64_t data_synth_splitmix(uint64_t *x) {
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 static uint64_t data_synth_rotl(uint64_t x, int k) {
     return (x << k) | (x >> (64 - k));
@@ -147,7 +142,7 @@ static int data_synth_session(struct data_synth_state *st, int64_t day, int star
 static void data_synth_seed(struct data_synth_state *st, const struct data_synth_opts *o) {
     uint64_t x = o->seed;
     for (int i = 0; i < 4; i++)
-        st->s[i] = data_synth_splitmix(&x);
+        st->s[i] = rng_splitmix64(&x);
     st->have_spare = false;
     st->tick = o->tick;
     st->lo_ticks = (int64_t)ceil(DATA_SYNTH_PRICE_LO / o->tick);

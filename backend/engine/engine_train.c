@@ -3,6 +3,7 @@
 #include "backend/core/afile.h"
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
+#include "backend/core/rng.h"
 #include "backend/engine/engine_internal.h"
 
 #include <errno.h>
@@ -98,20 +99,13 @@ static int engine_train_setup(struct engine *e, char *err, size_t errlen) {
     return 0;
 }
 
-/* splitmix64: the shuffle is reproducible from --seed and the epoch. */
-static uint64_t engine_rng_next(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 static void engine_shuffle(struct engine *e, int32_t epoch) {
     uint64_t s = e->conf.seed * 1000003ull + (uint64_t)epoch;
     for (size_t i = 0; i < e->split; i++)
         e->order[i] = i;
     for (size_t i = e->split; i > 1; i--) {
-        size_t j = (size_t)(engine_rng_next(&s) % i);
+        size_t j = (size_t)(rng_splitmix64(&s) % i);
         size_t t = e->order[i - 1];
         e->order[i - 1] = e->order[j];
         e->order[j] = t;

@@ -1,12 +1,13 @@
 /* Reference double-precision MLP: layout, init, forward/backward, losses and Adam. */
 #include "backend/mlp/mlp.h"
 
-#include "backend/core/errbuf.h"
-
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "backend/core/errbuf.h"
+#include "backend/core/rng.h"
 
 /* ---- architecture and parameter layout ---- */
 
@@ -107,12 +108,6 @@ int mlp_hidden_parse(const char *s, struct mlp_arch *a, char *err, size_t errlen
 
 /* ---- init ---- */
 
-static uint64_t mlp_splitmix64(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 void mlp_init_params(const struct mlp_arch *a, uint64_t seed, double *params) {
     uint64_t state = seed;
@@ -121,7 +116,7 @@ void mlp_init_params(const struct mlp_arch *a, uint64_t seed, double *params) {
         double bound = 1.0 / sqrt((double)mlp_layer_in(a, l));
         size_t n = mlp_layer_size(a, l);
         for (size_t i = 0; i < n; i++) {
-            double u = (double)(mlp_splitmix64(&state) >> 11) * 0x1.0p-53; /* [0, 1) */
+            double u = (double)(rng_splitmix64(&state) >> 11) * 0x1.0p-53; /* [0, 1) */
             *p++ = (2.0 * u - 1.0) * bound;
         }
     }
