@@ -9,6 +9,7 @@
 #include <curses.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <langinfo.h>
 #include <locale.h>
 #include <poll.h>
 #include <signal.h>
@@ -25,8 +26,8 @@ struct app {
     struct evring *ring;
     struct app_model model;
     const struct engine_snap *s;
-    int chunk; /* what the header shows: the last value sent */
-    bool quitting, color, tty_in;
+    int chunk;                          /* what the header shows: the last value sent */
+    bool quitting, color, tty_in, utf8; /* utf8: line drawing is safe */
     struct theme theme;
     uint64_t quit_ns;
     char host[64];
@@ -69,7 +70,7 @@ static void app_attr(struct app *a, enum theme_role r, bool on) {
 
 static void app_title(struct app *a, int y, const char *title) {
     app_attr(a, THEME_TITLE, true);
-    mvhline(y, 0, ACS_HLINE, COLS);
+    mvhline(y, 0, a->utf8 ? ACS_HLINE : '-', COLS);
     mvprintw(y, 2, " %s ", title);
     app_attr(a, THEME_TITLE, false);
 }
@@ -171,19 +172,18 @@ static int app_draw_memory(struct app *a, int y, int rows) {
 /* One row: the phase at each column over the last 10 s, and a legend of what is current. */
 static int app_draw_timeline(struct app *a, int y) {
     app_title(a, y++, "phases (last 10 s)");
-    uint64_t now = mono_now_ns(), t0 = now - APP_TIMELINE_NS;
-    int w = COLS;
+    uint64_t now = mono_now_ns();
+    static enum ev_phase_id cells[1024];
+    int w = COLS < 1024 ? COLS : 1024;
+    app_model_paint(&a->model, now - APP_TIMELINE_NS, now, w, cells);
     for (int x = 0; x < w; x++) {
-        uint64_t c0 = t0 + APP_TIMELINE_NS * (uint64_t)x / (uint64_t)w;
-        uint64_t c1 = t0 + APP_TIMELINE_NS * (uint64_t)(x + 1) / (uint64_t)w;
-        enum ev_phase_id ph = app_model_phase_at(&a->model, c0, c1);
-        if (ph == PHASE_COUNT) {
+        if (cells[x] == PHASE_COUNT) {
             mvaddch(y, x, ' ');
             continue;
         }
-        app_attr(a, THEME_PHASE0 + ph, true);
-        mvaddch(y, x, (chtype)ev_phase_name(ph)[0]);
-        app_attr(a, THEME_PHASE0 + ph, false);
+        app_attr(a, THEME_PHASE0 + cells[x], true);
+        mvaddch(y, x, (chtype)ev_phase_name(cells[x])[0]);
+        app_attr(a, THEME_PHASE0 + cells[x], false);
     }
     y++;
     enum ev_phase_id cur = a->s->phase;
@@ -391,6 +391,7 @@ int app_run(const struct cli_train_opts *o) {
         return rc == -ENOMEM ? 1 : CLI_EXIT_USAGE;
     }
     setlocale(LC_CTYPE, "");
+    a.utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
     int saved_err = app_redirect_stderr(o, log, sizeof(log));
     signal(SIGINT, app_on_signal);
     signal(SIGTERM, app_on_signal);

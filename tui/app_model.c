@@ -37,14 +37,24 @@ const struct app_line *app_model_line(const struct app_model *m, size_t k) {
     return &m->lines[(m->line_head + APP_LINES - 1 - k) % APP_LINES];
 }
 
-enum ev_phase_id app_model_phase_at(const struct app_model *m, uint64_t t0, uint64_t t1) {
-    /* Newest first: the first phase overlapping [t0, t1) is what the cell shows. */
+void app_model_paint(const struct app_model *m, uint64_t t0, uint64_t t1, int cols,
+                     enum ev_phase_id *out) {
+    for (int x = 0; x < cols; x++)
+        out[x] = PHASE_COUNT;
+    if (cols <= 0 || t1 <= t0)
+        return;
+    uint64_t span = t1 - t0;
     for (size_t k = 0; k < m->phase_count; k++) {
         const struct ev_phase *p = &m->phases[(m->phase_head + APP_PHASES - 1 - k) % APP_PHASES];
-        if (p->start_ns < t1 && p->end_ns >= t0)
-            return (enum ev_phase_id)p->phase;
+        if (p->end_ns < t0 || p->start_ns >= t1)
+            continue;
+        uint64_t a = p->start_ns > t0 ? p->start_ns - t0 : 0;
+        uint64_t b = p->end_ns < t1 ? p->end_ns - t0 : span - 1;
+        int xa = (int)(a * (uint64_t)cols / span), xb = (int)(b * (uint64_t)cols / span);
+        for (int x = xa; x <= xb && x < cols; x++)
+            if (out[x] == PHASE_COUNT)
+                out[x] = (enum ev_phase_id)p->phase;
     }
-    return PHASE_COUNT;
 }
 
 int app_chunk_step(int chunk, int dir) {

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define APP_PHASES 4096 /* recent phase events kept for the timeline */
-#define APP_LINES  256  /* recent text events kept for the events list */
+#define APP_PHASES 32768 /* recent phase events kept for the timeline (~6 s at CPU rates) */
+#define APP_LINES  256   /* recent text events kept for the events list */
 
 struct app_line {
     uint64_t t_ns;
@@ -31,8 +31,11 @@ void app_model_add(struct app_model *m, const struct ev *e);
 /* Line k of the events list, 0 = newest; NULL past the end. */
 const struct app_line *app_model_line(const struct app_model *m, size_t k);
 
-/* The phase covering time t (latest end wins), or PHASE_COUNT when none does. */
-enum ev_phase_id app_model_phase_at(const struct app_model *m, uint64_t t0, uint64_t t1);
+/* Paint the timeline window [t0, t1) into cols cells: cell k covers
+ * [t0 + k*w, t0 + (k+1)*w) and gets the newest phase overlapping it, or PHASE_COUNT.
+ * One pass over the kept phases, newest first. */
+void app_model_paint(const struct app_model *m, uint64_t t0, uint64_t t1, int cols,
+                     enum ev_phase_id *out);
 
 /* Next/previous VPOC chunk size on the ladder 125, 250, 500, 1000, 2000, 3500, whole (0). */
 int app_chunk_step(int chunk, int dir);

@@ -37,7 +37,7 @@ static const char cli_train_help[] =
     "  --lr X                   Adam learning rate (default 2e-4)\n"
     "  --weight-decay X         Adam L2 weight decay (default 0)\n"
     "  --batch N                mini-batch size (default 256)\n"
-    "  --epochs N               epochs to run (default 10; 20 in the dashboard)\n"
+    "  --epochs N               epochs to run (default 10; 200 in the dashboard)\n"
     "  --val-frac F             fraction of sessions (the last ones) to validate on (0.2)\n"
     "  --metric-every N         steps between metric events (default 20)\n"
     "Output:\n"
@@ -278,7 +278,7 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
 static int cli_train_finish(struct cli_train_opts *o, bool epochs_set, char *err, size_t errlen) {
     struct engine_conf *c = &o->conf;
     if (!o->headless && !epochs_set)
-        c->epochs = 20;
+        c->epochs = 200; /* about a minute on a CPU: long enough to watch */
     if (o->jsonl[0] && !o->headless)
         return errbuf_set(err, errlen, -EINVAL, "--jsonl needs --headless");
     if (o->headless && !o->jsonl[0])
