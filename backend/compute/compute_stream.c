@@ -1,12 +1,20 @@
-/* One worker thread draining a bounded FIFO of operations with copied arguments. */
+/* One worker thread draining a bounded FIFO of operations with copied arguments. Both sides
+ * spin briefly before sleeping, as GPU runtimes do: a queue of short operations would
+ * otherwise pay a thread sleep and wake-up for each one. */
 #include "backend/compute/compute_stream.h"
+
+#include "backend/core/mono.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define COMPUTE_STREAM_SPIN_NS 50000u /* how long a side polls before it sleeps */
 
 struct compute_stream_op {
     compute_stream_fn fn;
@@ -19,15 +27,36 @@ struct compute_stream {
     struct compute_stream_op *q;
     size_t cap, head, count;
     uint64_t enqueued, completed; /* wait() waits for completed to reach a target */
+    atomic_uint_least64_t enqueued_a, completed_a; /* copies for the lock-free spin */
     int sticky;
     bool stop;
     pthread_t worker;
 };
 
+/* Poll *counter until it reaches target or the spin budget is spent. */
+static void compute_stream_spin(atomic_uint_least64_t *counter, uint64_t target) {
+    uint64_t t0 = mono_now_ns();
+    for (unsigned i = 1;; i++) {
+        if (atomic_load_explicit(counter, memory_order_acquire) >= target)
+            return;
+        if ((i & 63) == 0) {
+            if (mono_now_ns() - t0 > COMPUTE_STREAM_SPIN_NS)
+                return;
+            sched_yield();
+        }
+    }
+}
+
 static void *compute_stream_main(void *arg) {
     struct compute_stream *s = arg;
     pthread_mutex_lock(&s->lock);
     for (;;) {
+        if (s->count == 0 && !s->stop) {
+            uint64_t done = s->completed;
+            pthread_mutex_unlock(&s->lock);
+            compute_stream_spin(&s->enqueued_a, done + 1);
+            pthread_mutex_lock(&s->lock);
+        }
         while (s->count == 0 && !s->stop)
             pthread_cond_wait(&s->not_empty, &s->lock);
         if (s->count == 0 && s->stop)
@@ -42,6 +71,7 @@ static void *compute_stream_main(void *arg) {
         if (rc != 0 && s->sticky == 0)
             s->sticky = rc;
         s->completed++;
+        atomic_store_explicit(&s->completed_a, s->completed, memory_order_release);
         pthread_cond_broadcast(&s->idle);
     }
     pthread_mutex_unlock(&s->lock);
@@ -98,6 +128,7 @@ int compute_stream_enqueue(struct compute_stream *s, compute_stream_fn fn, const
         memcpy(op->arg, arg, arg_bytes);
     s->count++;
     s->enqueued++;
+    atomic_store_explicit(&s->enqueued_a, s->enqueued, memory_order_release);
     pthread_cond_signal(&s->not_empty);
     pthread_mutex_unlock(&s->lock);
     return 0;
@@ -106,6 +137,11 @@ int compute_stream_enqueue(struct compute_stream *s, compute_stream_fn fn, const
 int compute_stream_wait(struct compute_stream *s) {
     pthread_mutex_lock(&s->lock);
     uint64_t target = s->enqueued;
+    if (s->completed < target) {
+        pthread_mutex_unlock(&s->lock);
+        compute_stream_spin(&s->completed_a, target);
+        pthread_mutex_lock(&s->lock);
+    }
     while (s->completed < target)
         pthread_cond_wait(&s->idle, &s->lock);
     int rc = s->sticky;
