@@ -29,7 +29,7 @@ struct app {
     int chunk;                          /* what the header shows: the last value sent */
     bool quitting, color, tty_in, utf8; /* utf8: line drawing is safe */
     struct theme theme;
-    uint64_t quit_ns;
+    bool leave_now; /* a second q: leave without waiting for the engine */
     char host[64];
 };
 
@@ -263,7 +263,7 @@ static void app_key(struct app *a, int ch) {
     case 'Q':
         if (a->quitting || engine_done(a->e)) {
             a->quitting = true;
-            a->quit_ns = 1; /* leave the loop now */
+            a->leave_now = true;
             return;
         }
         a->quitting = true;
@@ -331,7 +331,7 @@ static void app_loop(struct app *a) {
             app_sigint = 0;
             app_key(a, 'q');
         }
-        if ((a->quitting && engine_done(a->e)) || a->quit_ns)
+        if ((a->quitting && engine_done(a->e)) || a->leave_now)
             return;
         app_wait(a, mono_now_ns() + (uint64_t)a->o->delay_ds * 100000000ull);
     }

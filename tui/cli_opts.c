@@ -358,13 +358,11 @@ static int cli_train_on_opt(int id, const char *v, void *ctx, char *err, size_t 
     return cli_train_opt(id, v, t->o, err, errlen);
 }
 
-int cli_train_parse(int argc, char **argv, const char *cmd, bool train_cmd,
-                    struct cli_train_opts *o) {
+int cli_train_parse(int argc, char **argv, const char *cmd, struct cli_train_opts *o) {
     memset(o, 0, sizeof(*o));
     engine_conf_default(&o->conf);
     o->delay_ds = 5;
     struct cli_train_ctx t = {.o = o};
-    (void)train_cmd;
     int rc = cli_getopt_run(argc, argv, cmd, cli_train_usage, cli_train_help, ":d:h",
                             cli_train_longopts, cli_train_on_opt, &t);
     if (rc != 0)

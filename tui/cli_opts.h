@@ -19,11 +19,10 @@ struct cli_train_opts {
     char theme[ENGINE_PATH_MAX]; /* --theme NAME|PATH, "" = default */
 };
 
-/* Parse argv (argv[0] is the subcommand name) for `train` (headless_allowed) or the dashboard.
+/* Parse argv (argv[0] is the subcommand name) for `train` or the dashboard.
  * Returns 0, 1 when --help was printed (exit 0), or CLI_EXIT_USAGE after printing the error
  * and the usage line to stderr. */
-int cli_train_parse(int argc, char **argv, const char *cmd, bool train_cmd,
-                    struct cli_train_opts *o);
+int cli_train_parse(int argc, char **argv, const char *cmd, struct cli_train_opts *o);
 
 /* Strict numbers: the whole string must parse and lie in [lo, hi]. 0 or -EINVAL with err
  * "--flag: 'x' is not an integer in [lo, hi]". */

@@ -133,7 +133,7 @@ static int cli_train_common(int argc, char **argv, const char *cmd) {
     struct cli_train_opts *o = calloc(1, sizeof(*o));
     if (!o)
         return 1;
-    int rc = cli_train_parse(argc, argv, cmd, true, o);
+    int rc = cli_train_parse(argc, argv, cmd, o);
     if (rc == 0)
         rc = o->headless ? cli_run_headless(o) : app_run(o);
     else if (rc == 1)

@@ -99,7 +99,6 @@ static int engine_train_setup(struct engine *e, char *err, size_t errlen) {
     return 0;
 }
 
-
 static void engine_shuffle(struct engine *e, int32_t epoch) {
     uint64_t s = e->conf.seed * 1000003ull + (uint64_t)epoch;
     for (size_t i = 0; i < e->split; i++)
@@ -320,6 +319,7 @@ int engine_train(struct engine *e, char *err, size_t errlen) {
         if ((rc = engine_checkpoint(e, stopped ? epoch - 1 : epoch, err, errlen)) != 0)
             return rc;
         e->res.epochs_done = stopped ? epoch - 1 : epoch;
+        engine_emit_mem(e);
         engine_publish(e, true);
         if (stopped)
             break;
