@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Build a local sysroot of the Debian packages ringside compiles against, for a machine that
+# has a compiler but neither these headers nor a package registry (copy the folder there).
+#   scripts/sysroot.sh [DIR]          default DIR: ./sysroot (git-ignored)
+# Then configure with:
+#   PKG_CONFIG_SYSROOT_DIR=$PWD/sysroot \
+#   PKG_CONFIG_LIBDIR=$PWD/sysroot/usr/lib/x86_64-linux-gnu/pkgconfig:$PWD/sysroot/usr/share/pkgconfig \
+#   cmake -S . -B build -DCMAKE_PREFIX_PATH=$PWD/sysroot/usr \
+#         -DPKG_CONFIG_EXECUTABLE=$PWD/sysroot/usr/bin/pkgconf \
+#         -DCMAKE_C_FLAGS=-I$PWD/sysroot/usr/include
+# and run with LD_LIBRARY_PATH=$PWD/sysroot/usr/lib/x86_64-linux-gnu.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+dest=$(realpath -m "${1:-$top/sysroot}")
+# ncurses' runtime is on every Linux machine: only its headers and link stubs come along.
+packages=(libncurses-dev libjson-c-dev libjson-c5
+          libcriterion-dev libcriterion3 libboxfort-dev libnanomsg5 libgit2-1.5
+          libhttp-parser2.9 libmbedtls14 libmbedx509-1 libmbedcrypto7 libssh2-1 libffi8
+          pkgconf-bin libpkgconf3)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+(cd "$work" && apt-get download "${packages[@]}" >/dev/null)
+mkdir -p "$dest"
+for deb in "$work"/*.deb; do
+    dpkg -x "$deb" "$dest"
+done
+# Debian's .so links are absolute. A link to a library inside the sysroot becomes relative;
+# a link to one the target machine has itself (ncurses) becomes a linker script naming its
+# soname, so the target's own copy is linked, never a mix of two distributions' libraries.
+find "$dest" -type l -name '*.so' | while read -r link; do
+    target=$(readlink "$link")
+    case "$target" in
+    /*)
+        if [ -e "$dest$target" ]; then
+            ln -sfnr "$dest$target" "$link"
+        else
+            rm "$link"
+            echo "INPUT($(basename "$target" | sed -E 's/(\.so\.[0-9]+).*/\1/'))" >"$link"
+        fi
+        ;;
+    esac
+done
+echo "sysroot: ${#packages[@]} packages in $dest"
