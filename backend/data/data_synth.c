@@ -2,11 +2,11 @@
  * volume and an anti-correlated VIX, from a seeded xoshiro256** stream. */
 #include "backend/data/data_synth.h"
 
+#include "backend/core/rng.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
-
-#include "backend/core/rng.h"
 
 /* a*b+c must round twice everywhere, or the bars would differ between compilers and CPUs
  * (gcc in ISO C mode already contracts nothing). */

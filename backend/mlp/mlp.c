@@ -1,13 +1,13 @@
 /* Reference double-precision MLP: layout, init, forward/backward, losses and Adam. */
 #include "backend/mlp/mlp.h"
 
+#include "backend/core/errbuf.h"
+#include "backend/core/rng.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "backend/core/errbuf.h"
-#include "backend/core/rng.h"
 
 /* ---- architecture and parameter layout ---- */
 
@@ -107,7 +107,6 @@ int mlp_hidden_parse(const char *s, struct mlp_arch *a, char *err, size_t errlen
 }
 
 /* ---- init ---- */
-
 
 void mlp_init_params(const struct mlp_arch *a, uint64_t seed, double *params) {
     uint64_t state = seed;

@@ -5,8 +5,8 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <errno.h>
-#include <stdio.h>
 #include <json-c/json.h>
+#include <stdio.h>
 #include <string.h>
 
 TestSuite(theme, .timeout = 10);
