@@ -101,7 +101,7 @@ struct ev_mem {
 struct ev_metric {
     int32_t epoch;
     int64_t step;
-    double loss;     /* training loss (mean over the steps since the last metric) */
+    double loss;     /* mean training loss since the previous metric; the epoch's when has_val */
     double val_loss; /* valid only if has_val */
     bool has_val;
     double samples_per_s;
