@@ -44,6 +44,7 @@ struct engine_conf {
     char alloc_conf[256];  /* as given (flag or RINGSIDE_ALLOC_CONF) */
     struct mem_conf alloc; /* parsed */
     bool pre_cleanup;      /* safe cleanup between data and training */
+    int vpoc_refresh;      /* re-run VPOC every N epochs (0 = only before training) */
 };
 
 /* Defaults as documented in the README. */

@@ -1,0 +1,63 @@
+/* Where the dashboard's data comes from: the live engine or a recording. The app drives either
+ * through these ops and never knows which; panels only ever see a struct ui_frame. */
+#ifndef RINGSIDE_TUI_UI_SOURCE_H
+#define RINGSIDE_TUI_UI_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/core/ev.h"
+#include "backend/engine/engine.h"
+#include "backend/trace/trace.h"
+
+/* Facts about the run that do not change while it is shown. */
+struct ui_run {
+    char host[64];
+    char backend[16];      /* "cpu", "hip" */
+    char dev_name[96];
+    char dev_arch[32];
+    unsigned n_devices;
+    bool replay;
+    char origin[256];      /* "live" or the recording's path */
+    uint64_t start_ns;     /* the run's clock at its start */
+    uint64_t start_wall_ns;
+};
+
+struct ui_source;
+
+struct ui_source_ops {
+    const char *name; /* "live", "replay" */
+    /* A descriptor that becomes readable when events are pending, or -1 (the app then relies on
+     * its frame timer). */
+    int (*wake_fd)(struct ui_source *s);
+    /* Copy out up to max pending events, oldest first. A replay releases the events whose time
+     * has come on its clock. */
+    size_t (*drain)(struct ui_source *s, struct ev *out, size_t max);
+    /* The latest snapshot (valid until the next call). */
+    const struct engine_snap *(*snap)(struct ui_source *s);
+    /* The run's clock now: CLOCK_MONOTONIC live, the recording's clock in a replay. */
+    uint64_t (*now_ns)(struct ui_source *s);
+    /* A key the source acts on (live: p, +, -, c become engine commands; replay: p pauses
+     * playback, + and - change its speed). Returns true when handled; msg gets a one-line
+     * notice for the footer ("" for none). */
+    bool (*key)(struct ui_source *s, int ch, char *msg, size_t msglen);
+    /* Ask the run to end: live sends a graceful stop; a replay ends at once. */
+    void (*stop)(struct ui_source *s);
+    /* The synchronize in flight on dev, if any. */
+    bool (*inflight)(struct ui_source *s, unsigned dev, struct trace_inflight *out);
+    /* True once nothing more will come (engine finished, recording exhausted). */
+    bool (*done)(struct ui_source *s);
+    /* A line for the header when the source has something to say ("replay 2.0x", "stopped at
+     * line 17: ..."), or "". */
+    const char *(*status)(struct ui_source *s);
+    void (*destroy)(struct ui_source *s);
+};
+
+struct ui_source {
+    const struct ui_source_ops *ops;
+    void *priv;
+    struct ui_run run;
+};
+
+#endif
