@@ -362,6 +362,8 @@ int cli_train_parse(int argc, char **argv, const char *cmd, struct cli_train_opt
     memset(o, 0, sizeof(*o));
     engine_conf_default(&o->conf);
     o->delay_ds = 5;
+    o->sync_slow_ns = 1000000000ull;
+    o->sync_timeout_ns = 30000000000ull;
     struct cli_train_ctx t = {.o = o};
     int rc = cli_getopt_run(argc, argv, cmd, cli_train_usage, cli_train_help, ":d:h",
                             cli_train_longopts, cli_train_on_opt, &t);
