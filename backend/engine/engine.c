@@ -261,6 +261,7 @@ int engine_create(struct engine **out, const struct engine_conf *conf, struct ev
     e->conf = *conf;
     e->events = events;
     e->chunk_bars = conf->chunk_bars;
+    e->vpoc_logged_chunk = -1;
     e->start_wall_ns = mono_wall_ns();
     e->s.start_ns = mono_now_ns();
     e->s.phase = PHASE_COUNT;

@@ -65,7 +65,7 @@ static void engine_vpoc_emit(struct engine *e, const struct compute_event *ev, s
         uint64_t a, b;
         if (e->c->ops->event_time_ns(e->c, &ev[k], &a) == 0 &&
             e->c->ops->event_time_ns(e->c, &ev[k + 1], &b) == 0) {
-            struct trace_pos pos = {0, -1, (int32_t)k};
+            struct trace_pos pos = {e->s.epoch, -1, (int32_t)k};
             trace_phase_emit(e->trace, e->c->dev, PHASE_VPOC, a, b, &pos);
         }
     }
@@ -91,9 +91,11 @@ int engine_vpoc_all(struct engine *e, char *err, size_t errlen) {
         engine_emit_mem(e);
     }
     engine_set_phase(e, PHASE_COUNT);
-    if (rc == 0 && !e->stop_requested)
+    if (rc == 0 && !e->stop_requested && e->chunk_bars != e->vpoc_logged_chunk) {
         engine_log(e, SEV_INFO, "VPOC done for %zu sessions (chunk %d bars)", e->ss.n,
                    e->chunk_bars);
+        e->vpoc_logged_chunk = e->chunk_bars; /* refreshes log only when the chunk changed */
+    }
     return rc;
 }
 

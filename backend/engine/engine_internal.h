@@ -46,6 +46,7 @@ struct engine {
     uint64_t last_publish_ns;
     uint64_t start_wall_ns;
     int chunk_bars;
+    int vpoc_logged_chunk; /* chunk size of the last "VPOC done" log, -1 = none yet */
     bool paused, stop_requested;
     struct engine_result res;
     double last_train_loss;

@@ -301,6 +301,10 @@ int engine_train(struct engine *e, char *err, size_t errlen) {
     for (int32_t epoch = e->first_epoch; epoch < e->first_epoch + e->conf.epochs; epoch++) {
         engine_progress(e, epoch, step0);
         bool stopped = false;
+        int since = epoch - e->first_epoch;
+        if (e->conf.vpoc_refresh > 0 && since > 0 && since % e->conf.vpoc_refresh == 0 &&
+            (rc = engine_vpoc_all(e, err, errlen)) != 0) /* as when new data arrives */
+            return rc;
         rc = engine_epoch(e, epoch, &stopped, err, errlen);
         double val = 0;
         if (rc == 0 && !stopped)

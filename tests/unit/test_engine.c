@@ -304,3 +304,37 @@ Test(engine, validation_loss_falls_over_two_epochs) {
     }
     rs_test_rmtree(dir);
 }
+
+/* With vpoc_refresh = 1, VPOC runs again before every epoch after the first, with the chunk
+ * size in force then. */
+Test(engine, vpoc_refresh_reruns_vpoc_each_epoch) {
+    char dir[256], err[512];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    struct engine_conf c;
+    eng_conf(&c, dir);
+    c.epochs = 3;
+    c.vpoc_refresh = 1;
+    struct evring *r;
+    struct engine *e;
+    cr_assert_eq(evring_create(&r, 1u << 16), 0);
+    cr_assert_eq(engine_create(&e, &c, r, err, sizeof(err)), 0, "%s", err);
+    eng_n = 0;
+    cr_assert_eq(engine_start(e), 0);
+    eng_wait(e, r, eng_is_done);
+    engine_join(e, NULL);
+    eng_drain(r);
+    /* 6 sessions x 3 chunks of 500, before epochs 1, 2 and 3 */
+    cr_assert_eq(eng_count(EV_PHASE, PHASE_VPOC), 3 * 6 * 3);
+    size_t by_epoch[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < eng_n; i++)
+        if (eng_events[i].kind == EV_PHASE && eng_events[i].u.phase.phase == PHASE_VPOC &&
+            eng_events[i].u.phase.epoch < 4)
+            by_epoch[eng_events[i].u.phase.epoch]++;
+    cr_assert_eq(by_epoch[0], 6 * 3); /* before training */
+    cr_assert_eq(by_epoch[1], 0);     /* epoch 1 trains on the first run's results */
+    cr_assert_eq(by_epoch[2], 6 * 3);
+    cr_assert_eq(by_epoch[3], 6 * 3);
+    engine_destroy(e);
+    evring_destroy(r);
+    rs_test_rmtree(dir);
+}
