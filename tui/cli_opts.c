@@ -2,6 +2,7 @@
 #include "tui/cli_opts.h"
 
 #include "backend/core/errbuf.h"
+#include "tui/config.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -29,6 +30,8 @@ static const char cli_train_help[] =
     "  --profile close|range    volume at the close, or spread over low..high (default close)\n"
     "  --tick T                 price increment (default 0.25)\n"
     "  --value-area F           value-area fraction (default 0.70)\n"
+    "  --vpoc-refresh N         re-run VPOC every N epochs, 0 = only before training\n"
+    "                           (default 0; 1 in the dashboard)\n"
     "Model:\n"
     "  --horizon N              forward-return horizon in bars (default 15)\n"
     "  --loss mse|bce           regression on the return, or its sign (default mse)\n"
@@ -55,9 +58,17 @@ static const char cli_train_help[] =
     "  --no-pre-cleanup         skip the safe cleanup between VPOC and training\n"
     "Dashboard:\n"
     "  -d, --delay N            refresh interval in tenths of a second (default 5)\n"
-    "  --theme NAME|PATH        colour theme: a JSON file, or NAME from ./themes or the\n"
-    "                           installed themes (default, mono)\n"
+    "  --theme NAME|PATH        colour theme: a JSON file, or NAME from ./themes,\n"
+    "                           $XDG_CONFIG_HOME/ringside/themes or the installed themes\n"
+    "                           (default, mono, high-contrast, nord, gruvbox, solarized-dark)\n"
     "  --frames N               render N frames, then stop training and exit\n"
+    "  --record FILE            also write the headless JSON lines to FILE\n"
+    "  --sync-slow SECONDS      a sync in flight longer than this is slow (default 1)\n"
+    "  --sync-timeout SECONDS   ... and longer than this is a HANG (default 30)\n"
+    "Configuration:\n"
+    "  --config FILE            read defaults for these options from FILE (default\n"
+    "                           $XDG_CONFIG_HOME/ringside/config.json, when it exists)\n"
+    "  --print-config           print the effective options as JSON (a config file) and exit\n"
     "  -h, --help               show this help\n";
 
 enum cli_opt_id {
@@ -92,6 +103,12 @@ enum cli_opt_id {
     OPT_NO_PRE_CLEANUP,
     OPT_FRAMES,
     OPT_THEME,
+    OPT_RECORD,
+    OPT_SYNC_SLOW,
+    OPT_SYNC_TIMEOUT,
+    OPT_VPOC_REFRESH,
+    OPT_CONFIG,
+    OPT_PRINT_CONFIG,
 };
 
 static const struct option cli_train_longopts[] = {
@@ -126,6 +143,12 @@ static const struct option cli_train_longopts[] = {
     {"no-pre-cleanup", no_argument, NULL, OPT_NO_PRE_CLEANUP},
     {"frames", required_argument, NULL, OPT_FRAMES},
     {"theme", required_argument, NULL, OPT_THEME},
+    {"record", required_argument, NULL, OPT_RECORD},
+    {"sync-slow", required_argument, NULL, OPT_SYNC_SLOW},
+    {"sync-timeout", required_argument, NULL, OPT_SYNC_TIMEOUT},
+    {"vpoc-refresh", required_argument, NULL, OPT_VPOC_REFRESH},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"print-config", no_argument, NULL, OPT_PRINT_CONFIG},
     {"delay", required_argument, NULL, 'd'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -185,6 +208,15 @@ static int cli_enum(const char *flag, const char *s, const char *a, const char *
         return 0;
     }
     return errbuf_set(err, errlen, -EINVAL, "%s: '%s' is not one of %s, %s", flag, s, a, b);
+}
+
+/* Decimal seconds into nanoseconds. */
+static int cli_seconds(const char *flag, const char *s, uint64_t *ns, char *err, size_t errlen) {
+    double v;
+    int rc = cli_parse_double(flag, s, 0.001, 86400, &v, err, errlen);
+    if (rc == 0)
+        *ns = (uint64_t)llround(v * 1e9);
+    return rc;
 }
 
 /* One option; 0 or -EINVAL with err. */
@@ -270,15 +302,52 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
         return cli_copy("--theme", o->theme, sizeof(o->theme), v, err, errlen);
     case 'd':
         return cli_int("--delay", v, 1, 600, &o->delay_ds, err, errlen);
+    case OPT_RECORD:
+        return cli_copy("--record", o->record, sizeof(o->record), v, err, errlen);
+    case OPT_SYNC_SLOW:
+        return cli_seconds("--sync-slow", v, &o->sync_slow_ns, err, errlen);
+    case OPT_SYNC_TIMEOUT:
+        return cli_seconds("--sync-timeout", v, &o->sync_timeout_ns, err, errlen);
+    case OPT_VPOC_REFRESH:
+        return cli_int("--vpoc-refresh", v, 0, 1000000, &c->vpoc_refresh, err, errlen);
+    case OPT_CONFIG: /* read before the other flags, by cli_train_parse */
+    case OPT_PRINT_CONFIG:
+        return 0;
     default:
         return errbuf_set(err, errlen, -EINVAL, "internal: unhandled option %d", id);
     }
 }
 
-static int cli_train_finish(struct cli_train_opts *o, bool epochs_set, char *err, size_t errlen) {
+/* Parser state for the training options. */
+struct cli_train_ctx {
+    struct cli_train_opts *o;
+    bool epochs_set, refresh_set, print_config;
+    uint64_t seen;     /* bit (id - OPT_DATA) per long option given on the command line */
+    uint64_t cfg_seen; /* ... and in the config file */
+};
+
+/* Defaults that differ between the dashboard and headless mode, and cross-flag rules. */
+static int cli_train_modes(struct cli_train_ctx *t, char *err, size_t errlen) {
+    struct cli_train_opts *o = t->o;
+    if (!o->headless && !t->epochs_set)
+        o->conf.epochs = 200; /* about a minute on a CPU: long enough to watch */
+    if (!o->headless && !t->refresh_set)
+        o->conf.vpoc_refresh = 1; /* the memory and phase panels keep showing VPOC chunks */
+    if (o->record[0] && o->headless)
+        return errbuf_set(err, errlen, -EINVAL,
+                          "--record is for the dashboard; headless mode writes --jsonl");
+    if (o->sync_slow_ns >= o->sync_timeout_ns)
+        return errbuf_set(err, errlen, -EINVAL,
+                          "--sync-slow (%g s) must be less than --sync-timeout (%g s)",
+                          (double)o->sync_slow_ns / 1e9, (double)o->sync_timeout_ns / 1e9);
+    return 0;
+}
+
+static int cli_train_finish(struct cli_train_ctx *t, char *err, size_t errlen) {
+    struct cli_train_opts *o = t->o;
     struct engine_conf *c = &o->conf;
-    if (!o->headless && !epochs_set)
-        c->epochs = 200; /* about a minute on a CPU: long enough to watch */
+    if (cli_train_modes(t, err, errlen) != 0)
+        return -EINVAL;
     if (o->jsonl[0] && !o->headless)
         return errbuf_set(err, errlen, -EINVAL, "--jsonl needs --headless");
     if (o->headless && !o->jsonl[0])
@@ -299,10 +368,19 @@ static int cli_train_finish(struct cli_train_opts *o, bool epochs_set, char *err
 
 #define CLI_SEEN(id) (1ull << ((id)-OPT_DATA))
 
-/* Flags that contradict each other are an error, not a silent choice. */
-static int cli_train_conflicts(uint64_t seen, char *err, size_t errlen) {
-    if ((seen & CLI_SEEN(OPT_DATA)) && (seen & CLI_SEEN(OPT_SYNTH_DAYS)))
+/* Whether --resume or option id came from the config file. */
+static bool cli_train_from_cfg(const struct cli_train_ctx *t, int id) {
+    return (t->cfg_seen & (CLI_SEEN(OPT_RESUME) | CLI_SEEN(id))) != 0;
+}
+
+/* Flags that contradict each other are an error, not a silent choice; a flag overrides the
+ * config file's data, and the architecture conflicts with --resume from either source. */
+static int cli_train_conflicts(struct cli_train_ctx *t, char *err, size_t errlen) {
+    uint64_t seen = t->seen | t->cfg_seen;
+    if ((t->seen & CLI_SEEN(OPT_DATA)) && (t->seen & CLI_SEEN(OPT_SYNTH_DAYS)))
         return errbuf_set(err, errlen, -EINVAL, "--data and --synthetic-days exclude each other");
+    if ((t->seen & CLI_SEEN(OPT_SYNTH_DAYS)) && !(t->seen & CLI_SEEN(OPT_DATA)))
+        t->o->conf.data_path[0] = '\0';
     static const struct {
         int id;
         const char *flag;
@@ -311,8 +389,9 @@ static int cli_train_conflicts(uint64_t seen, char *err, size_t errlen) {
         if (seen & CLI_SEEN(arch[i].id))
             return errbuf_set(err, errlen, -EINVAL,
                               "%s cannot be combined with --resume: the model's architecture "
-                              "comes from the checkpoint",
-                              arch[i].flag);
+                              "comes from the checkpoint%s%s",
+                              arch[i].flag, cli_train_from_cfg(t, arch[i].id) ? "; see " : "",
+                              cli_train_from_cfg(t, arch[i].id) ? t->o->config : "");
     return 0;
 }
 
@@ -343,35 +422,82 @@ int cli_getopt_run(int argc, char **argv, const char *cmd, const char *usage, co
     return 0;
 }
 
-/* Parser state for the training options. */
-struct cli_train_ctx {
-    struct cli_train_opts *o;
-    bool epochs_set;
-    uint64_t seen; /* bit (id - OPT_DATA) per long option given */
-};
-
 static int cli_train_on_opt(int id, const char *v, void *ctx, char *err, size_t errlen) {
     struct cli_train_ctx *t = ctx;
     t->epochs_set |= id == OPT_EPOCHS;
+    t->refresh_set |= id == OPT_VPOC_REFRESH;
+    t->print_config |= id == OPT_PRINT_CONFIG;
     if (id >= OPT_DATA && id - OPT_DATA < 64)
         t->seen |= CLI_SEEN(id);
     return cli_train_opt(id, v, t->o, err, errlen);
 }
 
-int cli_train_parse(int argc, char **argv, const char *cmd, struct cli_train_opts *o) {
+/* A config file key: the same options as the flags, through the same code. */
+static int cli_train_on_key(const char *key, const struct config_value *v, void *ctx, char *err,
+                            size_t errlen) {
+    const struct option *op = cli_train_longopts;
+    while (op->name && strcmp(op->name, key) != 0)
+        op++;
+    if (!op->name)
+        return -ENOENT;
+    if (op->val == 'h' || op->val == OPT_CONFIG || op->val == OPT_PRINT_CONFIG)
+        return errbuf_set(err, errlen, -EINVAL, "--%s is for the command line only", key);
+    if (v->kind == CONFIG_NULL)
+        return 0;
+    if (op->has_arg == no_argument && v->kind != CONFIG_BOOL)
+        return errbuf_set(err, errlen, -EINVAL, "--%s takes no value: use true or false", key);
+    if (op->has_arg != no_argument && v->kind == CONFIG_BOOL)
+        return errbuf_set(err, errlen, -EINVAL, "--%s needs a value, not %s", key,
+                          v->flag ? "true" : "false");
+    if (v->kind == CONFIG_BOOL && !v->flag)
+        return 0;
+    return cli_train_on_opt(op->val, v->text, ctx, err, errlen);
+}
+
+/* First pass over argv: only --config and --help matter, since the config file is applied
+ * before the flags (and --help works whatever the file holds). */
+static void cli_train_prescan(int argc, char **argv, const char **config, bool *help) {
+    opterr = 0;
+    optind = 0;
+    int id;
+    while ((id = getopt_long(argc, argv, ":d:h", cli_train_longopts, NULL)) != -1) {
+        if (id == OPT_CONFIG)
+            *config = optarg;
+        *help |= id == 'h';
+    }
+}
+
+static void cli_train_defaults(struct cli_train_opts *o) {
     memset(o, 0, sizeof(*o));
     engine_conf_default(&o->conf);
     o->delay_ds = 5;
     o->sync_slow_ns = 1000000000ull;
     o->sync_timeout_ns = 30000000000ull;
+}
+
+int cli_train_parse(int argc, char **argv, const char *cmd, struct cli_train_opts *o) {
+    cli_train_defaults(o);
     struct cli_train_ctx t = {.o = o};
+    const char *config = NULL;
+    bool help = false;
+    char err[2048];
+    cli_train_prescan(argc, argv, &config, &help);
+    if (!help && config_load(config, cli_train_on_key, &t, o->config, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ringside%s%s: %s\n", cmd[0] ? " " : "", cmd, err);
+        return CLI_EXIT_USAGE;
+    }
+    t.cfg_seen = t.seen;
+    t.seen = 0;
     int rc = cli_getopt_run(argc, argv, cmd, cli_train_usage, cli_train_help, ":d:h",
                             cli_train_longopts, cli_train_on_opt, &t);
     if (rc != 0)
         return rc;
-    char err[512];
-    if (cli_train_conflicts(t.seen, err, sizeof(err)) != 0 ||
-        cli_train_finish(o, t.epochs_set, err, sizeof(err)) != 0)
+    if (cli_train_conflicts(&t, err, sizeof(err)) != 0 ||
+        cli_train_finish(&t, err, sizeof(err)) != 0)
         return cli_usage_error(cmd, cli_train_usage, err);
-    return 0;
+    if (t.print_config && config_print(o, stdout) != 0) {
+        fprintf(stderr, "ringside: cannot write the configuration to stdout\n");
+        return CLI_EXIT_USAGE;
+    }
+    return t.print_config ? 1 : 0; /* 1: printed, exit 0 */
 }

@@ -23,9 +23,10 @@ struct cli_train_opts {
     uint64_t sync_timeout_ns;     /* --sync-timeout SECONDS (default 30 s) */
 };
 
-/* Parse argv (argv[0] is the subcommand name) for `train` or the dashboard.
- * Returns 0, 1 when --help was printed (exit 0), or CLI_EXIT_USAGE after printing the error
- * and the usage line to stderr. */
+/* Parse argv (argv[0] is the subcommand name) for `train` or the dashboard, over the defaults
+ * from the config file (--config FILE, else $XDG_CONFIG_HOME/ringside/config.json if present).
+ * Returns 0, 1 when --help or --print-config was printed (exit 0), or CLI_EXIT_USAGE after
+ * printing the error (with the usage line for a bad flag) to stderr. */
 int cli_train_parse(int argc, char **argv, const char *cmd, struct cli_train_opts *o);
 
 /* Strict numbers: the whole string must parse and lie in [lo, hi]. 0 or -EINVAL with err

@@ -2,7 +2,9 @@
 #include "tui/theme.h"
 
 #include "backend/core/errbuf.h"
+#include "tui/config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -43,6 +45,10 @@ void theme_default(struct theme *t) {
     t->c[THEME_FOOTER] = (struct theme_color){0, 6, false};
     t->c[THEME_SEG_USED] = (struct theme_color){0, 2, false};
     t->c[THEME_SEG_FREE] = (struct theme_color){0, 7, false};
+    t->c[THEME_BORDER].fg = 4;
+    t->c[THEME_ACCENT] = (struct theme_color){5, THEME_DEFAULT_COLOR, true};
+    t->c[THEME_GAUGE].fg = 2;
+    t->c[THEME_SEG_LARGEST] = (struct theme_color){0, 3, false};
     for (int p = 0; p < PHASE_COUNT; p++)
         t->c[THEME_PHASE0 + p] = (struct theme_color){0, phase_bg[p], false};
 }
@@ -126,34 +132,29 @@ static int theme_load_obj(const char *path, json_object *root, struct theme *t, 
 }
 
 int theme_load_json(const char *path, struct theme *out, char *err, size_t errlen) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return errbuf_set(err, errlen, -errno, "cannot open theme %s: %s", path, strerror(errno));
-    char buf[65536];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    bool too_big = !feof(f);
-    fclose(f);
-    if (too_big)
-        return errbuf_set(err, errlen, -EINVAL, "%s: larger than 64 KiB", path);
-    buf[n] = '\0';
-    struct json_tokener *tok = json_tokener_new();
-    json_object *root = tok ? json_tokener_parse_ex(tok, buf, (int)n + 1) : NULL;
-    int rc = 0;
-    if (!root) {
-        rc = errbuf_set(err, errlen, -EINVAL, "%s: invalid JSON at byte %zu: %s", path,
-                        tok ? json_tokener_get_parse_end(tok) : 0,
-                        tok ? json_tokener_error_desc(json_tokener_get_error(tok)) : "no memory");
-    } else {
-        struct theme t;
-        theme_default(&t);
-        rc = theme_load_obj(path, root, &t, err, errlen);
-        if (rc == 0)
-            *out = t;
-        json_object_put(root);
-    }
-    if (tok)
-        json_tokener_free(tok);
+    json_object *root = NULL;
+    int rc = config_json_read(path, path, 65536, &root, err, errlen);
+    if (rc != 0)
+        return rc;
+    struct theme t;
+    theme_default(&t);
+    rc = theme_load_obj(path, root, &t, err, errlen);
+    if (rc == 0)
+        *out = t;
+    json_object_put(root);
     return rc;
+}
+
+#define THEME_DIR_MAX 1024
+
+/* The directories searched for NAME.json, in order; returns how many. */
+static int theme_dirs(char dirs[3][THEME_DIR_MAX]) {
+    int n = 0;
+    snprintf(dirs[n++], THEME_DIR_MAX, "themes");
+    if (config_dir(dirs[n], THEME_DIR_MAX - 8) == 0)
+        strcat(dirs[n++], "/themes");
+    snprintf(dirs[n++], THEME_DIR_MAX, "%s/themes", RS_DATADIR);
+    return n;
 }
 
 int theme_resolve(const char *arg, char *path, size_t pathlen, char *err, size_t errlen) {
@@ -162,12 +163,129 @@ int theme_resolve(const char *arg, char *path, size_t pathlen, char *err, size_t
         snprintf(path, pathlen, "%s", arg);
         return 0;
     }
-    const char *dirs[] = {"themes", RS_DATADIR "/themes"};
-    for (size_t i = 0; i < 2; i++) {
+    char dirs[3][THEME_DIR_MAX];
+    int n = theme_dirs(dirs);
+    for (int i = 0; i < n; i++) {
         snprintf(path, pathlen, "%s/%s.json", dirs[i], arg);
         if (access(path, R_OK) == 0)
             return 0;
     }
-    return errbuf_set(err, errlen, -ENOENT, "theme '%s' not found in ./themes or %s/themes", arg,
-                      RS_DATADIR);
+    return errbuf_set(err, errlen, -ENOENT, "theme '%s' not found in ./%s%s%s or %s", arg, dirs[0],
+                      n > 2 ? ", " : "", n > 2 ? dirs[1] : "", dirs[n - 1]);
+}
+
+int theme_open(const char *arg, struct theme *out, char *err, size_t errlen) {
+    char path[THEME_DIR_MAX + THEME_NAME_MAX + 8];
+    int rc = theme_resolve(arg[0] ? arg : "default", path, sizeof(path), err, errlen);
+    if (rc != 0 && !arg[0]) {
+        theme_default(out); /* no default.json installed: the compiled-in one */
+        return 0;
+    }
+    return rc != 0 ? rc : theme_load_json(path, out, err, errlen);
+}
+
+/* Insert name into the sorted list names[0..n) of capacity max; returns the new count. */
+static int theme_list_add(char names[][THEME_NAME_MAX], int n, int max, const char *name) {
+    int i = 0;
+    while (i < n && strcmp(names[i], name) < 0)
+        i++;
+    if ((i < n && strcmp(names[i], name) == 0) || i >= max)
+        return n;
+    int keep = n < max ? n : max - 1;
+    memmove(names[i + 1], names[i], (size_t)(keep - i) * THEME_NAME_MAX);
+    snprintf(names[i], THEME_NAME_MAX, "%s", name);
+    return keep + 1;
+}
+
+static int theme_list_dir(const char *dir, char names[][THEME_NAME_MAX], int n, int max) {
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        if (len <= 5 || len - 5 >= THEME_NAME_MAX || de->d_name[0] == '.' ||
+            strcmp(de->d_name + len - 5, ".json") != 0)
+            continue;
+        de->d_name[len - 5] = '\0';
+        n = theme_list_add(names, n, max, de->d_name);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+int theme_list(char names[][THEME_NAME_MAX], int max) {
+    char dirs[3][THEME_DIR_MAX];
+    int nd = theme_dirs(dirs), n = 0;
+    for (int i = 0; i < nd && max > 0; i++)
+        n = theme_list_dir(dirs[i], names, n, max);
+    return n;
+}
+
+int theme_next(const char *current, char *out, size_t outlen) {
+    char names[256][THEME_NAME_MAX];
+    int n = theme_list(names, 256);
+    if (n == 0)
+        return -ENOENT;
+    const char *base = strrchr(current, '/') ? strrchr(current, '/') + 1 : current;
+    char cur[THEME_NAME_MAX];
+    snprintf(cur, sizeof(cur), "%s", base[0] ? base : "default");
+    size_t len = strlen(cur);
+    if (len > 5 && strcmp(cur + len - 5, ".json") == 0)
+        cur[len - 5] = '\0';
+    int i = 0;
+    while (i < n && strcmp(names[i], cur) != 0)
+        i++;
+    snprintf(out, outlen, "%s", names[i < n ? (i + 1) % n : 0]);
+    return 0;
+}
+
+/* xterm's default RGB for a colour 0..255. */
+static void theme_rgb(int c, int rgb[3]) {
+    static const unsigned char sys[16][3] = {
+        {0, 0, 0},     {205, 0, 0},     {0, 205, 0},     {205, 205, 0},  {0, 0, 238}, {205, 0, 205},
+        {0, 205, 205}, {229, 229, 229}, {127, 127, 127}, {255, 0, 0},    {0, 255, 0}, {255, 255, 0},
+        {92, 92, 255}, {255, 0, 255},   {0, 255, 255},   {255, 255, 255}};
+    static const int level[6] = {0, 95, 135, 175, 215, 255};
+    if (c < 16) {
+        for (int k = 0; k < 3; k++)
+            rgb[k] = sys[c][k];
+    } else if (c < 232) {
+        rgb[0] = level[(c - 16) / 36];
+        rgb[1] = level[(c - 16) / 6 % 6];
+        rgb[2] = level[(c - 16) % 6];
+    } else {
+        rgb[0] = rgb[1] = rgb[2] = 8 + 10 * (c - 232);
+    }
+}
+
+/* Luma and two chroma axes (red-green, blue-yellow) of colour c. */
+static void theme_lcc(int c, double out[3]) {
+    int rgb[3];
+    theme_rgb(c, rgb);
+    out[0] = (rgb[0] + rgb[1] + rgb[2]) / 3.0;
+    out[1] = rgb[0] - rgb[1];
+    out[2] = rgb[2] - (rgb[0] + rgb[1]) / 2.0;
+}
+
+short theme_color_fold(short c, int colors) {
+    if (c < 0 || colors >= 256)
+        return c;
+    if (colors < 8 || c > 255)
+        return THEME_DEFAULT_COLOR;
+    int n = colors >= 16 ? 16 : 8, best = 0;
+    if (c < n)
+        return c;
+    double want[3], have[3], best_d = -1;
+    theme_lcc(c, want);
+    for (int i = 0; i < n; i++) {
+        theme_lcc(i, have);
+        double d = 0;
+        for (int k = 0; k < 3; k++)
+            d += (want[k] - have[k]) * (want[k] - have[k]);
+        if (best_d < 0 || d < best_d) {
+            best_d = d;
+            best = i;
+        }
+    }
+    return (short)best;
 }

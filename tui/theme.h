@@ -18,7 +18,11 @@
     X(ERROR, "error")                                                                              \
     X(FOOTER, "footer")                                                                            \
     X(SEG_USED, "segment.used")                                                                    \
-    X(SEG_FREE, "segment.free")
+    X(SEG_FREE, "segment.free")                                                                    \
+    X(BORDER, "border")                                                                            \
+    X(ACCENT, "accent")                                                                            \
+    X(GAUGE, "gauge")                                                                              \
+    X(SEG_LARGEST, "segment.largest")
 
 enum theme_role {
 #define X(id, key) THEME_##id,
@@ -53,8 +57,33 @@ void theme_default(struct theme *t);
 int theme_load_json(const char *path, struct theme *out, char *err, size_t errlen);
 
 /* A theme argument: a path (contains '/' or ends in .json) or a NAME looked up as
- * ./themes/NAME.json and then the installed RS_DATADIR/themes/NAME.json. 0 with path set, or
- * -ENOENT with err listing where it looked. */
+ * ./themes/NAME.json, then $XDG_CONFIG_HOME/ringside/themes/NAME.json (XDG_CONFIG_HOME
+ * defaults to $HOME/.config), then the installed RS_DATADIR/themes/NAME.json. 0 with path set,
+ * or -ENOENT with err listing where it looked. */
 int theme_resolve(const char *arg, char *path, size_t pathlen, char *err, size_t errlen);
+
+/* theme_resolve then theme_load_json: the theme named by --theme or picked with `t`. ""
+ * gives the compiled-in default. On error *out is untouched. */
+int theme_open(const char *arg, struct theme *out, char *err, size_t errlen);
+
+#define THEME_NAME_MAX 64
+
+/* The theme names found in the directories theme_resolve searches (NAME for each NAME.json),
+ * sorted and without duplicates; at most max (the first ones in order). Returns the count. */
+int theme_list(char names[][THEME_NAME_MAX], int max);
+
+/* The name after current in theme_list's order, wrapping around (for the `t` key). current may
+ * be a name, a path (its file name without .json counts) or "" (= "default"); one that is not
+ * listed gives the first name. 0, or -ENOENT when no theme is found. */
+int theme_next(const char *current, char *out, size_t outlen);
+
+/* A 0..255 xterm colour on a terminal with `colors` colours: unchanged with 256 or more, or
+ * when c < colors; otherwise the nearest of the first 16 (colors >= 16) or 8, ties to the lower
+ * number. Colours are xterm's default RGB (0-15 system colours, 16-231 the 6x6x6 cube with
+ * levels 0, 95, 135, 175, 215, 255, 232-255 greys 8 + 10k); the distance is the squared
+ * Euclidean one over luma (R+G+B)/3 and chroma R-G and B-(R+G)/2 (plain RGB distance would
+ * send a mid grey such as 244 to yellow, cyan or magenta; this one keeps greys grey). -1 (the
+ * terminal's default) stays -1; with fewer than 8 colours every colour becomes -1. */
+short theme_color_fold(short c, int colors);
 
 #endif

@@ -1,0 +1,387 @@
+/* Tests for the config file and --print-config: values applied, flags overriding them, every
+ * error naming the file and key with exit status 2, and the printed configuration reading back
+ * to itself; also the new dashboard flags' validation. */
+#include "tests/support/rs_test.h"
+#include "tui/config.h"
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define CFG_OUT_BYTES (1u << 16)
+
+/* The test's scratch directory (HOME and XDG_CONFIG_HOME point inside it) and the last run. */
+static char cfg_dir[1024];
+static struct {
+    int rc;
+    char out[CFG_OUT_BYTES];
+    char err[CFG_OUT_BYTES];
+} cfg_res;
+
+static const char *cfg_path(const char *rel) {
+    static char bufs[4][1200];
+    static unsigned next;
+    char *b = bufs[next++ % 4];
+    snprintf(b, sizeof(bufs[0]), "%s/%s", cfg_dir, rel);
+    return b;
+}
+
+static void cfg_init(void) {
+    cr_assert_eq(rs_test_tmpdir(cfg_dir, sizeof(cfg_dir)), 0);
+    cr_assert_eq(mkdir(cfg_path("home"), 0700), 0);
+    cr_assert_eq(mkdir(cfg_path("xdg"), 0700), 0);
+    cr_assert_eq(mkdir(cfg_path("xdg/ringside"), 0700), 0);
+    setenv("HOME", cfg_path("home"), 1);
+    setenv("XDG_CONFIG_HOME", cfg_path("xdg"), 1);
+    unsetenv("RINGSIDE_ALLOC_CONF");
+}
+
+static void cfg_fini(void) {
+    rs_test_rmtree(cfg_dir);
+}
+
+TestSuite(config, .init = cfg_init, .fini = cfg_fini, .timeout = 30);
+
+/* Write text as dir/config.json (dir relative to the scratch directory). */
+static const char *cfg_write(const char *dir, const char *text) {
+    static char path[1200];
+    cr_assert_eq(rs_test_write_file(cfg_path(dir), "config.json", text, path, sizeof(path)), 0);
+    return path;
+}
+
+static int cfg_exec(const char *const *argv) {
+    cfg_res.rc =
+        rs_test_run(argv, cfg_res.out, sizeof(cfg_res.out), cfg_res.err, sizeof(cfg_res.err));
+    cr_assert_neq(cfg_res.rc, -1, "could not start %s/ringside", RS_BINARY_DIR);
+    cr_assert(!strstr(cfg_res.err, "runtime error:") && !strstr(cfg_res.err, "Sanitizer"),
+              "sanitizer report from ringside:\n%s", cfg_res.err);
+    return cfg_res.rc;
+}
+#define CFG_RUN(...) cfg_exec((const char *const[]){__VA_ARGS__, NULL})
+
+static void cfg_expect_error(const char *const *needles) {
+    cr_assert_eq(cfg_res.rc, 2, "exit %d, stderr: %s", cfg_res.rc, cfg_res.err);
+    for (size_t i = 0; needles[i]; i++)
+        cr_assert(strstr(cfg_res.err, needles[i]), "stderr lacks \"%s\":\n%s", needles[i],
+                  cfg_res.err);
+}
+#define CFG_EXPECT_ERROR(...) cfg_expect_error((const char *const[]){__VA_ARGS__, NULL})
+
+/* The last run's stdout as JSON (the caller puts it). */
+static json_object *cfg_json(void) {
+    cr_assert_eq(cfg_res.rc, 0, "exit %d, stderr: %s", cfg_res.rc, cfg_res.err);
+    json_object *j = json_tokener_parse(cfg_res.out);
+    cr_assert_not_null(j, "stdout is not JSON:\n%s", cfg_res.out);
+    return j;
+}
+
+static json_object *cfg_key(json_object *j, const char *key) {
+    json_object *v = NULL;
+    cr_assert(json_object_object_get_ex(j, key, &v), "no key %s in\n%s", key, cfg_res.out);
+    return v;
+}
+
+static int cfg_int(json_object *j, const char *key) {
+    json_object *v = cfg_key(j, key);
+    cr_assert(json_object_is_type(v, json_type_int), "%s is not an integer", key);
+    return json_object_get_int(v);
+}
+
+static const char *cfg_str(json_object *j, const char *key) {
+    json_object *v = cfg_key(j, key);
+    cr_assert(json_object_is_type(v, json_type_string), "%s is not a string", key);
+    return json_object_get_string(v);
+}
+
+Test(config, xdg_file_values_are_applied) {
+    cfg_write("xdg/ringside", "{\"epochs\": 50, \"theme\": \"nord\", \"delay\": 3, "
+                              "\"synthetic-days\": 30, \"skip-bad-rows\": true, \"hidden\": "
+                              "\"64,32\", \"lr\": 3e-4, \"no-pre-cleanup\": false}");
+    CFG_RUN("train", "--headless", "--print-config");
+    json_object *j = cfg_json();
+    cr_assert_eq(cfg_int(j, "epochs"), 50);
+    cr_assert_str_eq(cfg_str(j, "theme"), "nord");
+    cr_assert_eq(cfg_int(j, "delay"), 3);
+    cr_assert_eq(cfg_int(j, "synthetic-days"), 30);
+    cr_assert(json_object_get_boolean(cfg_key(j, "skip-bad-rows")));
+    cr_assert_str_eq(cfg_str(j, "hidden"), "64,32");
+    cr_assert_float_eq(json_object_get_double(cfg_key(j, "lr")), 3e-4, 1e-15);
+    cr_assert_not(json_object_get_boolean(cfg_key(j, "no-pre-cleanup"))); /* false: not given */
+    json_object_put(j);
+}
+
+Test(config, home_config_when_xdg_unset) {
+    unsetenv("XDG_CONFIG_HOME");
+    cr_assert_eq(mkdir(cfg_path("home/.config"), 0700), 0);
+    cr_assert_eq(mkdir(cfg_path("home/.config/ringside"), 0700), 0);
+    cfg_write("home/.config/ringside", "{\"seed\": 7, \"data\": null}");
+    CFG_RUN("train", "--headless", "--print-config");
+    json_object *j = cfg_json();
+    cr_assert_eq(cfg_int(j, "seed"), 7);
+    json_object_put(j);
+}
+
+Test(config, flags_override_the_file) {
+    cfg_write("xdg/ringside", "{\"epochs\": 50, \"chunk\": 250, \"data\": \"/no/such.csv\"}");
+    CFG_RUN("train", "--headless", "--epochs", "3", "--synthetic-days", "5", "--print-config");
+    json_object *j = cfg_json();
+    cr_assert_eq(cfg_int(j, "epochs"), 3);
+    cr_assert_eq(cfg_int(j, "chunk"), 250);
+    cr_assert_eq(cfg_int(j, "synthetic-days"), 5);
+    /* --synthetic-days on the command line replaces the file's data */
+    cr_assert(json_object_is_type(cfg_key(j, "data"), json_type_null));
+    json_object_put(j);
+}
+
+/* Without a file: the documented defaults, and the keys are exactly the train flags. */
+Test(config, defaults_and_keys) {
+    static const char *const keys[] = {
+        "data",         "synthetic-days", "seed",    "skip-bad-rows", "session-start-hour",
+        "chunk",        "profile",        "tick",    "value-area",    "vpoc-refresh",
+        "horizon",      "loss",           "hidden",  "activation",    "lr",
+        "weight-decay", "batch",          "epochs",  "val-frac",      "metric-every",
+        "output",       "name",           "resume",  "headless",      "jsonl",
+        "backend",      "device",         "threads", "alloc-conf",    "no-pre-cleanup",
+        "delay",        "frames",         "theme",   "record",        "sync-slow",
+        "sync-timeout"};
+    size_t nkeys = sizeof(keys) / sizeof(keys[0]);
+    CFG_RUN("--print-config"); /* the dashboard's defaults */
+    json_object *j = cfg_json();
+    cr_assert_eq(json_object_object_length(j), (int)nkeys);
+    for (size_t i = 0; i < nkeys; i++)
+        cfg_key(j, keys[i]);
+    cr_assert_eq(cfg_int(j, "epochs"), 200);
+    cr_assert_eq(cfg_int(j, "vpoc-refresh"), 1);
+    cr_assert_eq(cfg_int(j, "delay"), 5);
+    cr_assert_float_eq(json_object_get_double(cfg_key(j, "sync-slow")), 1.0, 1e-12);
+    cr_assert_float_eq(json_object_get_double(cfg_key(j, "sync-timeout")), 30.0, 1e-12);
+    cr_assert(json_object_is_type(cfg_key(j, "frames"), json_type_null));
+    cr_assert(json_object_is_type(cfg_key(j, "jsonl"), json_type_null));
+    json_object_put(j);
+    CFG_RUN("train", "--headless", "--print-config");
+    j = cfg_json();
+    cr_assert_eq(cfg_int(j, "epochs"), 10);
+    cr_assert_eq(cfg_int(j, "vpoc-refresh"), 0);
+    cr_assert_str_eq(cfg_str(j, "jsonl"), "-");
+    cr_assert_str_eq(cfg_str(j, "hidden"), "32,16");
+    json_object_put(j);
+}
+
+/* Print, save, load with --config and print again: the same text. */
+static void cfg_round_trip(const char *const *argv) {
+    cfg_exec(argv);
+    json_object *first = cfg_json();
+    char saved[CFG_OUT_BYTES];
+    snprintf(saved, sizeof(saved), "%s", cfg_res.out);
+    const char *path = cfg_write(".", saved);
+    CFG_RUN("train", "--config", path, "--print-config");
+    json_object *second = cfg_json();
+    cr_assert_str_eq(cfg_res.out, saved);
+    cr_assert(json_object_equal(first, second));
+    json_object_put(first);
+    json_object_put(second);
+}
+
+Test(config, print_config_round_trips_headless) {
+    cfg_round_trip((const char *const[]){"train",
+                                         "--headless",
+                                         "--lr",
+                                         "0.0003",
+                                         "--hidden",
+                                         "8",
+                                         "--sync-slow",
+                                         "0.25",
+                                         "--sync-timeout",
+                                         "2.5",
+                                         "--theme",
+                                         "gruvbox",
+                                         "--no-pre-cleanup",
+                                         "--profile",
+                                         "range",
+                                         "--seed",
+                                         "123",
+                                         "--val-frac",
+                                         "0.25",
+                                         "--alloc-conf",
+                                         "max_split_size_mb:64",
+                                         "--print-config",
+                                         NULL});
+}
+
+Test(config, print_config_round_trips_dashboard) {
+    cfg_round_trip((const char *const[]){"train", "--frames", "7", "--record", "run.jsonl", "-d",
+                                         "2", "--vpoc-refresh", "4", "--tick", "0.1",
+                                         "--print-config", NULL});
+    json_object *j = cfg_json();
+    cr_assert_eq(cfg_int(j, "frames"), 7);
+    cr_assert_str_eq(cfg_str(j, "record"), "run.jsonl");
+    cr_assert_eq(cfg_int(j, "vpoc-refresh"), 4);
+    cr_assert_float_eq(json_object_get_double(cfg_key(j, "tick")), 0.1, 1e-15);
+    json_object_put(j);
+}
+
+/* A broken file: its content and what stderr must say after the file's path. */
+struct cfg_bad {
+    char text[96];
+    char want[112];
+};
+
+static struct cfg_bad cfg_bad_cases[] = {
+    {"{\"epochs\": \"abc\"}", "key 'epochs': --epochs: 'abc' is not an integer in [0, 1000000]"},
+    {"{\"epoch\": 5}", "unknown key 'epoch' (see ringside train --help)"},
+    /* line 2 is `  "chunk": x}`: two spaces, 7 for "chunk", ':' at 10, ' ' at 11, 'x' at 12 */
+    {"{\"epochs\": 5,\n  \"chunk\": x}", "invalid JSON at line 2, column 12: unexpected character"},
+    /* 12 bytes and nothing closes the object: the error is just past the end */
+    {"{\"epochs\": 5", "invalid JSON at line 1, column 13: unexpected end of file"},
+    {"{} {}", "invalid JSON at line 1, column 4: unexpected data after the JSON value"},
+    {"[1, 2]", "expected a JSON object of options"},
+    {"{\"help\": true}", "key 'help': --help is for the command line only"},
+    {"{\"config\": \"x.json\"}", "key 'config': --config is for the command line only"},
+    {"{\"print-config\": true}", "key 'print-config': --print-config is for the command line"},
+    {"{\"skip-bad-rows\": 1}", "key 'skip-bad-rows': --skip-bad-rows takes no value: use true"},
+    {"{\"epochs\": true}", "key 'epochs': --epochs needs a value, not true"},
+    {"{\"hidden\": [64, 32]}", "key 'hidden': expected a number, a string, a boolean or null"},
+    {"{\"sync-slow\": 0}", "key 'sync-slow': --sync-slow: '0' is not a number in [0.001, 86400]"},
+    {"{\"hidden\": \"0\"}", "key 'hidden': "},
+};
+
+ParameterizedTestParameters(config, broken_files) {
+    return cr_make_param_array(struct cfg_bad, cfg_bad_cases,
+                               sizeof(cfg_bad_cases) / sizeof(cfg_bad_cases[0]));
+}
+
+ParameterizedTest(struct cfg_bad *c, config, broken_files) {
+    const char *path = cfg_write("xdg/ringside", c->text);
+    char want[1400];
+    snprintf(want, sizeof(want), "%s: %s", path, c->want);
+    CFG_RUN("train", "--headless", "--print-config");
+    CFG_EXPECT_ERROR(want);
+    cr_assert_eq(cfg_res.out[0], '\0', "printed a configuration anyway");
+    cr_assert_eq(strchr(cfg_res.err, '\n'), cfg_res.err + strlen(cfg_res.err) - 1,
+                 "not one line: %s", cfg_res.err);
+}
+
+Test(config, home_is_shown_as_tilde) {
+    unsetenv("XDG_CONFIG_HOME");
+    cr_assert_eq(mkdir(cfg_path("home/.config"), 0700), 0);
+    cr_assert_eq(mkdir(cfg_path("home/.config/ringside"), 0700), 0);
+    cfg_write("home/.config/ringside", "{\"epochs\": \"abc\"}");
+    CFG_RUN("--print-config");
+    CFG_EXPECT_ERROR("ringside: ~/.config/ringside/config.json: key 'epochs': --epochs: 'abc'");
+}
+
+Test(config, explicit_file_must_exist) {
+    const char *path = cfg_path("missing.json");
+    CFG_RUN("train", "--config", path, "--print-config");
+    CFG_EXPECT_ERROR(path, "cannot open: No such file or directory");
+    CFG_RUN("train", "--config");
+    CFG_EXPECT_ERROR("missing value for '--config'");
+}
+
+Test(config, explicit_file_replaces_the_default) {
+    cfg_write("xdg/ringside", "{\"epochs\": \"abc\"}"); /* broken, but not read */
+    const char *path = cfg_write(".", "{\"batch\": 64}");
+    CFG_RUN("train", "--headless", "--config", path, "--print-config");
+    json_object *j = cfg_json();
+    cr_assert_eq(cfg_int(j, "batch"), 64);
+    json_object_put(j);
+}
+
+Test(config, help_works_with_a_broken_file) {
+    cfg_write("xdg/ringside", "{oops");
+    CFG_RUN("train", "--help");
+    cr_assert_eq(cfg_res.rc, 0, "%s", cfg_res.err);
+    cr_assert(strstr(cfg_res.out, "--print-config"));
+    cr_assert(strstr(cfg_res.out, "--sync-timeout SECONDS"));
+}
+
+Test(config, resume_conflict_names_the_file) {
+    const char *path = cfg_write("xdg/ringside", "{\"hidden\": \"8\"}");
+    CFG_RUN("train", "--headless", "--resume", "x.rsmodel", "--print-config");
+    CFG_EXPECT_ERROR("--hidden cannot be combined with --resume", path);
+}
+
+/* ---- the new flags ---- */
+
+Test(config, record_is_for_the_dashboard) {
+    CFG_RUN("train", "--headless", "--record", "r.jsonl");
+    CFG_EXPECT_ERROR("--record is for the dashboard; headless mode writes --jsonl");
+}
+
+Test(config, sync_thresholds) {
+    CFG_RUN("train", "--sync-slow", "5", "--sync-timeout", "2", "--print-config");
+    CFG_EXPECT_ERROR("--sync-slow (5 s) must be less than --sync-timeout (2 s)");
+    CFG_RUN("train", "--sync-timeout", "0.5"); /* below the default slow threshold, 1 s */
+    CFG_EXPECT_ERROR("--sync-slow (1 s) must be less than --sync-timeout (0.5 s)");
+    CFG_RUN("train", "--sync-slow", "0");
+    CFG_EXPECT_ERROR("--sync-slow: '0' is not a number in [0.001, 86400]");
+    CFG_RUN("train", "--sync-timeout", "1s");
+    CFG_EXPECT_ERROR("--sync-timeout: '1s' is not a number");
+    CFG_RUN("train", "--sync-slow", "0.5", "--sync-timeout", "90", "--print-config");
+    json_object *j = cfg_json();
+    cr_assert_float_eq(json_object_get_double(cfg_key(j, "sync-slow")), 0.5, 1e-12);
+    cr_assert_float_eq(json_object_get_double(cfg_key(j, "sync-timeout")), 90.0, 1e-12);
+    json_object_put(j);
+}
+
+Test(config, vpoc_refresh_range) {
+    CFG_RUN("train", "--vpoc-refresh", "1000001");
+    CFG_EXPECT_ERROR("--vpoc-refresh: '1000001' is not an integer in [0, 1000000]");
+    CFG_RUN("train", "--vpoc-refresh", "-1");
+    CFG_EXPECT_ERROR("--vpoc-refresh: '-1' is not an integer");
+    CFG_RUN("train", "--headless", "--vpoc-refresh", "3", "--print-config");
+    json_object *j = cfg_json();
+    cr_assert_eq(cfg_int(j, "vpoc-refresh"), 3);
+    json_object_put(j);
+    CFG_RUN("--vpoc-refresh", "0", "--print-config"); /* the dashboard's 1 is only a default */
+    j = cfg_json();
+    cr_assert_eq(cfg_int(j, "vpoc-refresh"), 0);
+    json_object_put(j);
+}
+
+/* ---- the library functions ---- */
+
+Test(config, line_col) {
+    int line, col;
+    config_line_col("ab\ncd\n", 4, &line, &col); /* 'd': line 2, its second column */
+    cr_assert_eq(line, 2);
+    cr_assert_eq(col, 2);
+    config_line_col("ab\ncd\n", 0, &line, &col);
+    cr_assert_eq(line, 1);
+    cr_assert_eq(col, 1);
+    config_line_col("ab\n", 3, &line, &col); /* just past the newline */
+    cr_assert_eq(line, 2);
+    cr_assert_eq(col, 1);
+}
+
+/* An apply callback that records the keys it sees. */
+static int cfg_record_key(const char *key, const struct config_value *v, void *ctx, char *err,
+                          size_t errlen) {
+    char *seen = ctx;
+    if (strcmp(key, "nope") == 0)
+        return -ENOENT;
+    snprintf(seen + strlen(seen), 256 - strlen(seen), "%s=%d:%s;", key, (int)v->kind,
+             v->kind == CONFIG_BOOL ? (v->flag ? "T" : "F")
+             : v->text              ? v->text
+                                    : "");
+    return 0;
+}
+
+Test(config, load_applies_keys_in_file_order) {
+    const char *path = cfg_write(".", "{\"b\": 1.50, \"a\": \"x\", \"c\": false, \"d\": null}");
+    char seen[256] = "", used[ENGINE_PATH_MAX], err[512];
+    cr_assert_eq(config_load(path, cfg_record_key, seen, used, err, sizeof(err)), 0, "%s", err);
+    /* numbers keep their text as written */
+    cr_assert_str_eq(seen, "b=2:1.50;a=3:x;c=1:F;d=0:;");
+    cr_assert_str_eq(used, path);
+    cr_assert_eq(config_load(NULL, cfg_record_key, seen, used, err, sizeof(err)), 0);
+    cr_assert_str_eq(used, ""); /* no default file: nothing read */
+    path = cfg_write(".", "{\"nope\": 1}");
+    cr_assert_eq(config_load(path, cfg_record_key, seen, used, err, sizeof(err)), -EINVAL);
+    cr_assert(strstr(err, "unknown key 'nope'"), "%s", err);
+}
