@@ -16,6 +16,7 @@ static const struct cli_cmd cli_cmds[] = {
     {"train", cli_train, "run the training loop (dashboard, or --headless JSON lines)"},
     {"vpoc", cli_vpoc, "print each session's VPOC, VAH and VAL as JSON lines"},
     {"synth", cli_synth, "write deterministic synthetic ES one-minute bars as CSV"},
+    {"replay", cli_replay, "show a recorded run (JSON lines) in the dashboard"},
 };
 
 static void cli_help(void) {

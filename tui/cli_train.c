@@ -1,6 +1,7 @@
 /* `ringside train`: the training loop headless (JSON lines) or under the dashboard. */
 #include "backend/core/evring.h"
 #include "tui/cli.h"
+#include "tui/record.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -36,40 +37,32 @@ static void cli_install_signals(void) {
     signal(SIGPIPE, SIG_IGN);
 }
 
-static int cli_open_jsonl(const char *path, FILE **out) {
-    if (strcmp(path, "-") == 0) {
-        *out = stdout;
-        return 0;
-    }
-    *out = fopen(path, "w");
-    if (!*out) {
-        fprintf(stderr, "ringside train: cannot write %s: %s\n", path, strerror(errno));
-        return CLI_EXIT_USAGE;
-    }
-    return 0;
-}
-
 /* Warnings, errors and alerts also go to stderr, so a headless run is not silent. */
 static void cli_echo(const struct ev *e) {
     if ((e->kind == EV_LOG && e->u.text.severity >= SEV_WARNING) || e->kind == EV_ALERT)
         fprintf(stderr, "ringside: %s: %s\n", ev_severity_name(e->u.text.severity), e->u.text.text);
 }
 
-static void cli_write_events(struct evring *ring, FILE *out) {
+static void cli_write_events(struct evring *ring, struct rec *out) {
     static struct ev evs[CLI_DRAIN];
-    char line[1024];
     size_t n;
     while ((n = evring_drain(ring, evs, CLI_DRAIN)) > 0) {
         for (size_t i = 0; i < n; i++) {
             cli_echo(&evs[i]);
-            engine_json_event(&evs[i], line, sizeof(line));
-            fprintf(out, "%s\n", line);
+            rec_event(out, &evs[i]);
         }
-        fflush(out);
     }
 }
 
-static int cli_headless_loop(struct engine *e, struct evring *ring, FILE *out) {
+/* A layout line when the snapshot's memory numbers changed (this loop is its one reader). */
+static void cli_write_layout(struct engine *e, struct rec *out, unsigned dev) {
+    bool fresh = false;
+    const struct engine_snap *s = engine_snap_read(e, &fresh);
+    if (fresh)
+        rec_snap(out, dev, s);
+}
+
+static int cli_headless_loop(struct engine *e, struct evring *ring, struct rec *out, unsigned dev) {
     bool stop_sent = false;
     while (!engine_done(e)) {
         struct pollfd pf = {evring_wake_fd(ring), POLLIN, 0};
@@ -79,14 +72,13 @@ static int cli_headless_loop(struct engine *e, struct evring *ring, FILE *out) {
             stop_sent = true;
         }
         cli_write_events(ring, out);
+        cli_write_layout(e, out, dev);
     }
     struct engine_result res;
     engine_join(e, &res);
     cli_write_events(ring, out);
-    char line[2048];
-    engine_json_summary(&res, evring_dropped(ring), line, sizeof(line));
-    fprintf(out, "%s\n", line);
-    fflush(out);
+    cli_write_layout(e, out, dev);
+    rec_summary(out, &res, evring_dropped(ring));
     if (res.state == ENGINE_FAILED) {
         fprintf(stderr, "ringside train: %s\n", res.error);
         return 1;
@@ -94,10 +86,34 @@ static int cli_headless_loop(struct engine *e, struct evring *ring, FILE *out) {
     return 0;
 }
 
+/* The run line first; the snapshot engine_create published gives backend and device. */
+static int cli_open_rec(struct engine *e, const struct cli_train_opts *o, struct rec **out) {
+    char err[ENGINE_PATH_MAX + 128];
+    if (rec_open(out, o->jsonl, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ringside train: %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    struct ui_run run;
+    rec_live_run(e, &run);
+    rec_run(*out, &run, &o->conf);
+    rec_snap(*out, (unsigned)o->conf.device, engine_snap_read(e, NULL));
+    return 0;
+}
+
+/* A write error fails the run, except a reader of stdout that went away (as before). */
+static int cli_close_rec(struct rec *out, bool to_stdout, int rc) {
+    char err[ENGINE_PATH_MAX + 128];
+    int crc = rec_close(out, err, sizeof(err));
+    if (crc == 0 || rc != 0 || (to_stdout && crc == -EPIPE))
+        return rc;
+    fprintf(stderr, "ringside train: %s\n", err);
+    return 1;
+}
+
 int cli_run_headless(const struct cli_train_opts *o) {
     struct evring *ring = NULL;
     struct engine *e = NULL;
-    FILE *out = NULL;
+    struct rec *out = NULL;
     char err[1024];
     int rc = evring_create(&ring, CLI_RING_CAP);
     if (rc != 0) {
@@ -110,7 +126,7 @@ int cli_run_headless(const struct cli_train_opts *o) {
         rc = rc == -ENOMEM ? 1 : CLI_EXIT_USAGE;
         goto done;
     }
-    if ((rc = cli_open_jsonl(o->jsonl, &out)) != 0)
+    if ((rc = cli_open_rec(e, o, &out)) != 0)
         goto done;
     cli_install_signals();
     if ((rc = engine_start(e)) != 0) {
@@ -118,13 +134,11 @@ int cli_run_headless(const struct cli_train_opts *o) {
         rc = 1;
         goto done;
     }
-    rc = cli_headless_loop(e, ring, out);
+    rc = cli_headless_loop(e, ring, out, (unsigned)o->conf.device);
 done:
     engine_destroy(e);
-    if (out && out != stdout && fclose(out) != 0 && rc == 0) {
-        fprintf(stderr, "ringside train: cannot write %s: %s\n", o->jsonl, strerror(errno));
-        rc = 1;
-    }
+    if (out)
+        rc = cli_close_rec(out, strcmp(o->jsonl, "-") == 0, rc);
     evring_destroy(ring);
     return rc;
 }

@@ -1,0 +1,706 @@
+/* Recording and replay: rec_* writes a run, replay_open plays it back on a manual clock, and the
+ * events, snapshot and error reporting are checked against hand-computed values. */
+#include "tests/support/rs_test.h"
+#include "tui/record.h"
+#include "tui/replay.h"
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define T0 1000000000ull /* the recorded run's first event */
+#define MS 1000000ull
+
+static char replay_test_dir[512];
+static uint64_t replay_test_clock; /* the manual playback clock */
+
+static uint64_t replay_test_now(void *ctx) {
+    return *(uint64_t *)ctx;
+}
+
+static void replay_test_setup(void) {
+    cr_assert_eq(rs_test_tmpdir(replay_test_dir, sizeof(replay_test_dir)), 0);
+    replay_test_clock = 0;
+}
+
+static void replay_test_teardown(void) {
+    rs_test_rmtree(replay_test_dir);
+}
+
+static const char *replay_test_path(const char *name) {
+    static char buf[4][1024];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof(buf[k]), "%s/%s", replay_test_dir, name);
+    return buf[k];
+}
+
+static char *replay_test_slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = calloc(1, (size_t)n + 1);
+    cr_assert(b);
+    cr_assert_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return b;
+}
+
+/* ---- the recording every round-trip test uses ---- */
+
+#define REPLAY_TEST_NSYNC 11 /* stream syncs of 100, 200, ..., 1100 us: p50 = 600 us */
+
+static struct ev replay_test_evs[64];
+static size_t replay_test_nev;
+
+static struct ev *replay_test_ev(unsigned kind, uint64_t t_ns, unsigned dev) {
+    struct ev *e = &replay_test_evs[replay_test_nev];
+    memset(e, 0, sizeof(*e));
+    e->kind = (uint16_t)kind;
+    e->t_ns = t_ns;
+    e->dev = (uint16_t)dev;
+    e->seq = (uint32_t)replay_test_nev++;
+    return e;
+}
+
+static void replay_test_phase(enum ev_phase_id ph, uint64_t start, uint64_t end, int32_t epoch,
+                              int64_t step, int32_t chunk) {
+    struct ev *e = replay_test_ev(EV_PHASE, end, 0);
+    e->u.phase = (struct ev_phase){.phase = (uint8_t)ph,
+                                   .epoch = epoch,
+                                   .step = step,
+                                   .chunk = chunk,
+                                   .start_ns = start,
+                                   .end_ns = end};
+}
+
+static void replay_test_text(unsigned kind, uint64_t t, unsigned dev, enum ev_severity sev,
+                             const char *text) {
+    struct ev *e = replay_test_ev(kind, t, dev);
+    e->u.text.severity = (uint8_t)sev;
+    snprintf(e->u.text.text, sizeof(e->u.text.text), "%s", text);
+}
+
+static void replay_test_metric(uint64_t t, int32_t epoch, int64_t step, double loss, bool has_val,
+                               double val, double sps) {
+    struct ev *e = replay_test_ev(EV_METRIC, t, EV_DEV_NONE);
+    e->u.metric = (struct ev_metric){.epoch = epoch,
+                                     .step = step,
+                                     .loss = loss,
+                                     .val_loss = has_val ? val : 0,
+                                     .has_val = has_val,
+                                     .samples_per_s = sps};
+}
+
+static void replay_test_events(void) {
+    replay_test_nev = 0;
+    replay_test_text(EV_LOG, T0, EV_DEV_NONE, SEV_INFO, "loading 3 days");
+    replay_test_phase(PHASE_LOAD, T0, T0 + 500 * MS, 0, -1, -1);
+    replay_test_phase(PHASE_VPOC, T0 + 500 * MS, T0 + 1000 * MS, 0, -1, 3);
+    for (unsigned i = 0; i < REPLAY_TEST_NSYNC; i++) {
+        uint64_t start = T0 + 1000 * MS + i * 2 * MS, dur = (i + 1) * 100000ull;
+        struct ev *e = replay_test_ev(EV_SYNC, start + dur, 0);
+        e->u.sync =
+            (struct ev_sync){.op = SYNC_OP_STREAM, .rc = 0, .start_ns = start, .dur_ns = dur};
+    }
+    struct ev *m = replay_test_ev(EV_MEM, T0 + 1100 * MS, 0);
+    /* 4 MiB reserved, 3 MiB allocated: 1 MiB free, the largest 768 KiB -> frag 0.25 */
+    m->u.mem = (struct ev_mem){.allocated_bytes = 3145728,
+                               .reserved_bytes = 4194304,
+                               .largest_free_bytes = 786432,
+                               .total_free_bytes = 1048576,
+                               .free_blocks = 2,
+                               .segments = 2,
+                               .frag = 0.25};
+    struct ev *c = replay_test_ev(EV_COMMAND, T0 + 1200 * MS, EV_DEV_NONE);
+    c->u.command = (struct ev_command){.cmd = CMD_SET_CHUNK, .rc = 0, .arg = 250};
+    snprintf(c->u.command.text, sizeof(c->u.command.text), "chunk size 250 bars");
+    replay_test_phase(PHASE_FORWARD, T0 + 1300 * MS, T0 + 1310 * MS, 1, 7, -1);
+    replay_test_metric(T0 + 1400 * MS, 1, 10, 0.5, false, 0, 1234.5);
+    replay_test_metric(T0 + 1600 * MS, 1, 20, 0.4, true, 0.45, 1100);
+    replay_test_text(EV_ALERT, T0 + 1700 * MS, 0, SEV_WARNING, "sync slow: 1.2 s");
+    replay_test_text(EV_LOG, T0 + 1800 * MS, EV_DEV_NONE, SEV_ERROR, "a \"quoted\"\nline/\\ end");
+}
+
+static void replay_test_layout(struct mem_layout *l) {
+    memset(l, 0, sizeof(*l));
+    l->n_segments = 3; /* one more than listed */
+    l->n_listed = 2;
+    l->seg[0].size_bytes = 20971520;
+    l->seg[0].n_blocks = 1;
+    l->seg[0].blocks[0] = (struct mem_block_info){0, 20971520, true};
+    l->seg[1].size_bytes = 2097152;
+    l->seg[1].small_pool = true;
+    l->seg[1].truncated = true;
+    l->seg[1].n_blocks = 3;
+    l->seg[1].blocks[0] = (struct mem_block_info){0, 1048576, true};
+    l->seg[1].blocks[1] = (struct mem_block_info){1048576, 786432, false};
+    l->seg[1].blocks[2] = (struct mem_block_info){1835008, 262144, true};
+}
+
+static struct ui_run replay_test_run(void) {
+    struct ui_run run;
+    memset(&run, 0, sizeof(run));
+    snprintf(run.host, sizeof(run.host), "testhost");
+    snprintf(run.backend, sizeof(run.backend), "cpu");
+    snprintf(run.dev_name, sizeof(run.dev_name), "host CPU (4 threads)");
+    snprintf(run.dev_arch, sizeof(run.dev_arch), "x86_64");
+    run.n_devices = 1;
+    run.start_ns = T0 - 5 * MS;
+    run.start_wall_ns = 1700000000123456789ull;
+    return run;
+}
+
+/* Writes the recording to dir/name; the layout line sits after the mem event. */
+static const char *replay_test_record(const char *name) {
+    const char *path = replay_test_path(name);
+    char err[256];
+    struct rec *r = NULL;
+    cr_assert_eq(rec_open(&r, path, err, sizeof(err)), 0, "%s", err);
+    struct engine_conf conf;
+    engine_conf_default(&conf);
+    conf.epochs = 2;
+    conf.chunk_bars = 500;
+    struct ui_run run = replay_test_run();
+    cr_assert_eq(rec_run(r, &run, &conf), 0);
+    replay_test_events();
+    static struct mem_layout l;
+    replay_test_layout(&l);
+    for (size_t i = 0; i < replay_test_nev; i++) {
+        cr_assert_eq(rec_event(r, &replay_test_evs[i]), 0);
+        if (replay_test_evs[i].kind == EV_MEM)
+            cr_assert_eq(rec_layout(r, T0 + 1100 * MS, 0, &l), 0);
+    }
+    struct engine_result res = {.state = ENGINE_FINISHED,
+                                .epochs_done = 1,
+                                .steps = 20,
+                                .train_loss = 0.4,
+                                .val_loss = 0.45,
+                                .best_val_loss = 0.45,
+                                .has_train_loss = true,
+                                .has_val = true,
+                                .elapsed_s = 1.8,
+                                .samples_per_s = 1100};
+    cr_assert_eq(rec_summary(r, &res, 0), 0);
+    cr_assert_eq(rec_close(r, err, sizeof(err)), 0, "%s", err);
+    return path;
+}
+
+static struct ui_source *replay_test_open(const char *path, double speed) {
+    struct ui_source *src = NULL;
+    char err[1024];
+    cr_assert_eq(replay_open(&src, path, speed, err, sizeof(err)), 0, "%s", err);
+    replay_set_clock(src, replay_test_now, &replay_test_clock);
+    return src;
+}
+
+/* Drain until done, advancing the manual clock by step_ns of real time between calls. */
+static size_t replay_test_drain_all(struct ui_source *src, struct ev *out, size_t cap,
+                                    uint64_t step_ns) {
+    size_t n = 0;
+    for (int i = 0; i < 100000 && !src->ops->done(src); i++) {
+        n += src->ops->drain(src, out + n, cap - n);
+        replay_test_clock += step_ns;
+    }
+    cr_assert(src->ops->done(src), "replay never finished");
+    return n;
+}
+
+static void replay_test_same_event(const struct ev *a, const struct ev *b) {
+    cr_assert_eq(a->kind, b->kind, "seq %u", b->seq);
+    cr_assert_eq(a->seq, b->seq);
+    cr_assert_eq(a->t_ns, b->t_ns, "seq %u: t_ns", b->seq);
+    cr_assert_eq(a->dev, b->dev, "seq %u: dev", b->seq);
+    switch ((enum ev_kind)b->kind) {
+    case EV_PHASE:
+        cr_assert_eq(a->u.phase.phase, b->u.phase.phase);
+        cr_assert_eq(a->u.phase.epoch, b->u.phase.epoch);
+        cr_assert_eq(a->u.phase.step, b->u.phase.step);
+        cr_assert_eq(a->u.phase.chunk, b->u.phase.chunk);
+        cr_assert_eq(a->u.phase.start_ns, b->u.phase.start_ns);
+        cr_assert_eq(a->u.phase.end_ns, b->u.phase.end_ns);
+        return;
+    case EV_SYNC:
+        cr_assert_eq(a->u.sync.op, b->u.sync.op);
+        cr_assert_eq(a->u.sync.rc, b->u.sync.rc);
+        cr_assert_eq(a->u.sync.start_ns, b->u.sync.start_ns);
+        cr_assert_eq(a->u.sync.dur_ns, b->u.sync.dur_ns);
+        return;
+    case EV_MEM:
+        cr_assert_eq(a->u.mem.allocated_bytes, b->u.mem.allocated_bytes);
+        cr_assert_eq(a->u.mem.reserved_bytes, b->u.mem.reserved_bytes);
+        cr_assert_eq(a->u.mem.largest_free_bytes, b->u.mem.largest_free_bytes);
+        cr_assert_eq(a->u.mem.total_free_bytes, b->u.mem.total_free_bytes);
+        cr_assert_eq(a->u.mem.free_blocks, b->u.mem.free_blocks);
+        cr_assert_eq(a->u.mem.segments, b->u.mem.segments);
+        cr_assert_float_eq(a->u.mem.frag, b->u.mem.frag, 1e-12);
+        return;
+    case EV_METRIC:
+        cr_assert_eq(a->u.metric.epoch, b->u.metric.epoch);
+        cr_assert_eq(a->u.metric.step, b->u.metric.step);
+        cr_assert_float_eq(a->u.metric.loss, b->u.metric.loss, 1e-12);
+        cr_assert_eq(a->u.metric.has_val, b->u.metric.has_val);
+        cr_assert_float_eq(a->u.metric.val_loss, b->u.metric.val_loss, 1e-12);
+        cr_assert_float_eq(a->u.metric.samples_per_s, b->u.metric.samples_per_s, 1e-9);
+        return;
+    case EV_COMMAND:
+        cr_assert_eq(a->u.command.cmd, b->u.command.cmd);
+        cr_assert_eq(a->u.command.rc, b->u.command.rc);
+        cr_assert_eq(a->u.command.arg, b->u.command.arg);
+        cr_assert_str_eq(a->u.command.text, b->u.command.text);
+        return;
+    case EV_ALERT:
+    case EV_LOG:
+        cr_assert_eq(a->u.text.severity, b->u.text.severity);
+        cr_assert_str_eq(a->u.text.text, b->u.text.text);
+        return;
+    case EV_KIND_COUNT:
+        cr_assert_fail("bad kind");
+    }
+}
+
+TestSuite(replay, .init = replay_test_setup, .fini = replay_test_teardown);
+
+Test(replay, round_trip_every_event) {
+    const char *path = replay_test_record("run.jsonl");
+    struct ui_source *src = replay_test_open(path, 100);
+    static struct ev got[64];
+    size_t n = replay_test_drain_all(src, got, 64, 10 * MS);
+    cr_assert_eq(n, replay_test_nev, "got %zu events, wrote %zu", n, replay_test_nev);
+    for (size_t i = 0; i < n; i++)
+        replay_test_same_event(&got[i], &replay_test_evs[i]);
+    cr_assert_str_eq(src->ops->status(src), "replay finished");
+    src->ops->destroy(src);
+}
+
+Test(replay, run_line_fills_ui_run) {
+    const char *path = replay_test_record("run.jsonl");
+    char *text = replay_test_slurp(path);
+    cr_assert(strncmp(text, "{\"type\":\"run\",\"version\":1,", 26) == 0, "%.80s", text);
+    cr_assert(strstr(text, "\"epochs\":2,\"chunk\":500,\"config\":{"));
+    free(text);
+    struct ui_source *src = replay_test_open(path, 1);
+    cr_assert_str_eq(src->ops->name, "replay");
+    cr_assert_str_eq(src->run.host, "testhost");
+    cr_assert_str_eq(src->run.backend, "cpu");
+    cr_assert_str_eq(src->run.dev_name, "host CPU (4 threads)");
+    cr_assert_str_eq(src->run.dev_arch, "x86_64");
+    cr_assert_eq(src->run.n_devices, 1);
+    cr_assert(src->run.replay);
+    cr_assert_str_eq(src->run.origin, path);
+    cr_assert_eq(src->run.start_ns, T0 - 5 * MS);
+    cr_assert_eq(src->run.start_wall_ns, 1700000000123456789ull);
+    const struct engine_snap *s = src->ops->snap(src);
+    cr_assert_eq(s->state, ENGINE_RUNNING);
+    cr_assert_eq(s->chunk_bars, 500);
+    cr_assert_eq(s->epochs, 2);
+    cr_assert_str_eq(s->backend, "cpu");
+    cr_assert_str_eq(s->dev.name, "host CPU (4 threads)");
+    src->ops->destroy(src);
+}
+
+Test(replay, snapshot_from_released_events) {
+    struct ui_source *src = replay_test_open(replay_test_record("run.jsonl"), 100);
+    static struct ev got[64];
+    replay_test_drain_all(src, got, 64, 10 * MS);
+    const struct engine_snap *s = src->ops->snap(src);
+    cr_assert_eq(s->state, ENGINE_FINISHED);
+    cr_assert_eq(s->phase, PHASE_COUNT);
+    cr_assert_eq(s->epoch, 1);
+    cr_assert_eq(s->epochs, 2); /* first epoch 1 + 2 epochs in the run - 1 */
+    cr_assert_eq(s->step, 20);
+    cr_assert_eq(s->steps_per_epoch, 20); /* epoch 1 ended at step 20 */
+    cr_assert_eq(s->total_steps, 40);
+    cr_assert(s->has_loss && s->has_val);
+    cr_assert_float_eq(s->loss, 0.4, 1e-12);
+    cr_assert_float_eq(s->val_loss, 0.45, 1e-12);
+    cr_assert_float_eq(s->best_val_loss, 0.45, 1e-12);
+    cr_assert_float_eq(s->samples_per_s, 1100, 1e-9);
+    cr_assert_eq(s->chunk_bars, 250); /* the set_chunk result */
+    cr_assert_eq(s->mem.allocated_bytes, 3145728);
+    cr_assert_eq(s->mem.reserved_bytes, 4194304);
+    cr_assert_eq(s->mem.largest_free_bytes, 786432);
+    cr_assert_eq(s->mem.total_free_bytes, 1048576);
+    cr_assert_eq(s->mem.free_blocks, 2);
+    cr_assert_eq(s->mem.segments, 2);
+    cr_assert_float_eq(s->mem.frag, 0.25, 1e-12);
+    src->ops->destroy(src);
+}
+
+Test(replay, snapshot_sync_percentiles) {
+    struct ui_source *src = replay_test_open(replay_test_record("run.jsonl"), 100);
+    static struct ev got[64];
+    replay_test_drain_all(src, got, 64, 10 * MS);
+    const struct trace_sync_summary *st = &src->ops->snap(src)->sync[SYNC_OP_STREAM];
+    cr_assert_eq(st->count, REPLAY_TEST_NSYNC);
+    /* nearest rank: the 6th of 11 values (600 us); the 10th for p90, the 11th for p99 */
+    cr_assert(st->p50_ns >= 594000 && st->p50_ns <= 606000, "p50 %llu",
+              (unsigned long long)st->p50_ns);
+    cr_assert(st->p90_ns >= 990000 && st->p90_ns <= 1010000, "p90 %llu",
+              (unsigned long long)st->p90_ns);
+    cr_assert(st->p99_ns >= 1089000 && st->p99_ns <= 1100000);
+    cr_assert_eq(st->max_ns, 1100000);
+    cr_assert_eq(st->sum_ns, 6600000); /* 100 + 200 + ... + 1100 us */
+    cr_assert_eq(src->ops->snap(src)->sync[SYNC_OP_DEVICE].count, 0);
+    src->ops->destroy(src);
+}
+
+Test(replay, snapshot_layout) {
+    struct ui_source *src = replay_test_open(replay_test_record("run.jsonl"), 100);
+    static struct ev got[64];
+    replay_test_drain_all(src, got, 64, 10 * MS);
+    const struct mem_layout *l = &src->ops->snap(src)->layout;
+    cr_assert_eq(l->n_segments, 3);
+    cr_assert_eq(l->n_listed, 2);
+    cr_assert_eq(l->seg[0].size_bytes, 20971520);
+    cr_assert_not(l->seg[0].small_pool);
+    cr_assert_eq(l->seg[0].n_blocks, 1);
+    cr_assert(l->seg[0].blocks[0].allocated);
+    cr_assert(l->seg[1].small_pool && l->seg[1].truncated);
+    cr_assert_eq(l->seg[1].n_blocks, 3);
+    cr_assert_eq(l->seg[1].blocks[1].offset_bytes, 1048576);
+    cr_assert_eq(l->seg[1].blocks[1].size_bytes, 786432);
+    cr_assert_not(l->seg[1].blocks[1].allocated);
+    cr_assert_eq(l->seg[1].blocks[2].offset_bytes, 1835008);
+    cr_assert(l->seg[1].blocks[2].allocated);
+    src->ops->destroy(src);
+}
+
+Test(replay, clock_releases_on_time_pauses_and_changes_speed) {
+    struct ui_source *src = replay_test_open(replay_test_record("run.jsonl"), 1);
+    static struct ev got[64];
+    char msg[64];
+    /* at the start only the events of the first instant (the log at T0) */
+    cr_assert_eq(src->ops->drain(src, got, 64), 1);
+    cr_assert_eq(src->ops->now_ns(src), T0);
+    replay_test_clock += 500 * MS; /* the load phase ends at T0 + 500 ms */
+    cr_assert_eq(src->ops->drain(src, got, 64), 1);
+    cr_assert_eq(got[0].u.phase.phase, PHASE_LOAD);
+    cr_assert(src->ops->key(src, 'p', msg, sizeof(msg)));
+    cr_assert_str_eq(msg, "replay paused");
+    cr_assert_str_eq(src->ops->status(src), "replay 1x paused");
+    replay_test_clock += 10000 * MS;
+    cr_assert_eq(src->ops->drain(src, got, 64), 0, "released while paused");
+    cr_assert(src->ops->key(src, 'p', msg, sizeof(msg)));
+    cr_assert_str_eq(msg, "replay resumed");
+    cr_assert(src->ops->key(src, '+', msg, sizeof(msg)));
+    cr_assert_str_eq(msg, "replay speed 2x");
+    cr_assert_str_eq(src->ops->status(src), "replay 2x");
+    replay_test_clock += 250 * MS; /* 500 ms of the recording at 2x: the vpoc phase ends */
+    cr_assert_eq(src->ops->drain(src, got, 64), 1);
+    cr_assert_eq(got[0].u.phase.phase, PHASE_VPOC);
+    cr_assert_eq(src->ops->now_ns(src), T0 + 1000 * MS);
+    cr_assert(src->ops->key(src, '-', msg, sizeof(msg)));
+    cr_assert(src->ops->key(src, '-', msg, sizeof(msg)));
+    cr_assert_str_eq(msg, "replay speed 0.5x");
+    cr_assert_not(src->ops->key(src, 'c', msg, sizeof(msg)));
+    cr_assert_not(src->ops->done(src));
+    src->ops->stop(src);
+    cr_assert(src->ops->done(src));
+    cr_assert_eq(src->ops->drain(src, got, 64), 0);
+    struct trace_inflight in;
+    cr_assert_not(src->ops->inflight(src, 0, &in));
+    cr_assert_eq(src->ops->wake_fd(src), -1);
+    src->ops->destroy(src);
+}
+
+Test(replay, speed_is_clamped) {
+    struct ui_source *src = replay_test_open(replay_test_record("run.jsonl"), 64);
+    char msg[64];
+    src->ops->key(src, '+', msg, sizeof(msg));
+    src->ops->key(src, '+', msg, sizeof(msg));
+    cr_assert_str_eq(msg, "replay speed 100x");
+    cr_assert_float_eq(replay_speed(src), 100, 1e-12);
+    src->ops->destroy(src);
+    char err[256];
+    cr_assert_eq(replay_open(&src, replay_test_path("run.jsonl"), 0.05, err, sizeof(err)), -EINVAL);
+    cr_assert(strstr(err, "speed"), "%s", err);
+}
+
+/* Cut the file at byte cut and replay it: returns the events released. */
+static size_t replay_test_cut(const char *path, size_t cut, struct ui_source **src) {
+    cr_assert_eq(truncate(path, (off_t)cut), 0);
+    *src = replay_test_open(path, 100);
+    static struct ev got[64];
+    return replay_test_drain_all(*src, got, 64, 10 * MS);
+}
+
+/* Byte offset of the start of 1-based line n. */
+static size_t replay_test_line_at(const char *text, int n) {
+    const char *p = text;
+    for (int i = 1; i < n; i++)
+        p = strchr(p, '\n') + 1;
+    return (size_t)(p - text);
+}
+
+Test(replay, truncated_file_replays_up_to_the_cut) {
+    const char *path = replay_test_record("run.jsonl");
+    char *text = replay_test_slurp(path);
+    /* line 1 run, 2 log, 3 load, 4 vpoc, 5..15 syncs: cut in the middle of line 6 */
+    size_t at = replay_test_line_at(text, 6) + 30;
+    free(text);
+    struct ui_source *src = NULL;
+    cr_assert_eq(replay_test_cut(path, at, &src), 4); /* log, load, vpoc, first sync */
+    cr_assert_str_eq(src->ops->status(src),
+                     "stopped at line 6: invalid JSON (the line is cut short)");
+    cr_assert_eq(src->ops->snap(src)->state, ENGINE_RUNNING);
+    cr_assert_eq(src->ops->snap(src)->sync[SYNC_OP_STREAM].count, 1);
+    src->ops->destroy(src);
+}
+
+Test(replay, cut_after_a_whole_line_is_no_error) {
+    const char *path = replay_test_record("run.jsonl");
+    char *text = replay_test_slurp(path);
+    size_t at = replay_test_line_at(text, 4) - 1; /* drop the newline of line 3 and the rest */
+    free(text);
+    struct ui_source *src = NULL;
+    cr_assert_eq(replay_test_cut(path, at, &src), 2);
+    cr_assert_str_eq(src->ops->status(src), "replay finished");
+    src->ops->destroy(src);
+}
+
+Test(replay, fixture_missing_field_stops_there) {
+    char path[1024];
+    struct ui_source *src =
+        replay_test_open(rs_test_fixture("replay/malformed.jsonl", path, sizeof(path)), 100);
+    static struct ev got[16];
+    cr_assert_eq(replay_test_drain_all(src, got, 16, 10 * MS), 3);
+    cr_assert_eq(got[2].kind, EV_SYNC);
+    cr_assert_eq(got[2].u.sync.dur_ns, 250000);
+    cr_assert_str_eq(src->ops->status(src), "stopped at line 5: missing field 'end_ns'");
+    src->ops->destroy(src);
+}
+
+Test(replay, fixture_short_recording) {
+    char path[1024];
+    struct ui_source *src =
+        replay_test_open(rs_test_fixture("replay/short.jsonl", path, sizeof(path)), 1);
+    static struct ev got[16];
+    cr_assert_eq(replay_test_drain_all(src, got, 16, 10 * MS), 5);
+    const struct engine_snap *s = src->ops->snap(src);
+    cr_assert_eq(s->state, ENGINE_FINISHED);
+    cr_assert_eq(s->sync[SYNC_OP_STREAM].p50_ns, 250000); /* one value: clamped to it */
+    cr_assert_eq(s->mem.total_free_bytes, 1048576);
+    cr_assert_eq(s->layout.n_listed, 1);
+    cr_assert_eq(s->layout.seg[0].n_blocks, 2);
+    cr_assert_eq(s->epoch, 1);
+    cr_assert_float_eq(s->val_loss, 0.8, 1e-12);
+    src->ops->destroy(src);
+}
+
+/* A bad third line after a good run line and event: what status() says. (Arrays, not
+ * pointers: Criterion hands parameters to a process of its own.) */
+struct replay_test_bad {
+    char line[256];
+    char why[96];
+};
+
+static const char replay_test_run_line[] =
+    "{\"type\":\"run\",\"version\":1,\"host\":\"h\",\"backend\":\"cpu\",\"device\":\"d\","
+    "\"arch\":\"a\",\"devices\":1,\"start_ns\":5,\"start_wall_ns\":6,\"epochs\":1,\"chunk\":0}\n"
+    "{\"type\":\"log\",\"seq\":0,\"t_ns\":10,\"severity\":\"info\",\"message\":\"hi\"}\n";
+
+ParameterizedTestParameters(replay, bad_line) {
+    static struct replay_test_bad p[] = {
+        {"{not json}", "stopped at line 3: invalid JSON at column 2"},
+        {"{\"type\":\"log\"} trailing",
+         "stopped at line 3: invalid JSON at column 16: text after the object"},
+        {"[1,2]", "stopped at line 3: not a JSON object"},
+        {"{\"seq\":1}", "stopped at line 3: missing field 'type'"},
+        {"{\"type\":\"bogus\",\"seq\":1}", "stopped at line 3: unknown type 'bogus'"},
+        {"{\"type\":\"sync\",\"seq\":1,\"dev\":0,\"op\":\"stream\",\"start_ns\":1,\"dur_ns\":\"x\","
+         "\"rc\":0}",
+         "stopped at line 3: field 'dur_ns' is not an integer"},
+        {"{\"type\":\"sync\",\"seq\":1,\"dev\":0,\"op\":\"warp\",\"start_ns\":1,\"dur_ns\":2,"
+         "\"rc\":0}",
+         "stopped at line 3: field 'op': unknown value 'warp'"},
+        {"{\"type\":\"mem\",\"seq\":1,\"dev\":0,\"t_ns\":-4,\"allocated\":0,\"reserved\":0,"
+         "\"largest_free\":0,\"free_blocks\":0,\"segments\":0,\"frag\":0}",
+         "stopped at line 3: field 't_ns' is negative"},
+        {"{\"type\":\"log\",\"seq\":1,\"t_ns\":10,\"severity\":\"info\",\"message\":7}",
+         "stopped at line 3: field 'message' is not a string"},
+        {"{\"type\":\"layout\",\"dev\":0,\"t_ns\":10,\"segments\":[{\"size\":1,\"small\":true,"
+         "\"truncated\":false,\"blocks\":[[0,1]]}],\"n_segments\":1}",
+         "stopped at line 3: segment 0 block 0 is not [offset, size, 0|1]"},
+        {"{\"type\":\"summary\",\"state\":\"exploded\",\"epochs\":1,\"steps\":1}",
+         "stopped at line 3: field 'state': unknown value 'exploded'"},
+        {"{\"type\":\"run\",\"version\":1}", "stopped at line 3: a second run line"},
+    };
+    return cr_make_param_array(struct replay_test_bad, p, sizeof(p) / sizeof(p[0]));
+}
+
+ParameterizedTest(struct replay_test_bad *p, replay, bad_line) {
+    char text[2048], path[1024];
+    snprintf(text, sizeof(text),
+             "%s%s\n{\"type\":\"log\",\"seq\":2,\"t_ns\":11,"
+             "\"severity\":\"info\",\"message\":\"after\"}\n",
+             replay_test_run_line, p->line);
+    cr_assert_eq(rs_test_write_file(replay_test_dir, "bad.jsonl", text, path, sizeof(path)), 0);
+    struct ui_source *src = replay_test_open(path, 100);
+    static struct ev got[8];
+    cr_assert_eq(replay_test_drain_all(src, got, 8, 10 * MS), 1, "the line before comes back");
+    cr_assert_str_eq(got[0].u.text.text, "hi");
+    const char *st = src->ops->status(src);
+    cr_assert(strncmp(st, p->why, strlen(p->why)) == 0, "status '%s', want '%s'", st, p->why);
+    src->ops->destroy(src);
+}
+
+static void replay_test_open_fails(const char *path, int want, const char *needle) {
+    struct ui_source *src = NULL;
+    char err[1024] = "";
+    cr_assert_eq(replay_open(&src, path, 1, err, sizeof(err)), want, "%s", err);
+    cr_assert_null(src);
+    cr_assert(strstr(err, needle), "'%s' lacks '%s'", err, needle);
+    cr_assert(strstr(err, path), "'%s' does not name the file", err);
+}
+
+Test(replay, open_errors) {
+    char path[1024];
+    replay_test_open_fails(rs_test_fixture("replay/empty.jsonl", path, sizeof(path)), -EINVAL,
+                           ": not a ringside recording (no run line)");
+    replay_test_open_fails(rs_test_fixture("replay/not_a_recording.jsonl", path, sizeof(path)),
+                           -EINVAL, ": not a ringside recording (no run line)");
+    replay_test_open_fails(replay_test_path("nope.jsonl"), -ENOENT, "No such file");
+    replay_test_open_fails(replay_test_dir, -EISDIR, "directory");
+    cr_assert_eq(rs_test_write_file(replay_test_dir, "v9.jsonl",
+                                    "{\"type\":\"run\",\"version\":9,\"host\":\"h\"}\n", path,
+                                    sizeof(path)),
+                 0);
+    replay_test_open_fails(path, -EINVAL, "line 1: recording version 9 is newer");
+    cr_assert_eq(rs_test_write_file(replay_test_dir, "norun.jsonl",
+                                    "{\"type\":\"run\",\"version\":1,\"host\":\"h\"}\n", path,
+                                    sizeof(path)),
+                 0);
+    replay_test_open_fails(path, -EINVAL, "line 1: missing field 'backend'");
+}
+
+Test(replay, record_open_and_write_errors) {
+    struct rec *r = NULL;
+    char err[512];
+    const char *bad = replay_test_path("no/such/dir/x.jsonl");
+    cr_assert_eq(rec_open(&r, bad, err, sizeof(err)), -ENOENT);
+    cr_assert_null(r);
+    cr_assert(strstr(err, "cannot write") && strstr(err, bad), "%s", err);
+    struct stat st;
+    if (stat("/dev/full", &st) != 0)
+        return;
+    cr_assert_eq(rec_open(&r, "/dev/full", err, sizeof(err)), 0);
+    struct ev e = {.kind = EV_LOG, .dev = EV_DEV_NONE};
+    cr_assert_eq(rec_event(r, &e), -ENOSPC);
+    cr_assert_eq(rec_close(r, err, sizeof(err)), -ENOSPC);
+    cr_assert(strstr(err, "cannot write /dev/full: No space left on device"), "%s", err);
+}
+
+/* ---- the binary ---- */
+
+/* No sanitizer report from a child (in the sanitizer builds). */
+static void replay_test_clean(const char *errb) {
+    cr_assert_null(strstr(errb, "runtime error"), "%s", errb);
+    cr_assert_null(strstr(errb, "Sanitizer"), "%s", errb);
+}
+
+static int replay_test_cli(const char *const *argv, char *out, size_t outn, char *errb,
+                           size_t errn) {
+    return rs_test_run(argv, out, outn, errb, errn);
+}
+
+Test(replay, headless_writes_run_and_layout_lines) {
+    static char out[1 << 16], errb[1 << 16];
+    const char *jsonl = replay_test_path("h.jsonl");
+    const char *argv[] = {"train", "--headless", "--synthetic-days",       "3",       "--epochs",
+                          "1",     "--output",   replay_test_path("ckpt"), "--jsonl", jsonl,
+                          NULL};
+    cr_assert_eq(replay_test_cli(argv, out, sizeof(out), errb, sizeof(errb)), 0, "%s", errb);
+    replay_test_clean(errb);
+    char *j = replay_test_slurp(jsonl);
+    cr_assert(strstr(j, "\"lr\":0.0002,"), "%.600s", j);
+    cr_assert(strncmp(j, "{\"type\":\"run\",\"version\":1,", 26) == 0, "%.100s", j);
+    cr_assert(strstr(j, "\"backend\":\"cpu\""));
+    cr_assert(strstr(j, "\n{\"type\":\"layout\",\"dev\":0,\"t_ns\":"), "no layout line");
+    cr_assert(strstr(j, "\"blocks\":[["), "no blocks in the layout lines");
+    free(j);
+    /* and it replays to the end without complaint */
+    struct ui_source *src = replay_test_open(jsonl, 100);
+    static struct ev got[4096];
+    size_t n = 0;
+    for (int i = 0; i < 1000000 && !src->ops->done(src); i++) {
+        n += src->ops->drain(src, got, 4096);
+        replay_test_clock += 100 * MS;
+    }
+    cr_assert(src->ops->done(src));
+    cr_assert(n > 20, "only %zu events", n);
+    cr_assert_str_eq(src->ops->status(src), "replay finished");
+    const struct engine_snap *s = src->ops->snap(src);
+    cr_assert_eq(s->state, ENGINE_FINISHED);
+    cr_assert_eq(s->epoch, 1);
+    cr_assert(s->has_val && s->mem.reserved_bytes > 0 && s->layout.n_listed > 0);
+    cr_assert(s->sync[SYNC_OP_STREAM].count > 0);
+    src->ops->destroy(src);
+}
+
+struct replay_test_usage {
+    char args[4][32]; /* "" ends the list */
+    char needle[64];
+};
+
+ParameterizedTestParameters(replay, cli_usage_errors) {
+    static struct replay_test_usage p[] = {
+        {{""}, "FILE is required"},
+        {{"x.jsonl", "--speed", "0"}, "--speed"},
+        {{"x.jsonl", "--speed", "fast"}, "--speed"},
+        {{"x.jsonl", "--speed", "101"}, "--speed"},
+        {{"x.jsonl", "--frames", "0"}, "--frames"},
+        {{"x.jsonl", "y.jsonl"}, "unexpected argument 'y.jsonl'"},
+        {{"x.jsonl", "--bogus"}, "unknown option '--bogus'"},
+    };
+    return cr_make_param_array(struct replay_test_usage, p, sizeof(p) / sizeof(p[0]));
+}
+
+ParameterizedTest(struct replay_test_usage *p, replay, cli_usage_errors) {
+    static char out[4096], errb[4096];
+    const char *argv[6] = {"replay"};
+    for (int i = 0; i < 4 && p->args[i][0]; i++)
+        argv[i + 1] = p->args[i];
+    cr_assert_eq(replay_test_cli(argv, out, sizeof(out), errb, sizeof(errb)), 2, "%s", errb);
+    cr_assert_str_eq(out, "");
+    cr_assert(strstr(errb, p->needle), "stderr: %s", errb);
+    cr_assert(strstr(errb, "Try 'ringside replay --help'."), "stderr: %s", errb);
+}
+
+Test(replay, cli_file_errors) {
+    static char out[4096], errb[4096];
+    char path[1024];
+    const char *missing = replay_test_path("missing.jsonl");
+    const char *a1[] = {"replay", missing, NULL};
+    cr_assert_eq(replay_test_cli(a1, out, sizeof(out), errb, sizeof(errb)), 2);
+    cr_assert(strstr(errb, "ringside replay: ") && strstr(errb, missing) &&
+                  strstr(errb, "No such file"),
+              "%s", errb);
+    const char *a2[] = {"replay",
+                        rs_test_fixture("replay/not_a_recording.jsonl", path, sizeof(path)), NULL};
+    cr_assert_eq(replay_test_cli(a2, out, sizeof(out), errb, sizeof(errb)), 2);
+    cr_assert(strstr(errb, "not a ringside recording (no run line)"), "%s", errb);
+    const char *a3[] = {"replay", "--help", NULL};
+    cr_assert_eq(replay_test_cli(a3, out, sizeof(out), errb, sizeof(errb)), 0);
+    cr_assert(strstr(out, "usage: ringside replay FILE"), "%s", out);
+}
+
+/* Needs the dashboard (app_main): renders three frames of a recording and exits 0. */
+Test(replay, cli_renders_frames) {
+    static char out[1 << 18], errb[1 << 16];
+    char path[1024];
+    setenv("TERM", "xterm-256color", 1);
+    const char *argv[] = {"replay",   rs_test_fixture("replay/short.jsonl", path, sizeof(path)),
+                          "--frames", "3",
+                          "-d",       "1",
+                          NULL};
+    cr_assert_eq(replay_test_cli(argv, out, sizeof(out), errb, sizeof(errb)), 0, "%s", errb);
+    replay_test_clean(errb);
+}

@@ -1,0 +1,102 @@
+/* `ringside replay FILE`: a recorded run (headless JSON lines or --record) in the dashboard. */
+#include "backend/core/errbuf.h"
+#include "tui/app.h"
+#include "tui/cli.h"
+#include "tui/replay.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char cli_replay_usage[] =
+    "usage: ringside replay FILE [--speed X] [--frames N] [-d N] [--theme NAME|PATH]";
+
+static const char cli_replay_help[] =
+    "Show a recording (the JSON lines of 'ringside train --headless' or --record) in the\n"
+    "dashboard. Keys: p pause/resume, + and - double/halve the speed, q quit.\n\n"
+    "  --speed X                playback speed, a multiple of real time in 0.1..100 (default 1)\n"
+    "  --frames N               render N frames, then exit\n"
+    "  -d, --delay N            refresh interval in tenths of a second (default 5)\n"
+    "  --theme NAME|PATH        colour theme\n"
+    "  -h, --help               this help\n";
+
+enum { CLI_REPLAY_SPEED = 256, CLI_REPLAY_FRAMES, CLI_REPLAY_THEME };
+
+struct cli_replay_opts {
+    struct cli_train_opts o;
+    double speed;
+    const char *file;
+};
+
+static int cli_replay_opt(int id, const char *v, void *ctx, char *err, size_t n) {
+    struct cli_replay_opts *r = ctx;
+    long x = 0;
+    int rc;
+    switch (id) {
+    case CLI_REPLAY_SPEED:
+        return cli_parse_double("--speed", v, REPLAY_SPEED_MIN, REPLAY_SPEED_MAX, &r->speed, err,
+                                n);
+    case CLI_REPLAY_FRAMES:
+        if ((rc = cli_parse_long("--frames", v, 1, 100000000, &x, err, n)) == 0)
+            r->o.frames = (int)x;
+        return rc;
+    case 'd':
+        if ((rc = cli_parse_long("--delay", v, 1, 600, &x, err, n)) == 0)
+            r->o.delay_ds = (int)x;
+        return rc;
+    case CLI_REPLAY_THEME:
+        return cli_copy("--theme", r->o.theme, sizeof(r->o.theme), v, err, n);
+    case 1: /* the FILE operand ("-" in shortopts returns operands in order) */
+        if (r->file)
+            return errbuf_set(err, n, -EINVAL, "unexpected argument '%s'", v);
+        r->file = v;
+        return 0;
+    default:
+        return errbuf_set(err, n, -EINVAL, "internal: unhandled option");
+    }
+}
+
+static int cli_replay_parse(int argc, char **argv, struct cli_replay_opts *r) {
+    static const struct option longopts[] = {{"speed", required_argument, NULL, CLI_REPLAY_SPEED},
+                                             {"frames", required_argument, NULL, CLI_REPLAY_FRAMES},
+                                             {"delay", required_argument, NULL, 'd'},
+                                             {"theme", required_argument, NULL, CLI_REPLAY_THEME},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    engine_conf_default(&r->o.conf);
+    r->o.delay_ds = 5;
+    r->o.sync_slow_ns = 1000000000ull;
+    r->o.sync_timeout_ns = 30000000000ull;
+    r->speed = 1.0;
+    int rc = cli_getopt_run(argc, argv, "replay", cli_replay_usage, cli_replay_help, "-:d:h",
+                            longopts, cli_replay_opt, r);
+    if (rc != 0)
+        return rc;
+    if (!r->file)
+        return cli_usage_error("replay", cli_replay_usage, "FILE is required");
+    return 0;
+}
+
+int cli_replay(int argc, char **argv) {
+    struct cli_replay_opts *r = calloc(1, sizeof(*r));
+    if (!r)
+        return 1;
+    int rc = cli_replay_parse(argc, argv, r);
+    if (rc != 0) {
+        free(r);
+        return rc == 1 ? 0 : rc;
+    }
+    struct ui_source *src = NULL;
+    char err[ENGINE_PATH_MAX + 256];
+    if (replay_open(&src, r->file, r->speed, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ringside replay: %s\n", err);
+        free(r);
+        return CLI_EXIT_USAGE;
+    }
+    rc = app_main(src, &r->o);
+    src->ops->destroy(src);
+    free(r);
+    return rc;
+}
