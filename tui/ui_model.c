@@ -1,63 +1,174 @@
 /* The dashboard's memory of recent events, and its formatting helpers. */
-#include "tui/app_model.h"
+#include "tui/ui_model.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-void app_model_add(struct app_model *m, const struct ev *e) {
-    m->events_seen++;
-    if (e->kind == EV_PHASE) {
-        m->phases[m->phase_head] = e->u.phase;
-        m->phase_head = (m->phase_head + 1) % APP_PHASES;
-        if (m->phase_count < APP_PHASES)
-            m->phase_count++;
-        return;
-    }
-    struct app_line l = {.t_ns = e->t_ns};
+const char *ui_category_name(unsigned c) {
+    static const char *const names[] = {
+#define X(id, name) name,
+        UI_CATEGORIES(X)
+#undef X
+    };
+    return c < UI_CAT_COUNT ? names[c] : "?";
+}
+
+void ui_model_init(struct ui_model *m) {
+    memset(m, 0, sizeof(*m));
+}
+
+void ui_series_push(struct ui_series *s, double v) {
+    s->v[s->head] = v;
+    s->head = (s->head + 1) % UI_SERIES;
+    if (s->n < UI_SERIES)
+        s->n++;
+}
+
+size_t ui_series_last(const struct ui_series *s, double *out, size_t max) {
+    size_t n = s->n < max ? s->n : max;
+    for (size_t k = 0; k < n; k++)
+        out[k] = s->v[(s->head + UI_SERIES - n + k) % UI_SERIES];
+    return n;
+}
+
+static void ui_model_phase(struct ui_model *m, const struct ev *e) {
+    m->phases[m->phase_head] = e->u.phase;
+    m->phase_dev[m->phase_head] = e->dev;
+    m->phase_head = (m->phase_head + 1) % UI_PHASES;
+    if (m->phase_count < UI_PHASES)
+        m->phase_count++;
+}
+
+static void ui_model_sync(struct ui_model *m, const struct ev *e) {
+    unsigned op = e->u.sync.op < SYNC_OP_COUNT ? e->u.sync.op : 0;
+    m->sync_ns[op][m->sync_head[op]] = e->u.sync.dur_ns;
+    m->sync_head[op] = (m->sync_head[op] + 1) % UI_SYNCS;
+    if (m->sync_n[op] < UI_SYNCS)
+        m->sync_n[op]++;
+}
+
+/* The list entry for a command, alert or log event. */
+static bool ui_model_entry(const struct ev *e, struct ui_event *u) {
+    memset(u, 0, sizeof(*u));
+    u->t_ns = e->t_ns;
+    u->dev = e->dev;
     if (e->kind == EV_COMMAND) {
-        l.severity = e->u.command.rc == 0 ? SEV_INFO : SEV_WARNING;
-        snprintf(l.text, sizeof(l.text), "%s: %s", ev_cmd_name(e->u.command.cmd),
+        u->severity = e->u.command.rc == 0 ? SEV_INFO : SEV_WARNING;
+        u->category = UI_CAT_COMMAND;
+        snprintf(u->text, sizeof(u->text), "%s: %s", ev_cmd_name(e->u.command.cmd),
                  e->u.command.text);
-    } else if (e->kind == EV_LOG || e->kind == EV_ALERT) {
-        l.severity = e->u.text.severity;
-        snprintf(l.text, sizeof(l.text), "%s%s", e->kind == EV_ALERT ? "ALERT " : "",
-                 e->u.text.text);
-    } else {
-        return;
+        snprintf(u->detail, sizeof(u->detail), "command: %s\nargument: %lld\nresult: %s (%d)\n%s",
+                 ev_cmd_name(e->u.command.cmd), (long long)e->u.command.arg,
+                 e->u.command.rc == 0 ? "ok" : "refused", e->u.command.rc, e->u.command.text);
+        return true;
     }
-    m->lines[m->line_head] = l;
-    m->line_head = (m->line_head + 1) % APP_LINES;
-    if (m->line_count < APP_LINES)
-        m->line_count++;
+    if (e->kind != EV_LOG && e->kind != EV_ALERT)
+        return false;
+    char dev[8] = "-";
+    if (e->dev != EV_DEV_NONE)
+        snprintf(dev, sizeof(dev), "%u", e->dev);
+    u->severity = e->u.text.severity;
+    u->category = e->kind == EV_ALERT                 ? UI_CAT_ALERT
+                  : e->u.text.severity >= SEV_WARNING ? UI_CAT_WARNING
+                                                      : UI_CAT_INFO;
+    snprintf(u->text, sizeof(u->text), "%s", e->u.text.text);
+    snprintf(u->detail, sizeof(u->detail), "kind: %s\nseverity: %s\ndevice: %s\n\n%s",
+             ev_kind_name(e->kind), ev_severity_name(e->u.text.severity), dev, e->u.text.text);
+    return true;
 }
 
-const struct app_line *app_model_line(const struct app_model *m, size_t k) {
-    if (k >= m->line_count)
+void ui_model_add(struct ui_model *m, const struct ev *e) {
+    if (m->events_seen > 0 && e->seq > m->last_seq + 1)
+        m->gaps += e->seq - m->last_seq - 1;
+    m->last_seq = e->seq;
+    m->events_seen++;
+    switch ((enum ev_kind)e->kind) {
+    case EV_PHASE:
+        ui_model_phase(m, e);
+        return;
+    case EV_SYNC:
+        ui_model_sync(m, e);
+        return;
+    case EV_MEM:
+        ui_series_push(&m->allocated, (double)e->u.mem.allocated_bytes);
+        ui_series_push(&m->reserved, (double)e->u.mem.reserved_bytes);
+        ui_series_push(&m->frag, e->u.mem.frag);
+        return;
+    case EV_METRIC:
+        ui_series_push(&m->loss, e->u.metric.loss);
+        if (e->u.metric.has_val)
+            ui_series_push(&m->val_loss, e->u.metric.val_loss);
+        return;
+    default:
+        break;
+    }
+    struct ui_event u;
+    if (!ui_model_entry(e, &u))
+        return;
+    m->events[m->event_head] = u;
+    m->event_head = (m->event_head + 1) % UI_EVENTS;
+    if (m->event_count < UI_EVENTS)
+        m->event_count++;
+    m->cat_count[u.category]++;
+}
+
+const struct ui_event *ui_model_event(const struct ui_model *m, size_t k) {
+    if (k >= m->event_count)
         return NULL;
-    return &m->lines[(m->line_head + APP_LINES - 1 - k) % APP_LINES];
+    return &m->events[(m->event_head + UI_EVENTS - 1 - k) % UI_EVENTS];
 }
 
-void app_model_paint(const struct app_model *m, uint64_t t0, uint64_t t1, int cols,
-                     enum ev_phase_id *out) {
+/* Time each phase spends in each cell, for the dominant-phase paint. */
+static uint64_t ui_model_cell_ns[UI_PAINT_MAX_COLS][PHASE_COUNT];
+
+void ui_model_paint(const struct ui_model *m, unsigned dev, bool sync, uint64_t t0, uint64_t t1,
+                    int cols, enum ev_phase_id *out) {
+    cols = cols > UI_PAINT_MAX_COLS ? UI_PAINT_MAX_COLS : cols;
     for (int x = 0; x < cols; x++)
         out[x] = PHASE_COUNT;
     if (cols <= 0 || t1 <= t0)
         return;
-    uint64_t span = t1 - t0;
+    memset(ui_model_cell_ns, 0, sizeof(ui_model_cell_ns[0]) * (size_t)cols);
+    double cell = (double)(t1 - t0) / cols;
     for (size_t k = 0; k < m->phase_count; k++) {
-        const struct ev_phase *p = &m->phases[(m->phase_head + APP_PHASES - 1 - k) % APP_PHASES];
-        if (p->end_ns < t0 || p->start_ns >= t1)
+        size_t i = (m->phase_head + UI_PHASES - 1 - k) % UI_PHASES;
+        const struct ev_phase *p = &m->phases[i];
+        if (m->phase_dev[i] != dev || (p->phase == PHASE_SYNC) != sync || p->end_ns < t0 ||
+            p->start_ns >= t1 || p->phase >= PHASE_COUNT)
             continue;
-        uint64_t a = p->start_ns > t0 ? p->start_ns - t0 : 0;
-        uint64_t b = p->end_ns < t1 ? p->end_ns - t0 : span - 1;
-        int xa = (int)(a * (uint64_t)cols / span), xb = (int)(b * (uint64_t)cols / span);
-        for (int x = xa; x <= xb && x < cols; x++)
-            if (out[x] == PHASE_COUNT)
-                out[x] = (enum ev_phase_id)p->phase;
+        uint64_t a = p->start_ns > t0 ? p->start_ns : t0, b = p->end_ns < t1 ? p->end_ns : t1;
+        for (int x = (int)((double)(a - t0) / cell); x < cols; x++) {
+            uint64_t c0 = t0 + (uint64_t)(x * cell), c1 = t0 + (uint64_t)((x + 1) * cell);
+            if (c0 > b)
+                break;
+            uint64_t lo = a > c0 ? a : c0, hi = b < c1 ? b : c1;
+            ui_model_cell_ns[x][p->phase] += hi > lo ? hi - lo : 1; /* instants still count */
+        }
     }
+    for (int x = 0; x < cols; x++)
+        for (int ph = 0; ph < PHASE_COUNT; ph++)
+            if (ui_model_cell_ns[x][ph] &&
+                (out[x] == PHASE_COUNT || ui_model_cell_ns[x][ph] > ui_model_cell_ns[x][out[x]]))
+                out[x] = (enum ev_phase_id)ph;
 }
 
-int app_chunk_step(int chunk, int dir) {
+size_t ui_model_sync_hist(const struct ui_model *m, enum ev_sync_op op, uint64_t lo_ns,
+                          uint64_t hi_ns, unsigned *bins, int n_bins) {
+    for (int b = 0; b < n_bins; b++)
+        bins[b] = 0;
+    if (op >= SYNC_OP_COUNT || n_bins <= 0 || lo_ns == 0 || hi_ns <= lo_ns)
+        return 0;
+    double l0 = log((double)lo_ns), span = log((double)hi_ns) - l0;
+    for (size_t k = 0; k < m->sync_n[op]; k++) {
+        double v = (double)(m->sync_ns[op][k] ? m->sync_ns[op][k] : 1);
+        int b = (int)((log(v) - l0) / span * n_bins);
+        bins[b < 0 ? 0 : b >= n_bins ? n_bins - 1 : b]++;
+    }
+    return m->sync_n[op];
+}
+
+int ui_chunk_step(int chunk, int dir) {
     static const int ladder[] = {125, 250, 500, 1000, 2000, 3500, 0};
     const int n = (int)(sizeof(ladder) / sizeof(ladder[0]));
     int pos = n - 1; /* whole session, or anything larger than the ladder */
@@ -74,7 +185,7 @@ int app_chunk_step(int chunk, int dir) {
     return ladder[pos];
 }
 
-void app_fmt_bytes(char *buf, size_t n, uint64_t bytes) {
+void ui_fmt_bytes(char *buf, size_t n, uint64_t bytes) {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     double v = (double)bytes;
     int u = 0;
@@ -85,19 +196,19 @@ void app_fmt_bytes(char *buf, size_t n, uint64_t bytes) {
     snprintf(buf, n, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
 }
 
-void app_fmt_hms(char *buf, size_t n, double seconds) {
-    if (seconds < 0)
+void ui_fmt_hms(char *buf, size_t n, double seconds) {
+    if (!(seconds > 0))
         seconds = 0;
     unsigned long s = (unsigned long)seconds;
     snprintf(buf, n, "%02lu:%02lu:%02lu", s / 3600, s / 60 % 60, s % 60);
 }
 
-void app_fmt_ns(char *buf, size_t n, uint64_t ns) {
-    if (ns < 10000)
+void ui_fmt_ns(char *buf, size_t n, uint64_t ns) {
+    if (ns < 1000)
         snprintf(buf, n, "%lluns", (unsigned long long)ns);
-    else if (ns < 10000000)
+    else if (ns < 1000000)
         snprintf(buf, n, "%.1fus", (double)ns / 1e3);
-    else if (ns < 10000000000ull)
+    else if (ns < 1000000000)
         snprintf(buf, n, "%.1fms", (double)ns / 1e6);
     else
         snprintf(buf, n, "%.1fs", (double)ns / 1e9);

@@ -1,48 +1,98 @@
-/* What the dashboard remembers between frames, kept apart from drawing so it can be tested
- * without a terminal: recent phases for the timeline, recent text events, the chunk ladder. */
-#ifndef RINGSIDE_TUI_APP_MODEL_H
-#define RINGSIDE_TUI_APP_MODEL_H
+/* What the dashboard remembers between frames, kept apart from drawing so it tests without a
+ * terminal: recent phases for the timeline, history series for sparklines, the events list
+ * with per-category counts, and sync latencies for the histogram. */
+#ifndef RINGSIDE_TUI_UI_MODEL_H
+#define RINGSIDE_TUI_UI_MODEL_H
 
 #include "backend/core/ev.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define APP_PHASES 32768 /* recent phase events kept for the timeline (~6 s at CPU rates) */
-#define APP_LINES  256   /* recent text events kept for the events list */
+#define UI_PHASES 65536 /* recent phase events kept for the timeline */
+#define UI_EVENTS 1024  /* recent events kept for the events panel */
+#define UI_SERIES 256   /* points kept per history series */
+#define UI_SYNCS  4096  /* recent sync durations kept for the histogram */
+#define UI_DETAIL 640
 
-struct app_line {
+/* Event categories shown in the events panel's title counts. */
+#define UI_CATEGORIES(X)                                                                           \
+    X(COMMAND, "command")                                                                          \
+    X(ALERT, "alert")                                                                              \
+    X(WARNING, "warning")                                                                          \
+    X(INFO, "info")
+
+enum ui_category {
+#define X(id, name) UI_CAT_##id,
+    UI_CATEGORIES(X)
+#undef X
+        UI_CAT_COUNT
+};
+
+struct ui_event {
     uint64_t t_ns;
-    uint8_t severity;
+    uint16_t dev;
+    uint8_t severity; /* enum ev_severity */
+    uint8_t category; /* enum ui_category */
     char text[EV_TEXT_BYTES + 32];
+    char detail[UI_DETAIL]; /* the event's fields, one per line, for the detail view */
 };
 
-struct app_model {
-    struct ev_phase phases[APP_PHASES]; /* ring, newest at (phase_head - 1) */
-    size_t phase_head, phase_count;
-    struct app_line lines[APP_LINES]; /* ring, newest at (line_head - 1) */
-    size_t line_head, line_count;
-    uint64_t events_seen;
+/* A bounded time series (oldest dropped). */
+struct ui_series {
+    double v[UI_SERIES];
+    size_t head, n;
 };
+
+struct ui_model {
+    struct ev_phase phases[UI_PHASES]; /* ring, newest at (phase_head - 1) */
+    uint16_t phase_dev[UI_PHASES];
+    size_t phase_head, phase_count;
+    struct ui_event events[UI_EVENTS]; /* ring, newest at (event_head - 1) */
+    size_t event_head, event_count;
+    uint64_t cat_count[UI_CAT_COUNT];
+    struct ui_series loss, val_loss, allocated, reserved, frag;
+    uint64_t sync_ns[SYNC_OP_COUNT][UI_SYNCS]; /* ring per op */
+    size_t sync_head[SYNC_OP_COUNT], sync_n[SYNC_OP_COUNT];
+    uint64_t events_seen, last_seq;
+    uint64_t gaps; /* events the source dropped (seq gaps) */
+};
+
+void ui_model_init(struct ui_model *m);
 
 /* Fold one event into the model. */
-void app_model_add(struct app_model *m, const struct ev *e);
+void ui_model_add(struct ui_model *m, const struct ev *e);
 
-/* Line k of the events list, 0 = newest; NULL past the end. */
-const struct app_line *app_model_line(const struct app_model *m, size_t k);
+/* Event k of the list, 0 = newest; NULL past the end. */
+const struct ui_event *ui_model_event(const struct ui_model *m, size_t k);
 
-/* Paint the timeline window [t0, t1) into cols cells: cell k covers
- * [t0 + k*w, t0 + (k+1)*w) and gets the newest phase overlapping it, or PHASE_COUNT.
- * One pass over the kept phases, newest first. */
-void app_model_paint(const struct app_model *m, uint64_t t0, uint64_t t1, int cols,
-                     enum ev_phase_id *out);
+#define UI_PAINT_MAX_COLS 1024
+
+/* Paint the timeline window [t0, t1) of device dev into cols (<= UI_PAINT_MAX_COLS) cells:
+ * cell k covers [t0 + k*w, t0 + (k+1)*w) and gets the phase that takes most of its time, or
+ * PHASE_COUNT when none overlaps it. sync selects the host's waits (PHASE_SYNC) instead of the
+ * device's phases. One pass over the kept phases. */
+void ui_model_paint(const struct ui_model *m, unsigned dev, bool sync, uint64_t t0, uint64_t t1,
+                    int cols, enum ev_phase_id *out);
+
+void ui_series_push(struct ui_series *s, double v);
+/* Copy the last max points (oldest first) into out; returns how many. */
+size_t ui_series_last(const struct ui_series *s, double *out, size_t max);
+
+/* Latency histogram of op's kept syncs: counts in n_bins log-spaced bins between lo_ns and
+ * hi_ns (values outside are clamped to the end bins). Returns the number of samples. */
+size_t ui_model_sync_hist(const struct ui_model *m, enum ev_sync_op op, uint64_t lo_ns,
+                          uint64_t hi_ns, unsigned *bins, int n_bins);
 
 /* Next/previous VPOC chunk size on the ladder 125, 250, 500, 1000, 2000, 3500, whole (0). */
-int app_chunk_step(int chunk, int dir);
+int ui_chunk_step(int chunk, int dir);
 
-/* "12.3 MiB"-style sizes and "00:01:23" durations. */
-void app_fmt_bytes(char *buf, size_t n, uint64_t bytes);
-void app_fmt_hms(char *buf, size_t n, double seconds);
-void app_fmt_ns(char *buf, size_t n, uint64_t ns);
+/* "12.3 MiB"-style sizes, "00:01:23" durations, "733.2us"-style latencies. */
+void ui_fmt_bytes(char *buf, size_t n, uint64_t bytes);
+void ui_fmt_hms(char *buf, size_t n, double seconds);
+void ui_fmt_ns(char *buf, size_t n, uint64_t ns);
+
+const char *ui_category_name(unsigned c);
 
 #endif

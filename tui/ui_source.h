@@ -3,24 +3,24 @@
 #ifndef RINGSIDE_TUI_UI_SOURCE_H
 #define RINGSIDE_TUI_UI_SOURCE_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
 #include "backend/core/ev.h"
 #include "backend/engine/engine.h"
 #include "backend/trace/trace.h"
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 /* Facts about the run that do not change while it is shown. */
 struct ui_run {
     char host[64];
-    char backend[16];      /* "cpu", "hip" */
+    char backend[16]; /* "cpu", "hip" */
     char dev_name[96];
     char dev_arch[32];
     unsigned n_devices;
     bool replay;
-    char origin[256];      /* "live" or the recording's path */
-    uint64_t start_ns;     /* the run's clock at its start */
+    char origin[256];  /* "live" or the recording's path */
+    uint64_t start_ns; /* the run's clock at its start */
     uint64_t start_wall_ns;
 };
 

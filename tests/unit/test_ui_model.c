@@ -1,22 +1,22 @@
 /* Tests for the dashboard's pure model: timeline painting, the chunk ladder, the events list
  * and the formatting helpers. */
-#include "tui/app_model.h"
+#include "tui/ui_model.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 
-TestSuite(app_model, .timeout = 10);
+TestSuite(ui_model, .timeout = 10);
 
-static struct app_model am;
+static struct ui_model am;
 
 static void am_phase(enum ev_phase_id ph, uint64_t a, uint64_t b) {
     struct ev e = {.kind = EV_PHASE};
     e.u.phase = (struct ev_phase){.phase = (uint8_t)ph, .start_ns = a, .end_ns = b};
-    app_model_add(&am, &e);
+    ui_model_add(&am, &e);
 }
 
-Test(app_model, paint_places_phases_on_their_cells) {
+Test(ui_model, paint_places_phases_on_their_cells) {
     memset(&am, 0, sizeof(am));
     /* window [1000, 2000) over 10 cells of 100 ns */
     am_phase(PHASE_VPOC, 1000, 1299);     /* cells 0-2 */
@@ -24,7 +24,7 @@ Test(app_model, paint_places_phases_on_their_cells) {
     am_phase(PHASE_BACKWARD, 1540, 1700); /* cells 5-7; newer, so it wins cell 5 */
     am_phase(PHASE_LOAD, 10, 20);         /* outside the window */
     enum ev_phase_id cells[10];
-    app_model_paint(&am, 1000, 2000, 10, cells);
+    ui_model_paint(&am, 0, false, 1000, 2000, 10, cells);
     const enum ev_phase_id want[10] = {PHASE_VPOC,  PHASE_VPOC,     PHASE_VPOC,     PHASE_COUNT,
                                        PHASE_COUNT, PHASE_BACKWARD, PHASE_BACKWARD, PHASE_BACKWARD,
                                        PHASE_COUNT, PHASE_COUNT};
@@ -32,63 +32,127 @@ Test(app_model, paint_places_phases_on_their_cells) {
         cr_assert_eq(cells[k], want[k], "cell %d: %d", k, cells[k]);
 }
 
-Test(app_model, paint_clips_phases_across_the_edges) {
+Test(ui_model, paint_clips_phases_across_the_edges) {
     memset(&am, 0, sizeof(am));
     am_phase(PHASE_EVAL, 500, 1150);  /* starts before the window: cells 0-1 */
-    am_phase(PHASE_SYNC, 1950, 3000); /* runs past its end: cell 9 */
+    am_phase(PHASE_OPTIMIZER, 1950, 3000); /* runs past its end: cell 9 */
+    am_phase(PHASE_SYNC, 1300, 1450);      /* a host wait: only on the wait row */
     enum ev_phase_id cells[10];
-    app_model_paint(&am, 1000, 2000, 10, cells);
+    ui_model_paint(&am, 0, false, 1000, 2000, 10, cells);
     cr_assert_eq(cells[0], PHASE_EVAL);
     cr_assert_eq(cells[1], PHASE_EVAL);
     cr_assert_eq(cells[2], PHASE_COUNT);
     cr_assert_eq(cells[8], PHASE_COUNT);
-    cr_assert_eq(cells[9], PHASE_SYNC);
+    cr_assert_eq(cells[9], PHASE_OPTIMIZER);
+    cr_assert_eq(cells[3], PHASE_COUNT);
+    ui_model_paint(&am, 0, true, 1000, 2000, 10, cells);
+    cr_assert_eq(cells[3], PHASE_SYNC);
+    cr_assert_eq(cells[4], PHASE_SYNC);
+    cr_assert_eq(cells[0], PHASE_COUNT);
+    cr_assert_eq(cells[9], PHASE_COUNT);
 }
 
-Test(app_model, events_list_is_newest_first_and_bounded) {
+Test(ui_model, paint_picks_the_phase_that_fills_the_cell) {
     memset(&am, 0, sizeof(am));
-    for (int i = 0; i < APP_LINES + 5; i++) {
+    am_phase(PHASE_FORWARD, 1000, 1030);  /* 30 ns of cell 0 */
+    am_phase(PHASE_BACKWARD, 1030, 1100); /* 70 ns of cell 0, newest */
+    am_phase(PHASE_FORWARD, 1100, 1180);  /* 80 ns of cell 1 */
+    am_phase(PHASE_OPTIMIZER, 1180, 1195); /* 15 ns of cell 1, newest */
+    enum ev_phase_id cells[2];
+    ui_model_paint(&am, 0, false, 1000, 1200, 2, cells);
+    cr_assert_eq(cells[0], PHASE_BACKWARD);
+    cr_assert_eq(cells[1], PHASE_FORWARD);
+}
+
+Test(ui_model, events_list_is_newest_first_and_bounded) {
+    memset(&am, 0, sizeof(am));
+    for (int i = 0; i < UI_EVENTS + 5; i++) {
         struct ev e = {.t_ns = (uint64_t)i, .kind = EV_LOG};
         e.u.text.severity = SEV_INFO;
         snprintf(e.u.text.text, sizeof(e.u.text.text), "line %d", i);
-        app_model_add(&am, &e);
+        ui_model_add(&am, &e);
     }
     struct ev c = {.kind = EV_COMMAND};
     c.u.command = (struct ev_command){.cmd = CMD_CLEANUP, .rc = -5};
     snprintf(c.u.command.text, sizeof(c.u.command.text), "refused");
-    app_model_add(&am, &c);
-    cr_assert_str_eq(app_model_line(&am, 0)->text, "cleanup: refused");
-    cr_assert_eq(app_model_line(&am, 0)->severity, SEV_WARNING);
-    cr_assert_str_eq(app_model_line(&am, 1)->text, "line 260");
-    cr_assert_str_eq(app_model_line(&am, APP_LINES - 1)->text, "line 6");
-    cr_assert_null(app_model_line(&am, APP_LINES));
+    ui_model_add(&am, &c);
+    cr_assert_str_eq(ui_model_event(&am, 0)->text, "cleanup: refused");
+    cr_assert_eq(ui_model_event(&am, 0)->severity, SEV_WARNING);
+    cr_assert_str_eq(ui_model_event(&am, 1)->text, "line 1028");
+    cr_assert_str_eq(ui_model_event(&am, UI_EVENTS - 1)->text, "line 6");
+    cr_assert_null(ui_model_event(&am, UI_EVENTS));
+    cr_assert_eq(am.cat_count[UI_CAT_INFO], UI_EVENTS + 5);
+    cr_assert_eq(am.cat_count[UI_CAT_COMMAND], 1);
+    cr_assert(strstr(ui_model_event(&am, 0)->detail, "result: refused (-5)"));
 }
 
-Test(app_model, chunk_ladder) {
-    cr_assert_eq(app_chunk_step(500, 1), 1000);
-    cr_assert_eq(app_chunk_step(500, -1), 250);
-    cr_assert_eq(app_chunk_step(125, -1), 125); /* bottom stays */
-    cr_assert_eq(app_chunk_step(3500, 1), 0);   /* then the whole session */
-    cr_assert_eq(app_chunk_step(0, 1), 0);
-    cr_assert_eq(app_chunk_step(0, -1), 3500);
-    cr_assert_eq(app_chunk_step(700, 1), 1000); /* off the ladder: the next rung */
-    cr_assert_eq(app_chunk_step(700, -1), 500);
+Test(ui_model, series_keep_the_latest_points) {
+    struct ui_series s = {0};
+    for (int k = 1; k <= UI_SERIES + 10; k++)
+        ui_series_push(&s, k);
+    double v[4];
+    cr_assert_eq(ui_series_last(&s, v, 4), 4);
+    cr_assert_float_eq(v[0], UI_SERIES + 7, 0);
+    cr_assert_float_eq(v[3], UI_SERIES + 10, 0);
+    struct ui_series e = {0};
+    cr_assert_eq(ui_series_last(&e, v, 4), 0);
 }
 
-Test(app_model, formatting) {
+Test(ui_model, sync_histogram_bins_by_decade) {
+    memset(&am, 0, sizeof(am));
+    const uint64_t durs[] = {2000, 3000, 50000, 50000, 7000000}; /* 2 us, 3 us, 50 us x2, 7 ms */
+    for (size_t k = 0; k < 5; k++) {
+        struct ev e = {.kind = EV_SYNC, .seq = (uint32_t)k};
+        e.u.sync = (struct ev_sync){.op = SYNC_OP_DEVICE, .dur_ns = durs[k]};
+        ui_model_add(&am, &e);
+    }
+    unsigned bins[4]; /* 1 us .. 10 ms in decades: [1us,10us) [10us,100us) [100us,1ms) [1ms,10ms) */
+    cr_assert_eq(ui_model_sync_hist(&am, SYNC_OP_DEVICE, 1000, 10000000, bins, 4), 5);
+    cr_assert_eq(bins[0], 2);
+    cr_assert_eq(bins[1], 2);
+    cr_assert_eq(bins[2], 0);
+    cr_assert_eq(bins[3], 1);
+    cr_assert_eq(ui_model_sync_hist(&am, SYNC_OP_STREAM, 1000, 10000000, bins, 4), 0);
+}
+
+Test(ui_model, seq_gaps_count_dropped_events) {
+    memset(&am, 0, sizeof(am));
+    struct ev e = {.kind = EV_MEM};
+    e.seq = 10;
+    ui_model_add(&am, &e);
+    e.seq = 11;
+    ui_model_add(&am, &e);
+    e.seq = 15; /* 12, 13, 14 were dropped by the ring */
+    ui_model_add(&am, &e);
+    cr_assert_eq(am.gaps, 3);
+    cr_assert_eq(am.allocated.n, 3);
+}
+
+Test(ui_model, chunk_ladder) {
+    cr_assert_eq(ui_chunk_step(500, 1), 1000);
+    cr_assert_eq(ui_chunk_step(500, -1), 250);
+    cr_assert_eq(ui_chunk_step(125, -1), 125); /* bottom stays */
+    cr_assert_eq(ui_chunk_step(3500, 1), 0);   /* then the whole session */
+    cr_assert_eq(ui_chunk_step(0, 1), 0);
+    cr_assert_eq(ui_chunk_step(0, -1), 3500);
+    cr_assert_eq(ui_chunk_step(700, 1), 1000); /* off the ladder: the next rung */
+    cr_assert_eq(ui_chunk_step(700, -1), 500);
+}
+
+Test(ui_model, formatting) {
     char b[32];
-    app_fmt_bytes(b, sizeof(b), 512);
+    ui_fmt_bytes(b, sizeof(b), 512);
     cr_assert_str_eq(b, "512 B");
-    app_fmt_bytes(b, sizeof(b), 23068672);
+    ui_fmt_bytes(b, sizeof(b), 23068672);
     cr_assert_str_eq(b, "22.0 MiB");
-    app_fmt_hms(b, sizeof(b), 3723.9);
+    ui_fmt_hms(b, sizeof(b), 3723.9);
     cr_assert_str_eq(b, "01:02:03");
-    app_fmt_ns(b, sizeof(b), 950);
+    ui_fmt_ns(b, sizeof(b), 950);
     cr_assert_str_eq(b, "950ns");
-    app_fmt_ns(b, sizeof(b), 733200);
+    ui_fmt_ns(b, sizeof(b), 733200);
     cr_assert_str_eq(b, "733.2us");
-    app_fmt_ns(b, sizeof(b), 17100000);
+    ui_fmt_ns(b, sizeof(b), 17100000);
     cr_assert_str_eq(b, "17.1ms");
-    app_fmt_ns(b, sizeof(b), 42000000000ull);
+    ui_fmt_ns(b, sizeof(b), 42000000000ull);
     cr_assert_str_eq(b, "42.0s");
 }

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# End-to-end test of the dashboard: drives the real binary in a private tmux server (keys,
+# resizes, quit) three times (default, NO_COLOR=1, TERM=xterm) and checks what the screen shows,
+# the exit status, the checkpoint and the terminal modes afterwards.
+#
+# usage: dashboard.sh RINGSIDE SCRATCH_DIR
+# Every wait polls capture-pane against a deadline; on a failure the step and the last screen
+# are printed and the script exits 1. The tmux server is killed on every exit path.
+set -u
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 RINGSIDE SCRATCH_DIR" >&2
+    exit 2
+fi
+RINGSIDE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+SCRATCH=$2
+SOCK="rs-e2e-$$"
+SESSION=rs
+STEP="start"
+SCREEN=""
+OUT=""
+
+if ! command -v tmux > /dev/null 2>&1; then
+    echo "dashboard e2e: tmux is not installed" >&2
+    exit 1
+fi
+[ -x "$RINGSIDE" ] || { echo "dashboard e2e: $RINGSIDE is not executable" >&2; exit 1; }
+
+unset TMUX
+tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+cleanup() { tm kill-server > /dev/null 2>&1; }
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+capture() { SCREEN=$(tm capture-pane -p -t "$SESSION" 2> /dev/null) || SCREEN=""; }
+
+fail() {
+    echo "dashboard e2e [${VARIANT:-?}]: FAILED at step: $STEP" >&2
+    [ $# -gt 0 ] && echo "  $*" >&2
+    echo "---- last screen ----" >&2
+    printf '%s\n' "$SCREEN" >&2
+    echo "---------------------" >&2
+    if [ -n "$OUT" ] && [ -f "$OUT/session.log" ]; then
+        echo "---- session.log (tail) ----" >&2
+        tail -n 20 "$OUT/session.log" >&2
+    fi
+    exit 1
+}
+
+# wait_for STEP SECONDS PREDICATE [ARGS...]: poll the screen every 0.2 s until PREDICATE (run
+# with $SCREEN set) succeeds, or fail after SECONDS.
+wait_for() {
+    STEP=$1
+    local limit=$2 start
+    shift 2
+    start=$(date +%s%N)
+    while :; do
+        capture
+        "$@" && return 0
+        if [ $((($(date +%s%N) - start) / 1000000)) -ge $((limit * 1000)) ]; then
+            fail "no match within ${limit}s"
+        fi
+        sleep 0.2
+    done
+}
+
+has() { printf '%s\n' "$SCREEN" | grep -qF -- "$1"; }
+header_has() { printf '%s\n' "$SCREEN" | head -n 3 | grep -qF -- "$1"; }
+# The events panel: the lines from its title row (with the per-category counts) down.
+events_has() {
+    printf '%s\n' "$SCREEN" | awk '/ events .*command [0-9]/ { on = 1; next } on' |
+        grep -E -- "$1" > /dev/null
+}
+# A cell of the timeline's dev0 row (after the 6-column label) drawn as 'v' (vpoc).
+dev0_shows_vpoc() { printf '%s\n' "$SCREEN" | grep '^ dev0' | cut -c7- | grep -q v; }
+footer_ok() { printf '%s\n' "$SCREEN" | tail -n 1 | grep -q '^ *q quit'; }
+width_is() { [ "$(tm display -p -t "$SESSION" '#{pane_width}x#{pane_height}')" = "$1" ]; }
+layout_at() { width_is "$1" && footer_ok && has "memory pool" && ! has "terminal too small"; }
+normal_at() { layout_at "$1" && has "timeline" && has "synchronize" && header_has "RUNNING"; }
+too_small() { width_is "$1" && has "terminal too small"; }
+session_gone() { ! tm has-session -t "$SESSION" > /dev/null 2>&1; }
+file_exists() { [ -s "$1" ]; }
+
+# The pane's script: terminal modes before and after, ringside's exit status.
+write_runner() {
+    cat > "$OUT/run.sh" << 'EOF'
+out=$1
+shift
+stty -a > "$out/stty.before" 2>&1
+env "$@" --backend cpu --synthetic-days 20 --epochs 100000 --output "$out"
+echo "exit=$?" > "$out/status"
+stty -a > "$out/stty.after" 2>&1
+: > "$out/done"
+EOF
+}
+
+# run_variant NAME [VAR=VALUE...]: the whole scenario once, with the variables set for ringside.
+run_variant() {
+    VARIANT=$1
+    shift
+    OUT="$SCRATCH/$VARIANT"
+    rm -rf "$OUT"
+    mkdir -p "$OUT" || fail "cannot create $OUT"
+    write_runner
+    local t0=$SECONDS
+    STEP="start tmux"
+    tm new-session -d -s "$SESSION" -x 120 -y 40 sh "$OUT/run.sh" "$OUT" "$@" "$RINGSIDE" ||
+        fail "tmux new-session failed"
+
+    wait_for "dashboard up (RUNNING at 120x40)" 30 normal_at 120x40
+    wait_for "timeline dev0 row shows a vpoc ('v') cell" 60 dev0_shows_vpoc
+
+    tm send-keys -t "$SESSION" +
+    wait_for "'+': header shows chunk 1000 bars" 10 header_has "chunk 1000 bars"
+    wait_for "'+': events panel shows set_chunk" 10 events_has "set_chunk"
+
+    tm send-keys -t "$SESSION" c
+    wait_for "'c': cleanup result with bytes released" 15 events_has "cleanup:.*released"
+
+    tm send-keys -t "$SESSION" p
+    wait_for "'p': header shows PAUSED" 10 header_has "PAUSED"
+    tm send-keys -t "$SESSION" p
+    wait_for "'p' again: header shows RUNNING" 10 header_has "RUNNING"
+
+    STEP="resize to 80x24"
+    tm resize-window -t "$SESSION" -x 80 -y 24 || fail "resize-window failed"
+    wait_for "layout at 80x24 (footer, memory pool)" 10 layout_at 80x24
+    STEP="resize to 50x12"
+    tm resize-window -t "$SESSION" -x 50 -y 12 || fail "resize-window failed"
+    wait_for "'terminal too small' at 50x12" 10 too_small 50x12
+    STEP="resize back to 120x40"
+    tm resize-window -t "$SESSION" -x 120 -y 40 || fail "resize-window failed"
+    wait_for "normal screen again at 120x40" 10 normal_at 120x40
+
+    tm send-keys -t "$SESSION" q
+    wait_for "'q': ringside exits and the pane's script finishes" 30 file_exists "$OUT/done"
+    wait_for "'q': the tmux session ends" 10 session_gone
+
+    STEP="exit status"
+    grep -qx 'exit=0' "$OUT/status" || fail "ringside: $(cat "$OUT/status")"
+    STEP="checkpoint written"
+    [ -s "$OUT/vpoc_mlp.rsmodel" ] || fail "no $OUT/vpoc_mlp.rsmodel"
+    STEP="terminal modes restored"
+    diff "$OUT/stty.before" "$OUT/stty.after" > "$OUT/stty.diff" ||
+        fail "stty -a differs after ringside exited: $(cat "$OUT/stty.diff")"
+    echo "dashboard e2e [$VARIANT]: ok ($((SECONDS - t0)) s)"
+}
+
+mkdir -p "$SCRATCH" || exit 1
+run_variant default
+run_variant no-color NO_COLOR=1
+run_variant xterm TERM=xterm
+echo "dashboard e2e: all variants passed"

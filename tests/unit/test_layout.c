@@ -1,0 +1,104 @@
+/* Tests for the pure layout: sizes from 60x16 to 250x70, one and two columns, hiding. */
+#include <criterion/criterion.h>
+
+#include "tui/layout.h"
+
+TestSuite(layout, .timeout = 10);
+
+/* The dashboard's panels: gpu, memory, timeline, sync, events. */
+static const struct layout_item lay_items[5] = {
+    {3, 4, 0}, {3, 10, 0}, {4, 6, 1}, {4, 8, 1}, {3, 0, 2},
+};
+
+static void lay_check_tiles(int rows, int cols, const struct layout_out *o,
+                            const struct ui_rect *r) {
+    /* every shown rect lies inside the body and no two overlap */
+    for (int i = 0; i < 5; i++) {
+        if (r[i].h == 0)
+            continue;
+        cr_assert_geq(r[i].y, LAYOUT_HEADER_ROWS, "%dx%d panel %d", cols, rows, i);
+        cr_assert_leq(r[i].y + r[i].h, rows - LAYOUT_FOOTER_ROWS, "%dx%d panel %d", cols, rows, i);
+        cr_assert_leq(r[i].x + r[i].w, cols);
+        cr_assert_geq(r[i].h, lay_items[i].min_h);
+        for (int j = 0; j < i; j++) {
+            if (r[j].h == 0)
+                continue;
+            bool apart = r[i].y + r[i].h <= r[j].y || r[j].y + r[j].h <= r[i].y ||
+                         r[i].x + r[i].w <= r[j].x || r[j].x + r[j].w <= r[i].x;
+            cr_assert(apart, "%dx%d: panels %d and %d overlap", cols, rows, i, j);
+        }
+    }
+    cr_assert_eq(o->header.h, LAYOUT_HEADER_ROWS);
+    cr_assert_eq(o->footer.y, rows - 1);
+}
+
+Test(layout, single_column_at_80x24_shows_everything) {
+    struct layout_out o;
+    struct ui_rect r[5];
+    layout_compute(24, 80, lay_items, 5, 0, &o, r);
+    cr_assert_not(o.too_small);
+    cr_assert_not(o.wide);
+    cr_assert_eq(o.hidden, 0);
+    lay_check_tiles(24, 80, &o, r);
+    /* 20 body rows: mins 17, the 3 spare rows go to gpu (+1) and memory (+2) in order */
+    cr_assert_eq(r[0].h, 4);
+    cr_assert_eq(r[1].h, 5);
+    cr_assert_eq(r[2].h, 4);
+    cr_assert_eq(r[3].h, 4);
+    cr_assert_eq(r[4].h, 3);
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(r[i].w, 80);
+}
+
+Test(layout, two_columns_from_160) {
+    struct layout_out o;
+    struct ui_rect r[5];
+    layout_compute(60, 200, lay_items, 5, 0, &o, r);
+    cr_assert(o.wide);
+    lay_check_tiles(60, 200, &o, r);
+    cr_assert_eq(r[0].x, 0);
+    cr_assert_eq(r[2].x, 100);
+    cr_assert_eq(r[4].w, 200); /* events below, full width */
+    cr_assert_gt(r[4].y, r[3].y);
+    layout_compute(60, 159, lay_items, 5, 0, &o, r);
+    cr_assert_not(o.wide);
+}
+
+Test(layout, every_size_tiles_cleanly) {
+    for (int rows = LAYOUT_MIN_ROWS; rows <= 70; rows += 3)
+        for (int cols = LAYOUT_MIN_COLS; cols <= 250; cols += 7) {
+            struct layout_out o;
+            struct ui_rect r[5];
+            layout_compute(rows, cols, lay_items, 5, 2, &o, r);
+            cr_assert_not(o.too_small);
+            lay_check_tiles(rows, cols, &o, r);
+            cr_assert_gt(r[2].h, 0, "%dx%d: the focused panel is hidden", cols, rows);
+            int shown = 0;
+            for (int i = 0; i < 5; i++)
+                shown += r[i].h > 0;
+            cr_assert_eq(shown + o.hidden, 5);
+        }
+}
+
+Test(layout, small_terminals_hide_from_the_end_but_keep_focus) {
+    struct layout_out o;
+    struct ui_rect r[5];
+    layout_compute(16, 60, lay_items, 5, 0, &o, r); /* 12 body rows: gpu, memory, timeline */
+    cr_assert_eq(o.hidden, 2);
+    cr_assert_eq(r[3].h, 0);
+    cr_assert_eq(r[4].h, 0);
+    layout_compute(16, 60, lay_items, 5, 4, &o, r); /* events focused: it stays */
+    cr_assert_gt(r[4].h, 0);
+    lay_check_tiles(16, 60, &o, r);
+}
+
+Test(layout, below_the_minimum_is_too_small) {
+    struct layout_out o;
+    struct ui_rect r[5];
+    layout_compute(12, 50, lay_items, 5, 0, &o, r);
+    cr_assert(o.too_small);
+    layout_compute(LAYOUT_MIN_ROWS - 1, 200, lay_items, 5, 0, &o, r);
+    cr_assert(o.too_small);
+    layout_compute(LAYOUT_MIN_ROWS, LAYOUT_MIN_COLS, lay_items, 5, 0, &o, r);
+    cr_assert_not(o.too_small);
+}

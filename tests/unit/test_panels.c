@@ -1,0 +1,237 @@
+/* Panel rendering: each panel draws a known snapshot into an off-screen window (a curses
+ * screen on /dev/null) at 80x24 and 200x60 sizes, and the cells read back show the numbers
+ * and labels. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui/panel.h"
+#include "tui/widgets.h"
+
+TestSuite(panels, .timeout = 20);
+
+static SCREEN *pt_screen;
+static FILE *pt_out, *pt_in;
+static struct engine_snap pt_snap;
+static struct ui_model pt_model;
+static struct ui_run pt_run;
+static struct theme pt_theme;
+static struct ui_frame pt_frame;
+
+/* A screen of rows x cols that writes to /dev/null; Criterion runs each test in its own
+ * process, so curses' globals start fresh every time. */
+static void pt_open(int rows, int cols) {
+    pt_out = fopen("/dev/null", "w");
+    pt_in = fopen("/dev/null", "r");
+    pt_screen = newterm("xterm", pt_out, pt_in);
+    cr_assert_not_null(pt_screen);
+    resizeterm(rows, cols);
+}
+
+static void pt_close(void) {
+    endwin();
+    delscreen(pt_screen);
+    fclose(pt_out);
+    fclose(pt_in);
+}
+
+/* The text of row y of w (trailing blanks kept), in a static buffer. */
+static const char *pt_row(WINDOW *w, int y) {
+    static char buf[512];
+    int n = getmaxx(w) < 511 ? getmaxx(w) : 511;
+    mvwinnstr(w, y, 0, buf, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* True when some row of w contains s. */
+static bool pt_has(WINDOW *w, const char *s) {
+    for (int y = 0; y < getmaxy(w); y++)
+        if (strstr(pt_row(w, y), s))
+            return true;
+    return false;
+}
+
+static void pt_event(enum ev_kind kind, uint64_t t, int a, int b) {
+    struct ev e = {.t_ns = t, .kind = (uint16_t)kind, .dev = 0};
+    if (kind == EV_PHASE)
+        e.u.phase = (struct ev_phase){.phase = (uint8_t)a, .start_ns = t - (uint64_t)b * 1000000,
+                                      .end_ns = t, .epoch = 1, .step = 1, .chunk = -1};
+    if (kind == EV_SYNC)
+        e.u.sync = (struct ev_sync){.op = (uint8_t)a, .dur_ns = (uint64_t)b * 1000};
+    if (kind == EV_LOG) {
+        e.u.text.severity = (uint8_t)a;
+        snprintf(e.u.text.text, sizeof(e.u.text.text), "log line %d", b);
+    }
+    ui_model_add(&pt_model, &e);
+}
+
+/* A known moment of a run: epoch 3 of 10, two segments, some syncs, a few log lines. */
+static void pt_fixture(void) {
+    memset(&pt_snap, 0, sizeof(pt_snap));
+    ui_model_init(&pt_model);
+    theme_default(&pt_theme);
+    pt_run = (struct ui_run){.host = "box", .backend = "cpu", .dev_name = "host CPU",
+                             .dev_arch = "x86_64", .n_devices = 1, .start_ns = 1000000000ull};
+    pt_snap.state = ENGINE_RUNNING;
+    pt_snap.phase = PHASE_FORWARD;
+    snprintf(pt_snap.backend, sizeof(pt_snap.backend), "cpu");
+    snprintf(pt_snap.dev.name, sizeof(pt_snap.dev.name), "host CPU");
+    snprintf(pt_snap.dev.arch, sizeof(pt_snap.dev.arch), "x86_64");
+    pt_snap.dev.mem_valid = true;
+    pt_snap.dev.mem_total_bytes = 16ull << 30;
+    pt_snap.dev.mem_free_bytes = 12ull << 30;
+    pt_snap.mem = (struct mem_stats){.allocated_bytes = 3u << 20, .reserved_bytes = 22u << 20,
+                                     .largest_free_bytes = 18u << 20, .total_free_bytes = 19u << 20,
+                                     .free_blocks = 2, .segments = 2, .frag = 0.0526};
+    pt_snap.layout.n_segments = pt_snap.layout.n_listed = 2;
+    pt_snap.layout.seg[0].size_bytes = 20u << 20;
+    pt_snap.layout.seg[0].n_blocks = 2;
+    pt_snap.layout.seg[0].blocks[0] = (struct mem_block_info){0, 2u << 20, true};
+    pt_snap.layout.seg[0].blocks[1] = (struct mem_block_info){2u << 20, 18u << 20, false};
+    pt_snap.layout.seg[1].size_bytes = 2u << 20;
+    pt_snap.layout.seg[1].n_blocks = 2;
+    pt_snap.layout.seg[1].blocks[0] = (struct mem_block_info){0, 1u << 20, true};
+    pt_snap.layout.seg[1].blocks[1] = (struct mem_block_info){1u << 20, 1u << 20, false};
+    pt_snap.sync[SYNC_OP_STREAM] = (struct trace_sync_summary){
+        .count = 1234, .p50_ns = 733200, .p90_ns = 815100, .p99_ns = 905200, .max_ns = 17100000};
+    uint64_t now = 11000000000ull; /* 10 s into the run */
+    for (int k = 0; k < 50; k++)
+        pt_event(EV_SYNC, now, SYNC_OP_STREAM, 700 + k);
+    pt_event(EV_PHASE, now - 6000000000ull, PHASE_VPOC, 1000); /* -6 s .. -7 s */
+    pt_event(EV_PHASE, now, PHASE_FORWARD, 2000);              /* the last 2 s */
+    for (int k = 0; k < 30; k++)
+        pt_event(EV_LOG, now, k == 29 ? SEV_WARNING : SEV_INFO, k);
+    pt_frame = (struct ui_frame){.now_ns = now, .snap = &pt_snap, .model = &pt_model,
+                                 .run = &pt_run, .theme = &pt_theme, .color = false, .utf8 = false,
+                                 .sync_slow_ns = 1000000000ull, .sync_timeout_ns = 30000000000ull,
+                                 .window_ns = 10000000000ull, .source_status = ""};
+}
+
+static WINDOW *pt_draw(const struct panel_ops *ops, struct panel *p, int h, int w) {
+    *p = (struct panel){.ops = ops, .win = newwin(h, w, 0, 0), .h = h, .w = w};
+    cr_assert_not_null(p->win);
+    ops->draw(p, &pt_frame);
+    return p->win;
+}
+
+/* Widths and heights each panel gets at 80x24 and at 200x60 (from the layout). */
+static const int pt_sizes[2][2] = {{5, 80}, {12, 100}};
+
+Test(panels, memory_shows_pool_numbers_and_segment_map) {
+    for (int s = 0; s < 2; s++) {
+        pt_open(60, 200);
+        pt_fixture();
+        struct panel p;
+        WINDOW *w = pt_draw(&panel_memory_ops, &p, pt_sizes[s][0], pt_sizes[s][1]);
+        cr_assert(pt_has(w, "memory pool"), "%s", pt_row(w, 0));
+        cr_assert(pt_has(w, "frag 5%"), "%s", pt_row(w, 0));
+        cr_assert(pt_has(w, s ? "allocated 3.0 MiB" : "alloc 3.0 MiB"), "%s", pt_row(w, 1));
+        cr_assert(pt_has(w, "reserved 22.0 MiB"));
+        cr_assert(pt_has(w, "largest free 18.0 MiB"));
+        cr_assert(pt_has(w, s ? "free blocks 2  segments 2" : "2/2"), "%s", pt_row(w, 1));
+        /* the 20 MiB segment: 2 of 20 MiB used (~10% '#'), the rest its largest free block */
+        int row = -1;
+        for (int y = 0; y < p.h; y++)
+            if (strstr(pt_row(w, y), "20.0 MiB"))
+                row = y;
+        cr_assert_geq(row, 0, "no row for the 20 MiB segment");
+        const char *r = pt_row(w, row);
+        size_t used = 0, largest = 0;
+        for (const char *c = r + 11; *c; c++) {
+            used += *c == '#';
+            largest += *c == '~';
+        }
+        size_t cells = (size_t)p.w - 2 - 12;
+        cr_assert_float_eq((double)used, cells * 0.1, 1.0, "%zu of %zu: %s", used, cells, r);
+        cr_assert_float_eq((double)largest, cells * 0.9, 1.0, "%s", r);
+        delwin(w);
+        pt_close();
+    }
+}
+
+Test(panels, sync_shows_percentiles_and_watch_state) {
+    pt_open(60, 200);
+    pt_fixture();
+    struct panel p;
+    WINDOW *w = pt_draw(&panel_sync_ops, &p, 8, 100);
+    cr_assert(pt_has(w, "stream"));
+    cr_assert(pt_has(w, "1234"));
+    cr_assert(pt_has(w, "733.2us"));
+    cr_assert(pt_has(w, "905.2us"));
+    cr_assert(pt_has(w, "17.1ms"));
+    cr_assert(pt_has(w, "in flight: none"));
+    delwin(w);
+    /* a stream sync in flight for 2 s is SLOW; for 40 s it is a HANG */
+    pt_frame.has_inflight = true;
+    pt_frame.inflight = (struct trace_inflight){pt_frame.now_ns - 2000000000ull, SYNC_OP_STREAM,
+                                                PHASE_CLEANUP};
+    w = pt_draw(&panel_sync_ops, &p, 8, 100);
+    cr_assert(pt_has(w, "stream sync in cleanup for 2.0s  [SLOW]"));
+    delwin(w);
+    pt_frame.now_ns = 60000000000ull; /* a minute into the run, the sync began at 20 s */
+    pt_frame.inflight.start_ns = 20000000000ull;
+    w = pt_draw(&panel_sync_ops, &p, 4, 80); /* compact: the watch line comes first */
+    cr_assert(strstr(pt_row(w, 1), "[HANG]"), "%s", pt_row(w, 1));
+    cr_assert(pt_has(w, "HANG  slow > 1.0s  hang > 30.0s"));
+    delwin(w);
+    pt_close();
+}
+
+Test(panels, timeline_places_phases_and_labels_the_axis) {
+    pt_open(60, 200);
+    pt_fixture();
+    struct panel p;
+    WINDOW *w = pt_draw(&panel_timeline_ops, &p, 6, 106); /* 100 cells of 100 ms */
+    cr_assert(pt_has(w, "last 10 s"));
+    const char *row = pt_row(w, 1);
+    cr_assert(strncmp(row, " dev0", 5) == 0, "%s", row);
+    /* forward covers the last 2 s: cells 80-99; vpoc covers -7 s .. -6 s: cells 30-40 */
+    cr_assert_eq(row[6 + 90], 'f', "%s", row);
+    cr_assert_eq(row[6 + 35], 'v', "%s", row);
+    cr_assert_eq(row[6 + 60], ' ', "%s", row);
+    cr_assert(pt_has(w, "-10.0s"));
+    cr_assert(pt_has(w, "-5.0s"));
+    cr_assert(pt_has(w, "now"));
+    cr_assert(pt_has(w, "now  forward"));
+    delwin(w);
+    pt_close();
+}
+
+Test(panels, events_newest_first_with_counts_and_detail) {
+    pt_open(24, 80);
+    pt_fixture();
+    struct panel p;
+    WINDOW *w = pt_draw(&panel_events_ops, &p, 6, 80);
+    cr_assert(pt_has(w, "warning 1"), "%s", pt_row(w, 0));
+    cr_assert(pt_has(w, "info 29"), "%s", pt_row(w, 0));
+    cr_assert(strstr(pt_row(w, 1), "log line 29"), "%s", pt_row(w, 1));
+    cr_assert(strstr(pt_row(w, 2), "log line 28"), "%s", pt_row(w, 2));
+    /* scroll down twice, then Enter opens the detail of the selected (third newest) line */
+    p.focused = true;
+    cr_assert(panel_events_ops.key(&p, KEY_DOWN, &pt_frame));
+    cr_assert(panel_events_ops.key(&p, KEY_DOWN, &pt_frame));
+    cr_assert(panel_events_ops.key(&p, '\n', &pt_frame));
+    werase(w);
+    panel_events_ops.draw(&p, &pt_frame);
+    cr_assert(pt_has(w, "event detail"));
+    cr_assert(pt_has(w, "log line 27"));
+    cr_assert(pt_has(w, "severity: info"));
+    delwin(w);
+    pt_close();
+}
+
+Test(panels, gpu_shows_device_and_memory) {
+    pt_open(24, 80);
+    pt_fixture();
+    struct panel p;
+    WINDOW *w = pt_draw(&panel_gpu_ops, &p, 4, 80);
+    cr_assert(pt_has(w, "host CPU"));
+    cr_assert(pt_has(w, "x86_64"));
+    cr_assert(pt_has(w, "4.0 GiB / 16.0 GiB"), "%s", pt_row(w, 2));
+    cr_assert(pt_has(w, "pool 22.0 MiB"));
+    cr_assert(pt_has(w, "telemetry: unavailable"));
+    delwin(w);
+    pt_close();
+}

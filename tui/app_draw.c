@@ -1,0 +1,212 @@
+/* The dashboard's chrome: header, footer, help overlay and the too-small message, and giving
+ * each panel its window after a layout. */
+#include "backend/core/mono.h"
+#include "tui/app_internal.h"
+#include "tui/widgets.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void app_free_windows(struct app *a) {
+    for (int k = 0; k < APP_PANELS; k++) {
+        if (a->panels[k].win)
+            delwin(a->panels[k].win);
+        a->panels[k].win = NULL;
+    }
+    if (a->header)
+        delwin(a->header);
+    if (a->footer)
+        delwin(a->footer);
+    a->header = a->footer = NULL;
+}
+
+static WINDOW *app_window(struct ui_rect r) {
+    return r.h > 0 && r.w > 0 ? newwin(r.h, r.w, r.y, r.x) : NULL;
+}
+
+void app_relayout(struct app *a) {
+    struct layout_item items[APP_PANELS];
+    for (int k = 0; k < APP_PANELS; k++) {
+        const struct panel_ops *ops = a->panels[k].ops;
+        items[k] = (struct layout_item){ops->min_h, ops->pref_h, ops->column};
+    }
+    app_free_windows(a);
+    erase();
+    wnoutrefresh(stdscr);
+    layout_compute(LINES, COLS, items, APP_PANELS, a->focus, &a->lay, a->rects);
+    if (a->lay.too_small)
+        return;
+    a->header = app_window(a->lay.header);
+    a->footer = app_window(a->lay.footer);
+    for (int k = 0; k < APP_PANELS; k++) {
+        struct panel *p = &a->panels[k];
+        p->win = app_window(a->rects[k]);
+        p->h = a->rects[k].h;
+        p->w = a->rects[k].w;
+    }
+}
+
+static void app_draw_state(struct app *a, WINDOW *w, int col, bool quitting) {
+    const char *st = ui_frame_state(&a->frame, quitting);
+    enum theme_role r = strcmp(st, "RUNNING") == 0 || strcmp(st, "FINISHED") == 0 ? THEME_OK
+                        : strcmp(st, "HUNG") == 0 || strcmp(st, "FAILED") == 0    ? THEME_ERROR
+                                                                                  : THEME_WARN;
+    char el[16];
+    uint64_t t0 = a->frame.run->start_ns, now = a->frame.now_ns;
+    ui_fmt_hms(el, sizeof(el), now > t0 ? (double)(now - t0) / 1e9 : 0);
+    w_text(w, 0, col, 10, r, &a->frame, " %-8s", st);
+    w_text(w, 0, col + 10, 10, THEME_TEXT, &a->frame, " %s", el);
+}
+
+static void app_draw_progress(struct app *a, WINDOW *w) {
+    const struct engine_snap *s = a->frame.snap;
+    const struct ui_frame *f = &a->frame;
+    int cols = getmaxx(w);
+    double frac = s->total_steps > 0 ? (double)s->step / (double)s->total_steps : 0;
+    frac = frac > 1 ? 1 : frac;
+    uint64_t t0 = f->run->start_ns;
+    double elapsed = f->now_ns > t0 ? (double)(f->now_ns - t0) / 1e9 : 0;
+    char eta[16] = "--:--:--";
+    if (frac > 0.001 && s->state != ENGINE_FINISHED)
+        ui_fmt_hms(eta, sizeof(eta), elapsed / frac - elapsed);
+    char left[96];
+    int n = snprintf(left, sizeof(left), "epoch %d/%d  step %lld/%lld ", s->epoch, s->epochs,
+                     (long long)s->step, (long long)s->total_steps);
+    w_text(w, 1, 0, cols, THEME_TEXT, f, "%s", left);
+    int bar = cols - n - 20;
+    if (bar > 40)
+        bar = 40;
+    if (bar > 4)
+        w_bar(w, 1, n, bar, frac, THEME_GAUGE, f);
+    w_text(w, 1, n + (bar > 4 ? bar : 0), cols - n, THEME_TEXT, f, " %3.0f%%  ETA %s", frac * 100.0,
+           eta);
+}
+
+static void app_draw_losses(struct app *a, WINDOW *w) {
+    const struct engine_snap *s = a->frame.snap;
+    const struct ui_frame *f = &a->frame;
+    int cols = getmaxx(w);
+    char loss[24] = "n/a", val[24] = "n/a", chunk[32];
+    if (s->has_loss)
+        snprintf(loss, sizeof(loss), "%.4f", s->loss);
+    if (s->has_val)
+        snprintf(val, sizeof(val), "%.4f", s->val_loss);
+    if (s->chunk_bars > 0)
+        snprintf(chunk, sizeof(chunk), "%d bars", s->chunk_bars);
+    else
+        snprintf(chunk, sizeof(chunk), "whole session");
+    w_text(w, 2, 0, cols, THEME_TEXT, f, "loss %s ", loss);
+    double v[64];
+    size_t n = ui_series_last(&f->model->loss, v, 16);
+    w_spark(w, 2, 15, 16, v, n, THEME_ACCENT, f);
+    w_text(w, 2, 32, cols - 32, THEME_TEXT, f, " val %s  chunk %s  VPOC %zu/%zu  samples/s %.0f",
+           val, chunk, s->sessions_done, s->sessions, s->samples_per_s);
+}
+
+static void app_draw_header(struct app *a, bool quitting) {
+    WINDOW *w = a->header;
+    const struct ui_run *run = a->frame.run;
+    int cols = getmaxx(w);
+    werase(w);
+    w_text(w, 0, 0, 8, THEME_TITLE, &a->frame, "ringside");
+    char who[256];
+    snprintf(who, sizeof(who), "  %s  %s  %u device%s: %s%s%s", run->host, run->backend,
+             run->n_devices, run->n_devices == 1 ? "" : "s", run->dev_name,
+             a->frame.source_status[0] ? "  " : "", a->frame.source_status);
+    int state_col = cols - 21 > 8 ? cols - 21 : 8;
+    w_text(w, 0, 8, state_col - 8, THEME_DIM, &a->frame, "%s", who);
+    app_draw_state(a, w, state_col, quitting);
+    app_draw_progress(a, w);
+    app_draw_losses(a, w);
+    wnoutrefresh(w);
+}
+
+static void app_draw_footer(struct app *a) {
+    WINDOW *w = a->footer;
+    int cols = getmaxx(w);
+    const char *keys =
+        a->frame.run->replay
+            ? " q quit  p pause  +/- speed  </> zoom  Tab focus  Enter details  f freeze  t theme  "
+              "? help"
+            : " q quit  p pause  +/- chunk  c cleanup  </> zoom  Tab focus  Enter details  "
+              "f freeze  t theme  ? help";
+    bool notice = a->notice[0] && mono_now_ns() < a->notice_until_ns;
+    werase(w);
+    wattron(w, ui_attr(&a->frame, THEME_FOOTER));
+    mvwhline(w, 0, 0, ' ', cols);
+    mvwaddnstr(w, 0, 0, notice ? a->notice : keys, cols);
+    if (a->lay.hidden > 0 && !notice && cols > 30)
+        mvwprintw(w, 0, cols - 24, " %d more panel(s): Tab ", a->lay.hidden);
+    wattroff(w, ui_attr(&a->frame, THEME_FOOTER));
+    wnoutrefresh(w);
+}
+
+static const char *const app_help_keys[] = {
+    "q          quit: finish the step, write a checkpoint, exit (q again: leave now)",
+    "p          pause / resume training (replay: pause playback)",
+    "+ -        VPOC chunk size: 125 250 500 1000 2000 3500 whole (replay: speed)",
+    "c          safe cleanup: synchronize, release cached blocks, synchronize",
+    "t          next colour theme",
+    "< >        timeline span: 5 s 10 s 30 s 1 min 2 min 5 min 10 min 30 min",
+    "Tab S-Tab  focus the next / previous panel (hidden panels come into view)",
+    "arrows PgUp PgDn Home End   scroll the focused panel",
+    "Enter      details of the selected event",
+    "f          freeze the display (training continues)",
+    "1-9        select a GPU",
+    "?          this help (any key closes it)",
+};
+
+static void app_draw_help(struct app *a) {
+    int n_keys = (int)(sizeof(app_help_keys) / sizeof(app_help_keys[0]));
+    int h = n_keys + APP_PANELS + 5, w = COLS - 4 < 100 ? COLS - 4 : 100;
+    h = h > LINES - 2 ? LINES - 2 : h;
+    WINDOW *win = newwin(h, w, (LINES - h) / 2, (COLS - w) / 2);
+    if (!win)
+        return;
+    werase(win);
+    box(win, 0, 0);
+    w_text(win, 0, 2, w - 4, THEME_TITLE, &a->frame, " ringside help ");
+    int y = 1;
+    for (int k = 0; k < n_keys && y < h - 1; k++)
+        w_text(win, y++, 2, w - 4, THEME_TEXT, &a->frame, "%s", app_help_keys[k]);
+    y++;
+    for (int k = 0; k < APP_PANELS && y < h - 1; k++)
+        w_text(win, y++, 2, w - 4, THEME_DIM, &a->frame, "%-9s %s", a->panels[k].ops->title,
+               a->panels[k].ops->help);
+    wnoutrefresh(win);
+    delwin(win);
+}
+
+static void app_draw_too_small(void) {
+    erase();
+    const char *msg = "terminal too small";
+    char need[64];
+    snprintf(need, sizeof(need), "%dx%d, need %dx%d", COLS, LINES, LAYOUT_MIN_COLS,
+             LAYOUT_MIN_ROWS);
+    mvaddnstr(LINES / 2 - 1, (COLS - (int)strlen(msg)) / 2 > 0 ? (COLS - (int)strlen(msg)) / 2 : 0,
+              msg, COLS);
+    mvaddnstr(LINES / 2, (COLS - (int)strlen(need)) / 2 > 0 ? (COLS - (int)strlen(need)) / 2 : 0,
+              need, COLS);
+    wnoutrefresh(stdscr);
+}
+
+void app_draw_frame(struct app *a, bool quitting) {
+    if (a->lay.too_small || !a->header) {
+        app_draw_too_small();
+        doupdate();
+        return;
+    }
+    app_draw_header(a, quitting);
+    for (int k = 0; k < APP_PANELS; k++) {
+        struct panel *p = &a->panels[k];
+        if (!p->win)
+            continue;
+        werase(p->win);
+        p->ops->draw(p, &a->frame);
+        wnoutrefresh(p->win);
+    }
+    app_draw_footer(a);
+    if (a->help)
+        app_draw_help(a);
+    doupdate();
+}

@@ -1,0 +1,93 @@
+/* Memory panel: the caching allocator's numbers with their history, and the segment map with
+ * the largest free block picked out. */
+#include "tui/panel.h"
+#include "tui/widgets.h"
+
+#include <stdio.h>
+
+/* The largest free block of the listed layout: segment and block index, or -1. */
+static void panel_memory_largest(const struct mem_layout *l, int *seg, int *blk) {
+    uint64_t best = 0;
+    *seg = *blk = -1;
+    for (uint32_t i = 0; i < l->n_listed; i++)
+        for (uint32_t b = 0; b < l->seg[i].n_blocks; b++)
+            if (!l->seg[i].blocks[b].allocated && l->seg[i].blocks[b].size_bytes > best) {
+                best = l->seg[i].blocks[b].size_bytes;
+                *seg = (int)i;
+                *blk = (int)b;
+            }
+}
+
+/* Which block covers byte offset off of segment i (-1: none listed there). */
+static int panel_memory_block_at(const struct mem_layout *l, uint32_t i, uint64_t off) {
+    for (uint32_t b = 0; b < l->seg[i].n_blocks; b++) {
+        const struct mem_block_info *bl = &l->seg[i].blocks[b];
+        if (off >= bl->offset_bytes && off < bl->offset_bytes + bl->size_bytes)
+            return (int)b;
+    }
+    return -1;
+}
+
+static void panel_memory_segment(WINDOW *win, int y, int width, const struct mem_layout *l,
+                                 uint32_t i, int big_seg, int big_blk, const struct ui_frame *f) {
+    char sz[24];
+    ui_fmt_bytes(sz, sizeof(sz), l->seg[i].size_bytes);
+    w_text(win, y, 1, 10, THEME_DIM, f, "%9s", sz);
+    for (int x = 0; x < width; x++) {
+        uint64_t off = l->seg[i].size_bytes * (uint64_t)x / (uint64_t)width;
+        int b = panel_memory_block_at(l, i, off);
+        bool used = b >= 0 && l->seg[i].blocks[b].allocated;
+        bool big = (int)i == big_seg && b == big_blk;
+        enum theme_role r = used ? THEME_SEG_USED : big ? THEME_SEG_LARGEST : THEME_SEG_FREE;
+        w_text(win, y, 11 + x, 1, r, f, "%c", used ? '#' : big ? '~' : '.');
+    }
+}
+
+static void panel_memory_draw(struct panel *p, const struct ui_frame *f) {
+    const struct mem_stats *m = &f->snap->mem;
+    const struct mem_layout *l = &f->snap->layout;
+    char info[48], al[24], re[24], lf[24];
+    snprintf(info, sizeof(info), "frag %.0f%%", m->frag * 100.0);
+    w_title(p->win, "memory pool", info, p->focused, f);
+    ui_fmt_bytes(al, sizeof(al), m->allocated_bytes);
+    ui_fmt_bytes(re, sizeof(re), m->reserved_bytes);
+    ui_fmt_bytes(lf, sizeof(lf), m->largest_free_bytes);
+    int w = p->w - 2;
+    if (w >= 90)
+        w_text(p->win, 1, 1, w, THEME_TEXT, f,
+               "allocated %s  reserved %s  largest free %s  free blocks %u  segments %u", al, re,
+               lf, m->free_blocks, m->segments);
+    else
+        w_text(p->win, 1, 1, w, THEME_TEXT, f, "alloc %s  reserved %s  largest free %s  %u/%u", al,
+               re, lf, m->free_blocks, m->segments);
+    int y = 2;
+    if (p->h >= 5 && w >= 50) {
+        double v[128];
+        int sw = (w - 30) / 2 < 40 ? (w - 30) / 2 : 40;
+        size_t n = ui_series_last(&f->model->allocated, v, (size_t)sw);
+        w_text(p->win, y, 1, 10, THEME_DIM, f, "allocated");
+        w_spark(p->win, y, 11, sw, v, n, THEME_ACCENT, f);
+        n = ui_series_last(&f->model->frag, v, (size_t)sw);
+        w_text(p->win, y, 13 + sw, 14, THEME_DIM, f, "fragmentation");
+        w_spark(p->win, y, 28 + sw, sw, v, n, THEME_WARN, f);
+        y++;
+    }
+    int big_seg, big_blk;
+    panel_memory_largest(l, &big_seg, &big_blk);
+    for (uint32_t i = 0; i < l->n_listed && y < p->h; i++, y++)
+        panel_memory_segment(p->win, y, w - 12, l, i, big_seg, big_blk, f);
+    if (y < p->h && l->n_segments > l->n_listed)
+        w_text(p->win, y, 1, w, THEME_DIM, f, "... %u more segments", l->n_segments - l->n_listed);
+}
+
+const struct panel_ops panel_memory_ops = {
+    .name = "memory",
+    .title = "memory pool",
+    .help = "caching allocator: allocated/reserved, largest free block, free blocks/segments, "
+            "fragmentation (1 - largest free / free), segment map (# used . free ~ largest)",
+    .min_h = 3,
+    .pref_h = 10,
+    .column = 0,
+    .draw = panel_memory_draw,
+    .key = NULL,
+};

@@ -1,0 +1,99 @@
+/* Sync panel: every synchronize's latency per op, a histogram of the busiest op, and the
+ * synchronize in flight coloured ok / slow / HANG. */
+#include "tui/panel.h"
+#include "tui/widgets.h"
+
+#include <stdio.h>
+
+static const char *const panel_sync_watch_names[] = {"ok", "SLOW", "HANG"};
+
+static void panel_sync_table(struct panel *p, int *y, const struct ui_frame *f) {
+    int w = p->w - 2;
+    w_text(p->win, (*y)++, 1, w, THEME_DIM, f, "%-7s %9s %9s %9s %9s %9s", "op", "count", "p50",
+           "p90", "p99", "max");
+    for (unsigned op = 0; op < SYNC_OP_COUNT && *y < p->h; op++) {
+        const struct trace_sync_summary *s = &f->snap->sync[op];
+        char p50[16], p90[16], p99[16], mx[16];
+        ui_fmt_ns(p50, sizeof(p50), s->p50_ns);
+        ui_fmt_ns(p90, sizeof(p90), s->p90_ns);
+        ui_fmt_ns(p99, sizeof(p99), s->p99_ns);
+        ui_fmt_ns(mx, sizeof(mx), s->max_ns);
+        if (s->count == 0)
+            w_text(p->win, (*y)++, 1, w, THEME_DIM, f, "%-7s %9s %9s %9s %9s %9s",
+                   ev_sync_op_name(op), "0", "-", "-", "-", "-");
+        else
+            w_text(p->win, (*y)++, 1, w, THEME_TEXT, f, "%-7s %9llu %9s %9s %9s %9s",
+                   ev_sync_op_name(op), (unsigned long long)s->count, p50, p90, p99, mx);
+    }
+}
+
+/* Log-spaced histogram (1 us .. 10 s) of the op with the most kept samples. */
+static void panel_sync_hist(struct panel *p, int y, const struct ui_frame *f) {
+    unsigned best = 0;
+    for (unsigned op = 1; op < SYNC_OP_COUNT; op++)
+        if (f->model->sync_n[op] > f->model->sync_n[best])
+            best = op;
+    unsigned bins[64];
+    int n = p->w - 24 < 64 ? p->w - 24 : 64;
+    if (n < 8 || ui_model_sync_hist(f->model, best, 1000, 10000000000ull, bins, n) == 0)
+        return;
+    unsigned top = 1;
+    for (int b = 0; b < n; b++)
+        top = bins[b] > top ? bins[b] : top;
+    w_text(p->win, y, 1, 14, THEME_DIM, f, "%-6s 1us", ev_sync_op_name(best));
+    for (int b = 0; b < n; b++)
+        w_text(p->win, y, 12 + b, 1, bins[b] ? THEME_ACCENT : THEME_DIM, f, "%s",
+               bins[b] ? w_level_glyph((int)(bins[b] * 7 / top), f->utf8) : " ");
+    w_text(p->win, y, 12 + n, 5, THEME_DIM, f, " 10s");
+}
+
+static void panel_sync_inflight(struct panel *p, int y, const struct ui_frame *f) {
+    uint64_t age;
+    enum ui_watch st = ui_frame_watch(f, &age);
+    if (!f->has_inflight) {
+        w_text(p->win, y, 1, p->w - 2, THEME_DIM, f, "in flight: none");
+        return;
+    }
+    char a[16];
+    ui_fmt_ns(a, sizeof(a), age);
+    enum theme_role r = st == UI_WATCH_HANG   ? THEME_ERROR
+                        : st == UI_WATCH_SLOW ? THEME_WARN
+                                              : THEME_OK;
+    w_text(p->win, y, 1, p->w - 2, r, f, "in flight: %s sync in %s for %s  [%s]",
+           ev_sync_op_name(f->inflight.op), ev_phase_name(f->inflight.phase), a,
+           panel_sync_watch_names[st]);
+}
+
+static void panel_sync_draw(struct panel *p, const struct ui_frame *f) {
+    uint64_t age;
+    enum ui_watch st = ui_frame_watch(f, &age);
+    char info[64], slow[16], hang[16];
+    ui_fmt_ns(slow, sizeof(slow), f->sync_slow_ns);
+    ui_fmt_ns(hang, sizeof(hang), f->sync_timeout_ns);
+    snprintf(info, sizeof(info), "%s  slow > %s  hang > %s", panel_sync_watch_names[st], slow,
+             hang);
+    w_title(p->win, "synchronize", info, p->focused, f);
+    int y = 1;
+    if (p->h <= 4) { /* compact: the watch line first */
+        panel_sync_inflight(p, y++, f);
+        panel_sync_table(p, &y, f);
+        return;
+    }
+    panel_sync_table(p, &y, f);
+    if (y < p->h - 1)
+        panel_sync_hist(p, y++, f);
+    if (y < p->h)
+        panel_sync_inflight(p, y, f);
+}
+
+const struct panel_ops panel_sync_ops = {
+    .name = "sync",
+    .title = "synchronize",
+    .help = "every device/stream/event synchronize and blocking copy: count, p50/p90/p99/max, "
+            "a latency histogram, and the one in flight (ok, SLOW, HANG)",
+    .min_h = 4,
+    .pref_h = 8,
+    .column = 1,
+    .draw = panel_sync_draw,
+    .key = NULL,
+};

@@ -1,0 +1,46 @@
+/* One frame of the dashboard: everything a panel may read, built by the app from its source.
+ * Panels draw from this alone, so tests can draw them from a hand-made frame. */
+#ifndef RINGSIDE_TUI_UI_H
+#define RINGSIDE_TUI_UI_H
+
+#include "backend/engine/engine.h"
+#include "tui/theme.h"
+#include "tui/ui_model.h"
+#include "tui/ui_source.h"
+
+#include <curses.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* What the watchdog display says about the sync in flight. */
+enum ui_watch { UI_WATCH_OK, UI_WATCH_SLOW, UI_WATCH_HANG };
+
+struct ui_frame {
+    uint64_t now_ns; /* the run's clock (recorded clock in a replay) */
+    const struct engine_snap *snap;
+    const struct ui_model *model;
+    const struct ui_run *run;
+    const struct theme *theme;
+    bool color; /* colour pairs 1..THEME_ROLE_COUNT are set up */
+    bool utf8;  /* block and line characters may be used */
+    uint64_t sync_slow_ns, sync_timeout_ns;
+    uint64_t window_ns;             /* the timeline's span */
+    unsigned gpu;                   /* selected device */
+    int chunk;                      /* chunk size last asked for (0 = whole session) */
+    bool frozen;                    /* display frozen with f */
+    struct trace_inflight inflight; /* sync in flight on the selected device */
+    bool has_inflight;
+    const char *source_status; /* the source's status line, or "" */
+};
+
+/* The attribute for a role: its colour pair when colours are on; in monochrome, bold for
+ * emphasis roles and reverse video for fills (bars, segments, phases, footer). */
+attr_t ui_attr(const struct ui_frame *f, enum theme_role r);
+
+/* State of the sync in flight (and its age) against the slow and timeout thresholds. */
+enum ui_watch ui_frame_watch(const struct ui_frame *f, uint64_t *age_ns);
+
+/* RUNNING, PAUSED, HUNG, STOPPING, FINISHED, FAILED, REPLAY... as the header shows it. */
+const char *ui_frame_state(const struct ui_frame *f, bool quitting);
+
+#endif
