@@ -1,7 +1,7 @@
 /* Tests for the pure layout: sizes from 60x16 to 250x70, one and two columns, hiding. */
-#include <criterion/criterion.h>
-
 #include "tui/layout.h"
+
+#include <criterion/criterion.h>
 
 TestSuite(layout, .timeout = 10);
 

@@ -1,13 +1,13 @@
 /* Panel rendering: each panel draws a known snapshot into an off-screen window (a curses
  * screen on /dev/null) at 80x24 and 200x60 sizes, and the cells read back show the numbers
  * and labels. */
+#include "tui/panel.h"
+#include "tui/widgets.h"
+
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "tui/panel.h"
-#include "tui/widgets.h"
 
 TestSuite(panels, .timeout = 20);
 
@@ -56,8 +56,12 @@ static bool pt_has(WINDOW *w, const char *s) {
 static void pt_event(enum ev_kind kind, uint64_t t, int a, int b) {
     struct ev e = {.t_ns = t, .kind = (uint16_t)kind, .dev = 0};
     if (kind == EV_PHASE)
-        e.u.phase = (struct ev_phase){.phase = (uint8_t)a, .start_ns = t - (uint64_t)b * 1000000,
-                                      .end_ns = t, .epoch = 1, .step = 1, .chunk = -1};
+        e.u.phase = (struct ev_phase){.phase = (uint8_t)a,
+                                      .start_ns = t - (uint64_t)b * 1000000,
+                                      .end_ns = t,
+                                      .epoch = 1,
+                                      .step = 1,
+                                      .chunk = -1};
     if (kind == EV_SYNC)
         e.u.sync = (struct ev_sync){.op = (uint8_t)a, .dur_ns = (uint64_t)b * 1000};
     if (kind == EV_LOG) {
@@ -72,8 +76,12 @@ static void pt_fixture(void) {
     memset(&pt_snap, 0, sizeof(pt_snap));
     ui_model_init(&pt_model);
     theme_default(&pt_theme);
-    pt_run = (struct ui_run){.host = "box", .backend = "cpu", .dev_name = "host CPU",
-                             .dev_arch = "x86_64", .n_devices = 1, .start_ns = 1000000000ull};
+    pt_run = (struct ui_run){.host = "box",
+                             .backend = "cpu",
+                             .dev_name = "host CPU",
+                             .dev_arch = "x86_64",
+                             .n_devices = 1,
+                             .start_ns = 1000000000ull};
     pt_snap.state = ENGINE_RUNNING;
     pt_snap.phase = PHASE_FORWARD;
     snprintf(pt_snap.backend, sizeof(pt_snap.backend), "cpu");
@@ -82,9 +90,13 @@ static void pt_fixture(void) {
     pt_snap.dev.mem_valid = true;
     pt_snap.dev.mem_total_bytes = 16ull << 30;
     pt_snap.dev.mem_free_bytes = 12ull << 30;
-    pt_snap.mem = (struct mem_stats){.allocated_bytes = 3u << 20, .reserved_bytes = 22u << 20,
-                                     .largest_free_bytes = 18u << 20, .total_free_bytes = 19u << 20,
-                                     .free_blocks = 2, .segments = 2, .frag = 0.0526};
+    pt_snap.mem = (struct mem_stats){.allocated_bytes = 3u << 20,
+                                     .reserved_bytes = 22u << 20,
+                                     .largest_free_bytes = 18u << 20,
+                                     .total_free_bytes = 19u << 20,
+                                     .free_blocks = 2,
+                                     .segments = 2,
+                                     .frag = 0.0526};
     pt_snap.layout.n_segments = pt_snap.layout.n_listed = 2;
     pt_snap.layout.seg[0].size_bytes = 20u << 20;
     pt_snap.layout.seg[0].n_blocks = 2;
@@ -103,10 +115,17 @@ static void pt_fixture(void) {
     pt_event(EV_PHASE, now, PHASE_FORWARD, 2000);              /* the last 2 s */
     for (int k = 0; k < 30; k++)
         pt_event(EV_LOG, now, k == 29 ? SEV_WARNING : SEV_INFO, k);
-    pt_frame = (struct ui_frame){.now_ns = now, .snap = &pt_snap, .model = &pt_model,
-                                 .run = &pt_run, .theme = &pt_theme, .color = false, .utf8 = false,
-                                 .sync_slow_ns = 1000000000ull, .sync_timeout_ns = 30000000000ull,
-                                 .window_ns = 10000000000ull, .source_status = ""};
+    pt_frame = (struct ui_frame){.now_ns = now,
+                                 .snap = &pt_snap,
+                                 .model = &pt_model,
+                                 .run = &pt_run,
+                                 .theme = &pt_theme,
+                                 .color = false,
+                                 .utf8 = false,
+                                 .sync_slow_ns = 1000000000ull,
+                                 .sync_timeout_ns = 30000000000ull,
+                                 .window_ns = 10000000000ull,
+                                 .source_status = ""};
 }
 
 static WINDOW *pt_draw(const struct panel_ops *ops, struct panel *p, int h, int w) {
@@ -165,8 +184,8 @@ Test(panels, sync_shows_percentiles_and_watch_state) {
     delwin(w);
     /* a stream sync in flight for 2 s is SLOW; for 40 s it is a HANG */
     pt_frame.has_inflight = true;
-    pt_frame.inflight = (struct trace_inflight){pt_frame.now_ns - 2000000000ull, SYNC_OP_STREAM,
-                                                PHASE_CLEANUP};
+    pt_frame.inflight =
+        (struct trace_inflight){pt_frame.now_ns - 2000000000ull, SYNC_OP_STREAM, PHASE_CLEANUP};
     w = pt_draw(&panel_sync_ops, &p, 8, 100);
     cr_assert(pt_has(w, "stream sync in cleanup for 2.0s  [SLOW]"));
     delwin(w);
