@@ -34,7 +34,7 @@ Test(ui_model, paint_places_phases_on_their_cells) {
 
 Test(ui_model, paint_clips_phases_across_the_edges) {
     memset(&am, 0, sizeof(am));
-    am_phase(PHASE_EVAL, 500, 1150);  /* starts before the window: cells 0-1 */
+    am_phase(PHASE_EVAL, 500, 1150);       /* starts before the window: cells 0-1 */
     am_phase(PHASE_OPTIMIZER, 1950, 3000); /* runs past its end: cell 9 */
     am_phase(PHASE_SYNC, 1300, 1450);      /* a host wait: only on the wait row */
     enum ev_phase_id cells[10];
@@ -54,9 +54,9 @@ Test(ui_model, paint_clips_phases_across_the_edges) {
 
 Test(ui_model, paint_picks_the_phase_that_fills_the_cell) {
     memset(&am, 0, sizeof(am));
-    am_phase(PHASE_FORWARD, 1000, 1030);  /* 30 ns of cell 0 */
-    am_phase(PHASE_BACKWARD, 1030, 1100); /* 70 ns of cell 0, newest */
-    am_phase(PHASE_FORWARD, 1100, 1180);  /* 80 ns of cell 1 */
+    am_phase(PHASE_FORWARD, 1000, 1030);   /* 30 ns of cell 0 */
+    am_phase(PHASE_BACKWARD, 1030, 1100);  /* 70 ns of cell 0, newest */
+    am_phase(PHASE_FORWARD, 1100, 1180);   /* 80 ns of cell 1 */
     am_phase(PHASE_OPTIMIZER, 1180, 1195); /* 15 ns of cell 1, newest */
     enum ev_phase_id cells[2];
     ui_model_paint(&am, 0, false, 1000, 1200, 2, cells);
