@@ -226,15 +226,18 @@ static void app_wait(struct app *a, uint64_t deadline_ns) {
         struct pollfd pf[2] = {{tty ? 0 : -1, POLLIN, 0},
                                {a->src->ops->wake_fd(a->src), POLLIN, 0}};
         int ms = (int)((deadline_ns - now + 999999) / 1000000);
-        if (poll(pf, 2, ms) < 0 && app_sigint)
+        int rc = poll(pf, 2, ms);
+        if (rc < 0 && app_sigint)
             return;
-        if ((pf[1].revents & POLLIN) && !a->frozen)
+        if (rc > 0 && (pf[1].revents & POLLIN) && !a->frozen)
             app_drain(a);
-        if (pf[0].revents & (POLLIN | POLLHUP)) {
-            int ch;
-            while ((ch = getch()) != ERR)
+        /* keys, or a signal: SIGWINCH interrupts poll and getch then returns KEY_RESIZE */
+        if (rc < 0 || (pf[0].revents & (POLLIN | POLLHUP))) {
+            int ch, n = 0;
+            while ((ch = getch()) != ERR && ++n)
                 app_key(a, ch);
-            return;
+            if (n)
+                return;
         }
     }
 }

@@ -142,17 +142,17 @@ static void app_draw_footer(struct app *a) {
 }
 
 static const char *const app_help_keys[] = {
-    "q          quit: finish the step, write a checkpoint, exit (q again: leave now)",
+    "q          quit: finish the step, checkpoint, exit; q again leaves now",
     "p          pause / resume training (replay: pause playback)",
-    "+ -        VPOC chunk size: 125 250 500 1000 2000 3500 whole (replay: speed)",
+    "+ -        VPOC chunk: 125 250 500 1000 2000 3500 whole (replay: speed)",
     "c          safe cleanup: synchronize, release cached blocks, synchronize",
     "t          next colour theme",
-    "< >        timeline span: 5 s 10 s 30 s 1 min 2 min 5 min 10 min 30 min",
-    "Tab S-Tab  focus the next / previous panel (hidden panels come into view)",
-    "arrows PgUp PgDn Home End   scroll the focused panel",
-    "Enter      details of the selected event",
+    "< >        timeline span, 5 s to 30 min",
+    "Tab S-Tab  focus the next / previous panel (hidden ones come into view)",
+    "arrows PgUp PgDn Home End  scroll the focused panel",
+    "Enter      details of the selected event (Esc or Enter: back)",
     "f          freeze the display (training continues)",
-    "1-9        select a GPU",
+    "1-9        select a GPU        mouse: click focuses, wheel scrolls",
     "?          this help (any key closes it)",
 };
 
@@ -171,7 +171,7 @@ static void app_draw_help(struct app *a) {
         w_text(win, y++, 2, w - 4, THEME_TEXT, &a->frame, "%s", app_help_keys[k]);
     y++;
     for (int k = 0; k < APP_PANELS && y < h - 1; k++)
-        w_text(win, y++, 2, w - 4, THEME_DIM, &a->frame, "%-9s %s", a->panels[k].ops->title,
+        w_text(win, y++, 2, w - 4, THEME_DIM, &a->frame, "%-11s %s", a->panels[k].ops->name,
                a->panels[k].ops->help);
     wnoutrefresh(win);
     delwin(win);

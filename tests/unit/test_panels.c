@@ -149,7 +149,7 @@ Test(panels, memory_shows_pool_numbers_and_segment_map) {
         cr_assert(pt_has(w, s ? "allocated 3.0 MiB" : "alloc 3.0 MiB"), "%s", pt_row(w, 1));
         cr_assert(pt_has(w, "reserved 22.0 MiB"));
         cr_assert(pt_has(w, "largest free 18.0 MiB"));
-        cr_assert(pt_has(w, s ? "free blocks 2  segments 2" : "2/2"), "%s", pt_row(w, 1));
+        cr_assert(pt_has(w, s ? "free blocks 2  segments 2" : "2 free/2 seg"), "%s", pt_row(w, 1));
         /* the 20 MiB segment: 2 of 20 MiB used (~10% '#'), the rest its largest free block */
         int row = -1;
         for (int y = 0; y < p.h; y++)
@@ -193,6 +193,9 @@ Test(panels, sync_shows_percentiles_and_watch_state) {
     pt_frame.inflight.start_ns = 20000000000ull;
     w = pt_draw(&panel_sync_ops, &p, 4, 80); /* compact: the watch line comes first */
     cr_assert(strstr(pt_row(w, 1), "[HANG]"), "%s", pt_row(w, 1));
+    /* then the busiest op, labelled: only stream has syncs in the fixture */
+    cr_assert(strstr(pt_row(w, 2), "stream x1234  p50 733.2us  p99 905.2us  max 17.1ms"), "%s",
+              pt_row(w, 2));
     cr_assert(pt_has(w, "HANG  slow > 1.0s  hang > 30.0s"));
     delwin(w);
     pt_close();

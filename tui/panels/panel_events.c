@@ -79,8 +79,7 @@ static bool panel_events_key(struct panel *p, int ch, const struct ui_frame *f) 
 const struct panel_ops panel_events_ops = {
     .name = "events",
     .title = "events",
-    .help = "commands and results, alerts, warnings, log; newest first; counts per category in "
-            "the title; arrows scroll, Enter shows details",
+    .help = "commands, alerts, warnings, log; Enter: details",
     .min_h = 3,
     .pref_h = 0,
     .column = 2,

@@ -37,7 +37,7 @@ static void panel_gpu_draw(struct panel *p, const struct ui_frame *f) {
 const struct panel_ops panel_gpu_ops = {
     .name = "gpu",
     .title = "GPU",
-    .help = "the device: name, arch, memory used/total, the pool's reserved share, telemetry",
+    .help = "device, memory used/total, the pool's share, telemetry",
     .min_h = 3,
     .pref_h = 4,
     .column = 0,

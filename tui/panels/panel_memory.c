@@ -58,8 +58,9 @@ static void panel_memory_draw(struct panel *p, const struct ui_frame *f) {
                "allocated %s  reserved %s  largest free %s  free blocks %u  segments %u", al, re,
                lf, m->free_blocks, m->segments);
     else
-        w_text(p->win, 1, 1, w, THEME_TEXT, f, "alloc %s  reserved %s  largest free %s  %u/%u", al,
-               re, lf, m->free_blocks, m->segments);
+        w_text(p->win, 1, 1, w, THEME_TEXT, f,
+               "alloc %s  reserved %s  largest free %s  %u free/%u seg", al, re, lf, m->free_blocks,
+               m->segments);
     int y = 2;
     if (p->h >= 5 && w >= 50) {
         double v[128];
@@ -83,8 +84,7 @@ static void panel_memory_draw(struct panel *p, const struct ui_frame *f) {
 const struct panel_ops panel_memory_ops = {
     .name = "memory",
     .title = "memory pool",
-    .help = "caching allocator: allocated/reserved, largest free block, free blocks/segments, "
-            "fragmentation (1 - largest free / free), segment map (# used . free ~ largest)",
+    .help = "pool bytes, fragmentation; map: # used . free ~ largest",
     .min_h = 3,
     .pref_h = 10,
     .column = 0,

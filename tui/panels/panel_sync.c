@@ -64,6 +64,28 @@ static void panel_sync_inflight(struct panel *p, int y, const struct ui_frame *f
            panel_sync_watch_names[st]);
 }
 
+/* Ops by descending count, one line each with its own labels. */
+static void panel_sync_compact(struct panel *p, int y, const struct ui_frame *f) {
+    bool shown[SYNC_OP_COUNT] = {false};
+    for (; y < p->h; y++) {
+        int best = -1;
+        for (unsigned op = 0; op < SYNC_OP_COUNT; op++)
+            if (!shown[op] && f->snap->sync[op].count > 0 &&
+                (best < 0 || f->snap->sync[op].count > f->snap->sync[best].count))
+                best = (int)op;
+        if (best < 0)
+            return;
+        shown[best] = true;
+        const struct trace_sync_summary *s = &f->snap->sync[best];
+        char p50[16], p99[16], mx[16];
+        ui_fmt_ns(p50, sizeof(p50), s->p50_ns);
+        ui_fmt_ns(p99, sizeof(p99), s->p99_ns);
+        ui_fmt_ns(mx, sizeof(mx), s->max_ns);
+        w_text(p->win, y, 1, p->w - 2, THEME_TEXT, f, "%-6s x%llu  p50 %s  p99 %s  max %s",
+               ev_sync_op_name((unsigned)best), (unsigned long long)s->count, p50, p99, mx);
+    }
+}
+
 static void panel_sync_draw(struct panel *p, const struct ui_frame *f) {
     uint64_t age;
     enum ui_watch st = ui_frame_watch(f, &age);
@@ -74,9 +96,9 @@ static void panel_sync_draw(struct panel *p, const struct ui_frame *f) {
              hang);
     w_title(p->win, "synchronize", info, p->focused, f);
     int y = 1;
-    if (p->h <= 4) { /* compact: the watch line first */
+    if (p->h <= 5) { /* compact: the watch line, then the busiest ops, self-labelled */
         panel_sync_inflight(p, y++, f);
-        panel_sync_table(p, &y, f);
+        panel_sync_compact(p, y, f);
         return;
     }
     panel_sync_table(p, &y, f);
@@ -89,8 +111,7 @@ static void panel_sync_draw(struct panel *p, const struct ui_frame *f) {
 const struct panel_ops panel_sync_ops = {
     .name = "sync",
     .title = "synchronize",
-    .help = "every device/stream/event synchronize and blocking copy: count, p50/p90/p99/max, "
-            "a latency histogram, and the one in flight (ok, SLOW, HANG)",
+    .help = "latency per op, histogram; in flight: ok, SLOW, HANG",
     .min_h = 4,
     .pref_h = 8,
     .column = 1,

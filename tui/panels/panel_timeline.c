@@ -84,8 +84,7 @@ static void panel_timeline_draw(struct panel *p, const struct ui_frame *f) {
 const struct panel_ops panel_timeline_ops = {
     .name = "timeline",
     .title = "timeline",
-    .help = "phases per device over the span (< > zoom, 5 s to 30 min), each cell the phase "
-            "taking most of its time; 'wait': the host blocked in a synchronize",
+    .help = "phase per cell over the span; wait: host blocked in a sync",
     .min_h = 4,
     .pref_h = 6,
     .column = 1,
