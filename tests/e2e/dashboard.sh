@@ -79,7 +79,7 @@ layout_at() { width_is "$1" && footer_ok && has "memory pool" && ! has "terminal
 normal_at() { layout_at "$1" && has "timeline" && has "synchronize" && header_has "RUNNING"; }
 too_small() { width_is "$1" && has "terminal too small"; }
 session_gone() { ! tm has-session -t "$SESSION" > /dev/null 2>&1; }
-file_exists() { [ -s "$1" ]; }
+file_exists() { [ -e "$1" ]; }
 
 # The pane's script: terminal modes before and after, ringside's exit status.
 write_runner() {
