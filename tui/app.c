@@ -12,6 +12,7 @@
 #include <langinfo.h>
 #include <locale.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +25,9 @@ const uint64_t app_zoom_ns[APP_ZOOMS] = {5e9, 10e9, 30e9, 60e9, 120e9, 300e9, 60
 static const struct panel_ops *const app_panel_table[APP_PANELS] = {
     &panel_gpu_ops, &panel_memory_ops, &panel_timeline_ops, &panel_sync_ops, &panel_events_ops,
 };
+
+/* Events the live ring holds between two drains; the UI drains whenever it is readable. */
+#define APP_RING_EVENTS (1u << 14)
 
 static volatile sig_atomic_t app_sigint;
 
@@ -214,8 +218,11 @@ static void app_drain(struct app *a) {
     static struct ev evs[1024];
     size_t n;
     while ((n = a->src->ops->drain(a->src, evs, 1024)) > 0)
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
             ui_model_add(&a->model, &evs[i]);
+            if (evs[i].kind == EV_COMMAND) /* a command's result shows where the key was seen */
+                app_notice(a, "%s: %s", ev_cmd_name(evs[i].u.command.cmd), evs[i].u.command.text);
+        }
 }
 
 /* Wait until the next frame is due, draining events as they come; a key redraws at once. */
@@ -392,19 +399,35 @@ static void app_record_close(struct rec *rec, int *rc) {
     }
 }
 
+/* The engine's threads inherit the creating thread's signal mask: created with SIGWINCH,
+ * SIGINT and SIGTERM blocked, they leave those signals to the UI thread, whose poll() they
+ * interrupt (a resize is then read at once). */
+static void app_block_signals(sigset_t *old) {
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGWINCH);
+    sigaddset(&s, SIGINT);
+    sigaddset(&s, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &s, old);
+}
+
 int app_run(const struct cli_train_opts *o) {
     struct evring *ring = NULL;
     struct engine *e = NULL;
     struct ui_source *src = NULL;
     struct rec *rec = NULL;
     char err[1024];
-    if (evring_create(&ring, 1u << 16) != 0)
-        return 1;
-    int rc = engine_create(&e, &o->conf, ring, err, sizeof(err));
-    if (rc != 0) {
+    sigset_t old_mask;
+    app_block_signals(&old_mask);
+    int rc = evring_create(&ring, APP_RING_EVENTS);
+    if (rc == 0 && (rc = engine_create(&e, &o->conf, ring, err, sizeof(err))) != 0) {
         fprintf(stderr, "ringside: %s\n", err);
-        evring_destroy(ring);
-        return rc == -ENOMEM ? 1 : CLI_EXIT_USAGE;
+        rc = rc == -ENOMEM ? 1 : CLI_EXIT_USAGE;
+        goto done;
+    }
+    if (rc != 0) {
+        rc = 1;
+        goto done;
     }
     if ((rc = app_record_open(o, e, &rec)) != 0)
         goto done;
@@ -414,6 +437,7 @@ int app_run(const struct cli_train_opts *o) {
         rc = 1;
         goto done;
     }
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL); /* every engine thread exists now */
     int saved = isatty(1) ? app_redirect_stderr(o) : -1;
     rc = app_main(src, o);
     if (saved >= 0) {
@@ -423,6 +447,7 @@ int app_run(const struct cli_train_opts *o) {
     if (rc == 0)
         rc = app_finish(e, rec, ring, !engine_done(e));
 done:
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     app_record_close(rec, &rc);
     if (src)
         src->ops->destroy(src);

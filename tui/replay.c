@@ -19,6 +19,7 @@ struct replay {
     int read_errno;             /* a read error (0 = none) */
     struct replay_item pending; /* the next line to release, when has_pending */
     bool has_pending, eof;
+    uint64_t last_ns;   /* time of the last line released: where the clock stops at the end */
     char stop_why[320]; /* "stopped at line N: why", or "" */
     char status[360];
     /* the clock: rec = rec_base + (real - real_base) * speed, frozen while paused or stopped */
@@ -46,6 +47,8 @@ static struct replay *replay_of(struct ui_source *s) {
 static uint64_t replay_rec_now(struct replay *r) {
     if (r->paused || r->stopped)
         return r->rec_base;
+    if (r->eof && !r->has_pending && r->last_ns) /* the recording is over: so is its time */
+        return r->last_ns;
     uint64_t real = r->clock(r->clock_ctx);
     uint64_t d = real > r->real_base ? real - r->real_base : 0;
     return r->rec_base + (uint64_t)((double)d * r->speed);
@@ -249,6 +252,8 @@ static size_t replay_drain(struct ui_source *s, struct ev *out, size_t max) {
     while (n < max && r->has_pending && !r->stopped && r->pending.t_ns <= now) {
         if (r->pending.kind == REPLAY_EVENT)
             out[n++] = r->pending.ev;
+        if (r->pending.t_ns > r->last_ns)
+            r->last_ns = r->pending.t_ns;
         replay_apply(r, &r->pending);
         replay_next(r);
     }

@@ -32,7 +32,27 @@ size_t ui_series_last(const struct ui_series *s, double *out, size_t max) {
     return n;
 }
 
+/* Add a phase's time to the per-second totals of the seconds it covers. */
+static void ui_model_coarse_add(struct ui_model *m, unsigned dev, const struct ev_phase *p) {
+    if (dev >= UI_COARSE_DEVS || p->phase >= PHASE_COUNT || p->end_ns < p->start_ns)
+        return;
+    uint64_t s0 = p->start_ns / 1000000000ull, s1 = p->end_ns / 1000000000ull;
+    if (s1 - s0 >= UI_COARSE)
+        s0 = s1 - UI_COARSE + 1;
+    for (uint64_t sec = s0; sec <= s1; sec++) {
+        size_t slot = (size_t)(sec % UI_COARSE);
+        if (m->coarse_sec[dev][slot] != sec) {
+            memset(m->coarse_us[dev][slot], 0, sizeof(m->coarse_us[dev][slot]));
+            m->coarse_sec[dev][slot] = sec;
+        }
+        uint64_t a = sec * 1000000000ull, b = a + 1000000000ull;
+        uint64_t lo = p->start_ns > a ? p->start_ns : a, hi = p->end_ns < b ? p->end_ns : b;
+        m->coarse_us[dev][slot][p->phase] += (uint32_t)((hi - lo) / 1000u) + 1u;
+    }
+}
+
 static void ui_model_phase(struct ui_model *m, const struct ev *e) {
+    ui_model_coarse_add(m, e->dev, &e->u.phase);
     m->phases[m->phase_head] = e->u.phase;
     m->phase_dev[m->phase_head] = e->dev;
     m->phase_head = (m->phase_head + 1) % UI_PHASES;
@@ -78,6 +98,28 @@ static bool ui_model_entry(const struct ev *e, struct ui_event *u) {
     return true;
 }
 
+/* Equal once every run of digits is treated as one placeholder. */
+static bool ui_model_same_but_numbers(const char *a, const char *b) {
+    for (;;) {
+        bool da = *a >= '0' && *a <= '9', db = *b >= '0' && *b <= '9';
+        if (da != db)
+            return false;
+        if (da) {
+            while (*a >= '0' && *a <= '9')
+                a++;
+            while (*b >= '0' && *b <= '9')
+                b++;
+            continue;
+        }
+        if (*a != *b)
+            return false;
+        if (!*a)
+            return true;
+        a++;
+        b++;
+    }
+}
+
 void ui_model_add(struct ui_model *m, const struct ev *e) {
     if (m->events_seen > 0 && e->seq > m->last_seq + 1)
         m->gaps += e->seq - m->last_seq - 1;
@@ -106,11 +148,20 @@ void ui_model_add(struct ui_model *m, const struct ev *e) {
     struct ui_event u;
     if (!ui_model_entry(e, &u))
         return;
+    m->cat_count[u.category]++;
+    struct ui_event *newest =
+        m->event_count ? &m->events[(m->event_head + UI_EVENTS - 1) % UI_EVENTS] : NULL;
+    if (newest && newest->category == u.category &&
+        ui_model_same_but_numbers(newest->text, u.text)) {
+        u.repeat = newest->repeat + 1;
+        *newest = u;
+        return;
+    }
+    u.repeat = 1;
     m->events[m->event_head] = u;
     m->event_head = (m->event_head + 1) % UI_EVENTS;
     if (m->event_count < UI_EVENTS)
         m->event_count++;
-    m->cat_count[u.category]++;
 }
 
 const struct ui_event *ui_model_event(const struct ui_model *m, size_t k) {
@@ -122,6 +173,65 @@ const struct ui_event *ui_model_event(const struct ui_model *m, size_t k) {
 /* Time each phase spends in each cell, for the dominant-phase paint. */
 static uint64_t ui_model_cell_ns[UI_PAINT_MAX_COLS][PHASE_COUNT];
 
+/* Phases that run on every step; any other phase in a cell wins over them. */
+static bool ui_model_per_step(unsigned ph) {
+    return ph == PHASE_H2D || ph == PHASE_FORWARD || ph == PHASE_BACKWARD ||
+           ph == PHASE_OPTIMIZER || ph == PHASE_SYNC;
+}
+
+static void ui_model_pick(int cols, bool sync, enum ev_phase_id *out) {
+    for (int x = 0; x < cols; x++) {
+        out[x] = PHASE_COUNT;
+        bool rare = false;
+        for (int ph = 0; ph < PHASE_COUNT; ph++) {
+            if (!ui_model_cell_ns[x][ph] || (ph == PHASE_SYNC) != sync)
+                continue;
+            bool r = !ui_model_per_step((unsigned)ph);
+            if (out[x] == PHASE_COUNT || (r && !rare) ||
+                (r == rare && ui_model_cell_ns[x][ph] > ui_model_cell_ns[x][out[x]])) {
+                out[x] = (enum ev_phase_id)ph;
+                rare = r;
+            }
+        }
+    }
+}
+
+/* Per-second totals into cells: each second lands in the cells it overlaps. */
+static void ui_model_fill_coarse(const struct ui_model *m, unsigned dev, uint64_t t0, double cell,
+                                 int cols) {
+    if (dev >= UI_COARSE_DEVS)
+        return;
+    for (int x = 0; x < cols; x++) {
+        uint64_t c0 = t0 + (uint64_t)(x * cell), c1 = t0 + (uint64_t)((x + 1) * cell);
+        for (uint64_t sec = c0 / 1000000000ull; sec * 1000000000ull < c1; sec++) {
+            size_t slot = (size_t)(sec % UI_COARSE);
+            if (m->coarse_sec[dev][slot] != sec)
+                continue;
+            for (int ph = 0; ph < PHASE_COUNT; ph++)
+                ui_model_cell_ns[x][ph] += (uint64_t)m->coarse_us[dev][slot][ph] * 1000u;
+        }
+    }
+}
+
+static void ui_model_fill_fine(const struct ui_model *m, unsigned dev, uint64_t t0, uint64_t t1,
+                               double cell, int cols) {
+    for (size_t k = 0; k < m->phase_count; k++) {
+        size_t i = (m->phase_head + UI_PHASES - 1 - k) % UI_PHASES;
+        const struct ev_phase *p = &m->phases[i];
+        if (m->phase_dev[i] != dev || p->end_ns < t0 || p->start_ns >= t1 ||
+            p->phase >= PHASE_COUNT)
+            continue;
+        uint64_t a = p->start_ns > t0 ? p->start_ns : t0, b = p->end_ns < t1 ? p->end_ns : t1;
+        for (int x = (int)((double)(a - t0) / cell); x < cols; x++) {
+            uint64_t c0 = t0 + (uint64_t)(x * cell), c1 = t0 + (uint64_t)((x + 1) * cell);
+            if (c0 > b || (c0 == b && b > a)) /* a phase ending at a cell's start is not in it */
+                break;
+            uint64_t lo = a > c0 ? a : c0, hi = b < c1 ? b : c1;
+            ui_model_cell_ns[x][p->phase] += hi > lo ? hi - lo : 1; /* instants still count */
+        }
+    }
+}
+
 void ui_model_paint(const struct ui_model *m, unsigned dev, bool sync, uint64_t t0, uint64_t t1,
                     int cols, enum ev_phase_id *out) {
     cols = cols > UI_PAINT_MAX_COLS ? UI_PAINT_MAX_COLS : cols;
@@ -131,26 +241,13 @@ void ui_model_paint(const struct ui_model *m, unsigned dev, bool sync, uint64_t 
         return;
     memset(ui_model_cell_ns, 0, sizeof(ui_model_cell_ns[0]) * (size_t)cols);
     double cell = (double)(t1 - t0) / cols;
-    for (size_t k = 0; k < m->phase_count; k++) {
-        size_t i = (m->phase_head + UI_PHASES - 1 - k) % UI_PHASES;
-        const struct ev_phase *p = &m->phases[i];
-        if (m->phase_dev[i] != dev || (p->phase == PHASE_SYNC) != sync || p->end_ns < t0 ||
-            p->start_ns >= t1 || p->phase >= PHASE_COUNT)
-            continue;
-        uint64_t a = p->start_ns > t0 ? p->start_ns : t0, b = p->end_ns < t1 ? p->end_ns : t1;
-        for (int x = (int)((double)(a - t0) / cell); x < cols; x++) {
-            uint64_t c0 = t0 + (uint64_t)(x * cell), c1 = t0 + (uint64_t)((x + 1) * cell);
-            if (c0 > b)
-                break;
-            uint64_t lo = a > c0 ? a : c0, hi = b < c1 ? b : c1;
-            ui_model_cell_ns[x][p->phase] += hi > lo ? hi - lo : 1; /* instants still count */
-        }
-    }
-    for (int x = 0; x < cols; x++)
-        for (int ph = 0; ph < PHASE_COUNT; ph++)
-            if (ui_model_cell_ns[x][ph] &&
-                (out[x] == PHASE_COUNT || ui_model_cell_ns[x][ph] > ui_model_cell_ns[x][out[x]]))
-                out[x] = (enum ev_phase_id)ph;
+    const struct ev_phase *oldest = &m->phases[m->phase_head % UI_PHASES];
+    bool fine_covers = m->phase_count < UI_PHASES || oldest->start_ns <= t0;
+    if (fine_covers)
+        ui_model_fill_fine(m, dev, t0, t1, cell, cols);
+    else
+        ui_model_fill_coarse(m, dev, t0, cell, cols);
+    ui_model_pick(cols, sync, out);
 }
 
 size_t ui_model_sync_hist(const struct ui_model *m, enum ev_sync_op op, uint64_t lo_ns,

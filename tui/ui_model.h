@@ -35,6 +35,7 @@ struct ui_event {
     uint16_t dev;
     uint8_t severity; /* enum ev_severity */
     uint8_t category; /* enum ui_category */
+    uint32_t repeat;  /* times this line came in a row (the same but for its numbers) */
     char text[EV_TEXT_BYTES + 32];
     char detail[UI_DETAIL]; /* the event's fields, one per line, for the detail view */
 };
@@ -45,7 +46,14 @@ struct ui_series {
     size_t head, n;
 };
 
+#define UI_COARSE      1800 /* seconds of per-second phase totals: 30 minutes */
+#define UI_COARSE_DEVS 4
+
 struct ui_model {
+    /* Per-second time spent in each phase (us), for spans the phase ring no longer covers;
+     * slot s % UI_COARSE holds second s when coarse_sec says so. */
+    uint32_t coarse_us[UI_COARSE_DEVS][UI_COARSE][PHASE_COUNT];
+    uint64_t coarse_sec[UI_COARSE_DEVS][UI_COARSE];
     struct ev_phase phases[UI_PHASES]; /* ring, newest at (phase_head - 1) */
     uint16_t phase_dev[UI_PHASES];
     size_t phase_head, phase_count;
@@ -61,7 +69,9 @@ struct ui_model {
 
 void ui_model_init(struct ui_model *m);
 
-/* Fold one event into the model. */
+/* Fold one event into the model. A list entry that repeats the newest one but for its
+ * numbers ("checkpoint written ... (epoch 7)") replaces it and counts the repeat, so a
+ * chatty log cannot push command results out of sight. */
 void ui_model_add(struct ui_model *m, const struct ev *e);
 
 /* Event k of the list, 0 = newest; NULL past the end. */
@@ -71,8 +81,10 @@ const struct ui_event *ui_model_event(const struct ui_model *m, size_t k);
 
 /* Paint the timeline window [t0, t1) of device dev into cols (<= UI_PAINT_MAX_COLS) cells:
  * cell k covers [t0 + k*w, t0 + (k+1)*w) and gets the phase that takes most of its time, or
- * PHASE_COUNT when none overlaps it. sync selects the host's waits (PHASE_SYNC) instead of the
- * device's phases. One pass over the kept phases. */
+ * PHASE_COUNT when none overlaps it; rare phases (anything but the per-step h2d, forward,
+ * backward and optimizer) win over per-step ones, so a short VPOC or checkpoint stays visible.
+ * sync selects the host's waits (PHASE_SYNC) instead of the device's phases. Windows older
+ * than the kept phases are painted from per-second totals. */
 void ui_model_paint(const struct ui_model *m, unsigned dev, bool sync, uint64_t t0, uint64_t t1,
                     int cols, enum ev_phase_id *out);
 

@@ -704,3 +704,17 @@ Test(replay, cli_renders_frames) {
     cr_assert_eq(replay_test_cli(argv, out, sizeof(out), errb, sizeof(errb)), 0, "%s", errb);
     replay_test_clean(errb);
 }
+
+/* Once everything is released the replay's clock stops at the last recorded time, so the
+ * final screen (elapsed time, timeline) holds still. */
+Test(replay, clock_stops_at_the_end) {
+    const char *path = replay_test_record("stop.jsonl");
+    struct ui_source *src = replay_test_open(path, 10);
+    static struct ev out[256];
+    replay_test_drain_all(src, out, 256, 1000000000ull);
+    uint64_t end = src->ops->now_ns(src);
+    replay_test_clock += 3600000000000ull; /* an hour of real time later */
+    cr_assert_eq(src->ops->now_ns(src), end);
+    cr_assert_gt(end, 0);
+    src->ops->destroy(src);
+}

@@ -21,12 +21,12 @@ Test(ui_model, paint_places_phases_on_their_cells) {
     /* window [1000, 2000) over 10 cells of 100 ns */
     am_phase(PHASE_VPOC, 1000, 1299);     /* cells 0-2 */
     am_phase(PHASE_FORWARD, 1500, 1549);  /* cell 5 */
-    am_phase(PHASE_BACKWARD, 1540, 1700); /* cells 5-7; newer, so it wins cell 5 */
+    am_phase(PHASE_BACKWARD, 1540, 1700); /* cells 5-6 (it ends where 7 starts); 60 > 49 ns */
     am_phase(PHASE_LOAD, 10, 20);         /* outside the window */
     enum ev_phase_id cells[10];
     ui_model_paint(&am, 0, false, 1000, 2000, 10, cells);
     const enum ev_phase_id want[10] = {PHASE_VPOC,  PHASE_VPOC,     PHASE_VPOC,     PHASE_COUNT,
-                                       PHASE_COUNT, PHASE_BACKWARD, PHASE_BACKWARD, PHASE_BACKWARD,
+                                       PHASE_COUNT, PHASE_BACKWARD, PHASE_BACKWARD, PHASE_COUNT,
                                        PHASE_COUNT, PHASE_COUNT};
     for (int k = 0; k < 10; k++)
         cr_assert_eq(cells[k], want[k], "cell %d: %d", k, cells[k]);
@@ -69,7 +69,9 @@ Test(ui_model, events_list_is_newest_first_and_bounded) {
     for (int i = 0; i < UI_EVENTS + 5; i++) {
         struct ev e = {.t_ns = (uint64_t)i, .kind = EV_LOG};
         e.u.text.severity = SEV_INFO;
-        snprintf(e.u.text.text, sizeof(e.u.text.text), "line %d", i);
+        /* texts that differ in letters, not only numbers, so none collapse */
+        snprintf(e.u.text.text, sizeof(e.u.text.text), "line %c%c%d", 'a' + i % 26,
+                 'a' + i / 26 % 26, i);
         ui_model_add(&am, &e);
     }
     struct ev c = {.kind = EV_COMMAND};
@@ -78,8 +80,8 @@ Test(ui_model, events_list_is_newest_first_and_bounded) {
     ui_model_add(&am, &c);
     cr_assert_str_eq(ui_model_event(&am, 0)->text, "cleanup: refused");
     cr_assert_eq(ui_model_event(&am, 0)->severity, SEV_WARNING);
-    cr_assert_str_eq(ui_model_event(&am, 1)->text, "line 1028");
-    cr_assert_str_eq(ui_model_event(&am, UI_EVENTS - 1)->text, "line 6");
+    cr_assert_str_eq(ui_model_event(&am, 1)->text, "line on1028");
+    cr_assert_str_eq(ui_model_event(&am, UI_EVENTS - 1)->text, "line ga6");
     cr_assert_null(ui_model_event(&am, UI_EVENTS));
     cr_assert_eq(am.cat_count[UI_CAT_INFO], UI_EVENTS + 5);
     cr_assert_eq(am.cat_count[UI_CAT_COMMAND], 1);
@@ -155,4 +157,69 @@ Test(ui_model, formatting) {
     cr_assert_str_eq(b, "17.1ms");
     ui_fmt_ns(b, sizeof(b), 42000000000ull);
     cr_assert_str_eq(b, "42.0s");
+}
+
+Test(ui_model, rare_phases_win_over_per_step_ones) {
+    memset(&am, 0, sizeof(am));
+    am_phase(PHASE_FORWARD, 1000, 1090); /* 90 ns of the cell */
+    am_phase(PHASE_VPOC, 1090, 1100);    /* 10 ns, but VPOC happens once an epoch */
+    am_phase(PHASE_FORWARD, 1100, 1200); /* the next cell: only per-step work */
+    enum ev_phase_id cells[2];
+    ui_model_paint(&am, 0, false, 1000, 1200, 2, cells);
+    cr_assert_eq(cells[0], PHASE_VPOC);
+    cr_assert_eq(cells[1], PHASE_FORWARD);
+}
+
+Test(ui_model, old_spans_come_from_per_second_totals) {
+    static struct ui_model big; /* 3 MB: not on the stack */
+    ui_model_init(&big);
+    struct ev e = {.kind = EV_PHASE, .dev = 0};
+    e.u.phase = (struct ev_phase){.phase = PHASE_CHECKPOINT,
+                                  .start_ns = 1500000000ull,
+                                  .end_ns = 1510000000ull}; /* 10 ms in second 1 */
+    ui_model_add(&big, &e);
+    e.u.phase = (struct ev_phase){.phase = PHASE_EVAL,
+                                  .start_ns = 30200000000ull,
+                                  .end_ns = 30900000000ull}; /* 0.7 s in second 30 */
+    ui_model_add(&big, &e);
+    for (uint64_t k = 0; k < UI_PHASES; k++) { /* push both out of the phase ring */
+        e.u.phase = (struct ev_phase){.phase = PHASE_FORWARD,
+                                      .start_ns = 100000000000ull + k * 1000,
+                                      .end_ns = 100000000000ull + k * 1000 + 500};
+        ui_model_add(&big, &e);
+    }
+    enum ev_phase_id cells[60]; /* one cell per second of the first minute */
+    ui_model_paint(&big, 0, false, 0, 60000000000ull, 60, cells);
+    cr_assert_eq(cells[1], PHASE_CHECKPOINT);
+    cr_assert_eq(cells[30], PHASE_EVAL);
+    cr_assert_eq(cells[2], PHASE_COUNT);
+    cr_assert_eq(cells[59], PHASE_COUNT);
+    /* the recent second is still painted from the ring, at full resolution */
+    enum ev_phase_id now[10];
+    ui_model_paint(&big, 0, false, 100000000000ull, 100000010000ull, 10, now);
+    cr_assert_eq(now[0], PHASE_FORWARD);
+}
+
+Test(ui_model, repeats_but_for_numbers_collapse_into_one_entry) {
+    memset(&am, 0, sizeof(am));
+    struct ev e = {.kind = EV_LOG};
+    e.u.text.severity = SEV_INFO;
+    for (int epoch = 1; epoch <= 3; epoch++) {
+        snprintf(e.u.text.text, sizeof(e.u.text.text), "checkpoint written: a/b.rsmodel (epoch %d)",
+                 epoch);
+        ui_model_add(&am, &e);
+    }
+    struct ev c = {.kind = EV_COMMAND};
+    c.u.command = (struct ev_command){.cmd = CMD_SET_CHUNK, .arg = 1000};
+    snprintf(c.u.command.text, sizeof(c.u.command.text), "VPOC chunk size: 1000 bars");
+    ui_model_add(&am, &c);
+    snprintf(e.u.text.text, sizeof(e.u.text.text), "checkpoint written: a/b.rsmodel (epoch 4)");
+    ui_model_add(&am, &e);
+    ui_model_add(&am, &e);
+    cr_assert_eq(am.event_count, 3);
+    cr_assert_eq(ui_model_event(&am, 0)->repeat, 2);
+    cr_assert_str_eq(ui_model_event(&am, 1)->text, "set_chunk: VPOC chunk size: 1000 bars");
+    cr_assert_eq(ui_model_event(&am, 2)->repeat, 3);
+    cr_assert(strstr(ui_model_event(&am, 2)->text, "(epoch 3)")); /* the latest one is kept */
+    cr_assert_eq(am.cat_count[UI_CAT_INFO], 5); /* counts still count every event */
 }

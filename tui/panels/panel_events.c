@@ -59,8 +59,11 @@ static void panel_events_draw(struct panel *p, const struct ui_frame *f) {
         ui_fmt_hms(when, sizeof(when), e->t_ns > t0 ? (double)(e->t_ns - t0) / 1e9 : 0);
         bool sel = p->focused && (int)idx == p->selected;
         w_text(p->win, 1 + k, 1, 2, THEME_TITLE, f, "%s", sel ? ">" : " ");
-        w_text(p->win, 1 + k, 3, p->w - 4, panel_events_role(e->severity), f, "%s %-7s %s", when,
-               ui_category_name(e->category), e->text);
+        char times[16] = "";
+        if (e->repeat > 1)
+            snprintf(times, sizeof(times), " (x%u)", e->repeat);
+        w_text(p->win, 1 + k, 3, p->w - 4, panel_events_role(e->severity), f, "%s %-7s %s%s", when,
+               ui_category_name(e->category), e->text, times);
     }
 }
 
