@@ -27,7 +27,7 @@ static const struct panel_ops *const app_panel_table[APP_PANELS] = {
 };
 
 /* Events the live ring holds between two drains; the UI drains whenever it is readable. */
-#define APP_RING_EVENTS (1u << 14)
+#define APP_RING_EVENTS (1u << 12)
 
 static volatile sig_atomic_t app_sigint;
 
@@ -252,6 +252,9 @@ static void app_wait(struct app *a, uint64_t deadline_ns) {
 static void app_loop(struct app *a) {
     int frames = 0;
     for (;;) {
+        int ch; /* a SIGWINCH that came while drawing left KEY_RESIZE pending: take it now */
+        while ((ch = getch()) != ERR)
+            app_key(a, ch);
         if (!a->frozen)
             app_drain(a);
         app_build_frame(a);

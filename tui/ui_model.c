@@ -53,8 +53,8 @@ static void ui_model_coarse_add(struct ui_model *m, unsigned dev, const struct e
 
 static void ui_model_phase(struct ui_model *m, const struct ev *e) {
     ui_model_coarse_add(m, e->dev, &e->u.phase);
-    m->phases[m->phase_head] = e->u.phase;
-    m->phase_dev[m->phase_head] = e->dev;
+    m->phases[m->phase_head] =
+        (struct ui_phase){e->u.phase.start_ns, e->u.phase.end_ns, e->dev, e->u.phase.phase};
     m->phase_head = (m->phase_head + 1) % UI_PHASES;
     if (m->phase_count < UI_PHASES)
         m->phase_count++;
@@ -207,8 +207,14 @@ static void ui_model_fill_coarse(const struct ui_model *m, unsigned dev, uint64_
             size_t slot = (size_t)(sec % UI_COARSE);
             if (m->coarse_sec[dev][slot] != sec)
                 continue;
-            for (int ph = 0; ph < PHASE_COUNT; ph++)
-                ui_model_cell_ns[x][ph] += (uint64_t)m->coarse_us[dev][slot][ph] * 1000u;
+            /* the share of the second that lies in this cell: phases are spread evenly over it */
+            uint64_t s0 = sec * 1000000000ull, s1 = s0 + 1000000000ull;
+            double part = (double)((c1 < s1 ? c1 : s1) - (c0 > s0 ? c0 : s0)) / 1e9;
+            for (int ph = 0; ph < PHASE_COUNT; ph++) {
+                uint64_t us = m->coarse_us[dev][slot][ph];
+                if (us)
+                    ui_model_cell_ns[x][ph] += (uint64_t)((double)us * 1000.0 * part) + 1;
+            }
         }
     }
 }
@@ -217,9 +223,8 @@ static void ui_model_fill_fine(const struct ui_model *m, unsigned dev, uint64_t 
                                double cell, int cols) {
     for (size_t k = 0; k < m->phase_count; k++) {
         size_t i = (m->phase_head + UI_PHASES - 1 - k) % UI_PHASES;
-        const struct ev_phase *p = &m->phases[i];
-        if (m->phase_dev[i] != dev || p->end_ns < t0 || p->start_ns >= t1 ||
-            p->phase >= PHASE_COUNT)
+        const struct ui_phase *p = &m->phases[i];
+        if (p->dev != dev || p->end_ns < t0 || p->start_ns >= t1 || p->phase >= PHASE_COUNT)
             continue;
         uint64_t a = p->start_ns > t0 ? p->start_ns : t0, b = p->end_ns < t1 ? p->end_ns : t1;
         for (int x = (int)((double)(a - t0) / cell); x < cols; x++) {
@@ -232,6 +237,22 @@ static void ui_model_fill_fine(const struct ui_model *m, unsigned dev, uint64_t 
     }
 }
 
+const uint64_t (*ui_model_cell_times(const struct ui_model *m, unsigned dev, uint64_t t0,
+                                     uint64_t t1, int cols))[PHASE_COUNT] {
+    cols = cols > UI_PAINT_MAX_COLS ? UI_PAINT_MAX_COLS : cols;
+    if (cols <= 0 || t1 <= t0)
+        return ui_model_cell_ns;
+    memset(ui_model_cell_ns, 0, sizeof(ui_model_cell_ns[0]) * (size_t)cols);
+    double cell = (double)(t1 - t0) / cols;
+    /* the ring where it reaches, the per-second totals for cells wholly older than it */
+    const struct ui_phase *oldest = &m->phases[m->phase_head % UI_PHASES];
+    uint64_t fine_from = m->phase_count < UI_PHASES ? 0 : oldest->start_ns;
+    ui_model_fill_fine(m, dev, t0, t1, cell, cols);
+    int old_cols = fine_from > t0 ? (int)((double)(fine_from - t0) / cell) : 0;
+    ui_model_fill_coarse(m, dev, t0, cell, old_cols < cols ? old_cols : cols);
+    return ui_model_cell_ns;
+}
+
 void ui_model_paint(const struct ui_model *m, unsigned dev, bool sync, uint64_t t0, uint64_t t1,
                     int cols, enum ev_phase_id *out) {
     cols = cols > UI_PAINT_MAX_COLS ? UI_PAINT_MAX_COLS : cols;
@@ -239,14 +260,7 @@ void ui_model_paint(const struct ui_model *m, unsigned dev, bool sync, uint64_t 
         out[x] = PHASE_COUNT;
     if (cols <= 0 || t1 <= t0)
         return;
-    memset(ui_model_cell_ns, 0, sizeof(ui_model_cell_ns[0]) * (size_t)cols);
-    double cell = (double)(t1 - t0) / cols;
-    const struct ev_phase *oldest = &m->phases[m->phase_head % UI_PHASES];
-    bool fine_covers = m->phase_count < UI_PHASES || oldest->start_ns <= t0;
-    if (fine_covers)
-        ui_model_fill_fine(m, dev, t0, t1, cell, cols);
-    else
-        ui_model_fill_coarse(m, dev, t0, cell, cols);
+    ui_model_cell_times(m, dev, t0, t1, cols);
     ui_model_pick(cols, sync, out);
 }
 

@@ -40,6 +40,13 @@ struct ui_event {
     char detail[UI_DETAIL]; /* the event's fields, one per line, for the detail view */
 };
 
+/* What the timeline needs of a phase event (24 bytes where the event carries 48). */
+struct ui_phase {
+    uint64_t start_ns, end_ns;
+    uint16_t dev;
+    uint8_t phase; /* enum ev_phase_id */
+};
+
 /* A bounded time series (oldest dropped). */
 struct ui_series {
     double v[UI_SERIES];
@@ -54,8 +61,7 @@ struct ui_model {
      * slot s % UI_COARSE holds second s when coarse_sec says so. */
     uint32_t coarse_us[UI_COARSE_DEVS][UI_COARSE][PHASE_COUNT];
     uint64_t coarse_sec[UI_COARSE_DEVS][UI_COARSE];
-    struct ev_phase phases[UI_PHASES]; /* ring, newest at (phase_head - 1) */
-    uint16_t phase_dev[UI_PHASES];
+    struct ui_phase phases[UI_PHASES]; /* ring, newest at (phase_head - 1) */
     size_t phase_head, phase_count;
     struct ui_event events[UI_EVENTS]; /* ring, newest at (event_head - 1) */
     size_t event_head, event_count;
@@ -83,10 +89,17 @@ const struct ui_event *ui_model_event(const struct ui_model *m, size_t k);
  * cell k covers [t0 + k*w, t0 + (k+1)*w) and gets the phase that takes most of its time, or
  * PHASE_COUNT when none overlaps it; rare phases (anything but the per-step h2d, forward,
  * backward and optimizer) win over per-step ones, so a short VPOC or checkpoint stays visible.
- * sync selects the host's waits (PHASE_SYNC) instead of the device's phases. Windows older
- * than the kept phases are painted from per-second totals. */
+ * sync selects the host's waits (PHASE_SYNC) instead of the device's phases. The times come
+ * from ui_model_cell_times. */
 void ui_model_paint(const struct ui_model *m, unsigned dev, bool sync, uint64_t t0, uint64_t t1,
                     int cols, enum ev_phase_id *out);
+
+/* The time (ns) each phase took in each of cols (<= UI_PAINT_MAX_COLS) cells of [t0, t1) on
+ * dev: from the kept phases, and for cells older than all of them from the per-second totals
+ * (spread evenly over each second); a phase that merely touches a cell counts 1 ns there so
+ * it is not lost. Valid until the next call. */
+const uint64_t (*ui_model_cell_times(const struct ui_model *m, unsigned dev, uint64_t t0,
+                                     uint64_t t1, int cols))[PHASE_COUNT];
 
 void ui_series_push(struct ui_series *s, double v);
 /* Copy the last max points (oldest first) into out; returns how many. */

@@ -344,6 +344,7 @@ void engine_destroy(struct engine *e) {
     snap_destroy(e->snap);
     evring_destroy(e->cmds);
     feat_set_fini(&e->fs);
+    free(e->xf);
     free(e->vpoc);
     free(e->vbars);
     data_sessions_fini(&e->ss);

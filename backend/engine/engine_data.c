@@ -44,6 +44,7 @@ int engine_data_load(struct engine *e, char *err, size_t errlen) {
         rc = errbuf_set(err, errlen, -ENOMEM, "out of memory");
     if (rc == 0) {
         vpoc_bars_from_series(e->ds.bars, e->ds.n, e->vbars);
+        e->data_fp = data_series_fingerprint(&e->ds);
         char why[256];
         if (vpoc_sessions_check(e->vbars, &e->ss, &e->conf.vpoc, why, sizeof(why)) != 0)
             rc = errbuf_set(err, errlen, -EINVAL, "%s: %s", src, why);
@@ -99,6 +100,29 @@ int engine_vpoc_all(struct engine *e, char *err, size_t errlen) {
     return rc;
 }
 
+/* Training reads normalised features in float, as a GPU does: half the memory of the double
+ * reference, which (with the per-sample indices, no longer needed) is freed here. */
+static int engine_features_compact(struct engine *e) {
+    size_t count = e->fs.n * FEAT_COUNT;
+    /* In place, front to back: float i lands in bytes [4i, 4i+4), inside doubles already read.
+     * memcpy keeps it free of aliasing games; then realloc returns the tail to the system. */
+    unsigned char *bytes = (unsigned char *)e->fs.x;
+    for (size_t i = 0; i < count; i++) {
+        double d;
+        memcpy(&d, bytes + i * sizeof(double), sizeof(d));
+        float f = (float)d;
+        memcpy(bytes + i * sizeof(float), &f, sizeof(f));
+    }
+    float *xf = realloc(e->fs.x, count ? count * sizeof(float) : 1);
+    e->xf = xf ? xf : (float *)(void *)e->fs.x; /* a failed shrink keeps the block */
+    e->fs.x = NULL;
+    free(e->fs.bar);
+    free(e->fs.session);
+    e->fs.bar = e->fs.session = NULL;
+    data_series_fini(&e->ds); /* features built: training needs neither the bars nor indices */
+    return 0;
+}
+
 int engine_features(struct engine *e, char *err, size_t errlen) {
     if (e->stop_requested)
         return 0;
@@ -135,6 +159,10 @@ int engine_features(struct engine *e, char *err, size_t errlen) {
         e->ck.y_std = norm.y_std;
     }
     feat_norm_apply(&e->fs, &norm, o.target);
+    if ((rc = engine_features_compact(e)) != 0) {
+        engine_set_phase(e, PHASE_COUNT);
+        return errbuf_set(err, errlen, rc, "out of memory");
+    }
     e->s.train_rows = e->split;
     e->s.val_rows = e->fs.n - e->split;
     engine_phase_done(e, PHASE_FEATURES, t0, 0, -1, -1);

@@ -23,12 +23,15 @@ struct engine {
     atomic_bool done;
 
     /* data, owned by the engine thread after engine_start */
-    struct data_series ds;
+    struct data_series ds; /* freed once features are built (counts stay in s.bars) */
+    uint64_t data_fp;      /* data_series_fingerprint of the data, taken at load */
     struct data_sessions ss;
     struct vpoc_bar *vbars;   /* the series as VPOC input (host memory, copied per chunk) */
     struct vpoc_result *vpoc; /* one per session */
-    struct feat_set fs;
-    size_t split; /* first validation row */
+    struct feat_set fs;       /* built in double (the reference); x, bar and session are freed once
+                               * training has its compact copy */
+    size_t split;             /* first validation row */
+    float *xf;                /* normalised features, fs.n x FEAT_COUNT: what training reads */
 
     /* model: host copy (parameters, Adam state, normalisation, position) */
     struct mlp_ckpt ck;

@@ -68,9 +68,9 @@ static json_object *engine_meta_conf(const struct engine_conf *c) {
 static json_object *engine_meta_data(const struct engine *e) {
     json_object *o = json_object_new_object();
     char fp[17];
-    snprintf(fp, sizeof(fp), "%016llx", (unsigned long long)data_series_fingerprint(&e->ds));
+    snprintf(fp, sizeof(fp), "%016llx", (unsigned long long)e->data_fp);
     json_object_object_add(o, "fingerprint", json_object_new_string(fp));
-    json_object_object_add(o, "bars", json_object_new_int64((int64_t)e->ds.n));
+    json_object_object_add(o, "bars", json_object_new_int64((int64_t)e->s.bars));
     json_object_object_add(o, "sessions", json_object_new_int64((int64_t)e->ss.n));
     if (e->ss.n > 0) {
         json_object_object_add(o, "first_session", json_object_new_string(e->ss.s[0].label));

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ENGINE_EVAL_ROWS 4096 /* rows per evaluation forward */
+#define ENGINE_EVAL_ROWS 1024 /* rows per evaluation forward (sizes the model's scratch) */
 
 int engine_resume_load(struct engine *e, char *err, size_t errlen) {
     struct mlp_arch arch = e->conf.arch;
@@ -22,7 +22,7 @@ int engine_resume_load(struct engine *e, char *err, size_t errlen) {
             return errbuf_set(err, errlen, rc, "out of memory");
         mlp_init_params(&arch, e->conf.seed, e->ck.params);
         e->ck.adam.conf = e->conf.adam;
-        e->ck.data_fingerprint = data_series_fingerprint(&e->ds);
+        e->ck.data_fingerprint = e->data_fp;
         return 0;
     }
     int rc = mlp_ckpt_load(e->conf.resume_path, &e->ck, err, errlen);
@@ -32,7 +32,7 @@ int engine_resume_load(struct engine *e, char *err, size_t errlen) {
         return errbuf_set(err, errlen, -EINVAL,
                           "%s: model takes %d inputs but ringside builds %d features",
                           e->conf.resume_path, e->ck.arch.n_in, FEAT_COUNT);
-    if (e->ck.data_fingerprint != data_series_fingerprint(&e->ds))
+    if (e->ck.data_fingerprint != e->data_fp)
         engine_log(e, SEV_WARNING, "%s was trained on different data; continuing on this data",
                    e->conf.resume_path);
     e->ck.adam.conf.lr = e->conf.adam.lr;
@@ -70,9 +70,15 @@ static int engine_train_setup(struct engine *e, char *err, size_t errlen) {
     rc = rc ? rc : compute_alloc(e->c, nv * eb, &e->y_val, err, errlen);
     rc = rc ? rc : compute_alloc(e->c, batch * f * eb, &e->x_batch, err, errlen);
     rc = rc ? rc : compute_alloc(e->c, batch * eb, &e->y_batch, err, errlen);
-    rc = rc ? rc : ops->upload_f64(e->c, e->x_val, e->fs.x + e->split * f, nv * f);
+    double *stage = rc ? NULL : malloc(nv * f * sizeof(double)); /* until the copy is done */
+    if (!rc && !stage)
+        rc = -ENOMEM;
+    for (size_t i = 0; stage && i < nv * f; i++)
+        stage[i] = e->xf[e->split * f + i];
+    rc = rc ? rc : ops->upload_f64(e->c, e->x_val, stage, nv * f);
     rc = rc ? rc : ops->upload_f64(e->c, e->y_val, e->fs.y + e->split, nv);
     int src = compute_sync(e->c, SYNC_OP_COPY);
+    free(stage);
     engine_phase_done(e, PHASE_H2D, t0, 0, -1, -1);
     if (rc == 0 && src != 0)
         rc = errbuf_set(err, errlen, src, "copy to device failed: %s", ops->strerror(src));
@@ -130,7 +136,8 @@ static int engine_step(struct engine *e, size_t first, size_t rows, int32_t epoc
     size_t f = FEAT_COUNT;
     for (size_t r = 0; r < rows; r++) {
         size_t i = e->order[first + r];
-        memcpy(e->xb_host + r * f, e->fs.x + i * f, f * sizeof(double));
+        for (size_t j = 0; j < f; j++)
+            e->xb_host[r * f + j] = e->xf[i * f + j];
         e->yb_host[r] = e->fs.y[i];
     }
     struct compute_event ev[5] = {0};

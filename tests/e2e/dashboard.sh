@@ -71,8 +71,12 @@ events_has() {
     printf '%s\n' "$SCREEN" | awk '/ events .*command [0-9]/ { on = 1; next } on' |
         grep -E -- "$1" > /dev/null
 }
-# A cell of the timeline's dev0 row (after the 6-column label) drawn as 'v' (vpoc).
-dev0_shows_vpoc() { printf '%s\n' "$SCREEN" | grep '^ dev0' | cut -c7- | grep -q v; }
+# The timeline has a row per phase active in its span: a "vpoc" row with a mark in it
+# (a block glyph, or the letter v without UTF-8), or in its compact form a 'v' cell of dev0.
+timeline_shows_vpoc() {
+    printf '%s\n' "$SCREEN" | grep -E '^ vpoc ' | cut -c13- | grep -qv '^[ ·]*$' ||
+        printf '%s\n' "$SCREEN" | grep '^ dev0' | cut -c13- | grep -q v
+}
 footer_ok() { printf '%s\n' "$SCREEN" | tail -n 1 | grep -q '^ *q quit'; }
 width_is() { [ "$(tm display -p -t "$SESSION" '#{pane_width}x#{pane_height}')" = "$1" ]; }
 layout_at() { width_is "$1" && footer_ok && has "memory pool" && ! has "terminal too small"; }
@@ -108,7 +112,7 @@ run_variant() {
         fail "tmux new-session failed"
 
     wait_for "dashboard up (RUNNING at 120x40)" 30 normal_at 120x40
-    wait_for "timeline dev0 row shows a vpoc ('v') cell" 60 dev0_shows_vpoc
+    wait_for "timeline shows a vpoc phase" 60 timeline_shows_vpoc
 
     tm send-keys -t "$SESSION" +
     wait_for "'+': header shows chunk 1000 bars" 10 header_has "chunk 1000 bars"

@@ -13,11 +13,13 @@ static void panel_timeline_span(uint64_t ns, char *buf, size_t n) {
         snprintf(buf, n, "%llu s", (unsigned long long)(ns / 1000000000ull));
 }
 
-/* One Gantt row: the device's phases (sync = false) or the host's waits for it (sync = true). */
+#define PANEL_TIMELINE_LABEL 11 /* columns of row labels */
+
+/* Compact form: one row per device, each cell the phase that took most of its time (rare
+ * phases first), or the host's waits (sync = true). */
 static void panel_timeline_row(struct panel *p, int y, unsigned dev, bool sync, int x0, int width,
                                const struct ui_frame *f) {
     static enum ev_phase_id cells[UI_PAINT_MAX_COLS];
-    width = width > UI_PAINT_MAX_COLS ? UI_PAINT_MAX_COLS : width;
     uint64_t t1 = f->now_ns, t0 = t1 > f->window_ns ? t1 - f->window_ns : 0;
     ui_model_paint(f->model, dev, sync, t0, t1, width, cells);
     if (sync)
@@ -31,6 +33,83 @@ static void panel_timeline_row(struct panel *p, int y, unsigned dev, bool sync, 
             w_text(p->win, y, x0 + x, 1, THEME_PHASE0 + cells[x], f, "%c",
                    ev_phase_name(cells[x])[0]);
     }
+}
+
+/* One Gantt row of the full form: how much of each cell the phase took, as a level glyph (in
+ * ASCII its first letter); any activity shows, however brief. */
+static void panel_timeline_gantt_row(struct panel *p, int y, int ph, int x0, int width,
+                                     const uint64_t (*cell_ns)[PHASE_COUNT], double cell,
+                                     const struct ui_frame *f) {
+    bool now = f->snap->phase == (enum ev_phase_id)ph;
+    w_text(p->win, y, 1, x0 - 2, now ? THEME_ACCENT : THEME_DIM, f, "%s%s",
+           ph == PHASE_SYNC ? "wait" : ev_phase_name((unsigned)ph), now ? " <" : "");
+    for (int x = 0; x < width; x++) {
+        uint64_t ns = cell_ns[x][ph];
+        if (!ns) {
+            w_text(p->win, y, x0 + x, 1, THEME_DIM, f, "%s", f->utf8 ? "\u00b7" : " ");
+            continue;
+        }
+        int level = (int)((double)ns / cell * 8.0);
+        level = level < 1 ? 1 : level > 8 ? 8 : level;
+        if (f->utf8)
+            w_text(p->win, y, x0 + x, 1, THEME_PHASE0 + ph, f, "%s",
+                   w_level_glyph(level - 1, true));
+        else
+            w_text(p->win, y, x0 + x, 1, THEME_PHASE0 + ph, f, "%c",
+                   ev_phase_name((unsigned)ph)[0]);
+    }
+}
+
+/* Cells in which phase ph was active. */
+static int panel_timeline_cells(const uint64_t (*cell_ns)[PHASE_COUNT], int width, int ph) {
+    int n = 0;
+    for (int x = 0; x < width; x++)
+        n += cell_ns[x][ph] != 0;
+    return n;
+}
+
+/* The phases active in the window, in phase order with the host's waits last; when more than
+ * rows are active, those active in the fewest cells are left out (*dropped counts them). */
+static int panel_timeline_active(const uint64_t (*cell_ns)[PHASE_COUNT], int width, int rows,
+                                 int *out, int *dropped) {
+    int cells[PHASE_COUNT], n = 0;
+    for (int ph = 0; ph < PHASE_COUNT; ph++)
+        cells[ph] = panel_timeline_cells(cell_ns, width, ph);
+    for (int ph = 0; ph < PHASE_COUNT; ph++)
+        n += cells[ph] > 0;
+    *dropped = 0;
+    while (n > rows) { /* drop the least active */
+        int worst = -1;
+        for (int ph = 0; ph < PHASE_COUNT; ph++)
+            if (cells[ph] > 0 && (worst < 0 || cells[ph] < cells[worst]))
+                worst = ph;
+        cells[worst] = 0;
+        n--;
+        (*dropped)++;
+    }
+    n = 0;
+    for (int ph = 0; ph < PHASE_COUNT; ph++)
+        if (cells[ph] > 0 && ph != PHASE_SYNC)
+            out[n++] = ph;
+    if (cells[PHASE_SYNC] > 0)
+        out[n++] = PHASE_SYNC;
+    return n;
+}
+
+/* Full form for the selected device: a row per active phase. Returns the next row, or -1 when
+ * fewer than 3 rows are available (the caller then draws the compact form). */
+static int panel_timeline_gantt(struct panel *p, int y, int rows, int x0, int width, int *dropped,
+                                const struct ui_frame *f) {
+    *dropped = 0;
+    if (rows < 3)
+        return -1;
+    uint64_t t1 = f->now_ns, t0 = t1 > f->window_ns ? t1 - f->window_ns : 0;
+    const uint64_t(*cell_ns)[PHASE_COUNT] = ui_model_cell_times(f->model, f->gpu, t0, t1, width);
+    int active[PHASE_COUNT], n = panel_timeline_active(cell_ns, width, rows, active, dropped);
+    double cell = (double)(t1 - t0) / width;
+    for (int k = 0; k < n; k++)
+        panel_timeline_gantt_row(p, y++, active[k], x0, width, cell_ns, cell, f);
+    return y;
 }
 
 /* "-10s ... -5s ... now" under the rows. */
@@ -65,28 +144,37 @@ static void panel_timeline_legend(struct panel *p, int y, const struct ui_frame 
 }
 
 static void panel_timeline_draw(struct panel *p, const struct ui_frame *f) {
-    char span[16], info[48];
-    panel_timeline_span(f->window_ns, span, sizeof(span));
-    snprintf(info, sizeof(info), "last %s  < >", span);
-    w_title(p->win, "timeline", info, p->focused, f);
-    int x0 = 6, width = p->w - x0 - 1;
-    int y = 1;
-    unsigned n = f->run->n_devices ? f->run->n_devices : 1;
-    for (unsigned d = 0; d < n && y < p->h - 2; d++)
-        panel_timeline_row(p, y++, d, false, x0, width, f);
-    if (y < p->h - 2) /* the host waiting for the selected device */
-        panel_timeline_row(p, y++, f->gpu, true, x0, width, f);
+    char span[16], info[80];
+    int x0 = PANEL_TIMELINE_LABEL + 1, dropped = 0;
+    int width = p->w - x0 - 1 < UI_PAINT_MAX_COLS ? p->w - x0 - 1 : UI_PAINT_MAX_COLS;
+    int y = panel_timeline_gantt(p, 1, p->h - 2, x0, width, &dropped, f);
+    bool compact = y < 0;
+    if (compact) { /* the dominant phase per device, and the host's waits */
+        y = 1;
+        unsigned n = f->run->n_devices ? f->run->n_devices : 1;
+        for (unsigned d = 0; d < n && y < p->h - 2; d++)
+            panel_timeline_row(p, y++, d, false, x0, width, f);
+        if (y < p->h - 2)
+            panel_timeline_row(p, y++, f->gpu, true, x0, width, f);
+    }
     panel_timeline_axis(p, y++, x0, width, f);
-    if (y < p->h)
+    if (compact && y < p->h)
         panel_timeline_legend(p, y, f);
+    panel_timeline_span(f->window_ns, span, sizeof(span));
+    if (dropped)
+        snprintf(info, sizeof(info), "dev%u  last %s  %d quiet phase%s hidden  < >", f->gpu, span,
+                 dropped, dropped == 1 ? "" : "s");
+    else
+        snprintf(info, sizeof(info), "dev%u  last %s  < >", f->gpu, span);
+    w_title(p->win, "timeline", info, p->focused, f);
 }
 
 const struct panel_ops panel_timeline_ops = {
     .name = "timeline",
     .title = "timeline",
-    .help = "phase per cell over the span; wait: host blocked in a sync",
+    .help = "a row per phase: its share of each cell; wait: host blocked in a sync",
     .min_h = 4,
-    .pref_h = 6,
+    .pref_h = 13,
     .column = 1,
     .draw = panel_timeline_draw,
     .key = NULL,
