@@ -201,21 +201,48 @@ Test(panels, sync_shows_percentiles_and_watch_state) {
     pt_close();
 }
 
-Test(panels, timeline_places_phases_and_labels_the_axis) {
+/* The row of w whose text starts with prefix, or NULL. */
+static const char *pt_row_starting(WINDOW *w, const char *prefix) {
+    for (int y = 0; y < getmaxy(w); y++)
+        if (strncmp(pt_row(w, y), prefix, strlen(prefix)) == 0)
+            return pt_row(w, y);
+    return NULL;
+}
+
+Test(panels, timeline_gantt_rows_per_active_phase) {
     pt_open(60, 200);
     pt_fixture();
     struct panel p;
-    WINDOW *w = pt_draw(&panel_timeline_ops, &p, 6, 106); /* 100 cells of 100 ms */
+    /* 12 label columns, then 93 cells of 10 s / 93 = 107.5 ms each */
+    WINDOW *w = pt_draw(&panel_timeline_ops, &p, 6, 106);
     cr_assert(pt_has(w, "last 10 s"));
-    const char *row = pt_row(w, 1);
-    cr_assert(strncmp(row, " dev0", 5) == 0, "%s", row);
-    /* forward covers the last 2 s: cells 80-99; vpoc covers -7 s .. -6 s: cells 30-40 */
-    cr_assert_eq(row[6 + 90], 'f', "%s", row);
-    cr_assert_eq(row[6 + 35], 'v', "%s", row);
-    cr_assert_eq(row[6 + 60], ' ', "%s", row);
+    const char *vpoc = pt_row_starting(w, " vpoc ");
+    cr_assert_not_null(vpoc, "no vpoc row");
+    /* vpoc ran from -7 s to -6 s: cells 27..37 */
+    cr_assert_eq(vpoc[12 + 32], 'v', "%s", vpoc);
+    cr_assert_eq(vpoc[12 + 20], ' ', "%s", vpoc);
+    cr_assert_eq(vpoc[12 + 60], ' ', "%s", vpoc);
+    const char *fwd = pt_row_starting(w, " forward <"); /* the phase now is marked */
+    cr_assert_not_null(fwd, "no forward row marked as current");
+    cr_assert_eq(fwd[12 + 85], 'f', "%s", fwd); /* the last 2 s: cells 74..92 */
+    cr_assert_eq(fwd[12 + 50], ' ', "%s", fwd);
+    cr_assert_null(pt_row_starting(w, " eval"), "a phase that did not run has a row");
     cr_assert(pt_has(w, "-10.0s"));
     cr_assert(pt_has(w, "-5.0s"));
     cr_assert(pt_has(w, "now"));
+    delwin(w);
+    pt_close();
+}
+
+Test(panels, timeline_compact_row_when_short) {
+    pt_open(24, 80);
+    pt_fixture();
+    struct panel p;
+    WINDOW *w = pt_draw(&panel_timeline_ops, &p, 4, 106); /* 2 rows: too few for a Gantt */
+    const char *dev0 = pt_row_starting(w, " dev0");
+    cr_assert_not_null(dev0, "no compact dev0 row");
+    cr_assert_eq(dev0[12 + 32], 'v', "%s", dev0);
+    cr_assert_eq(dev0[12 + 85], 'f', "%s", dev0);
     cr_assert(pt_has(w, "now  forward"));
     delwin(w);
     pt_close();
