@@ -194,7 +194,7 @@ int cli_copy(const char *flag, char *dst, size_t cap, const char *src, char *err
 
 static int cli_int(const char *flag, const char *s, long lo, long hi, int *out, char *err,
                    size_t errlen) {
-    long v;
+    long v = 0;
     int rc = cli_parse_long(flag, s, lo, hi, &v, err, errlen);
     if (rc == 0)
         *out = (int)v;
@@ -212,7 +212,7 @@ static int cli_enum(const char *flag, const char *s, const char *a, const char *
 
 /* Decimal seconds into nanoseconds. */
 static int cli_seconds(const char *flag, const char *s, uint64_t *ns, char *err, size_t errlen) {
-    double v;
+    double v = 0;
     int rc = cli_parse_double(flag, s, 0.001, 86400, &v, err, errlen);
     if (rc == 0)
         *ns = (uint64_t)llround(v * 1e9);
@@ -223,7 +223,7 @@ static int cli_seconds(const char *flag, const char *s, uint64_t *ns, char *err,
 static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *err,
                          size_t errlen) {
     struct engine_conf *c = &o->conf;
-    long l;
+    long l = 0;
     int k = 0, rc;
     switch (id) {
     case OPT_DATA:
@@ -231,8 +231,8 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
     case OPT_SYNTH_DAYS:
         return cli_int("--synthetic-days", v, 3, 100000, &c->synthetic_days, err, errlen);
     case OPT_SEED:
-        rc = cli_parse_long("--seed", v, 0, LONG_MAX, &l, err, errlen);
-        c->seed = (uint64_t)l;
+        if ((rc = cli_parse_long("--seed", v, 0, LONG_MAX, &l, err, errlen)) == 0)
+            c->seed = (uint64_t)l;
         return rc;
     case OPT_SKIP_BAD:
         c->skip_bad_rows = true;
