@@ -343,8 +343,8 @@ void engine_destroy(struct engine *e) {
     trace_destroy(e->trace);
     snap_destroy(e->snap);
     evring_destroy(e->cmds);
-    feat_set_fini(&e->fs);
     free(e->xf);
+    free(e->y);
     free(e->vpoc);
     free(e->vbars);
     data_sessions_fini(&e->ss);

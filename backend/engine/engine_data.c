@@ -100,26 +100,41 @@ int engine_vpoc_all(struct engine *e, char *err, size_t errlen) {
     return rc;
 }
 
-/* Training reads normalised features in float, as a GPU does: half the memory of the double
- * reference, which (with the per-sample indices, no longer needed) is freed here. */
-static int engine_features_compact(struct engine *e) {
-    size_t count = e->fs.n * FEAT_COUNT;
-    /* In place, front to back: float i lands in bytes [4i, 4i+4), inside doubles already read.
-     * memcpy keeps it free of aliasing games; then realloc returns the tail to the system. */
-    unsigned char *bytes = (unsigned char *)e->fs.x;
-    for (size_t i = 0; i < count; i++) {
-        double d;
-        memcpy(&d, bytes + i * sizeof(double), sizeof(d));
-        float f = (float)d;
-        memcpy(bytes + i * sizeof(float), &f, sizeof(f));
+/* Where feat_build_rows puts each sample: features in float (what training reads, half the
+ * memory of the double reference), targets, and the session for the split. */
+struct engine_rows {
+    struct engine *e;
+    size_t *session;
+};
+
+static void engine_rows_sink(void *ctx, size_t row, const double *x, double y, size_t bar,
+                             size_t session) {
+    struct engine_rows *r = ctx;
+    (void)bar;
+    for (unsigned j = 0; j < FEAT_COUNT; j++)
+        r->e->xf[row * FEAT_COUNT + j] = (float)x[j];
+    r->e->y[row] = y;
+    r->session[row] = session;
+}
+
+/* Build the samples and find the first validation row. */
+static int engine_features_rows(struct engine *e, const struct feat_opts *o, char *err,
+                                size_t errlen) {
+    size_t n = feat_rows(&e->ds, &e->ss, o);
+    struct engine_rows r = {e, malloc((n ? n : 1) * sizeof(size_t))};
+    e->xf = malloc((n ? n : 1) * FEAT_COUNT * sizeof(float));
+    e->y = malloc((n ? n : 1) * sizeof(double));
+    int rc = r.session && e->xf && e->y ? 0 : -ENOMEM;
+    if (rc == 0 && n > 0)
+        rc = feat_build_rows(&e->ds, &e->ss, e->vpoc, o, engine_rows_sink, &r);
+    if (rc == 0) {
+        struct feat_set view = {.n = n, .session = r.session}; /* the split reads sessions only */
+        e->n_rows = n;
+        e->split = feat_split_index(&view, e->conf.val_frac);
     }
-    float *xf = realloc(e->fs.x, count ? count * sizeof(float) : 1);
-    e->xf = xf ? xf : (float *)(void *)e->fs.x; /* a failed shrink keeps the block */
-    e->fs.x = NULL;
-    free(e->fs.bar);
-    free(e->fs.session);
-    e->fs.bar = e->fs.session = NULL;
-    data_series_fini(&e->ds); /* features built: training needs neither the bars nor indices */
+    free(r.session);
+    if (rc != 0)
+        return errbuf_set(err, errlen, rc, "features: %s", strerror(-rc));
     return 0;
 }
 
@@ -132,18 +147,15 @@ int engine_features(struct engine *e, char *err, size_t errlen) {
                           .horizon = e->conf.horizon,
                           .target = e->ck.arch.loss == MLP_LOSS_BCE ? FEAT_TARGET_SIGN
                                                                     : FEAT_TARGET_RETURN_BPS};
-    int rc = feat_build(&e->ds, &e->ss, e->vpoc, &o, &e->fs);
+    int rc = engine_features_rows(e, &o, err, errlen);
+    if (rc == 0 && (e->split == 0 || e->split >= e->n_rows))
+        rc = errbuf_set(err, errlen, -EINVAL,
+                        "not enough data: %zu samples cannot be split into training and "
+                        "validation sessions (use more days)",
+                        e->n_rows);
     if (rc != 0) {
         engine_set_phase(e, PHASE_COUNT);
-        return errbuf_set(err, errlen, rc, "features: %s", strerror(-rc));
-    }
-    e->split = feat_split_index(&e->fs, e->conf.val_frac);
-    if (e->split == 0 || e->split >= e->fs.n) {
-        engine_set_phase(e, PHASE_COUNT);
-        return errbuf_set(err, errlen, -EINVAL,
-                          "not enough data: %zu samples cannot be split into training and "
-                          "validation sessions (use more days)",
-                          e->fs.n);
+        return rc;
     }
     struct feat_norm norm;
     if (e->resumed) {
@@ -152,22 +164,19 @@ int engine_features(struct engine *e, char *err, size_t errlen) {
         norm.y_mean = e->ck.y_mean;
         norm.y_std = e->ck.y_std;
     } else {
-        feat_norm_fit(&e->fs, 0, e->split, o.target, &norm);
+        feat_norm_fit_f32(e->xf, e->y, 0, e->split, o.target, &norm);
         memcpy(e->ck.norm_mean, norm.mean, sizeof(norm.mean));
         memcpy(e->ck.norm_std, norm.std, sizeof(norm.std));
         e->ck.y_mean = norm.y_mean;
         e->ck.y_std = norm.y_std;
     }
-    feat_norm_apply(&e->fs, &norm, o.target);
-    if ((rc = engine_features_compact(e)) != 0) {
-        engine_set_phase(e, PHASE_COUNT);
-        return errbuf_set(err, errlen, rc, "out of memory");
-    }
+    feat_norm_apply_f32(e->xf, e->y, e->n_rows, &norm, o.target);
+    data_series_fini(&e->ds); /* features built: training needs neither bars nor their copies */
     e->s.train_rows = e->split;
-    e->s.val_rows = e->fs.n - e->split;
+    e->s.val_rows = e->n_rows - e->split;
     engine_phase_done(e, PHASE_FEATURES, t0, 0, -1, -1);
     engine_set_phase(e, PHASE_COUNT);
     engine_log(e, SEV_INFO, "features: %zu training and %zu validation samples x %d", e->split,
-               e->fs.n - e->split, FEAT_COUNT);
+               e->n_rows - e->split, FEAT_COUNT);
     return 0;
 }

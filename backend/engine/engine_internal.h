@@ -28,10 +28,10 @@ struct engine {
     struct data_sessions ss;
     struct vpoc_bar *vbars;   /* the series as VPOC input (host memory, copied per chunk) */
     struct vpoc_result *vpoc; /* one per session */
-    struct feat_set fs;       /* built in double (the reference); x, bar and session are freed once
-                               * training has its compact copy */
+    size_t n_rows;            /* samples */
     size_t split;             /* first validation row */
-    float *xf;                /* normalised features, fs.n x FEAT_COUNT: what training reads */
+    float *xf; /* normalised features, n_rows x FEAT_COUNT, built straight into float */
+    double *y; /* targets (normalised for the return target) */
 
     /* model: host copy (parameters, Adam state, normalisation, position) */
     struct mlp_ckpt ck;

@@ -78,7 +78,8 @@ static json_object *engine_meta_data(const struct engine *e) {
                                json_object_new_string(e->ss.s[e->ss.n - 1].label));
     }
     json_object_object_add(o, "train_samples", json_object_new_int64((int64_t)e->split));
-    json_object_object_add(o, "val_samples", json_object_new_int64((int64_t)(e->fs.n - e->split)));
+    json_object_object_add(o, "val_samples",
+                           json_object_new_int64((int64_t)(e->n_rows - e->split)));
     return o;
 }
 

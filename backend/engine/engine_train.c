@@ -62,7 +62,7 @@ void engine_train_free(struct engine *e) {
 /* Validation set to the device once; batch buffers and the model. */
 static int engine_train_setup(struct engine *e, char *err, size_t errlen) {
     const struct compute_ops *ops = e->c->ops;
-    size_t nv = e->fs.n - e->split, f = FEAT_COUNT, eb = ops->elem_bytes;
+    size_t nv = e->n_rows - e->split, f = FEAT_COUNT, eb = ops->elem_bytes;
     size_t batch = (size_t)e->conf.batch;
     uint64_t t0 = mono_now_ns();
     engine_set_phase(e, PHASE_H2D);
@@ -76,7 +76,7 @@ static int engine_train_setup(struct engine *e, char *err, size_t errlen) {
     for (size_t i = 0; stage && i < nv * f; i++)
         stage[i] = e->xf[e->split * f + i];
     rc = rc ? rc : ops->upload_f64(e->c, e->x_val, stage, nv * f);
-    rc = rc ? rc : ops->upload_f64(e->c, e->y_val, e->fs.y + e->split, nv);
+    rc = rc ? rc : ops->upload_f64(e->c, e->y_val, e->y + e->split, nv);
     int src = compute_sync(e->c, SYNC_OP_COPY);
     free(stage);
     engine_phase_done(e, PHASE_H2D, t0, 0, -1, -1);
@@ -138,7 +138,7 @@ static int engine_step(struct engine *e, size_t first, size_t rows, int32_t epoc
         size_t i = e->order[first + r];
         for (size_t j = 0; j < f; j++)
             e->xb_host[r * f + j] = e->xf[i * f + j];
-        e->yb_host[r] = e->fs.y[i];
+        e->yb_host[r] = e->y[i];
     }
     struct compute_event ev[5] = {0};
     int rc = ops->event_record(e->c, &ev[0]);
@@ -184,7 +184,7 @@ static void engine_metric(struct engine *e, int32_t epoch, double loss, bool has
 static int engine_eval(struct engine *e, int32_t epoch, double *val_loss, char *err,
                        size_t errlen) {
     const struct compute_ops *ops = e->c->ops;
-    size_t nv = e->fs.n - e->split, f = FEAT_COUNT, eb = ops->elem_bytes;
+    size_t nv = e->n_rows - e->split, f = FEAT_COUNT, eb = ops->elem_bytes;
     size_t parts = (nv + ENGINE_EVAL_ROWS - 1) / ENGINE_EVAL_ROWS;
     double *loss = calloc(parts, sizeof(double));
     if (!loss)

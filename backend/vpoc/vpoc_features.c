@@ -221,19 +221,17 @@ static void feat_row_session(const struct feat_ctx *c, size_t i, const struct vp
 }
 
 static void feat_emit(const struct feat_ctx *c, size_t i, size_t k, const struct vpoc_result *pr,
-                      struct feat_set *fs, size_t row) {
-    double *x = &fs->x[row * FEAT_COUNT];
+                      size_t row, feat_sink_fn sink, void *ctx) {
+    double x[FEAT_COUNT];
     feat_row_bar(c, i, x);
     feat_row_session(c, i, pr, x);
     const struct data_bar *fwd = &c->ds->bars[i + (size_t)c->o->horizon];
     double r = 1e4 * log(fwd->close / c->ds->bars[i].close);
-    fs->y[row] = c->o->target == FEAT_TARGET_SIGN ? (r > 0.0 ? 1.0 : 0.0) : r;
-    fs->bar[row] = i;
-    fs->session[row] = k;
+    sink(ctx, row, x, c->o->target == FEAT_TARGET_SIGN ? (r > 0.0 ? 1.0 : 0.0) : r, i, k);
 }
 
 static void feat_fill(struct feat_ctx *c, const struct data_sessions *ss,
-                      const struct vpoc_result *prior, struct feat_set *out) {
+                      const struct vpoc_result *prior, feat_sink_fn sink, void *ctx) {
     size_t row = 0;
     for (size_t k = 1; k < ss->n; k++) {
         const struct data_session *s = &ss->s[k];
@@ -243,9 +241,49 @@ static void feat_fill(struct feat_ctx *c, const struct data_sessions *ss,
         for (size_t i = s->first; i < s->first + s->n; i++) {
             feat_session_add(c, &c->ds->bars[i]);
             if (i + (size_t)c->o->horizon < c->ds->n)
-                feat_emit(c, i, k, &prior[k - 1], out, row++);
+                feat_emit(c, i, k, &prior[k - 1], row++, sink, ctx);
         }
     }
+}
+
+size_t feat_rows(const struct data_series *ds, const struct data_sessions *ss,
+                 const struct feat_opts *o) {
+    size_t max_levels;
+    if (ss->n < 2 || o->horizon < 1 || !(o->vpoc.tick > 0.0))
+        return 0;
+    return feat_count(ds, ss, o, &max_levels);
+}
+
+int feat_build_rows(const struct data_series *ds, const struct data_sessions *ss,
+                    const struct vpoc_result *prior, const struct feat_opts *o, feat_sink_fn sink,
+                    void *ctx) {
+    if (ss->n < 2 || o->horizon < 1 || !(o->vpoc.tick > 0.0))
+        return -EINVAL;
+    struct feat_ctx c = {.ds = ds, .o = o};
+    size_t max_levels;
+    feat_count(ds, ss, o, &max_levels);
+    int rc = -ENOMEM;
+    c.ret1 = malloc((2 * ds->n + 1) * sizeof *c.ret1); /* + 1: never a zero-size request */
+    c.hist = malloc((max_levels ? max_levels : 1) * sizeof *c.hist);
+    if (c.ret1 && c.hist) {
+        c.lv = c.ret1 + ds->n;
+        feat_series_arrays(ds, c.ret1, c.lv);
+        feat_fill(&c, ss, prior, sink, ctx);
+        rc = 0;
+    }
+    free(c.ret1);
+    free(c.hist);
+    return rc;
+}
+
+/* feat_build's sink: store the row in the set. */
+static void feat_store(void *ctx, size_t row, const double *x, double y, size_t bar,
+                       size_t session) {
+    struct feat_set *fs = ctx;
+    memcpy(&fs->x[row * FEAT_COUNT], x, FEAT_COUNT * sizeof(double));
+    fs->y[row] = y;
+    fs->bar[row] = bar;
+    fs->session[row] = session;
 }
 
 int feat_build(const struct data_series *ds, const struct data_sessions *ss,
@@ -253,24 +291,11 @@ int feat_build(const struct data_series *ds, const struct data_sessions *ss,
     memset(out, 0, sizeof *out);
     if (ss->n < 2 || o->horizon < 1 || !(o->vpoc.tick > 0.0))
         return -EINVAL;
-    struct feat_ctx c = {.ds = ds, .o = o};
-    size_t max_levels;
-    size_t n = feat_count(ds, ss, o, &max_levels);
-    int rc = -ENOMEM;
-    c.ret1 = malloc((2 * ds->n + 1) * sizeof *c.ret1); /* + 1: never a zero-size request */
-    c.hist = malloc(max_levels * sizeof *c.hist);
-    if (!c.ret1 || !c.hist)
-        goto fail;
-    c.lv = c.ret1 + ds->n;
-    rc = feat_alloc(out, n);
-    if (rc < 0)
-        goto fail;
-    feat_series_arrays(ds, c.ret1, c.lv);
-    feat_fill(&c, ss, prior, out);
-    rc = 0;
-fail:
-    free(c.ret1);
-    free(c.hist);
+    int rc = feat_alloc(out, feat_rows(ds, ss, o));
+    if (rc == 0 && out->n > 0)
+        rc = feat_build_rows(ds, ss, prior, o, feat_store, out);
+    if (rc != 0)
+        feat_set_fini(out);
     return rc;
 }
 
@@ -316,4 +341,43 @@ size_t feat_split_index(const struct feat_set *fs, double val_frac) {
         }
     }
     return fs->n;
+}
+
+/* Mean and population std of column j of float rows [row0, row0 + rows). */
+static void feat_stats_f32(const float *x, size_t row0, size_t rows, unsigned j, double *mean,
+                           double *std) {
+    double sum = 0.0, ss = 0.0;
+    for (size_t r = row0; r < row0 + rows; r++)
+        sum += x[r * FEAT_COUNT + j];
+    *mean = rows ? sum / (double)rows : 0.0;
+    for (size_t r = row0; r < row0 + rows; r++) {
+        double d = x[r * FEAT_COUNT + j] - *mean;
+        ss += d * d;
+    }
+    *std = rows ? sqrt(ss / (double)rows) : 0.0;
+}
+
+void feat_norm_fit_f32(const float *x, const double *y, size_t row0, size_t rows,
+                       enum feat_target t, struct feat_norm *out) {
+    double sd;
+    for (unsigned j = 0; j < FEAT_COUNT; j++) {
+        feat_stats_f32(x, row0, rows, j, &out->mean[j], &sd);
+        out->std[j] = sd < 1e-12 ? 1.0 : sd;
+    }
+    out->y_mean = 0.0;
+    out->y_std = 1.0;
+    if (t != FEAT_TARGET_RETURN_BPS)
+        return;
+    feat_stats(y + row0, 1, rows, &out->y_mean, &sd);
+    out->y_std = sd < 1e-12 ? 1.0 : sd;
+}
+
+void feat_norm_apply_f32(float *x, double *y, size_t n, const struct feat_norm *norm,
+                         enum feat_target t) {
+    for (size_t r = 0; r < n; r++) {
+        for (unsigned j = 0; j < FEAT_COUNT; j++)
+            x[r * FEAT_COUNT + j] = (float)((x[r * FEAT_COUNT + j] - norm->mean[j]) / norm->std[j]);
+        if (t == FEAT_TARGET_RETURN_BPS)
+            y[r] = (y[r] - norm->y_mean) / norm->y_std;
+    }
 }

@@ -37,6 +37,21 @@ int feat_build(const struct data_series *ds, const struct data_sessions *ss,
                const struct vpoc_result *prior, const struct feat_opts *o, struct feat_set *out);
 void feat_set_fini(struct feat_set *fs);
 
+/* Receives each sample from feat_build_rows: its row, FEAT_COUNT features (valid during the call
+ * only), target, bar and session indices. */
+typedef void (*feat_sink_fn)(void *ctx, size_t row, const double *x, double y, size_t bar,
+                             size_t session);
+
+/* How many samples feat_build makes for these inputs (0 when it would fail). */
+size_t feat_rows(const struct data_series *ds, const struct data_sessions *ss,
+                 const struct feat_opts *o);
+
+/* The samples of feat_build, row by row, handed to sink instead of stored: for callers that
+ * keep them in another form (training keeps float features). Same errors as feat_build. */
+int feat_build_rows(const struct data_series *ds, const struct data_sessions *ss,
+                    const struct vpoc_result *prior, const struct feat_opts *o, feat_sink_fn sink,
+                    void *ctx);
+
 /* z-score statistics, fit on a subset of rows; std of a constant column is 1. */
 struct feat_norm {
     double mean[FEAT_COUNT], std[FEAT_COUNT];
@@ -47,6 +62,13 @@ void feat_norm_fit(const struct feat_set *fs, size_t row0, size_t rows, enum fea
                    struct feat_norm *out);
 /* Normalise x (and y for the return target) in place with norm. */
 void feat_norm_apply(struct feat_set *fs, const struct feat_norm *norm, enum feat_target t);
+
+/* The same two for features kept as float (rows x FEAT_COUNT) with double targets; statistics
+ * are accumulated in double. */
+void feat_norm_fit_f32(const float *x, const double *y, size_t row0, size_t rows,
+                       enum feat_target t, struct feat_norm *out);
+void feat_norm_apply_f32(float *x, double *y, size_t n, const struct feat_norm *norm,
+                         enum feat_target t);
 
 /* Index of the first validation row: the first sample of the first session in the last
  * val_frac of the sessions that have samples (split by time). */
