@@ -26,8 +26,10 @@ static const struct panel_ops *const app_panel_table[APP_PANELS] = {
     &panel_gpu_ops, &panel_memory_ops, &panel_timeline_ops, &panel_sync_ops, &panel_events_ops,
 };
 
-/* Events the live ring holds between two drains; the UI drains whenever it is readable. */
+/* Events the live ring holds between two drains, which come at most every APP_DRAIN_NS: room
+ * for 80,000 events a second. */
 #define APP_RING_EVENTS (1u << 12)
+#define APP_DRAIN_NS    50000000ull
 
 static volatile sig_atomic_t app_sigint;
 
@@ -225,19 +227,29 @@ static void app_drain(struct app *a) {
         }
 }
 
-/* Wait until the next frame is due, draining events as they come; a key redraws at once. */
+/* Wait until the next frame is due, draining events as they come but at most every
+ * APP_DRAIN_NS (a wake-up per event would cost the training threads CPU); a key redraws at
+ * once. */
 static void app_wait(struct app *a, uint64_t deadline_ns) {
     bool tty = isatty(0);
-    for (uint64_t now = mono_now_ns(); now < deadline_ns; now = mono_now_ns()) {
+    /* a recording must not drop events: it drains on every wake-up */
+    uint64_t every = a->o->record[0] ? 0 : APP_DRAIN_NS;
+    uint64_t last_drain = mono_now_ns();
+    for (uint64_t now = last_drain; now < deadline_ns; now = mono_now_ns()) {
+        bool drain_due = now - last_drain >= every;
+        uint64_t until =
+            drain_due || last_drain + every > deadline_ns ? deadline_ns : last_drain + every;
         /* a stdin that is not a terminal (a script, /dev/null) is not polled: EOF would spin */
         struct pollfd pf[2] = {{tty ? 0 : -1, POLLIN, 0},
-                               {a->src->ops->wake_fd(a->src), POLLIN, 0}};
-        int ms = (int)((deadline_ns - now + 999999) / 1000000);
+                               {drain_due ? a->src->ops->wake_fd(a->src) : -1, POLLIN, 0}};
+        int ms = (int)((until - now + 999999) / 1000000);
         int rc = poll(pf, 2, ms);
         if (rc < 0 && app_sigint)
             return;
-        if (rc > 0 && (pf[1].revents & POLLIN) && !a->frozen)
+        if (rc > 0 && (pf[1].revents & POLLIN) && !a->frozen) {
             app_drain(a);
+            last_drain = mono_now_ns();
+        }
         /* keys, or a signal: SIGWINCH interrupts poll and getch then returns KEY_RESIZE */
         if (rc < 0 || (pf[0].revents & (POLLIN | POLLHUP))) {
             int ch, n = 0;
@@ -422,7 +434,8 @@ int app_run(const struct cli_train_opts *o) {
     char err[1024];
     sigset_t old_mask;
     app_block_signals(&old_mask);
-    int rc = evring_create(&ring, APP_RING_EVENTS);
+    /* a recording should not lose bursts (chunk-1 VPOC emits ~1M phases a second): 4x room */
+    int rc = evring_create(&ring, o->record[0] ? 4 * APP_RING_EVENTS : APP_RING_EVENTS);
     if (rc == 0 && (rc = engine_create(&e, &o->conf, ring, err, sizeof(err))) != 0) {
         fprintf(stderr, "ringside: %s\n", err);
         rc = rc == -ENOMEM ? 1 : CLI_EXIT_USAGE;
