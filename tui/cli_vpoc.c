@@ -138,7 +138,7 @@ static int cli_vpoc_compute(struct compute *c, const struct cli_vpoc_opts *o,
     for (size_t k = 0; rc == 0 && k < ss->n; k++) {
         size_t chunk = o->chunk > 0 ? (size_t)o->chunk : ss->s[k].n;
         rc = compute_vpoc_session(c, bars + ss->s[k].first, ss->s[k].n, &o->p, chunk, &res[k], NULL,
-                                  err, sizeof(err));
+                                  NULL, err, sizeof(err));
     }
     if (rc != 0)
         fprintf(stderr, "ringside vpoc: %s\n", err);

@@ -159,13 +159,21 @@ int compute_sync(struct compute *c, enum ev_sync_op op);
 int compute_alloc(struct compute *c, size_t bytes, void **out, char *err, size_t errlen);
 void compute_free(struct compute *c, void *ptr);
 
+/* The pool as it was at a moment of interest. */
+struct compute_pool_peek {
+    struct mem_stats stats;
+    struct mem_layout layout;
+};
+
 /* VPOC of one session through any backend: a profile buffer for the session's level range,
- * then chunks of `chunk` bars copied in and accumulated, each chunk's buffer taken from and
- * returned to the pool (so the chunk size shapes fragmentation), then POC and value area.
- * bars is host memory; ev (NULL, or n_chunks + 1 events) gets an event before the first chunk
- * and after each one. Ends with a traced stream sync; *out is valid on return. 0 or error. */
+ * then chunks of `chunk` bars copied into buffers of their own from the pool and accumulated;
+ * the buffers are returned after the session's sync, so the chunk size shapes the pool; then
+ * POC and value area. bars is host memory; ev (NULL, or n_chunks + 1 events) gets an event
+ * before the first chunk and after each one; peak (NULL or) receives the pool at the session's
+ * high-water mark. Ends with a traced stream sync; *out is valid on return. 0 or error. */
 int compute_vpoc_session(struct compute *c, const struct vpoc_bar *bars, size_t n,
                          const struct vpoc_params *p, size_t chunk, struct vpoc_result *out,
-                         struct compute_event *ev, char *err, size_t errlen);
+                         struct compute_event *ev, struct compute_pool_peek *peak, char *err,
+                         size_t errlen);
 
 #endif

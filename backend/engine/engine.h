@@ -82,6 +82,10 @@ struct engine_snap {
     /* memory */
     struct mem_stats mem;
     struct mem_layout layout;
+    struct mem_stats vpoc_peak; /* the pool at the last VPOC pass's high-water mark */
+    struct mem_stats vpoc_base; /* the pool when that pass began */
+    int32_t vpoc_peak_chunk;    /* the chunk size of that pass (0 = whole session) */
+    bool has_vpoc_peak;
     /* syncs per op, and what is in flight */
     struct trace_sync_summary sync[SYNC_OP_COUNT];
     struct trace_inflight inflight;

@@ -76,6 +76,8 @@ int engine_vpoc_all(struct engine *e, char *err, size_t errlen) {
     const struct vpoc_bar *bars = e->vbars;
     engine_set_phase(e, PHASE_VPOC);
     int rc = 0;
+    struct mem_stats pass_peak = {0}, pass_base;
+    mem_pool_stats(e->c->pool, &pass_base);
     for (size_t k = 0; rc == 0 && k < e->ss.n; k++) {
         if (engine_safe_point(e))
             break;
@@ -83,15 +85,24 @@ int engine_vpoc_all(struct engine *e, char *err, size_t errlen) {
         size_t chunk = e->chunk_bars > 0 ? (size_t)e->chunk_bars : s->n;
         struct compute_event *ev = calloc((s->n + chunk - 1) / chunk + 1, sizeof(*ev));
         rc = ev ? compute_vpoc_session(e->c, bars + s->first, s->n, &e->conf.vpoc, chunk,
-                                       &e->vpoc[k], ev, err, errlen)
+                                       &e->vpoc[k], ev, &e->peek, err, errlen)
                 : errbuf_set(err, errlen, -ENOMEM, "out of memory");
         if (rc == 0)
             engine_vpoc_emit(e, ev, (s->n + chunk - 1) / chunk);
+        if (rc == 0 && e->peek.stats.allocated_bytes >= pass_peak.allocated_bytes)
+            pass_peak = e->peek.stats;
         free(ev);
         e->s.sessions_done = k + 1;
         engine_emit_mem(e);
     }
     engine_set_phase(e, PHASE_COUNT);
+    if (rc == 0 && !e->stop_requested) { /* what this chunk size did to the pool */
+        e->s.vpoc_peak = pass_peak;
+        e->s.vpoc_base = pass_base;
+        e->s.vpoc_peak_chunk = e->chunk_bars;
+        e->s.has_vpoc_peak = true;
+        engine_publish(e, true);
+    }
     if (rc == 0 && !e->stop_requested && e->chunk_bars != e->vpoc_logged_chunk) {
         engine_log(e, SEV_INFO, "VPOC done for %zu sessions (chunk %d bars)", e->ss.n,
                    e->chunk_bars);

@@ -26,10 +26,11 @@ struct engine {
     struct data_series ds; /* freed once features are built (counts stay in s.bars) */
     uint64_t data_fp;      /* data_series_fingerprint of the data, taken at load */
     struct data_sessions ss;
-    struct vpoc_bar *vbars;   /* the series as VPOC input (host memory, copied per chunk) */
-    struct vpoc_result *vpoc; /* one per session */
-    size_t n_rows;            /* samples */
-    size_t split;             /* first validation row */
+    struct vpoc_bar *vbars;        /* the series as VPOC input (host memory, copied per chunk) */
+    struct vpoc_result *vpoc;      /* one per session */
+    size_t n_rows;                 /* samples */
+    size_t split;                  /* first validation row */
+    struct compute_pool_peek peek; /* scratch for VPOC's high-water mark */
     float *xf; /* normalised features, n_rows x FEAT_COUNT, built straight into float */
     double *y; /* targets (normalised for the return target) */
 

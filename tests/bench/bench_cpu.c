@@ -273,8 +273,8 @@ static int bench_cpu_vpoc_one(const struct bench_cpu_vpoc *v, const struct vpoc_
     if (!v->c)
         return vpoc_session(bars, n, &v->p, out);
     char err[256] = "";
-    int rc = compute_vpoc_session(v->c, bars, n, &v->p, v->chunk ? v->chunk : n, out, NULL, err,
-                                  sizeof(err));
+    int rc = compute_vpoc_session(v->c, bars, n, &v->p, v->chunk ? v->chunk : n, out, NULL, NULL,
+                                  err, sizeof(err));
     if (rc != 0)
         fprintf(stderr, "bench_cpu: %s\n", err);
     return rc;

@@ -338,3 +338,39 @@ Test(engine, vpoc_refresh_reruns_vpoc_each_epoch) {
     evring_destroy(r);
     rs_test_rmtree(dir);
 }
+
+/* The chunk size shapes the pool: every chunk of a session has a buffer of its own until the
+ * session's sync, so chunks of 7 bars (198 buffers of 512 bytes a session) peak far above one
+ * whole-session buffer (1380 x 32 bytes). */
+static struct engine_snap eng_peak_of(int chunk) {
+    char dir[256], err[512];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    struct engine_conf c;
+    eng_conf(&c, dir);
+    c.epochs = 0;
+    c.chunk_bars = chunk;
+    struct evring *r;
+    struct engine *e;
+    cr_assert_eq(evring_create(&r, 1u << 16), 0);
+    cr_assert_eq(engine_create(&e, &c, r, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(engine_start(e), 0);
+    eng_n = 0;
+    eng_wait(e, r, eng_is_done);
+    engine_join(e, NULL);
+    struct engine_snap s = *engine_snap_read(e, NULL);
+    engine_destroy(e);
+    evring_destroy(r);
+    rs_test_rmtree(dir);
+    return s;
+}
+
+Test(engine, chunk_size_shapes_the_vpoc_peak) {
+    struct engine_snap small = eng_peak_of(7), whole = eng_peak_of(0);
+    cr_assert(small.has_vpoc_peak && whole.has_vpoc_peak);
+    cr_assert_eq(small.vpoc_peak_chunk, 7);
+    cr_assert_eq(whole.vpoc_peak_chunk, 0);
+    /* 198 chunk buffers of 512 bytes and a profile vs one 44,544-byte buffer and a profile */
+    cr_assert_geq(small.vpoc_peak.allocated_bytes, 198u * 512u);
+    cr_assert_lt(whole.vpoc_peak.allocated_bytes, 64u * 1024u);
+    cr_assert_gt(small.vpoc_peak.active_blocks, whole.vpoc_peak.active_blocks + 190);
+}

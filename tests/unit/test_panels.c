@@ -97,6 +97,11 @@ static void pt_fixture(void) {
                                      .free_blocks = 2,
                                      .segments = 2,
                                      .frag = 0.0526};
+    pt_snap.has_vpoc_peak = true;
+    pt_snap.vpoc_peak_chunk = 125;
+    pt_snap.vpoc_peak = (struct mem_stats){
+        .allocated_bytes = 706u * 1024, .active_blocks = 1381, .reserved_bytes = 2u << 20};
+    pt_snap.vpoc_base = (struct mem_stats){.allocated_bytes = 16u * 1024, .active_blocks = 1};
     pt_snap.layout.n_segments = pt_snap.layout.n_listed = 2;
     pt_snap.layout.seg[0].size_bytes = 20u << 20;
     pt_snap.layout.seg[0].n_blocks = 2;
@@ -149,6 +154,9 @@ Test(panels, memory_shows_pool_numbers_and_segment_map) {
         cr_assert(pt_has(w, s ? "allocated 3.0 MiB" : "alloc 3.0 MiB"), "%s", pt_row(w, 1));
         cr_assert(pt_has(w, "reserved 22.0 MiB"));
         cr_assert(pt_has(w, "largest free 18.0 MiB"));
+        if (s) /* room for the VPOC line at the larger size */
+            cr_assert(pt_has(w, "VPOC peak (chunk 125): +690.0 KiB in +1380 blocks"), "%s",
+                      pt_row(w, 3));
         cr_assert(pt_has(w, s ? "free blocks 2  segments 2" : "2 free/2 seg"), "%s", pt_row(w, 1));
         /* the 20 MiB segment: 2 of 20 MiB used (~10% '#'), the rest its largest free block */
         int row = -1;

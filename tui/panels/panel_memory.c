@@ -73,6 +73,24 @@ static void panel_memory_draw(struct panel *p, const struct ui_frame *f) {
         w_spark(p->win, y, 28 + sw, sw, v, n, THEME_WARN, f);
         y++;
     }
+    const struct engine_snap *sn = f->snap;
+    if (sn->has_vpoc_peak && y < p->h - 1) {
+        char pa[24], pr[24], chunk[24];
+        const struct mem_stats *pk = &sn->vpoc_peak, *b0 = &sn->vpoc_base;
+        ui_fmt_bytes(pa, sizeof(pa),
+                     pk->allocated_bytes > b0->allocated_bytes
+                         ? pk->allocated_bytes - b0->allocated_bytes
+                         : 0);
+        ui_fmt_bytes(pr, sizeof(pr), pk->reserved_bytes);
+        if (sn->vpoc_peak_chunk > 0)
+            snprintf(chunk, sizeof(chunk), "chunk %d", sn->vpoc_peak_chunk);
+        else
+            snprintf(chunk, sizeof(chunk), "whole sessions");
+        w_text(p->win, y++, 1, w, THEME_DIM, f,
+               "VPOC peak (%s): +%s in +%u blocks, reserved %s, frag %.0f%%", chunk, pa,
+               pk->active_blocks > b0->active_blocks ? pk->active_blocks - b0->active_blocks : 0,
+               pr, pk->frag * 100.0);
+    }
     int big_seg, big_blk;
     panel_memory_largest(l, &big_seg, &big_blk);
     for (uint32_t i = 0; i < l->n_listed && y < p->h; i++, y++)
