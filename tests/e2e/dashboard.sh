@@ -6,66 +6,9 @@
 # usage: dashboard.sh RINGSIDE SCRATCH_DIR
 # Every wait polls capture-pane against a deadline; on a failure the step and the last screen
 # are printed and the script exits 1. The tmux server is killed on every exit path.
-set -u
-
-if [ $# -ne 2 ]; then
-    echo "usage: $0 RINGSIDE SCRATCH_DIR" >&2
-    exit 2
-fi
-RINGSIDE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-SCRATCH=$2
-SOCK="rs-e2e-$$"
-SESSION=rs
-STEP="start"
-SCREEN=""
-OUT=""
-
-if ! command -v tmux > /dev/null 2>&1; then
-    echo "dashboard e2e: tmux is not installed" >&2
-    exit 1
-fi
-[ -x "$RINGSIDE" ] || { echo "dashboard e2e: $RINGSIDE is not executable" >&2; exit 1; }
-
-unset TMUX
-tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
-cleanup() { tm kill-server > /dev/null 2>&1; }
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
-capture() { SCREEN=$(tm capture-pane -p -t "$SESSION" 2> /dev/null) || SCREEN=""; }
-
-fail() {
-    echo "dashboard e2e [${VARIANT:-?}]: FAILED at step: $STEP" >&2
-    [ $# -gt 0 ] && echo "  $*" >&2
-    echo "---- last screen ----" >&2
-    printf '%s\n' "$SCREEN" >&2
-    echo "---------------------" >&2
-    if [ -n "$OUT" ] && [ -f "$OUT/session.log" ]; then
-        echo "---- session.log (tail) ----" >&2
-        tail -n 20 "$OUT/session.log" >&2
-    fi
-    exit 1
-}
-
-# wait_for STEP SECONDS PREDICATE [ARGS...]: poll the screen every 0.2 s until PREDICATE (run
-# with $SCREEN set) succeeds, or fail after SECONDS.
-wait_for() {
-    STEP=$1
-    local limit=$2 start
-    shift 2
-    start=$(date +%s%N)
-    while :; do
-        capture
-        "$@" && return 0
-        if [ $((($(date +%s%N) - start) / 1000000)) -ge $((limit * 1000)) ]; then
-            fail "no match within ${limit}s"
-        fi
-        sleep 0.2
-    done
-}
-
-has() { printf '%s\n' "$SCREEN" | grep -qF -- "$1"; }
-header_has() { printf '%s\n' "$SCREEN" | head -n 3 | grep -qF -- "$1"; }
+E2E_NAME="dashboard e2e"
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
 # The events panel: the lines from its title row (with the per-category counts) down.
 events_has() {
     printf '%s\n' "$SCREEN" | awk '/ events .*command [0-9]/ { on = 1; next } on' |
@@ -82,8 +25,6 @@ width_is() { [ "$(tm display -p -t "$SESSION" '#{pane_width}x#{pane_height}')" =
 layout_at() { width_is "$1" && footer_ok && has "memory pool" && ! has "terminal too small"; }
 normal_at() { layout_at "$1" && has "timeline" && has "synchronize" && header_has "RUNNING"; }
 too_small() { width_is "$1" && has "terminal too small"; }
-session_gone() { ! tm has-session -t "$SESSION" > /dev/null 2>&1; }
-file_exists() { [ -e "$1" ]; }
 
 # The pane's script: terminal modes before and after, ringside's exit status.
 write_runner() {
