@@ -22,12 +22,12 @@ static void panel_events_title(struct panel *p, const struct ui_frame *f) {
     w_title(p->win, p->detail ? "event detail (Enter: back)" : "events", info, p->focused, f);
 }
 
+/* The event whose details are open: copied when the view opens, so events arriving meanwhile
+ * do not change what is shown (there is one events panel). */
+static struct ui_event panel_events_shown;
+
 static void panel_events_detail(struct panel *p, const struct ui_frame *f) {
-    const struct ui_event *e = ui_model_event(f->model, (size_t)p->selected);
-    if (!e) {
-        p->detail = false;
-        return;
-    }
+    const struct ui_event *e = &panel_events_shown;
     char when[16];
     uint64_t t0 = f->run->start_ns;
     ui_fmt_hms(when, sizeof(when), e->t_ns > t0 ? (double)(e->t_ns - t0) / 1e9 : 0);
@@ -69,7 +69,10 @@ static void panel_events_draw(struct panel *p, const struct ui_frame *f) {
 
 static bool panel_events_key(struct panel *p, int ch, const struct ui_frame *f) {
     if (ch == '\n' || ch == KEY_ENTER || ch == '\r') {
-        p->detail = !p->detail && ui_model_event(f->model, (size_t)p->selected) != NULL;
+        const struct ui_event *e = ui_model_event(f->model, (size_t)p->selected);
+        p->detail = !p->detail && e != NULL;
+        if (p->detail)
+            panel_events_shown = *e;
         return true;
     }
     if (ch == 27 && p->detail) { /* Esc leaves the detail view */
