@@ -38,7 +38,9 @@ static void app_on_signal(int sig) {
     app_sigint = 1;
 }
 
-void app_notice(struct app *a, const char *fmt, ...) {
+static void app_notice(struct app *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void app_notice(struct app *a, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(a->notice, sizeof(a->notice), fmt, ap);

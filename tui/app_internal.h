@@ -36,6 +36,5 @@ extern const uint64_t app_zoom_ns[APP_ZOOMS];
 void app_draw_frame(struct app *a, bool quitting);
 void app_relayout(struct app *a);
 void app_free_windows(struct app *a);
-void app_notice(struct app *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

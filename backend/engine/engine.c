@@ -16,12 +16,6 @@
 #define ENGINE_PUBLISH_NS    100000000ull /* snapshots at most every 100 ms unless forced */
 #define ENGINE_PAUSE_POLL_MS 200
 
-const char *engine_state_name(enum engine_state s) {
-    static const char *const names[] = {"starting", "running",  "paused",
-                                        "stopping", "finished", "failed"};
-    return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
-}
-
 void engine_log(struct engine *e, enum ev_severity sev, const char *fmt, ...) {
     struct ev ev = {.kind = EV_LOG, .dev = EV_DEV_NONE};
     ev.u.text.severity = (uint8_t)sev;

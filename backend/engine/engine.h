@@ -60,7 +60,6 @@ enum engine_state {
     ENGINE_FINISHED,
     ENGINE_FAILED,
 };
-const char *engine_state_name(enum engine_state s);
 
 /* Everything the UI shows that is not an event: copied by value, published a few times a
  * second and at every state change. */

@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,19 +52,9 @@ void trace_destroy(struct trace *t) {
     free(t);
 }
 
-unsigned trace_devices(const struct trace *t) {
-    return t->n_dev;
-}
-
 void trace_set_phase(struct trace *t, unsigned dev, enum ev_phase_id ph) {
     if (dev < t->n_dev)
         atomic_store(&t->dev[dev].phase, (uint32_t)ph);
-}
-
-enum ev_phase_id trace_phase(const struct trace *t, unsigned dev) {
-    if (dev >= t->n_dev)
-        return PHASE_COUNT;
-    return (enum ev_phase_id)atomic_load(&((struct trace *)t)->dev[dev].phase);
 }
 
 void trace_emit(struct trace *t, const struct ev *e) {
@@ -164,15 +153,4 @@ void trace_sync_summary(struct trace *t, unsigned dev, enum ev_sync_op op,
     out->p50_ns = trace_hist_percentile(&h, 50);
     out->p90_ns = trace_hist_percentile(&h, 90);
     out->p99_ns = trace_hist_percentile(&h, 99);
-}
-
-void trace_log(struct trace *t, enum ev_kind kind, enum ev_severity sev, unsigned dev,
-               const char *fmt, ...) {
-    struct ev e = {.kind = (uint16_t)kind, .dev = (uint16_t)dev};
-    e.u.text.severity = (uint8_t)sev;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(e.u.text.text, sizeof(e.u.text.text), fmt, ap);
-    va_end(ap);
-    trace_emit(t, &e);
 }

@@ -38,11 +38,8 @@ struct trace_sync_summary {
 int trace_create(struct trace **out, struct evring *ring, unsigned n_devices);
 void trace_destroy(struct trace *t);
 
-unsigned trace_devices(const struct trace *t);
-
-/* The phase a device is in now (for sync attribution and the UI); PHASE_COUNT = idle. */
+/* The phase a device is in now (for sync attribution); PHASE_COUNT = idle. */
 void trace_set_phase(struct trace *t, unsigned dev, enum ev_phase_id ph);
-enum ev_phase_id trace_phase(const struct trace *t, unsigned dev);
 
 /* Emit a completed phase [start_ns, end_ns] as an event. */
 void trace_phase_emit(struct trace *t, unsigned dev, enum ev_phase_id ph, uint64_t start_ns,
@@ -66,9 +63,5 @@ void trace_sync_summary(struct trace *t, unsigned dev, enum ev_sync_op op,
 
 /* Push an arbitrary event (stamped now if e->t_ns == 0). */
 void trace_emit(struct trace *t, const struct ev *e);
-
-/* Convenience: LOG or ALERT text event. */
-void trace_log(struct trace *t, enum ev_kind kind, enum ev_severity sev, unsigned dev,
-               const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #endif
