@@ -73,22 +73,33 @@ static const struct ev *eng_find_cmd(enum ev_cmd_id cmd) {
     return NULL;
 }
 
+/* Run an engine with c to its end: every event lands in eng_events, the result in *res and
+ * the last snapshot in *snap (either may be NULL). */
+static void eng_run(const struct engine_conf *c, struct engine_result *res,
+                    struct engine_snap *snap) {
+    struct evring *r;
+    struct engine *e;
+    char err[512];
+    cr_assert_eq(evring_create(&r, 1u << 16), 0);
+    cr_assert_eq(engine_create(&e, c, r, err, sizeof(err)), 0, "%s", err);
+    eng_n = 0;
+    cr_assert_eq(engine_start(e), 0);
+    eng_wait(e, r, eng_is_done);
+    cr_assert_eq(engine_join(e, res), 0);
+    eng_drain(r);
+    if (snap)
+        *snap = *engine_snap_read(e, NULL);
+    engine_destroy(e);
+    evring_destroy(r);
+}
+
 Test(engine, full_run_emits_every_phase_and_checkpoints) {
     char dir[256], path[512];
     cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
     struct engine_conf c;
     eng_conf(&c, dir);
-    struct evring *r;
-    struct engine *e;
-    char err[512];
-    cr_assert_eq(evring_create(&r, 1u << 16), 0);
-    cr_assert_eq(engine_create(&e, &c, r, err, sizeof(err)), 0, "%s", err);
-    eng_n = 0;
-    cr_assert_eq(engine_start(e), 0);
-    eng_wait(e, r, eng_is_done);
     struct engine_result res;
-    cr_assert_eq(engine_join(e, &res), 0);
-    eng_drain(r);
+    eng_run(&c, &res, NULL);
     cr_assert_eq(res.state, ENGINE_FINISHED, "%s", res.error);
     cr_assert_eq(res.epochs_done, 2);
     cr_assert(res.has_val);
@@ -119,8 +130,6 @@ Test(engine, full_run_emits_every_phase_and_checkpoints) {
     cr_assert(json_object_object_get_ex(arch, "inputs", &v));
     cr_assert_eq(json_object_get_int(v), 24);
     json_object_put(meta);
-    engine_destroy(e);
-    evring_destroy(r);
     rs_test_rmtree(dir);
 }
 
@@ -274,7 +283,7 @@ Test(engine, json_schema_of_each_event_kind) {
 /* The default problem is learnable: on 60 synthetic days the validation loss falls from the
  * first epoch to the second, for several seeds. */
 Test(engine, validation_loss_falls_over_two_epochs) {
-    char dir[256], err[512];
+    char dir[256];
     cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
     const uint64_t seeds[] = {5, 42};
     for (size_t k = 0; k < 2; k++) {
@@ -283,15 +292,7 @@ Test(engine, validation_loss_falls_over_two_epochs) {
         c.synthetic_days = 60;
         c.batch = 256;
         c.seed = seeds[k];
-        struct evring *r;
-        struct engine *e;
-        cr_assert_eq(evring_create(&r, 1u << 16), 0);
-        cr_assert_eq(engine_create(&e, &c, r, err, sizeof(err)), 0, "%s", err);
-        eng_n = 0;
-        cr_assert_eq(engine_start(e), 0);
-        eng_wait(e, r, eng_is_done);
-        engine_join(e, NULL);
-        eng_drain(r);
+        eng_run(&c, NULL, NULL);
         double val[2] = {0, 0};
         for (size_t i = 0; i < eng_n; i++)
             if (eng_events[i].kind == EV_METRIC && eng_events[i].u.metric.has_val)
@@ -299,8 +300,6 @@ Test(engine, validation_loss_falls_over_two_epochs) {
         cr_assert_gt(val[0], 0);
         cr_assert_lt(val[1], val[0], "seed %llu: %g then %g", (unsigned long long)seeds[k], val[0],
                      val[1]);
-        engine_destroy(e);
-        evring_destroy(r);
     }
     rs_test_rmtree(dir);
 }
@@ -308,21 +307,13 @@ Test(engine, validation_loss_falls_over_two_epochs) {
 /* With vpoc_refresh = 1, VPOC runs again before every epoch after the first, with the chunk
  * size in force then. */
 Test(engine, vpoc_refresh_reruns_vpoc_each_epoch) {
-    char dir[256], err[512];
+    char dir[256];
     cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
     struct engine_conf c;
     eng_conf(&c, dir);
     c.epochs = 3;
     c.vpoc_refresh = 1;
-    struct evring *r;
-    struct engine *e;
-    cr_assert_eq(evring_create(&r, 1u << 16), 0);
-    cr_assert_eq(engine_create(&e, &c, r, err, sizeof(err)), 0, "%s", err);
-    eng_n = 0;
-    cr_assert_eq(engine_start(e), 0);
-    eng_wait(e, r, eng_is_done);
-    engine_join(e, NULL);
-    eng_drain(r);
+    eng_run(&c, NULL, NULL);
     /* 6 sessions x 3 chunks of 500, before epochs 1, 2 and 3 */
     cr_assert_eq(eng_count(EV_PHASE, PHASE_VPOC), 3 * 6 * 3);
     size_t by_epoch[4] = {0, 0, 0, 0};
@@ -334,8 +325,6 @@ Test(engine, vpoc_refresh_reruns_vpoc_each_epoch) {
     cr_assert_eq(by_epoch[1], 0);     /* epoch 1 trains on the first run's results */
     cr_assert_eq(by_epoch[2], 6 * 3);
     cr_assert_eq(by_epoch[3], 6 * 3);
-    engine_destroy(e);
-    evring_destroy(r);
     rs_test_rmtree(dir);
 }
 
@@ -343,23 +332,14 @@ Test(engine, vpoc_refresh_reruns_vpoc_each_epoch) {
  * session's sync, so chunks of 7 bars (198 buffers of 512 bytes a session) peak far above one
  * whole-session buffer (1380 x 32 bytes). */
 static struct engine_snap eng_peak_of(int chunk) {
-    char dir[256], err[512];
+    char dir[256];
     cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
     struct engine_conf c;
     eng_conf(&c, dir);
     c.epochs = 0;
     c.chunk_bars = chunk;
-    struct evring *r;
-    struct engine *e;
-    cr_assert_eq(evring_create(&r, 1u << 16), 0);
-    cr_assert_eq(engine_create(&e, &c, r, err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(engine_start(e), 0);
-    eng_n = 0;
-    eng_wait(e, r, eng_is_done);
-    engine_join(e, NULL);
-    struct engine_snap s = *engine_snap_read(e, NULL);
-    engine_destroy(e);
-    evring_destroy(r);
+    struct engine_snap s;
+    eng_run(&c, NULL, &s);
     rs_test_rmtree(dir);
     return s;
 }
