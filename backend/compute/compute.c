@@ -78,13 +78,12 @@ int compute_open(const char *name, const struct compute_conf *conf, struct compu
         return errbuf_set(err, errlen, -ENOENT, "unknown backend '%s' (use auto, %s)", name,
                           compute_backends());
     }
-    char why[256] = "";
+    char why[512] = "";
     for (size_t i = 0; compute_table[i]; i++) {
         int rc = compute_open_one(compute_table[i], conf, out, why, sizeof(why));
         if (rc == 0) {
             if (i > 0)
-                errbuf_set(notice, noticelen, 0, "no GPU backend available (%s); using %s", why,
-                           compute_table[i]->name);
+                errbuf_set(notice, noticelen, 0, "%s; using %s", why, compute_table[i]->name);
             else if (strcmp(compute_table[i]->name, "cpu") == 0)
                 errbuf_set(notice, noticelen, 0,
                            "this build has no GPU backend (compiled: %s); using cpu",

@@ -116,6 +116,13 @@ struct compute_ops {
     int (*mlp_read)(struct compute *c, struct compute_mlp *m, double *params, double *adam_m,
                     double *adam_v, int64_t *adam_t);
 
+    /* Enqueue: copy the gradients of the last backward to a host array (valid after a sync). */
+    int (*mlp_read_grad)(struct compute *c, struct compute_mlp *m, double *grad);
+
+    /* Blocks: the largest single block the device could allocate now (outside the pool), by a
+     * bounded search that frees what it tried. NULL when the backend cannot tell. */
+    int (*mem_probe)(struct compute *c, uint64_t *largest_bytes);
+
     /* Events: record on the stream; time readable after a sync that covers it. */
     int (*event_record)(struct compute *c, struct compute_event *e);
     int (*event_time_ns)(struct compute *c, const struct compute_event *e, uint64_t *t_ns);

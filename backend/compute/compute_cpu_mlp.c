@@ -177,6 +177,12 @@ static int compute_cpu_mlp_read_run(void *arg) {
     return 0;
 }
 
+static int compute_cpu_mlp_read_grad_run(void *arg) {
+    struct compute_cpu_mlp_op *a = arg;
+    memcpy(a->dst_params, a->m->grad, a->m->n_params * sizeof(double));
+    return 0;
+}
+
 static int compute_cpu_mlp_check(const struct compute_mlp *m, size_t rows) {
     return rows == 0 || rows > m->max_rows ? -EINVAL : 0;
 }
@@ -211,4 +217,9 @@ int compute_cpu_mlp_read(struct compute *c, struct compute_mlp *m, double *param
     struct compute_cpu_mlp_op a = {
         .m = m, .dst_params = params, .dst_m = adam_m, .dst_v = adam_v, .dst_t = adam_t};
     return compute_cpu_enqueue(c, compute_cpu_mlp_read_run, &a, sizeof(a));
+}
+
+int compute_cpu_mlp_read_grad(struct compute *c, struct compute_mlp *m, double *grad) {
+    struct compute_cpu_mlp_op a = {.m = m, .dst_params = grad};
+    return compute_cpu_enqueue(c, compute_cpu_mlp_read_grad_run, &a, sizeof(a));
 }

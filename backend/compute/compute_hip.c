@@ -1,0 +1,423 @@
+/* The HIP compute backend: the kernels in kernels/ on one GPU through the HIP runtime (or CUDA,
+ * through the same C interface). One stream; pool memory from hipMalloc; host copies staged in
+ * pinned memory; results meant for host memory (losses, VPOC results, read-backs) and event
+ * times are completed on the host by the synchronize that covers them. */
+#include "backend/compute/compute_hip_internal.h"
+#include "backend/core/errbuf.h"
+#include "backend/core/mono.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HIP_STAGE_BYTES ((size_t)8 << 20)
+#define HIP_STAGE_ALIGN 256
+
+_Static_assert(sizeof(struct rs_gpu_bar) == sizeof(struct vpoc_bar), "bar layouts differ");
+
+static struct compute_hip *compute_hip_priv(struct compute *c) {
+    return c->priv;
+}
+
+int compute_hip_fail(struct compute *c, int gpu_err) {
+    if (gpu_err == 0)
+        return 0;
+    struct compute_hip *h = compute_hip_priv(c);
+    if (h->sticky == 0)
+        h->sticky = gpu_err;
+    return -(HIP_ERR_BASE + gpu_err);
+}
+
+/* "name" or "name: description" when the runtime has one worth adding. */
+static void compute_hip_err_text(int e, char *out, size_t len) {
+    const char *name = rs_gpu_err_name(e), *text = rs_gpu_err_string(e);
+    if (strcmp(name, text) == 0)
+        snprintf(out, len, "%s", name);
+    else
+        snprintf(out, len, "%s: %s", name, text);
+}
+
+static const char *compute_hip_strerror(int rc) {
+    static _Thread_local char buf[192];
+    int e = rc < 0 ? -rc : rc;
+    if (e < HIP_ERR_BASE)
+        return strerror(e);
+    compute_hip_err_text(e - HIP_ERR_BASE, buf, sizeof(buf));
+    return buf;
+}
+
+/* ---- pinned staging and host completions ---- */
+
+void *compute_hip_stage(struct compute *c, size_t bytes) {
+    struct hip_stage *s = &compute_hip_priv(c)->stage;
+    size_t need = (bytes + HIP_STAGE_ALIGN - 1) / HIP_STAGE_ALIGN * HIP_STAGE_ALIGN;
+    if (s->ring && s->bytes - s->used >= need) {
+        void *p = s->ring + s->used;
+        s->used += need;
+        return p;
+    }
+    if (s->n_extra == s->cap_extra) {
+        size_t cap = s->cap_extra ? 2 * s->cap_extra : 16;
+        void **x = realloc(s->extra, cap * sizeof(*x));
+        if (!x)
+            return NULL;
+        s->extra = x;
+        s->cap_extra = cap;
+    }
+    void *p = NULL;
+    if (rs_gpu_host_alloc(&p, need) != 0)
+        return NULL;
+    s->extra[s->n_extra++] = p;
+    return p;
+}
+
+static void compute_hip_stage_reset(struct hip_stage *s) {
+    for (size_t i = 0; i < s->n_extra; i++)
+        rs_gpu_host_free(s->extra[i]);
+    s->n_extra = 0;
+    s->used = 0;
+}
+
+int compute_hip_pend(struct compute *c, const struct hip_pend *p) {
+    struct compute_hip *h = compute_hip_priv(c);
+    if (h->n_pend == HIP_PENDING)
+        return -ENOSPC;
+    h->pend[h->n_pend++] = *p;
+    return 0;
+}
+
+static void compute_hip_pend_run(const struct hip_pend *p) {
+    switch (p->kind) {
+    case HIP_PEND_COPY:
+        memcpy(p->dst, p->src, p->count);
+        break;
+    case HIP_PEND_F32_F64:
+        for (size_t i = 0; i < p->count; i++)
+            ((double *)p->dst)[i] = ((const float *)p->src)[i];
+        break;
+    case HIP_PEND_F64:
+        *(double *)p->dst = *(const double *)p->src;
+        break;
+    case HIP_PEND_I64:
+        *(int64_t *)p->dst = p->value;
+        break;
+    case HIP_PEND_VPOC: {
+        const struct rs_gpu_vpoc_result *g = p->src;
+        struct vpoc_result *r = p->dst;
+        r->poc_level = g->poc_level;
+        r->vah_level = g->vah_level;
+        r->val_level = g->val_level;
+        r->poc = (double)r->poc_level * p->tick;
+        r->vah = (double)r->vah_level * p->tick;
+        r->val = (double)r->val_level * p->tick;
+        r->total_fix = g->total_fix;
+        break;
+    }
+    }
+}
+
+/* ---- events: times relative to the first event after each synchronize ---- */
+
+static int compute_hip_event_record(struct compute *c, struct compute_event *e) {
+    struct compute_hip *h = compute_hip_priv(c);
+    e->t_ns = 0;
+    e->handle = NULL;
+    if (h->n_events == HIP_EVENTS)
+        return 0; /* too many between two syncs: this one stays untimed */
+    size_t k = h->n_events;
+    int rc = rs_gpu_event_record(h->events[k], h->stream);
+    if (rc != 0)
+        return compute_hip_fail(c, rc);
+    if (k == 0)
+        h->anchor_ns = mono_now_ns();
+    h->owner[k] = e;
+    e->handle = h->events[k];
+    h->n_events++;
+    return 0;
+}
+
+static int compute_hip_event_time_ns(struct compute *c, const struct compute_event *e,
+                                     uint64_t *t_ns) {
+    (void)c;
+    if (e->t_ns == 0)
+        return -EAGAIN; /* not covered by a sync yet, or not timed */
+    *t_ns = e->t_ns;
+    return 0;
+}
+
+/* After a successful wait: event times, host completions, staging back to empty. */
+static void compute_hip_complete(struct compute *c, bool ok) {
+    struct compute_hip *h = compute_hip_priv(c);
+    for (size_t k = 0; ok && k < h->n_events; k++) {
+        float ms = 0;
+        if (k == 0)
+            h->owner[k]->t_ns = h->anchor_ns;
+        else if (rs_gpu_event_elapsed_ms(h->events[0], h->events[k], &ms) == 0 && ms >= 0)
+            h->owner[k]->t_ns = h->anchor_ns + (uint64_t)((double)ms * 1e6);
+    }
+    h->n_events = 0;
+    for (size_t i = 0; ok && i < h->n_pend; i++)
+        compute_hip_pend_run(&h->pend[i]);
+    h->n_pend = 0;
+    compute_hip_stage_reset(&h->stage);
+}
+
+static int compute_hip_wait(struct compute *c, bool device) {
+    struct compute_hip *h = compute_hip_priv(c);
+    int rc = device ? rs_gpu_device_sync() : rs_gpu_stream_sync(h->stream);
+    if (rc == 0)
+        rc = h->sticky;
+    h->sticky = 0;
+    compute_hip_complete(c, rc == 0);
+    return rc == 0 ? 0 : -(HIP_ERR_BASE + rc);
+}
+
+static int compute_hip_sync_stream(struct compute *c) {
+    return compute_hip_wait(c, false);
+}
+
+static int compute_hip_sync_device(struct compute *c) {
+    return compute_hip_wait(c, true);
+}
+
+/* ---- open / close ---- */
+
+static int compute_hip_no_device(const struct rs_gpu_runtime *rt, int e, char *err, size_t errlen) {
+    const char *hint = strstr(rt->platform, "NVIDIA")
+                           ? "check nvidia-smi and CUDA_VISIBLE_DEVICES"
+                           : "check the amdgpu driver, access to /dev/kfd (groups render, video) "
+                             "and HIP_VISIBLE_DEVICES";
+    char what[128];
+    if (e == 0)
+        snprintf(what, sizeof(what), "the runtime found 0 devices");
+    else
+        compute_hip_err_text(e, what, sizeof(what));
+    return errbuf_set(err, errlen, -ENODEV, "no HIP device (%s; %s %s, driver %s): %s", what,
+                      rt->platform, rt->runtime_text, rt->driver_text, hint);
+}
+
+static int compute_hip_no_binary(const struct compute_hip *h, int e, char *err, size_t errlen) {
+    bool nv = strncmp(h->dev.arch, "sm_", 3) == 0;
+    return errbuf_set(err, errlen, -(HIP_ERR_BASE + e),
+                      "no kernel image for %s (%s): %s; this binary has kernels for %s: rebuild "
+                      "with %s%s",
+                      h->dev.name, h->dev.arch, rs_gpu_err_name(e), h->rt.built_archs,
+                      nv ? "-DCMAKE_CUDA_ARCHITECTURES=" : "-DRINGSIDE_HIP_ARCHS=",
+                      nv ? h->dev.arch + 3 : h->dev.arch);
+}
+
+/* Device selection and the kernel check: the errors a user can act on. */
+static int compute_hip_pick(struct compute_hip *h, int device, char *err, size_t errlen) {
+    int n = 0, e = rs_gpu_device_count(&n);
+    if (e != 0 || n == 0)
+        return compute_hip_no_device(&h->rt, e, err, errlen);
+    if (device >= n)
+        return errbuf_set(err, errlen, -ENODEV,
+                          "--device %d: this machine has %d HIP device%s "
+                          "(0..%d)",
+                          device, n, n == 1 ? "" : "s", n - 1);
+    e = rs_gpu_set_device(device);
+    e = e ? e : rs_gpu_device_get(device, &h->dev);
+    if (e != 0)
+        return errbuf_set(err, errlen, -(HIP_ERR_BASE + e), "HIP device %d: %s", device,
+                          compute_hip_strerror(-(HIP_ERR_BASE + e)));
+    e = rs_gpu_check_kernels();
+    if (rs_gpu_err_kind(e) == RS_GPU_ERR_NO_BINARY)
+        return compute_hip_no_binary(h, e, err, errlen);
+    if (e != 0)
+        return errbuf_set(err, errlen, -(HIP_ERR_BASE + e),
+                          "HIP device %d (%s): a test kernel failed: %s", device, h->dev.name,
+                          compute_hip_strerror(-(HIP_ERR_BASE + e)));
+    return 0;
+}
+
+static void compute_hip_release(struct compute_hip *h) {
+    for (size_t k = 0; k < HIP_EVENTS; k++)
+        if (h->events[k])
+            rs_gpu_event_destroy(h->events[k]);
+    compute_hip_stage_reset(&h->stage);
+    free(h->stage.extra);
+    if (h->stage.ring)
+        rs_gpu_host_free(h->stage.ring);
+    if (h->stream)
+        rs_gpu_stream_destroy(h->stream);
+    free(h);
+}
+
+/* Stream, events and pinned staging. */
+static int compute_hip_resources(struct compute_hip *h) {
+    int e = rs_gpu_stream_create(&h->stream);
+    for (size_t k = 0; e == 0 && k < HIP_EVENTS; k++)
+        e = rs_gpu_event_create(&h->events[k]);
+    void *ring = NULL;
+    e = e ? e : rs_gpu_host_alloc(&ring, HIP_STAGE_BYTES);
+    h->stage.ring = ring;
+    h->stage.bytes = ring ? HIP_STAGE_BYTES : 0;
+    return e;
+}
+
+static int compute_hip_mem_info(struct compute *c) {
+    uint64_t f = 0, t = 0;
+    int e = rs_gpu_mem_info(&f, &t);
+    c->info.mem_valid = e == 0;
+    c->info.mem_free_bytes = f;
+    c->info.mem_total_bytes = t;
+    return e == 0 ? 0 : compute_hip_fail(c, e);
+}
+
+static int compute_hip_open(struct compute *c, const struct compute_conf *conf, char *err,
+                            size_t errlen) {
+    struct compute_hip *h = calloc(1, sizeof(*h));
+    if (!h)
+        return -ENOMEM;
+    rs_gpu_runtime_get(&h->rt);
+    h->device = conf->device;
+    int rc = compute_hip_pick(h, conf->device, err, errlen);
+    if (rc == 0) {
+        int e = compute_hip_resources(h);
+        if (e != 0)
+            rc = errbuf_set(err, errlen, -(HIP_ERR_BASE + e),
+                            "HIP device %d: cannot create the stream and pinned buffers: %s",
+                            conf->device, compute_hip_strerror(-(HIP_ERR_BASE + e)));
+    }
+    if (rc != 0) {
+        compute_hip_release(h);
+        return rc;
+    }
+    c->priv = h;
+    snprintf(c->info.name, sizeof(c->info.name), "%s", h->dev.name);
+    snprintf(c->info.arch, sizeof(c->info.arch), "%s", h->dev.arch);
+    compute_hip_mem_info(c);
+    return 0;
+}
+
+static void compute_hip_close(struct compute *c) {
+    struct compute_hip *h = compute_hip_priv(c);
+    if (!h)
+        return;
+    rs_gpu_stream_sync(h->stream);
+    compute_hip_complete(c, false);
+    compute_hip_release(h);
+    c->priv = NULL;
+}
+
+/* ---- memory ---- */
+
+static int compute_hip_raw_alloc(void *ctx, size_t bytes, void **out) {
+    int e = rs_gpu_malloc(out, bytes);
+    if (e == 0)
+        return 0;
+    return rs_gpu_err_kind(e) == RS_GPU_ERR_OOM ? -ENOMEM : compute_hip_fail(ctx, e);
+}
+
+static void compute_hip_raw_free(void *ctx, void *ptr, size_t bytes) {
+    (void)ctx;
+    (void)bytes;
+    rs_gpu_free(ptr);
+}
+
+static int compute_hip_mem_probe(struct compute *c, uint64_t *largest_bytes) {
+    uint64_t f = 0, t = 0;
+    int e = rs_gpu_mem_info(&f, &t), tries = 0;
+    e = e ? e
+          : rs_gpu_probe_largest((uint64_t)1 << 20, f, (uint64_t)1 << 20, largest_bytes, &tries);
+    return e == 0 ? 0 : -(HIP_ERR_BASE + e);
+}
+
+/* ---- copies ---- */
+
+static int compute_hip_copy_h2d(struct compute *c, void *dst, const void *src, size_t bytes) {
+    void *s = compute_hip_stage(c, bytes);
+    if (!s)
+        return -ENOMEM;
+    memcpy(s, src, bytes);
+    return compute_hip_fail(c, rs_gpu_copy_h2d(dst, s, bytes, compute_hip_priv(c)->stream));
+}
+
+static int compute_hip_copy_d2h(struct compute *c, void *dst, const void *src, size_t bytes) {
+    void *s = compute_hip_stage(c, bytes);
+    if (!s)
+        return -ENOMEM;
+    int rc = compute_hip_fail(c, rs_gpu_copy_d2h(s, src, bytes, compute_hip_priv(c)->stream));
+    struct hip_pend p = {.kind = HIP_PEND_COPY, .dst = dst, .src = s, .count = bytes};
+    return rc ? rc : compute_hip_pend(c, &p);
+}
+
+int compute_hip_upload_f64(struct compute *c, void *dst, const double *src, size_t count) {
+    float *s = compute_hip_stage(c, count * sizeof(float));
+    if (!s)
+        return -ENOMEM;
+    for (size_t i = 0; i < count; i++)
+        s[i] = (float)src[i];
+    return compute_hip_fail(
+        c, rs_gpu_copy_h2d(dst, s, count * sizeof(float), compute_hip_priv(c)->stream));
+}
+
+int compute_hip_download_f32(struct compute *c, double *dst, const void *src, size_t count) {
+    void *s = compute_hip_stage(c, count * sizeof(float));
+    if (!s)
+        return -ENOMEM;
+    int rc = compute_hip_fail(
+        c, rs_gpu_copy_d2h(s, src, count * sizeof(float), compute_hip_priv(c)->stream));
+    struct hip_pend p = {.kind = HIP_PEND_F32_F64, .dst = dst, .src = s, .count = count};
+    return rc ? rc : compute_hip_pend(c, &p);
+}
+
+static int compute_hip_memset0(struct compute *c, void *dst, size_t bytes) {
+    return compute_hip_fail(c, rs_gpu_memset0(dst, bytes, compute_hip_priv(c)->stream));
+}
+
+/* ---- VPOC ---- */
+
+static struct rs_gpu_vpoc_params compute_hip_vpoc_params(const struct vpoc_params *p) {
+    struct rs_gpu_vpoc_params g = {p->profile == VPOC_RANGE ? 1 : 0, p->tick, p->value_area};
+    return g;
+}
+
+static int compute_hip_vpoc_chunk(struct compute *c, const struct compute_vpoc_chunk *a) {
+    struct rs_gpu_vpoc_params g = compute_hip_vpoc_params(&a->params);
+    return compute_hip_fail(c, rs_gpu_vpoc_accumulate(a->bars, a->n_bars, &g, a->base, a->hist,
+                                                      a->n_levels, compute_hip_priv(c)->stream));
+}
+
+static int compute_hip_vpoc_finalize(struct compute *c, const struct compute_vpoc_final *a) {
+    struct rs_gpu_vpoc_params g = compute_hip_vpoc_params(&a->params);
+    struct rs_gpu_vpoc_result *slot = compute_hip_stage(c, sizeof(*slot));
+    if (!slot)
+        return -ENOMEM;
+    int rc = compute_hip_fail(c, rs_gpu_vpoc_finalize(a->hist, a->n_levels, a->base, &g, slot,
+                                                      compute_hip_priv(c)->stream));
+    struct hip_pend p = {.kind = HIP_PEND_VPOC, .dst = a->out, .src = slot, .tick = a->params.tick};
+    return rc ? rc : compute_hip_pend(c, &p);
+}
+
+const struct compute_ops compute_hip_ops = {
+    .name = "hip",
+    .elem_bytes = sizeof(float),
+    .open = compute_hip_open,
+    .close = compute_hip_close,
+    .raw_alloc = compute_hip_raw_alloc,
+    .raw_free = compute_hip_raw_free,
+    .mem_info = compute_hip_mem_info,
+    .upload_f64 = compute_hip_upload_f64,
+    .copy_h2d = compute_hip_copy_h2d,
+    .copy_d2h = compute_hip_copy_d2h,
+    .memset0 = compute_hip_memset0,
+    .vpoc_chunk = compute_hip_vpoc_chunk,
+    .vpoc_finalize = compute_hip_vpoc_finalize,
+    .mlp_create = compute_hip_mlp_create,
+    .mlp_destroy = compute_hip_mlp_destroy,
+    .mlp_forward = compute_hip_mlp_forward,
+    .mlp_loss = compute_hip_mlp_loss,
+    .mlp_backward = compute_hip_mlp_backward,
+    .mlp_optimizer = compute_hip_mlp_optimizer,
+    .mlp_read = compute_hip_mlp_read,
+    .mlp_read_grad = compute_hip_mlp_read_grad,
+    .mem_probe = compute_hip_mem_probe,
+    .event_record = compute_hip_event_record,
+    .event_time_ns = compute_hip_event_time_ns,
+    .sync_stream = compute_hip_sync_stream,
+    .sync_device = compute_hip_sync_device,
+    .strerror = compute_hip_strerror,
+};

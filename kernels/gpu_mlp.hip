@@ -1,0 +1,198 @@
+// The MLP on the device in fp32, as backend/mlp/mlp.c computes it in double: forward keeping
+// pre-activations, losses, backward with per-row-tile gradients added atomically, and Adam as
+// torch.optim.Adam. A block owns a tile of rows and carries it through every layer on chip.
+#include "gpu_runtime.h"
+#include "rs_gpu.h"
+
+#define ML_THREADS     256
+#define ML_SMEM_MAX    (46 * 1024) /* on-chip bytes a block may use (below every device's limit) */
+#define ML_ROWS_MIN    4
+#define ML_ROWS_MAX    64
+#define ML_BLOCKS_GOAL 32 /* blocks a batch is split into, when tiles allow */
+
+__device__ static inline float ml_sigmoid(float z) {
+    if (z >= 0.0f)
+        return 1.0f / (1.0f + expf(-z));
+    float e = expf(z);
+    return e / (1.0f + e);
+}
+
+__device__ static inline float ml_act(int act, float z) {
+    return act == 1 ? (z > 0.0f ? z : 0.0f) : z * ml_sigmoid(z);
+}
+
+__device__ static inline float ml_act_deriv(int act, float z) {
+    if (act == 1)
+        return z > 0.0f ? 1.0f : 0.0f;
+    float s = ml_sigmoid(z);
+    return s * (1.0f + z * (1.0f - s));
+}
+
+/* Rows per block: small tiles for small batches (a kernel lasts as long as one block's tile
+ * takes), at most what fits `buffers` row-tiles of the widest layer on chip. */
+static int ml_tile_rows(const rs_gpu_mlp_dims *d, int buffers, int rows) {
+    int fit = ML_SMEM_MAX / (buffers * d->max_width * (int)sizeof(float));
+    int r = (rows + ML_BLOCKS_GOAL - 1) / ML_BLOCKS_GOAL;
+    r = r < ML_ROWS_MIN ? ML_ROWS_MIN : r > ML_ROWS_MAX ? ML_ROWS_MAX : r;
+    return r > fit ? (fit < 1 ? 1 : fit) : r;
+}
+
+__global__ void __launch_bounds__(ML_THREADS)
+    ml_forward_kernel(rs_gpu_mlp_dims d, const float *params, const float *x, int rows, int tile,
+                      float *z, float *out) {
+    extern __shared__ float sm[];
+    float *a = sm, *b = sm + (size_t)tile * d.max_width;
+    int r0 = blockIdx.x * tile, nr = rows - r0 < tile ? rows - r0 : tile;
+    for (int k = threadIdx.x; k < nr * d.in[0]; k += blockDim.x)
+        a[k] = x[(size_t)r0 * d.in[0] + k];
+    __syncthreads();
+    for (int l = 0; l < d.n_layers; l++) {
+        int in = d.in[l], on = d.out[l];
+        bool hidden = l + 1 < d.n_layers;
+        const float *w = params + d.w_off[l], *bias = params + d.b_off[l];
+        float *zl = z + (size_t)l * d.z_stride + (size_t)r0 * on;
+        for (int k = threadIdx.x; k < nr * on; k += blockDim.x) {
+            int r = k / on, j = k - r * on;
+            const float *wj = w + (size_t)j * in, *ar = a + r * in;
+            float s = bias[j];
+            for (int i = 0; i < in; i++)
+                s = fmaf(wj[i], ar[i], s);
+            if (hidden) {
+                zl[k] = s;
+                b[k] = ml_act(d.act, s);
+            } else {
+                out[r0 + r] = s;
+            }
+        }
+        __syncthreads();
+        float *t = a;
+        a = b;
+        b = t;
+    }
+}
+
+__global__ void __launch_bounds__(ML_THREADS)
+    ml_loss_kernel(int loss, const float *out, const float *y, int rows, double *result) {
+    __shared__ double part[ML_THREADS];
+    double s = 0;
+    for (int r = threadIdx.x; r < rows; r += blockDim.x) {
+        double o = out[r], t = y[r];
+        s += loss == 1 ? (o > 0 ? o : 0.0) - o * t + log1p(exp(-fabs(o))) : (o - t) * (o - t);
+    }
+    part[threadIdx.x] = s;
+    __syncthreads();
+    for (unsigned h = blockDim.x / 2; h > 0; h /= 2) {
+        if (threadIdx.x < h)
+            part[threadIdx.x] += part[threadIdx.x + h];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        *result = rows > 0 ? part[0] / rows : 0.0;
+}
+
+__global__ void __launch_bounds__(ML_THREADS)
+    ml_backward_kernel(rs_gpu_mlp_dims d, const float *params, const float *x, const float *y,
+                       int rows, int tile, const float *z, const float *out, float *grad) {
+    extern __shared__ float sm[];
+    size_t plane = (size_t)tile * d.max_width;
+    float *dc = sm, *dp = sm + plane, *ap = sm + 2 * plane;
+    int r0 = blockIdx.x * tile, nr = rows - r0 < tile ? rows - r0 : tile;
+    for (int r = threadIdx.x; r < nr; r += blockDim.x) { /* d(mean loss)/d(out) */
+        float o = out[r0 + r], t = y[r0 + r];
+        float g = d.loss == 1 ? ml_sigmoid(o) - t : 2.0f * (o - t);
+        dc[r] = g / (float)rows;
+    }
+    for (int l = d.n_layers - 1; l >= 0; l--) {
+        int in = d.in[l], on = d.out[l];
+        const float *zin = l > 0 ? z + (size_t)(l - 1) * d.z_stride + (size_t)r0 * in : NULL;
+        for (int k = threadIdx.x; k < nr * in; k += blockDim.x)
+            ap[k] = l == 0 ? x[(size_t)r0 * in + k] : ml_act(d.act, zin[k]);
+        __syncthreads();
+        const float *w = params + d.w_off[l];
+        float *gw = grad + d.w_off[l], *gb = grad + d.b_off[l];
+        for (int k = threadIdx.x; k < on * in; k += blockDim.x) {
+            int j = k / in, i = k - j * in;
+            float s = 0.0f;
+            for (int r = 0; r < nr; r++)
+                s = fmaf(dc[r * on + j], ap[r * in + i], s);
+            atomicAdd(&gw[k], s);
+        }
+        for (int j = threadIdx.x; j < on; j += blockDim.x) {
+            float s = 0.0f;
+            for (int r = 0; r < nr; r++)
+                s += dc[r * on + j];
+            atomicAdd(&gb[j], s);
+        }
+        if (l == 0)
+            break;
+        for (int k = threadIdx.x; k < nr * in; k += blockDim.x) {
+            int r = k / in, i = k - r * in;
+            float s = 0.0f;
+            for (int j = 0; j < on; j++)
+                s = fmaf(dc[r * on + j], w[(size_t)j * in + i], s);
+            dp[k] = s * ml_act_deriv(d.act, zin[k]);
+        }
+        __syncthreads();
+        float *t = dc;
+        dc = dp;
+        dp = t;
+    }
+}
+
+__global__ void ml_adam_kernel(rs_gpu_adam a, float *params, const float *grad, float *m, float *v,
+                               size_t n) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        float p = params[i], g = grad[i] + a.weight_decay * p;
+        float mi = a.beta1 * m[i] + (1.0f - a.beta1) * g;
+        float vi = a.beta2 * v[i] + (1.0f - a.beta2) * g * g;
+        m[i] = mi;
+        v[i] = vi;
+        params[i] = p - a.step * mi / (sqrtf(vi) / a.sqrt_bc2 + a.eps);
+    }
+}
+
+extern "C" {
+
+int rs_gpu_mlp_forward(const struct rs_gpu_mlp_dims *d, const float *params, const float *x,
+                       int rows, float *z, float *out, void *stream) {
+    if (rows <= 0)
+        return 0;
+    int tile = ml_tile_rows(d, 2, rows);
+    size_t smem = 2 * (size_t)tile * d->max_width * sizeof(float);
+    RS_LAUNCH(ml_forward_kernel, (rows + tile - 1) / tile, ML_THREADS, smem, (hipStream_t)stream,
+              *d, params, x, rows, tile, z, out);
+    return (int)hipGetLastError();
+}
+
+int rs_gpu_mlp_loss(const struct rs_gpu_mlp_dims *d, const float *out, const float *y, int rows,
+                    double *loss, void *stream) {
+    RS_LAUNCH(ml_loss_kernel, 1, ML_THREADS, 0, (hipStream_t)stream, d->loss, out, y, rows, loss);
+    return (int)hipGetLastError();
+}
+
+int rs_gpu_mlp_backward(const struct rs_gpu_mlp_dims *d, const float *params, const float *x,
+                        const float *y, int rows, const float *z, const float *out, float *grad,
+                        void *stream) {
+    if (rows <= 0)
+        return 0;
+    int tile = ml_tile_rows(d, 3, rows);
+    size_t smem = 3 * (size_t)tile * d->max_width * sizeof(float);
+    RS_LAUNCH(ml_backward_kernel, (rows + tile - 1) / tile, ML_THREADS, smem, (hipStream_t)stream,
+              *d, params, x, y, rows, tile, z, out, grad);
+    return (int)hipGetLastError();
+}
+
+int rs_gpu_mlp_adam(const struct rs_gpu_adam *a, float *params, const float *grad, float *m,
+                    float *v, size_t n, void *stream) {
+    size_t blocks = (n + ML_THREADS - 1) / ML_THREADS;
+    if (blocks > 4096)
+        blocks = 4096;
+    if (blocks == 0)
+        return 0;
+    RS_LAUNCH(ml_adam_kernel, (unsigned)blocks, ML_THREADS, 0, (hipStream_t)stream, *a, params,
+              grad, m, v, n);
+    return (int)hipGetLastError();
+}
+
+} // extern "C"

@@ -1,0 +1,104 @@
+/* The HIP API subset the kernels use, written once for both platforms: on AMD it is HIP itself;
+ * on NVIDIA it is a thin mapping onto the CUDA runtime (HIP's own NVIDIA headers do not build
+ * against current CUDA). Only what kernels/ calls is mapped; add names here as they are used. */
+#ifndef RINGSIDE_KERNELS_GPU_RUNTIME_H
+#define RINGSIDE_KERNELS_GPU_RUNTIME_H
+
+#include <stdint.h>
+
+#if defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__) || defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+#define RS_GPU_PLATFORM "HIP on AMD ROCm"
+#define RS_GPU_AMD      1
+
+#elif defined(__CUDACC__)
+#include <cuda_runtime.h>
+#define RS_GPU_PLATFORM "HIP on NVIDIA CUDA"
+#define RS_GPU_NVIDIA   1
+
+typedef cudaError_t hipError_t;
+typedef cudaStream_t hipStream_t;
+typedef cudaEvent_t hipEvent_t;
+typedef cudaDeviceProp hipDeviceProp_t;
+
+#define hipSuccess                 cudaSuccess
+#define hipErrorNotReady           cudaErrorNotReady
+#define hipErrorNoDevice           cudaErrorNoDevice
+#define hipErrorInvalidDevice      cudaErrorInvalidDevice
+#define hipErrorOutOfMemory        cudaErrorMemoryAllocation
+#define hipErrorNoBinaryForGpu     cudaErrorNoKernelImageForDevice
+#define hipErrorInvalidValue       cudaErrorInvalidValue
+#define hipErrorNotSupported       cudaErrorNotSupported
+#define hipErrorInsufficientDriver cudaErrorInsufficientDriver
+
+#define hipStreamNonBlocking    cudaStreamNonBlocking
+#define hipEventDefault         cudaEventDefault
+#define hipHostMallocMapped     cudaHostAllocMapped
+#define hipHostMallocPortable   cudaHostAllocPortable
+#define hipMemcpyHostToDevice   cudaMemcpyHostToDevice
+#define hipMemcpyDeviceToHost   cudaMemcpyDeviceToHost
+#define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
+
+#define hipGetErrorName                            cudaGetErrorName
+#define hipGetErrorString                          cudaGetErrorString
+#define hipGetLastError                            cudaGetLastError
+#define hipPeekAtLastError                         cudaPeekAtLastError
+#define hipGetDeviceCount                          cudaGetDeviceCount
+#define hipGetDeviceProperties                     cudaGetDeviceProperties
+#define hipSetDevice                               cudaSetDevice
+#define hipDeviceGetPCIBusId                       cudaDeviceGetPCIBusId
+#define hipDeviceSynchronize                       cudaDeviceSynchronize
+#define hipRuntimeGetVersion                       cudaRuntimeGetVersion
+#define hipDriverGetVersion                        cudaDriverGetVersion
+#define hipMemGetInfo                              cudaMemGetInfo
+#define hipMalloc                                  cudaMalloc
+#define hipFree                                    cudaFree
+#define hipHostMalloc                              cudaHostAlloc
+#define hipHostFree                                cudaFreeHost
+#define hipHostGetDevicePointer                    cudaHostGetDevicePointer
+#define hipMemcpyAsync                             cudaMemcpyAsync
+#define hipMemsetAsync                             cudaMemsetAsync
+#define hipStreamCreateWithFlags                   cudaStreamCreateWithFlags
+#define hipStreamDestroy                           cudaStreamDestroy
+#define hipStreamSynchronize                       cudaStreamSynchronize
+#define hipStreamQuery                             cudaStreamQuery
+#define hipEventCreateWithFlags                    cudaEventCreateWithFlags
+#define hipEventDestroy                            cudaEventDestroy
+#define hipEventRecord                             cudaEventRecord
+#define hipEventElapsedTime                        cudaEventElapsedTime
+#define hipEventQuery                              cudaEventQuery
+#define hipFuncSetAttribute                        cudaFuncSetAttribute
+#define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
+
+#else
+#error "kernels/ is compiled by hipcc (AMD) or nvcc (NVIDIA)"
+#endif
+
+/* Launch a kernel on a stream: one spelling for both platforms. */
+#define RS_LAUNCH(kernel, grid, block, shmem, stream, ...)                                         \
+    kernel<<<(grid), (block), (shmem), (stream)>>>(__VA_ARGS__)
+
+/* A lane's value from the lane `o` above it in its warp (wavefront), full-warp participation. */
+#if defined(RS_GPU_NVIDIA)
+#define RS_SHFL_DOWN(x, o) __shfl_down_sync(0xffffffffu, (x), (o))
+#else
+#define RS_SHFL_DOWN(x, o) __shfl_down((x), (o))
+#endif
+
+/* Nanoseconds from a clock that runs at a constant rate on the device (for time limits). */
+__device__ static inline uint64_t rs_dev_time_ns(void) {
+#if defined(RS_GPU_NVIDIA)
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+#elif defined(__HIP_DEVICE_COMPILE__)
+    /* s_memrealtime counts at a constant 100 MHz; where the toolchain lacks it, the shader
+     * clock stands in at an assumed 2 GHz (a time limit then holds to within the clock). */
+    long long t = wall_clock64();
+    return t >= 0 ? (uint64_t)t * 10u : (uint64_t)clock64() / 2u;
+#else
+    return 0;
+#endif
+}
+
+#endif

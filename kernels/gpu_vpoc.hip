@@ -1,0 +1,305 @@
+// Volume profiles on the device, exactly as backend/vpoc/vpoc.c: the same levels, the same
+// fixed-point shares (so integer sums are exact in any order), POC ties to the lowest level and
+// the same value-area walk.
+#include "gpu_runtime.h"
+#include "rs_gpu.h"
+
+#define VP_THREADS 256
+/* The batched kernel: one block per session, several resident per multiprocessor so that one
+ * block's loads overlap another's reductions; each thread keeps VB_CACHE bars' levels in
+ * registers between the two passes. */
+#define VB_THREADS 256
+#define VB_CACHE   6 /* 1536 bars: a full day of one-minute bars */
+/* Resident blocks per multiprocessor, by profile (the range profile keeps more per bar). */
+#define VB_BLOCKS(profile) ((profile) == 0 ? 6 : 4)
+#define VP_LDS             RS_GPU_VPOC_LDS_LEVELS
+
+typedef unsigned long long vp_u64;
+
+__device__ static inline int64_t vp_level(double price, double tick) {
+    return (int64_t)llround(price / tick);
+}
+
+__device__ static inline int64_t vp_share(double volume, int64_t n_levels) {
+    /* x / 1.0 == x exactly: a one-level bar (every close-profile bar) needs no division. */
+    double f = volume * 65536.0;
+    return (int64_t)llround(n_levels == 1 ? f : f / (double)n_levels);
+}
+
+struct vp_span {
+    int64_t lo, hi, share;
+};
+
+__device__ static inline vp_span vp_bar(const rs_gpu_bar *b, int profile, double tick) {
+    vp_span s;
+    const double2 *v = (const double2 *)b; /* bars are 32-byte aligned: two 16-byte loads */
+    double2 cv = v[1];                     /* close, volume */
+    if (profile == 0) {
+        s.lo = s.hi = vp_level(cv.x, tick);
+    } else {
+        double2 hl = v[0]; /* high, low */
+        int64_t a = vp_level(hl.y, tick), z = vp_level(hl.x, tick);
+        s.lo = a < z ? a : z;
+        s.hi = a < z ? z : a;
+    }
+    s.share = vp_share(cv.y, s.hi - s.lo + 1);
+    return s;
+}
+
+/* 64-bit add to on-chip memory as 32-bit atomics (fast everywhere): the low word, then the
+ * high word plus the carry out of the low one. Exact: a sum mod 2^64 splits this way. */
+__device__ static inline void vp_lds_add(int64_t *p, int64_t v) {
+    unsigned int *w = (unsigned int *)p, lo = (unsigned int)v;
+    unsigned int hi = (unsigned int)((unsigned long long)v >> 32);
+    unsigned int old = atomicAdd(&w[0], lo);
+    hi += old + lo < old; /* carry */
+    if (hi != 0)
+        atomicAdd(&w[1], hi);
+}
+
+/* Add a bar's share to the levels of [base, base + n) it covers (atomics: any order is exact),
+ * in on-chip memory (lds) or device memory. */
+__device__ static inline void vp_add(int64_t *hist, int64_t base, int64_t n, const vp_span &s,
+                                     bool lds) {
+    int64_t a = s.lo < base ? base : s.lo, z = s.hi < base + n - 1 ? s.hi : base + n - 1;
+    for (int64_t l = a; l <= z; l++) {
+        if (lds)
+            vp_lds_add(&hist[l - base], s.share);
+        else
+            atomicAdd((vp_u64 *)&hist[l - base], (vp_u64)s.share);
+    }
+}
+
+/* ---- block reductions (blockDim.x == VP_THREADS) ---- */
+
+struct vp_red {
+    int64_t v[VP_THREADS / 32];
+    int64_t i[VP_THREADS / 32];
+};
+
+__device__ static inline int64_t vp_warp_sum(int64_t x) {
+    for (int o = warpSize / 2; o > 0; o /= 2)
+        x += RS_SHFL_DOWN(x, o);
+    return x;
+}
+
+/* The block's sum of x, returned to every thread. Uses red; ends synchronised. */
+__device__ static int64_t vp_block_sum(int64_t x, vp_red *red) {
+    int lane = threadIdx.x % warpSize, w = threadIdx.x / warpSize, nw = blockDim.x / warpSize;
+    x = vp_warp_sum(x);
+    if (lane == 0)
+        red->v[w] = x;
+    __syncthreads();
+    int64_t t = 0;
+    for (int k = 0; k < nw; k++)
+        t += red->v[k];
+    __syncthreads();
+    return t;
+}
+
+/* The block's (largest value, lowest index among equals), returned to every thread. */
+__device__ static void vp_block_argmax(int64_t *v, int64_t *idx, vp_red *red) {
+    int lane = threadIdx.x % warpSize, w = threadIdx.x / warpSize, nw = blockDim.x / warpSize;
+    for (int o = warpSize / 2; o > 0; o /= 2) {
+        int64_t ov = RS_SHFL_DOWN(*v, o), oi = RS_SHFL_DOWN(*idx, o);
+        if (lane + o < warpSize && (ov > *v || (ov == *v && oi < *idx))) {
+            *v = ov;
+            *idx = oi;
+        }
+    }
+    if (lane == 0) {
+        red->v[w] = *v;
+        red->i[w] = *idx;
+    }
+    __syncthreads();
+    *v = red->v[0];
+    *idx = red->i[0];
+    for (int k = 1; k < nw; k++)
+        if (red->v[k] > *v || (red->v[k] == *v && red->i[k] < *idx)) {
+            *v = red->v[k];
+            *idx = red->i[k];
+        }
+    __syncthreads();
+}
+
+/* POC, value area and total of hist[0, n) (shared or global memory), by the whole block; the
+ * walk itself is sequential and runs on thread 0, which alone writes *out. */
+__device__ static void vp_finish(const int64_t *hist, int64_t n, int64_t base, double value_area,
+                                 vp_red *red, rs_gpu_vpoc_result *out) {
+    int64_t sum = 0, best = INT64_MIN, best_i = INT64_MAX;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+        int64_t h = hist[i];
+        sum += h;
+        if (h > best) { /* strict, over ascending i: ties stay at the lowest index */
+            best = h;
+            best_i = i;
+        }
+    }
+    int64_t total = vp_block_sum(sum, red);
+    vp_block_argmax(&best, &best_i, red);
+    if (threadIdx.x != 0)
+        return;
+    int64_t lo = best_i, hi = best_i, acc = hist[best_i];
+    int64_t up = hi + 1 < n ? hist[hi + 1] : -1, dn = lo > 0 ? hist[lo - 1] : -1;
+    double goal = value_area * (double)total;
+    while ((double)acc < goal && (up >= 0 || dn >= 0)) {
+        if (up >= dn) { /* ties go up, as the reference */
+            hi++;
+            acc += up;
+            up = hi + 1 < n ? hist[hi + 1] : -1;
+        } else {
+            lo--;
+            acc += dn;
+            dn = lo > 0 ? hist[lo - 1] : -1;
+        }
+    }
+    out->poc_level = base + best_i;
+    out->vah_level = base + hi;
+    out->val_level = base + lo;
+    out->total_fix = total;
+    out->status = 0;
+}
+
+/* ---- chunks into a global profile ---- */
+
+/* Each block adds its bars into an on-chip copy of the profile (when it fits) and then adds the
+ * non-zero levels to the global one, so the global atomics are per level, not per bar. */
+__global__ void __launch_bounds__(VP_THREADS)
+    vp_accumulate_kernel(const rs_gpu_bar *bars, size_t n, int profile, double tick, int64_t base,
+                         int64_t *hist, int64_t n_levels) {
+    __shared__ int64_t lds[VP_LDS];
+    bool on_chip = n_levels <= VP_LDS;
+    if (on_chip) {
+        for (int64_t i = threadIdx.x; i < n_levels; i += blockDim.x)
+            lds[i] = 0;
+        __syncthreads();
+    }
+    int64_t *dst = on_chip ? lds : hist;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        vp_add(dst, base, n_levels, vp_bar(&bars[i], profile, tick), on_chip);
+    if (!on_chip)
+        return;
+    __syncthreads();
+    for (int64_t i = threadIdx.x; i < n_levels; i += blockDim.x)
+        if (lds[i] != 0)
+            atomicAdd((vp_u64 *)&hist[i], (vp_u64)lds[i]);
+}
+
+__global__ void __launch_bounds__(VP_THREADS)
+    vp_finalize_kernel(const int64_t *hist, int64_t n, int64_t base, double value_area,
+                       rs_gpu_vpoc_result *out) {
+    __shared__ vp_red red;
+    vp_finish(hist, n, base, value_area, &red, out);
+}
+
+/* ---- every session at once: one block per session, the profile on chip ---- */
+
+template <int PROFILE>
+__global__ void __launch_bounds__(VB_THREADS, VB_BLOCKS(PROFILE))
+    vp_batch_kernel(const rs_gpu_bar *bars, const int64_t *first, double tick, double value_area,
+                    rs_gpu_vpoc_result *out) {
+    __shared__ int64_t lds[VP_LDS];
+    __shared__ vp_red red;
+    int64_t b0 = first[blockIdx.x], b1 = first[blockIdx.x + 1], n = b1 - b0;
+    rs_gpu_vpoc_result *res = &out[blockIdx.x];
+    if (n <= 0) {
+        if (threadIdx.x == 0)
+            res->status = RS_GPU_VPOC_EMPTY;
+        return;
+    }
+    /* Pass 1: levels and shares, kept in registers for sessions up to VB_CACHE bars a thread
+     * (levels relative to the first bar's, which fits 32 bits in any session that fits on
+     * chip; a wider one is found below and sent back). */
+    bool cached = n <= (int64_t)VB_CACHE * VB_THREADS;
+    int64_t ref = vp_bar(&bars[b0], PROFILE, tick).lo;
+    int32_t clo[VB_CACHE], chi[VB_CACHE];
+    int64_t csh[VB_CACHE];
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+#pragma unroll
+    for (int j = 0; j < VB_CACHE; j++) {
+        int64_t i = threadIdx.x + (int64_t)j * VB_THREADS;
+        if (cached && i < n) {
+            vp_span t = vp_bar(&bars[b0 + i], PROFILE, tick);
+            lo = t.lo < lo ? t.lo : lo;
+            hi = t.hi > hi ? t.hi : hi;
+            clo[j] = (int32_t)(t.lo - ref);
+            chi[j] = PROFILE == 0 ? 0 : (int32_t)(t.hi - ref); /* close: hi == lo */
+            csh[j] = t.share;
+        }
+    }
+    if (!cached)
+        for (int64_t i = threadIdx.x; i < n; i += VB_THREADS) {
+            vp_span t = vp_bar(&bars[b0 + i], PROFILE, tick);
+            lo = t.lo < lo ? t.lo : lo;
+            hi = t.hi > hi ? t.hi : hi;
+        }
+    /* The session's level range: min and max through the argmax reduction. */
+    int64_t nlo = -lo, dummy = 0;
+    vp_block_argmax(&nlo, &dummy, &red);
+    int64_t hmax = hi;
+    dummy = 0;
+    vp_block_argmax(&hmax, &dummy, &red);
+    int64_t base = -nlo, span = hmax - base + 1;
+    if (span > VP_LDS) {
+        if (threadIdx.x == 0)
+            res->status = RS_GPU_VPOC_TOO_WIDE;
+        return;
+    }
+    for (int64_t i = threadIdx.x; i < span; i += VB_THREADS)
+        lds[i] = 0;
+    __syncthreads();
+    /* Pass 2: into the on-chip profile. */
+    if (cached) {
+#pragma unroll
+        for (int j = 0; j < VB_CACHE; j++)
+            if (threadIdx.x + (int64_t)j * VB_THREADS < n) {
+                vp_span t = {ref + clo[j], ref + (PROFILE == 0 ? clo[j] : chi[j]), csh[j]};
+                vp_add(lds, base, span, t, true);
+            }
+    } else {
+        for (int64_t i = threadIdx.x; i < n; i += VB_THREADS)
+            vp_add(lds, base, span, vp_bar(&bars[b0 + i], PROFILE, tick), true);
+    }
+    __syncthreads();
+    vp_finish(lds, span, base, value_area, &red, res);
+}
+
+extern "C" {
+
+int rs_gpu_vpoc_accumulate(const struct rs_gpu_bar *bars, size_t n,
+                           const struct rs_gpu_vpoc_params *p, int64_t base, int64_t *hist,
+                           size_t n_levels, void *stream) {
+    if (n == 0)
+        return 0;
+    size_t blocks = (n + VP_THREADS - 1) / VP_THREADS;
+    if (blocks > 1024)
+        blocks = 1024;
+    RS_LAUNCH(vp_accumulate_kernel, (unsigned)blocks, VP_THREADS, 0, (hipStream_t)stream, bars, n,
+              p->profile, p->tick, base, hist, (int64_t)n_levels);
+    return (int)hipGetLastError();
+}
+
+int rs_gpu_vpoc_finalize(const int64_t *hist, size_t n_levels, int64_t base,
+                         const struct rs_gpu_vpoc_params *p, struct rs_gpu_vpoc_result *out,
+                         void *stream) {
+    RS_LAUNCH(vp_finalize_kernel, 1, VP_THREADS, 0, (hipStream_t)stream, hist, (int64_t)n_levels,
+              base, p->value_area, out);
+    return (int)hipGetLastError();
+}
+
+int rs_gpu_vpoc_batch(const struct rs_gpu_bar *bars, const int64_t *first, size_t n_sessions,
+                      const struct rs_gpu_vpoc_params *p, struct rs_gpu_vpoc_result *out,
+                      void *stream) {
+    if (n_sessions == 0)
+        return 0;
+    if (p->profile == 0)
+        RS_LAUNCH(vp_batch_kernel<0>, (unsigned)n_sessions, VB_THREADS, 0, (hipStream_t)stream,
+                  bars, first, p->tick, p->value_area, out);
+    else
+        RS_LAUNCH(vp_batch_kernel<1>, (unsigned)n_sessions, VB_THREADS, 0, (hipStream_t)stream,
+                  bars, first, p->tick, p->value_area, out);
+    return (int)hipGetLastError();
+}
+
+} // extern "C"

@@ -1,0 +1,168 @@
+/* The C interface of the GPU code: the HIP runtime calls the backend needs and the kernels'
+ * entry points. backend/compute/compute_hip*.c is its only user; everything here is enqueued
+ * on the stream given (asynchronous) unless it says it blocks. Errors are the runtime's own
+ * numbers (hipError_t, or cudaError_t on NVIDIA); 0 is success. */
+#ifndef RINGSIDE_KERNELS_RS_GPU_H
+#define RINGSIDE_KERNELS_RS_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What an error means for the user: each has its own remedy. */
+enum rs_gpu_err_kind {
+    RS_GPU_ERR_NONE,
+    RS_GPU_ERR_NO_DEVICE, /* no device, or the driver is missing */
+    RS_GPU_ERR_NO_BINARY, /* the binary has no kernels for this device's arch */
+    RS_GPU_ERR_OOM,
+    RS_GPU_ERR_NOT_READY, /* not an error: work still queued */
+    RS_GPU_ERR_OTHER,
+};
+enum rs_gpu_err_kind rs_gpu_err_kind(int err);
+const char *rs_gpu_err_name(int err);   /* "hipErrorNoDevice" / "cudaErrorNoDevice" */
+const char *rs_gpu_err_string(int err); /* the runtime's description */
+
+struct rs_gpu_runtime {
+    const char *platform;    /* "HIP on AMD ROCm", "HIP on NVIDIA CUDA" */
+    const char *built_archs; /* archs the kernels were compiled for: "gfx1030;gfx90a" */
+    int runtime_version;     /* as the runtime reports it; 0 when it cannot say */
+    int driver_version;      /* 0: no driver found */
+    char runtime_text[24];   /* "5.2", "13.0", or "unknown" */
+    char driver_text[24];    /* the same for the driver, or "none found" */
+};
+void rs_gpu_runtime_get(struct rs_gpu_runtime *out);
+
+struct rs_gpu_device {
+    char name[96];       /* "AMD Radeon RX 7900 XT", "NVIDIA H100 80GB HBM3" */
+    char arch[32];       /* "gfx1100", "sm_90" */
+    char pci_bus_id[20]; /* "0000:03:00.0" */
+    uint64_t mem_total_bytes;
+    int multiprocessors; /* CUs / SMs */
+};
+int rs_gpu_device_count(int *n); /* blocks: initialises the runtime */
+int rs_gpu_device_get(int dev, struct rs_gpu_device *out);
+int rs_gpu_set_device(int dev);
+int rs_gpu_mem_info(uint64_t *free_bytes, uint64_t *total_bytes);
+/* Blocks: launch a trivial kernel and wait, so a missing kernel image is found at open. */
+int rs_gpu_check_kernels(void);
+
+int rs_gpu_malloc(void **p, size_t bytes);
+int rs_gpu_free(void *p);
+/* Pinned host memory, mapped into the device's address space (device pointer = host pointer
+ * on every platform ringside supports: unified addressing). */
+int rs_gpu_host_alloc(void **p, size_t bytes);
+int rs_gpu_host_free(void *p);
+
+int rs_gpu_stream_create(void **stream);
+int rs_gpu_stream_destroy(void *stream);
+int rs_gpu_stream_sync(void *stream);  /* blocks */
+int rs_gpu_stream_query(void *stream); /* 0 idle, or a NOT_READY error */
+int rs_gpu_device_sync(void);          /* blocks */
+int rs_gpu_event_create(void **event);
+int rs_gpu_event_destroy(void *event);
+int rs_gpu_event_record(void *event, void *stream);
+/* Milliseconds from a to b, both completed (after a sync that covers them). */
+int rs_gpu_event_elapsed_ms(void *a, void *b, float *ms);
+
+int rs_gpu_copy_h2d(void *dst, const void *src, size_t bytes, void *stream);
+int rs_gpu_copy_d2h(void *dst, const void *src, size_t bytes, void *stream);
+int rs_gpu_copy_d2d(void *dst, const void *src, size_t bytes, void *stream);
+int rs_gpu_memset0(void *dst, size_t bytes, void *stream);
+/* The error the last launch left (and clears it). */
+int rs_gpu_last_error(void);
+
+/* Blocks: the largest single block that can be allocated now, by a binary search between lo
+ * and hi bytes to within resolution bytes (at most 40 tries); every trial block is freed.
+ * *largest = 0 when not even lo fits. */
+int rs_gpu_probe_largest(uint64_t lo, uint64_t hi, uint64_t resolution, uint64_t *largest,
+                         int *tries);
+
+/* ---- VPOC (layouts match backend/vpoc/vpoc.h) ---- */
+
+struct rs_gpu_bar {
+    double high, low, close, volume;
+};
+
+struct rs_gpu_vpoc_params {
+    int profile; /* 0 close, 1 range */
+    double tick;
+    double value_area;
+};
+
+struct rs_gpu_vpoc_result {
+    int64_t poc_level, vah_level, val_level, total_fix;
+    int64_t status; /* 0 done; RS_GPU_VPOC_TOO_WIDE: the session spans more levels than the
+                       batched kernel holds on chip: run it through accumulate/finalize;
+                       RS_GPU_VPOC_EMPTY: the session has no bars */
+};
+#define RS_GPU_VPOC_TOO_WIDE 1
+#define RS_GPU_VPOC_EMPTY    2
+/* Levels a session may span for the batched kernel's on-chip profile. */
+#define RS_GPU_VPOC_LDS_LEVELS 2048
+
+/* Add n bars (device) into hist (device int64[n_levels], index 0 = level base). */
+int rs_gpu_vpoc_accumulate(const struct rs_gpu_bar *bars, size_t n,
+                           const struct rs_gpu_vpoc_params *p, int64_t base, int64_t *hist,
+                           size_t n_levels, void *stream);
+/* POC and value area of hist into *out (device or mapped host memory). */
+int rs_gpu_vpoc_finalize(const int64_t *hist, size_t n_levels, int64_t base,
+                         const struct rs_gpu_vpoc_params *p, struct rs_gpu_vpoc_result *out,
+                         void *stream);
+/* Every session at once: session k is bars [first[k], first[k + 1]) (device int64[n + 1]);
+ * one result per session, each computed on chip when its span fits. */
+int rs_gpu_vpoc_batch(const struct rs_gpu_bar *bars, const int64_t *first, size_t n_sessions,
+                      const struct rs_gpu_vpoc_params *p, struct rs_gpu_vpoc_result *out,
+                      void *stream);
+
+/* ---- MLP, fp32 (layouts match backend/mlp/mlp.h) ---- */
+
+#define RS_GPU_MLP_MAX_LAYERS 9 /* hidden layers + the output layer */
+#define RS_GPU_MLP_MAX_WIDTH  256
+
+struct rs_gpu_mlp_dims {
+    int n_layers;                   /* hidden + 1 */
+    int in[RS_GPU_MLP_MAX_LAYERS];  /* inputs of each layer */
+    int out[RS_GPU_MLP_MAX_LAYERS]; /* outputs (the last is 1) */
+    int64_t w_off[RS_GPU_MLP_MAX_LAYERS], b_off[RS_GPU_MLP_MAX_LAYERS];
+    int act;          /* 0 SiLU, 1 ReLU */
+    int loss;         /* 0 MSE, 1 BCE with logits */
+    int max_width;    /* the widest layer input or output */
+    int64_t z_stride; /* floats per hidden layer in z: max_rows * max_width */
+};
+
+/* Outputs of rows samples x[rows][in[0]] into out[rows]; keeps each hidden layer's
+ * pre-activations in z for the backward pass. */
+int rs_gpu_mlp_forward(const struct rs_gpu_mlp_dims *d, const float *params, const float *x,
+                       int rows, float *z, float *out, void *stream);
+/* Mean loss of out against y into *loss (device or mapped host memory, double). */
+int rs_gpu_mlp_loss(const struct rs_gpu_mlp_dims *d, const float *out, const float *y, int rows,
+                    double *loss, void *stream);
+/* Adds the gradient of the batch-mean loss into grad (which the caller zeroes). */
+int rs_gpu_mlp_backward(const struct rs_gpu_mlp_dims *d, const float *params, const float *x,
+                        const float *y, int rows, const float *z, const float *out, float *grad,
+                        void *stream);
+
+struct rs_gpu_adam {
+    float step;     /* lr / (1 - beta1^t) */
+    float sqrt_bc2; /* sqrt(1 - beta2^t) */
+    float beta1, beta2, eps, weight_decay;
+};
+/* One Adam step over n parameters as torch.optim.Adam. */
+int rs_gpu_mlp_adam(const struct rs_gpu_adam *a, float *params, const float *grad, float *m,
+                    float *v, size_t n, void *stream);
+
+/* ---- fault injection ---- */
+
+/* A kernel that spins until *flag (mapped host memory) is non-zero or limit_ns pass on the
+ * device's clock; it writes 1 (released) or 2 (timed out) to *status (mapped host memory). */
+int rs_gpu_hang(const volatile uint32_t *flag, uint64_t limit_ns, volatile uint32_t *status,
+                void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
