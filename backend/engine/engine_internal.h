@@ -11,6 +11,19 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+/* Training steps are enqueued without waiting; the stream is synchronized once per window (or
+ * earlier for a metric, the epoch's end or a stop), and each step's phases and loss are read
+ * then, from its device-side events. */
+#define ENGINE_INFLIGHT 16
+
+struct engine_inflight {
+    struct compute_event ev[5]; /* before H2D, forward, backward, optimizer, and after */
+    double loss;                /* valid after the sync */
+    int64_t step;
+    int32_t epoch;
+    size_t rows;
+};
+
 struct engine {
     struct engine_conf conf;
     struct evring *events; /* borrowed: out */
@@ -42,8 +55,10 @@ struct engine {
     /* device buffers */
     struct compute_mlp *model;
     void *x_val, *y_val, *x_batch, *y_batch;
-    double *xb_host, *yb_host; /* staging for one batch */
-    size_t *order;             /* shuffled training rows */
+    double *xb_host, *yb_host;                  /* staging: one batch per in-flight step */
+    size_t *order;                              /* shuffled training rows */
+    struct engine_inflight fl[ENGINE_INFLIGHT]; /* steps enqueued since the last sync */
+    size_t n_fl;
 
     /* run state */
     struct engine_snap s; /* working copy; published by engine_publish */

@@ -84,8 +84,9 @@ static int engine_train_setup(struct engine *e, char *err, size_t errlen) {
         rc = errbuf_set(err, errlen, src, "copy to device failed: %s", ops->strerror(src));
     if (rc != 0)
         return rc;
-    e->xb_host = malloc(batch * f * sizeof(double));
-    e->yb_host = malloc(batch * sizeof(double));
+    e->xb_host = malloc(ENGINE_INFLIGHT * batch * f * sizeof(double));
+    e->yb_host = malloc(ENGINE_INFLIGHT * batch * sizeof(double));
+    e->n_fl = 0;
     e->order = malloc(e->split * sizeof(size_t));
     if (!e->xb_host || !e->yb_host || !e->order)
         return errbuf_set(err, errlen, -ENOMEM, "out of memory");
@@ -131,37 +132,59 @@ static void engine_step_emit(struct engine *e, const struct compute_event *ev, i
     }
 }
 
-static int engine_step(struct engine *e, size_t first, size_t rows, int32_t epoch, double *loss) {
+/* Enqueue one step into the next in-flight slot (the caller flushes a full window first). */
+static int engine_step(struct engine *e, size_t first, size_t rows, int32_t epoch) {
     const struct compute_ops *ops = e->c->ops;
-    size_t f = FEAT_COUNT;
+    size_t f = FEAT_COUNT, batch = (size_t)e->conf.batch;
+    struct engine_inflight *fl = &e->fl[e->n_fl];
+    double *xb = e->xb_host + e->n_fl * batch * f, *yb = e->yb_host + e->n_fl * batch;
     for (size_t r = 0; r < rows; r++) {
         size_t i = e->order[first + r];
         for (size_t j = 0; j < f; j++)
-            e->xb_host[r * f + j] = e->xf[i * f + j];
-        e->yb_host[r] = e->y[i];
+            xb[r * f + j] = e->xf[i * f + j];
+        yb[r] = e->y[i];
     }
-    struct compute_event ev[5] = {0};
+    *fl = (struct engine_inflight){.step = e->s.step, .epoch = epoch, .rows = rows};
+    struct compute_event *ev = fl->ev;
     int rc = ops->event_record(e->c, &ev[0]);
-    rc = rc ? rc : ops->upload_f64(e->c, e->x_batch, e->xb_host, rows * f);
-    rc = rc ? rc : ops->upload_f64(e->c, e->y_batch, e->yb_host, rows);
+    rc = rc ? rc : ops->upload_f64(e->c, e->x_batch, xb, rows * f);
+    rc = rc ? rc : ops->upload_f64(e->c, e->y_batch, yb, rows);
     rc = rc ? rc : ops->event_record(e->c, &ev[1]);
     rc = rc ? rc : ops->mlp_forward(e->c, e->model, e->x_batch, rows);
-    rc = rc ? rc : ops->mlp_loss(e->c, e->model, e->y_batch, rows, loss);
+    rc = rc ? rc : ops->mlp_loss(e->c, e->model, e->y_batch, rows, &fl->loss);
     rc = rc ? rc : ops->event_record(e->c, &ev[2]);
     rc = rc ? rc : ops->mlp_backward(e->c, e->model, e->x_batch, e->y_batch, rows);
     rc = rc ? rc : ops->event_record(e->c, &ev[3]);
     rc = rc ? rc : ops->mlp_optimizer(e->c, e->model);
     rc = rc ? rc : ops->event_record(e->c, &ev[4]);
+    e->n_fl++;
+    return rc;
+}
+
+/* Losses of the steps since the last metric, and of the epoch so far. */
+struct engine_losses {
+    double sum, epoch_sum;
+    size_t n, epoch_n;
+};
+
+/* Wait for the in-flight steps; emit their device-timed phases and add their losses. */
+static int engine_flush(struct engine *e, struct engine_losses *l) {
+    if (e->n_fl == 0)
+        return 0;
     uint64_t t0 = mono_now_ns();
     enum ev_phase_id prev = e->s.phase;
     engine_set_phase(e, PHASE_SYNC);
-    int src = compute_sync(e->c, SYNC_OP_STREAM);
+    int rc = compute_sync(e->c, SYNC_OP_STREAM);
     engine_set_phase(e, prev);
-    if (rc == 0)
-        rc = src;
-    if (rc == 0)
-        engine_step_emit(e, ev, epoch, e->s.step);
-    engine_phase_done(e, PHASE_SYNC, t0, epoch, e->s.step, -1);
+    for (size_t k = 0; rc == 0 && k < e->n_fl; k++) {
+        engine_step_emit(e, e->fl[k].ev, e->fl[k].epoch, e->fl[k].step);
+        l->sum += e->fl[k].loss;
+        l->epoch_sum += e->fl[k].loss;
+        l->n++;
+        l->epoch_n++;
+    }
+    engine_phase_done(e, PHASE_SYNC, t0, e->fl[e->n_fl - 1].epoch, e->fl[e->n_fl - 1].step, -1);
+    e->n_fl = 0;
     return rc;
 }
 
@@ -247,42 +270,42 @@ static int engine_checkpoint(struct engine *e, int32_t epoch, char *err, size_t 
 static int engine_epoch(struct engine *e, int32_t epoch, bool *stopped, char *err, size_t errlen) {
     size_t batch = (size_t)e->conf.batch;
     engine_shuffle(e, epoch);
-    double sum = 0, epoch_sum = 0;
-    size_t n_loss = 0, samples = 0, epoch_n = 0;
+    struct engine_losses l = {0};
+    size_t samples = 0, queued = 0;
     uint64_t t_metric = mono_now_ns();
-    for (size_t first = 0; first < e->split; first += batch) {
+    int rc = 0;
+    for (size_t first = 0; rc == 0 && first < e->split; first += batch) {
         if ((*stopped = engine_safe_point(e)))
             break;
         size_t rows = e->split - first < batch ? e->split - first : batch;
-        double loss = 0;
-        int rc = engine_step(e, first, rows, epoch, &loss);
-        if (rc != 0)
-            return errbuf_set(err, errlen, rc, "training step %lld failed: %s",
-                              (long long)e->s.step, e->c->ops->strerror(rc));
+        rc = engine_step(e, first, rows, epoch);
         e->s.step++;
-        sum += loss;
-        n_loss++;
-        epoch_sum += loss;
-        epoch_n++;
         samples += rows;
         e->res.has_train_loss = true;
-        bool last = first + batch >= e->split;
-        if (n_loss >= (size_t)e->conf.metric_every || last) {
+        bool metric = ++queued >= (size_t)e->conf.metric_every || first + batch >= e->split;
+        if (rc == 0 && (metric || e->n_fl == ENGINE_INFLIGHT))
+            rc = engine_flush(e, &l);
+        if (rc == 0 && metric) {
             uint64_t now = mono_now_ns();
-            engine_metric(e, epoch, sum / (double)n_loss, false, 0,
+            engine_metric(e, epoch, l.sum / (double)l.n, false, 0,
                           (double)samples / ((double)(now - t_metric) / 1e9));
-            sum = 0;
-            n_loss = samples = 0;
+            l.sum = 0;
+            l.n = samples = queued = 0;
             t_metric = now;
         }
     }
-    if (n_loss > 0) { /* stopped mid-way: report the steps since the last metric */
+    rc = rc ? rc : engine_flush(e, &l); /* stopped mid-way */
+    e->n_fl = 0;
+    if (rc != 0)
+        return errbuf_set(err, errlen, rc, "training step %lld failed: %s", (long long)e->s.step,
+                          e->c->ops->strerror(rc));
+    if (l.n > 0) { /* stopped mid-way: report the steps since the last metric */
         uint64_t now = mono_now_ns();
-        engine_metric(e, epoch, sum / (double)n_loss, false, 0,
+        engine_metric(e, epoch, l.sum / (double)l.n, false, 0,
                       (double)samples / ((double)(now - t_metric) / 1e9));
     }
-    if (epoch_n > 0) /* the epoch's metric and the checkpoint carry the epoch's mean loss */
-        e->last_train_loss = epoch_sum / (double)epoch_n;
+    if (l.epoch_n > 0) /* the epoch's metric and the checkpoint carry the epoch's mean loss */
+        e->last_train_loss = l.epoch_sum / (double)l.epoch_n;
     return 0;
 }
 
