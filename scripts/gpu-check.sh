@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Build the HIP backend on a GPU machine and run the GPU tests and the benchmark against
+# PyTorch there, in one command:
+#   scripts/gpu-check.sh [build|test|bench|all] [BUILD_DIR]      (default: all build-gpu)
+# NVIDIA (nvcc found) builds RINGSIDE_HIP=NVIDIA, otherwise AMD (hipcc). When ./sysroot exists
+# (made by scripts/sysroot.sh on a machine that reaches Debian's packages, then copied here) the
+# headers and libraries the machine lacks come from it; nothing is installed.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+what=${1:-all}
+dir=${2:-$top/build-gpu}
+jobs=$(nproc 2>/dev/null || echo 4)
+platform=AMD
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+    platform=NVIDIA
+    export PATH=$PATH:/usr/local/cuda/bin
+fi
+
+args=(-DCMAKE_BUILD_TYPE=Release -DRS_WERROR=ON -DRINGSIDE_HIP=$platform)
+sys=$top/sysroot
+if [ -d "$sys/usr" ]; then
+    lib=$sys/usr/lib/x86_64-linux-gnu
+    export PKG_CONFIG_SYSROOT_DIR=$sys
+    export PKG_CONFIG_LIBDIR=$lib/pkgconfig:$sys/usr/share/pkgconfig
+    export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    args+=(-DCMAKE_PREFIX_PATH="$sys/usr" -DPKG_CONFIG_EXECUTABLE="$sys/usr/bin/pkgconf"
+           -DCMAKE_C_FLAGS="-I$sys/usr/include"
+           -DCMAKE_EXE_LINKER_FLAGS="-L$lib -Wl,-rpath-link,$lib")
+fi
+
+build() {
+    cmake -S "$top" -B "$dir" "${args[@]}" >"$dir.configure.log" 2>&1 ||
+        { cat "$dir.configure.log"; exit 1; }
+    grep -E '^-- (ringside|  )' "$dir.configure.log" || true
+    cmake --build "$dir" -j"$jobs"
+}
+
+case "$what" in
+build) build ;;
+test) build && ctest --test-dir "$dir" --output-on-failure -L gpu ;;
+bench) build && "$top/scripts/gpu-bench.sh" "$dir" ;;
+all)
+    build
+    ctest --test-dir "$dir" --output-on-failure -L gpu
+    "$top/scripts/gpu-bench.sh" "$dir"
+    ;;
+*)
+    echo "usage: scripts/gpu-check.sh [build|test|bench|all] [BUILD_DIR]" >&2
+    exit 2
+    ;;
+esac

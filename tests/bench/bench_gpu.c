@@ -1,0 +1,298 @@
+/* Benchmark (not a test) of the GPU kernels on one device, printing key=value lines that
+ * scripts/gpu-bench.sh sets beside PyTorch's numbers from the same run: VPOC over 2520 sessions
+ * x 1380 bars (batched kernel, both profiles, checked against the CPU reference), the chunked
+ * per-session pipeline, MLP training steps/s, device copy bandwidth and an empty synchronize. */
+#include "backend/compute/compute.h"
+#include "backend/core/mono.h"
+#include "backend/core/rng.h"
+#include "backend/memory/mem_conf.h"
+#include "backend/mlp/mlp.h"
+#include "backend/vpoc/vpoc.h"
+#include "kernels/rs_gpu.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BG_SESSIONS    2520
+#define BG_BARS        1380
+#define BG_TICK        0.25
+#define BG_VPOC_REPS   50
+#define BG_SYNC_EVERY  200 /* MLP steps between synchronizes, as a metrics interval */
+#define BG_SYNC_REPS   2000
+#define BG_COPY_FLOATS ((size_t)1 << 28)
+
+struct bg_opts {
+    bool quick;
+    int device;
+};
+
+static int bg_check(int e, const char *what) {
+    if (e != 0)
+        fprintf(stderr, "bench_gpu: %s: %s (%s)\n", what, rs_gpu_err_name(e), rs_gpu_err_string(e));
+    return e;
+}
+
+static double bg_gauss(uint64_t *s) {
+    double u = ((double)(rng_splitmix64(s) >> 11) + 0.5) / 9007199254740992.0;
+    double v = ((double)(rng_splitmix64(s) >> 11) + 0.5) / 9007199254740992.0;
+    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+/* The reference workload: per session a random walk from 4000 in steps of N(0, 0.5), rounded
+ * to the tick, volumes 1..1999; high and low a few ticks around the close. */
+static void bg_make_bars(struct vpoc_bar *bars, int64_t *first) {
+    uint64_t s = 42;
+    for (size_t k = 0; k < BG_SESSIONS; k++) {
+        double p = 4000;
+        first[k] = (int64_t)(k * BG_BARS);
+        for (size_t i = 0; i < BG_BARS; i++) {
+            p += bg_gauss(&s) * 0.5;
+            double c = fmax(round(fmax(p, 1.0) / BG_TICK) * BG_TICK, BG_TICK);
+            struct vpoc_bar *b = &bars[k * BG_BARS + i];
+            b->close = c;
+            b->high = c + BG_TICK * (double)(rng_splitmix64(&s) % 5);
+            b->low = fmax(c - BG_TICK * (double)(rng_splitmix64(&s) % 5), BG_TICK);
+            b->volume = (double)(1 + rng_splitmix64(&s) % 1999);
+        }
+    }
+    first[BG_SESSIONS] = (int64_t)(BG_SESSIONS * BG_BARS);
+}
+
+/* Milliseconds per launch of the batched kernel, after checking every session's result. */
+static int bg_vpoc_batch(const struct vpoc_bar *bars, const void *d_bars, const int64_t *d_first,
+                         enum vpoc_profile_kind kind, void *stream, double *ms) {
+    struct vpoc_params p = {kind, BG_TICK, 0.70};
+    struct rs_gpu_vpoc_params g = {kind == VPOC_RANGE, BG_TICK, 0.70};
+    struct rs_gpu_vpoc_result *res = NULL;
+    void *e0 = NULL, *e1 = NULL;
+    int e = rs_gpu_host_alloc((void **)&res, BG_SESSIONS * sizeof(*res));
+    e = e ? e : rs_gpu_event_create(&e0);
+    e = e ? e : rs_gpu_event_create(&e1);
+    e = e ? e : rs_gpu_vpoc_batch(d_bars, d_first, BG_SESSIONS, &g, res, stream);
+    e = e ? e : rs_gpu_stream_sync(stream);
+    size_t bad = 0;
+    for (size_t k = 0; e == 0 && k < BG_SESSIONS; k++) {
+        struct vpoc_result r;
+        vpoc_session(bars + k * BG_BARS, BG_BARS, &p, &r);
+        bad += res[k].status != 0 || res[k].poc_level != r.poc_level ||
+               res[k].vah_level != r.vah_level || res[k].val_level != r.val_level ||
+               res[k].total_fix != r.total_fix;
+    }
+    e = e ? e : rs_gpu_event_record(e0, stream);
+    for (int i = 0; e == 0 && i < BG_VPOC_REPS; i++)
+        e = rs_gpu_vpoc_batch(d_bars, d_first, BG_SESSIONS, &g, res, stream);
+    e = e ? e : rs_gpu_event_record(e1, stream);
+    e = e ? e : rs_gpu_stream_sync(stream);
+    float total = 0;
+    e = e ? e : rs_gpu_event_elapsed_ms(e0, e1, &total);
+    *ms = total / BG_VPOC_REPS;
+    printf("rs_vpoc_%s_mismatched_sessions=%zu\n", kind == VPOC_RANGE ? "range" : "close", bad);
+    rs_gpu_event_destroy(e0);
+    rs_gpu_event_destroy(e1);
+    rs_gpu_host_free(res);
+    return bg_check(e, "VPOC batch") || bad ? -1 : 0;
+}
+
+static int bg_copy(void *stream) {
+    void *a = NULL, *b = NULL, *e0 = NULL, *e1 = NULL;
+    size_t bytes = BG_COPY_FLOATS * sizeof(float);
+    int e = rs_gpu_malloc(&a, bytes);
+    e = e ? e : rs_gpu_malloc(&b, bytes);
+    e = e ? e : rs_gpu_event_create(&e0);
+    e = e ? e : rs_gpu_event_create(&e1);
+    e = e ? e : rs_gpu_copy_d2d(b, a, bytes, stream); /* warm-up */
+    e = e ? e : rs_gpu_event_record(e0, stream);
+    for (int i = 0; e == 0 && i < 20; i++)
+        e = rs_gpu_copy_d2d(b, a, bytes, stream);
+    e = e ? e : rs_gpu_event_record(e1, stream);
+    e = e ? e : rs_gpu_stream_sync(stream);
+    float ms = 0;
+    e = e ? e : rs_gpu_event_elapsed_ms(e0, e1, &ms);
+    if (e == 0)
+        printf("rs_d2d_copy_TBps=%.3f\n", 2.0 * (double)bytes * 20 / (ms * 1e-3) / 1e12);
+    rs_gpu_free(a);
+    rs_gpu_free(b);
+    rs_gpu_event_destroy(e0);
+    rs_gpu_event_destroy(e1);
+    return bg_check(e, "device copy");
+}
+
+static int bg_vpoc(const struct bg_opts *o) {
+    struct vpoc_bar *bars = malloc(BG_SESSIONS * BG_BARS * sizeof(*bars));
+    int64_t *first = malloc((BG_SESSIONS + 1) * sizeof(*first));
+    void *d_bars = NULL, *d_first = NULL, *stream = NULL;
+    if (!bars || !first)
+        return -1;
+    bg_make_bars(bars, first);
+    size_t nb = BG_SESSIONS * BG_BARS * sizeof(*bars);
+    int e = rs_gpu_stream_create(&stream);
+    e = e ? e : rs_gpu_malloc(&d_bars, nb);
+    e = e ? e : rs_gpu_malloc(&d_first, (BG_SESSIONS + 1) * sizeof(*first));
+    e = e ? e : rs_gpu_copy_h2d(d_bars, bars, nb, stream);
+    e = e ? e : rs_gpu_copy_h2d(d_first, first, (BG_SESSIONS + 1) * sizeof(*first), stream);
+    e = e ? e : rs_gpu_stream_sync(stream);
+    int rc = bg_check(e, "VPOC upload");
+    double ms = 0;
+    if (rc == 0 && (rc = bg_vpoc_batch(bars, d_bars, d_first, VPOC_CLOSE, stream, &ms)) == 0)
+        printf("rs_vpoc_close_ms=%.4f\nrs_vpoc_close_bytes=%zu\n", ms, nb);
+    if (rc == 0 && (rc = bg_vpoc_batch(bars, d_bars, d_first, VPOC_RANGE, stream, &ms)) == 0)
+        printf("rs_vpoc_range_ms=%.4f\nrs_vpoc_range_bytes=%zu\n", ms, nb);
+    if (rc == 0)
+        rc = bg_copy(stream);
+    rs_gpu_free(d_bars);
+    rs_gpu_free(d_first);
+    if (stream)
+        rs_gpu_stream_destroy(stream);
+    (void)o;
+    free(first);
+    free(bars);
+    return rc;
+}
+
+/* The training loop's per-session pipeline (chunks of 500 bars, a sync per session). */
+static int bg_vpoc_sessions(struct compute *c, const struct bg_opts *o) {
+    size_t n_sess = o->quick ? 252 : BG_SESSIONS;
+    struct vpoc_bar *bars = malloc(BG_SESSIONS * BG_BARS * sizeof(*bars));
+    int64_t *first = malloc((BG_SESSIONS + 1) * sizeof(*first));
+    if (!bars || !first)
+        return -1;
+    bg_make_bars(bars, first);
+    struct vpoc_params p = {VPOC_CLOSE, BG_TICK, 0.70};
+    char err[512];
+    int rc = 0;
+    uint64_t t0 = mono_now_ns();
+    for (size_t k = 0; rc == 0 && k < n_sess; k++) {
+        struct vpoc_result r;
+        rc = compute_vpoc_session(c, bars + k * BG_BARS, BG_BARS, &p, 500, &r, NULL, NULL, err,
+                                  sizeof(err));
+    }
+    double ms = (double)(mono_now_ns() - t0) / 1e6 * (double)BG_SESSIONS / (double)n_sess;
+    if (rc == 0)
+        printf("rs_vpoc_session_chunk500_ms=%.3f\n", ms);
+    else
+        fprintf(stderr, "bench_gpu: per-session VPOC: %s\n", err);
+    free(first);
+    free(bars);
+    return rc;
+}
+
+/* Training steps per second on a device-resident batch: forward, loss, backward, Adam, with a
+ * synchronize every BG_SYNC_EVERY steps (loss values read back then), optionally with the five
+ * timing events per step the training loop records. */
+static int bg_mlp(struct compute *c, int h1, int h2, size_t batch, bool timed, int steps) {
+    const struct compute_ops *ops = c->ops;
+    struct mlp_arch a = {
+        .n_in = 24, .n_hidden = 2, .hidden = {h1, h2}, .act = MLP_ACT_SILU, .loss = MLP_LOSS_MSE};
+    size_t np = mlp_param_count(&a);
+    double *params = malloc(np * sizeof(double)), *xh = malloc(batch * 24 * sizeof(double)),
+           *yh = malloc(batch * sizeof(double)), *loss = calloc(BG_SYNC_EVERY, sizeof(double));
+    struct compute_event *ev = calloc(5 * BG_SYNC_EVERY, sizeof(*ev));
+    uint64_t s = 7;
+    for (size_t i = 0; i < batch * 24; i++)
+        xh[i] = bg_gauss(&s);
+    for (size_t i = 0; i < batch; i++)
+        yh[i] = bg_gauss(&s);
+    mlp_init_params(&a, 1, params);
+    struct compute_mlp_init init = {.arch = a, .params = params, .max_rows = batch};
+    mlp_adam_conf_default(&init.adam);
+    struct compute_mlp *m = NULL;
+    void *x = NULL, *y = NULL;
+    char err[256];
+    int rc = compute_alloc(c, batch * 24 * ops->elem_bytes, &x, err, sizeof(err));
+    rc = rc ? rc : compute_alloc(c, batch * ops->elem_bytes, &y, err, sizeof(err));
+    rc = rc ? rc : ops->upload_f64(c, x, xh, batch * 24);
+    rc = rc ? rc : ops->upload_f64(c, y, yh, batch);
+    rc = rc ? rc : ops->mlp_create(c, &init, &m);
+    rc = rc ? rc : compute_sync(c, SYNC_OP_STREAM);
+    uint64_t t0 = 0, phase_ns[3] = {0}; /* forward + loss, backward, optimizer */
+    for (int i = 0; rc == 0 && i < steps + BG_SYNC_EVERY; i++) {
+        if (i == BG_SYNC_EVERY) /* the first interval warms up */
+            t0 = mono_now_ns();
+        struct compute_event *e = &ev[5 * (i % BG_SYNC_EVERY)];
+        rc = timed ? ops->event_record(c, &e[0]) : 0;
+        rc = rc ? rc : timed ? ops->event_record(c, &e[1]) : 0;
+        rc = rc ? rc : ops->mlp_forward(c, m, x, batch);
+        rc = rc ? rc : ops->mlp_loss(c, m, y, batch, &loss[i % BG_SYNC_EVERY]);
+        rc = rc ? rc : timed ? ops->event_record(c, &e[2]) : 0;
+        rc = rc ? rc : ops->mlp_backward(c, m, x, y, batch);
+        rc = rc ? rc : timed ? ops->event_record(c, &e[3]) : 0;
+        rc = rc ? rc : ops->mlp_optimizer(c, m);
+        rc = rc ? rc : timed ? ops->event_record(c, &e[4]) : 0;
+        if (rc == 0 && (i + 1) % BG_SYNC_EVERY == 0)
+            rc = compute_sync(c, SYNC_OP_STREAM);
+        for (int k = 0;
+             timed && rc == 0 && i >= BG_SYNC_EVERY && k < 3 && (i + 1) % BG_SYNC_EVERY == 0; k++)
+            for (int j = 0; j < BG_SYNC_EVERY; j++)
+                phase_ns[k] += ev[5 * j + k + 2].t_ns - ev[5 * j + k + 1].t_ns;
+    }
+    rc = rc ? rc : compute_sync(c, SYNC_OP_STREAM); /* the losses land before they are freed */
+    double sec = (double)(mono_now_ns() - t0) / 1e9;
+    if (rc == 0)
+        printf("rs_mlp_%ssteps_per_s_h%d_%d_b%zu=%.0f\n", timed ? "timed_" : "", h1, h2, batch,
+               steps / sec);
+    else
+        fprintf(stderr, "bench_gpu: MLP: %s\n", ops->strerror(rc));
+    if (rc == 0 && timed)
+        printf("rs_mlp_device_us_forward_loss=%.2f\nrs_mlp_device_us_backward=%.2f\n"
+               "rs_mlp_device_us_optimizer=%.2f\n",
+               (double)phase_ns[0] / 1e3 / steps, (double)phase_ns[1] / 1e3 / steps,
+               (double)phase_ns[2] / 1e3 / steps);
+    if (m)
+        ops->mlp_destroy(c, m);
+    compute_free(c, x);
+    compute_free(c, y);
+    free(params);
+    free(xh);
+    free(yh);
+    free(loss);
+    free(ev);
+    return rc;
+}
+
+static int bg_sync(struct compute *c) {
+    uint64_t t0 = mono_now_ns();
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < BG_SYNC_REPS; i++)
+        rc = compute_sync(c, SYNC_OP_STREAM);
+    if (rc == 0)
+        printf("rs_empty_sync_us=%.2f\n", (double)(mono_now_ns() - t0) / 1e3 / BG_SYNC_REPS);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    struct bg_opts o = {0};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0)
+            o.quick = true;
+        else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
+            o.device = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench_gpu [--quick] [--device N]\n");
+            return 2;
+        }
+    }
+    struct compute_conf cc = {.device = o.device, .threads = 1};
+    mem_conf_default(&cc.alloc);
+    struct compute *c = NULL;
+    char notice[512], err[512];
+    if (compute_open("hip", &cc, &c, notice, sizeof(notice), err, sizeof(err)) != 0) {
+        fprintf(stderr, "bench_gpu: %s\n", err);
+        return 1;
+    }
+    printf("rs_device=%s\nrs_arch=%s\n", c->info.name, c->info.arch);
+    int steps = o.quick ? 2000 : 10000;
+    int rc = bg_vpoc(&o);
+    rc = rc ? rc : bg_vpoc_sessions(c, &o);
+    rc = rc ? rc : bg_mlp(c, 32, 16, 256, false, steps);
+    rc = rc ? rc : bg_mlp(c, 32, 16, 256, true, steps);
+    rc = rc ? rc : bg_mlp(c, 32, 16, 4096, false, steps / 4);
+    rc = rc ? rc : bg_mlp(c, 128, 64, 256, false, steps);
+    rc = rc ? rc : bg_mlp(c, 128, 64, 4096, false, steps / 4);
+    rc = rc ? rc : bg_sync(c);
+    compute_close(c);
+    return rc == 0 ? 0 : 1;
+}
