@@ -5,6 +5,9 @@
 #   scripts/dev.sh sanitize               ASan+UBSan build running the unit tests, then TSan
 #                                         on the threaded ones
 #   scripts/dev.sh build                  install deps and build only
+#   scripts/dev.sh amd                    install Debian's hipcc, build the AMD GPU backend and
+#                                         run every test there (on a machine without an AMD
+#                                         GPU: the CPU fallback, and the GPU suite skips)
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,7 +24,11 @@ configure_build() { # dir, extra cmake args...
     cmake --build "$dir" -j"$jobs"
 }
 
-"$top/scripts/install-deps.sh"
+if [ "$cmd" = amd ]; then
+    "$top/scripts/install-deps.sh" --hip
+else
+    "$top/scripts/install-deps.sh"
+fi
 case "$cmd" in
 run)
     configure_build "$top/build"
@@ -35,13 +42,19 @@ test)
     ctest --test-dir "$top/build" --output-on-failure -V
     ;;
 sanitize)
-    configure_build "$top/build-asan" -DRS_WERROR=ON -DRS_SANITIZE=address,undefined -DRS_BENCH=OFF
+    configure_build "$top/build-asan" -DRS_WERROR=ON -DRS_SANITIZE=address,undefined -DRS_BENCH=OFF \
+        -DRINGSIDE_HIP=OFF
     ctest --test-dir "$top/build-asan" --output-on-failure -V
-    configure_build "$top/build-tsan" -DRS_WERROR=ON -DRS_SANITIZE=thread -DRS_BENCH=OFF
+    configure_build "$top/build-tsan" -DRS_WERROR=ON -DRS_SANITIZE=thread -DRS_BENCH=OFF \
+        -DRINGSIDE_HIP=OFF
     ctest --test-dir "$top/build-tsan" --output-on-failure -V -R '^tsan_threads$'
     ;;
+amd)
+    configure_build "$top/build-amd" -DRS_WERROR=ON -DRINGSIDE_HIP=AMD
+    RINGSIDE_GPU_TESTS_SKIP_NO_DEVICE=1 ctest --test-dir "$top/build-amd" --output-on-failure -V
+    ;;
 *)
-    echo "usage: scripts/dev.sh run|test|sanitize|build [args]" >&2
+    echo "usage: scripts/dev.sh run|test|sanitize|build|amd [args]" >&2
     exit 2
     ;;
 esac

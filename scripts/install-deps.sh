@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Install what ringside needs to build and test on Debian 12 / Ubuntu 24.04 (idempotent).
 # Runs apt-get as root, or through sudo; installs nothing when everything is present.
+#   install-deps.sh          the build and test dependencies
+#   install-deps.sh --hip    also Debian's HIP toolchain (hipcc, the HIP runtime) for the AMD
+#                            build of the GPU backend
 set -euo pipefail
 
 required=(build-essential cmake pkg-config libncurses-dev libjson-c-dev libcriterion-dev tmux)
+if [ "${1:-}" = "--hip" ]; then
+    required+=(hipcc libamdhip64-dev)
+fi
 # Telemetry libraries: used when present, never required to build.
 optional=(libdrm-dev librocm-smi-dev)
 

@@ -40,6 +40,8 @@ static void pt_close(void) {
 static const char *pt_row(WINDOW *w, int y) {
     static char buf[512];
     int n = getmaxx(w) < 511 ? getmaxx(w) : 511;
+    if (n < 0) /* getmaxx of no window */
+        n = 0;
     mvwinnstr(w, y, 0, buf, n);
     buf[n] = '\0';
     return buf;
