@@ -51,7 +51,7 @@ sanitize)
     ;;
 amd)
     configure_build "$top/build-amd" -DRS_WERROR=ON -DRINGSIDE_HIP=AMD
-    RINGSIDE_GPU_TESTS_SKIP_NO_DEVICE=1 ctest --test-dir "$top/build-amd" --output-on-failure -V
+    ctest --test-dir "$top/build-amd" --output-on-failure -V
     ;;
 *)
     echo "usage: scripts/dev.sh run|test|sanitize|build|amd [args]" >&2

@@ -4,6 +4,7 @@
 # the exit status, the checkpoint and the terminal modes afterwards.
 #
 # usage: dashboard.sh RINGSIDE SCRATCH_DIR
+# E2E_BACKEND (default cpu) picks the compute backend; with hip the header must show it.
 # Every wait polls capture-pane against a deadline; on a failure the step and the last screen
 # are printed and the script exits 1. The tmux server is killed on every exit path.
 E2E_NAME="dashboard e2e"
@@ -32,7 +33,7 @@ write_runner() {
 out=$1
 shift
 stty -a > "$out/stty.before" 2>&1
-env "$@" --backend cpu --synthetic-days 20 --epochs 100000 --output "$out"
+env "$@" --backend "${E2E_BACKEND:-cpu}" --synthetic-days 20 --epochs 100000 --output "$out"
 echo "exit=$?" > "$out/status"
 stty -a > "$out/stty.after" 2>&1
 : > "$out/done"
@@ -53,6 +54,7 @@ run_variant() {
         fail "tmux new-session failed"
 
     wait_for "dashboard up (RUNNING at 120x40)" 30 normal_at 120x40
+    wait_for "header names the ${E2E_BACKEND:-cpu} backend" 10 header_has "${E2E_BACKEND:-cpu}"
     wait_for "timeline shows a vpoc phase" 60 timeline_shows_vpoc
 
     tm send-keys -t "$SESSION" +

@@ -82,12 +82,10 @@ static struct compute *tg_open(const char *name, struct trace *trace) {
     if (rc == 0)
         return c;
     if (strcmp(name, "hip") == 0 && tg_no_device(err)) {
-        const char *skip = getenv(TG_SKIP_ENV);
-        if (skip && strcmp(skip, "1") == 0)
-            cr_skip_test("no HIP device (%s=1): %s", TG_SKIP_ENV, err);
-        cr_assert_fail("cannot open the hip backend: %s (set %s=1 to skip the GPU tests on a "
-                       "machine without a GPU)",
-                       err, TG_SKIP_ENV);
+        const char *req = getenv(TG_REQUIRE_ENV);
+        if (!req || strcmp(req, "1") != 0)
+            cr_skip_test("no HIP device (%s=1 makes this a failure): %s", TG_REQUIRE_ENV, err);
+        cr_assert_fail("cannot open the hip backend (%s=1): %s", TG_REQUIRE_ENV, err);
     }
     cr_assert_fail("cannot open the %s backend (rc %d): %s", name, rc, err);
     return c;

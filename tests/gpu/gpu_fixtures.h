@@ -1,6 +1,6 @@
 /* Helpers of the GPU suite: one test at a time on the device, opening the HIP backend (a test
- * fails without a device unless RINGSIDE_GPU_TESTS_SKIP_NO_DEVICE=1 makes it skip), synthetic
- * sessions built as the engine builds them, fp32-exact random numbers and error norms. */
+ * skips without a device unless RINGSIDE_GPU_TESTS_REQUIRE_DEVICE=1 makes that a failure),
+ * synthetic sessions built as the engine builds them, fp32-exact random numbers and error norms. */
 #ifndef RINGSIDE_TESTS_GPU_GPU_FIXTURES_H
 #define RINGSIDE_TESTS_GPU_GPU_FIXTURES_H
 
@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TG_SKIP_ENV "RINGSIDE_GPU_TESTS_SKIP_NO_DEVICE"
+#define TG_REQUIRE_ENV "RINGSIDE_GPU_TESTS_REQUIRE_DEVICE"
 
 /* The engine's defaults (backend/engine/engine_conf.c). */
 #define TG_TICK       0.25
@@ -40,8 +40,8 @@ void tg_data_fini(struct tg_data *d);
 
 /* Open the hip backend on device 0 (trace may be NULL), first taking the suite's lock, which
  * this test process then holds until it exits. Never returns NULL: fails the test with the
- * backend's message, or skips it when there is no device and RINGSIDE_GPU_TESTS_SKIP_NO_DEVICE
- * is 1. */
+ * backend's message, or skips it when there is no device (a failure too when
+ * RINGSIDE_GPU_TESTS_REQUIRE_DEVICE is 1). */
 struct compute *tg_open_hip(struct trace *trace);
 /* The reference backend, single-threaded so its sums are in one fixed order. */
 struct compute *tg_open_cpu(void);

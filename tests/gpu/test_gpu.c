@@ -1,8 +1,9 @@
 /* The HIP backend on a real device against the CPU reference: VPOC through the compute
  * interface and the batched kernel (exact), MLP gradients, losses and training (fp32 against
  * fp64, to tolerance), the caching allocator on device memory, the hang kernel, traced
- * synchronizes and the memory probe. Without a device every test fails with the backend's
- * message; RINGSIDE_GPU_TESTS_SKIP_NO_DEVICE=1 turns that into skips. */
+ * synchronizes and the memory probe. Without a device every test is skipped with the
+ * backend's message; RINGSIDE_GPU_TESTS_REQUIRE_DEVICE=1 (as on a GPU machine) makes that a
+ * failure. */
 #include "backend/compute/compute.h"
 #include "backend/core/evring.h"
 #include "backend/core/mono.h"
