@@ -146,6 +146,7 @@ static const char *const app_help_keys[] = {
     "p          pause / resume training (replay: pause playback)",
     "+ -        VPOC chunk: 125 250 500 1000 2000 3500 whole (replay: speed)",
     "c          safe cleanup: synchronize, release cached blocks, synchronize",
+    "m          memory probe: the largest block the GPU could allocate now",
     "t          next colour theme",
     "< >        timeline span, 5 s to 30 min",
     "Tab S-Tab  focus the next / previous panel (hidden ones come into view)",

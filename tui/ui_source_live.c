@@ -67,6 +67,10 @@ static bool ui_live_key(struct ui_source *s, int ch, char *msg, size_t msglen) {
         engine_command(l->e, CMD_CLEANUP, 0);
         snprintf(msg, msglen, "safe cleanup requested");
         return true;
+    case 'm':
+        engine_command(l->e, CMD_PROBE, 0);
+        snprintf(msg, msglen, "memory probe requested");
+        return true;
     default:
         return false;
     }

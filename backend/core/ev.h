@@ -62,6 +62,7 @@ enum ev_kind {
 #define EV_CMDS(X)                                                                                 \
     X(SET_CHUNK, "set_chunk")                                                                      \
     X(CLEANUP, "cleanup")                                                                          \
+    X(PROBE, "probe")                                                                              \
     X(PAUSE, "pause")                                                                              \
     X(RESUME, "resume")                                                                            \
     X(STOP, "stop")

@@ -113,6 +113,32 @@ int engine_cleanup(struct engine *e, char *msg, size_t msglen) {
                       (unsigned long long)freed, (double)(t3 - t2) / 1e6);
 }
 
+/* The largest block the device could allocate now, beside the pool's own largest free block:
+ * how fragmented device memory is outside and inside the cache. */
+static void engine_probe(struct engine *e, const struct ev_command *cmd) {
+    const struct compute_ops *ops = e->c->ops;
+    if (!ops->mem_probe) {
+        engine_reply(e, cmd, -ENOTSUP, "memory probe: the %s backend has no device memory to probe",
+                     ops->name);
+        return;
+    }
+    uint64_t largest = 0;
+    int rc = ops->mem_probe(e->c, &largest);
+    if (rc != 0) {
+        engine_reply(e, cmd, rc, "memory probe failed: %s", ops->strerror(rc));
+        return;
+    }
+    struct mem_stats st;
+    mem_pool_stats(e->c->pool, &st);
+    ops->mem_info(e->c);
+    engine_reply(e, cmd, 0,
+                 "memory probe dev %u: largest allocatable block %.1f MiB of %.1f MiB free; pool: "
+                 "largest free block %.1f MiB of %.1f MiB reserved",
+                 e->c->dev, (double)largest / 1048576.0,
+                 (double)e->c->info.mem_free_bytes / 1048576.0,
+                 (double)st.largest_free_bytes / 1048576.0, (double)st.reserved_bytes / 1048576.0);
+}
+
 static void engine_apply(struct engine *e, const struct ev_command *cmd) {
     char msg[EV_TEXT_BYTES];
     switch ((enum ev_cmd_id)cmd->cmd) {
@@ -133,6 +159,9 @@ static void engine_apply(struct engine *e, const struct ev_command *cmd) {
         engine_reply(e, cmd, rc, "%s", msg);
         return;
     }
+    case CMD_PROBE:
+        engine_probe(e, cmd);
+        return;
     case CMD_PAUSE:
         e->paused = true;
         engine_reply(e, cmd, 0, "paused");

@@ -148,6 +148,7 @@ Test(engine, commands_apply_at_safe_points) {
     engine_command(e, CMD_SET_CHUNK, 7);
     engine_command(e, CMD_CLEANUP, 0);
     engine_command(e, CMD_SET_CHUNK, -3);
+    engine_command(e, CMD_PROBE, 0);
     engine_command(e, CMD_PAUSE, 0);
     cr_assert_eq(engine_start(e), 0);
     const struct engine_snap *s = eng_wait(e, r, eng_is_paused);
@@ -163,11 +164,16 @@ Test(engine, commands_apply_at_safe_points) {
     cr_assert_not_null(cl);
     cr_assert_eq(cl->u.command.rc, 0);
     cr_assert(strstr(cl->u.command.text, "released"), "%s", cl->u.command.text);
+    const struct ev *pr = eng_find_cmd(CMD_PROBE); /* host memory: nothing to probe */
+    cr_assert_not_null(pr);
+    cr_assert_eq(pr->u.command.rc, -ENOTSUP);
+    cr_assert(strstr(pr->u.command.text, "cpu backend has no device memory"), "%s",
+              pr->u.command.text);
     size_t bad = 0;
     for (size_t i = 0; i < eng_n; i++)
         if (eng_events[i].kind == EV_COMMAND && eng_events[i].u.command.rc != 0)
             bad++;
-    cr_assert_eq(bad, 1); /* the negative chunk size was refused */
+    cr_assert_eq(bad, 2); /* the negative chunk size and the probe were refused */
 
     engine_command(e, CMD_RESUME, 0);
     eng_wait(e, r, eng_is_training);
