@@ -26,7 +26,7 @@ int compute_hip_fail(struct compute *c, int gpu_err) {
     struct compute_hip *h = compute_hip_priv(c);
     if (h->sticky == 0)
         h->sticky = gpu_err;
-    return -(HIP_ERR_BASE + gpu_err);
+    return compute_hip_code(gpu_err);
 }
 
 /* "name" or "name: description" when the runtime has one worth adding. */
@@ -170,7 +170,7 @@ static int compute_hip_wait(struct compute *c, bool device) {
         rc = h->sticky;
     h->sticky = 0;
     compute_hip_complete(c, rc == 0);
-    return rc == 0 ? 0 : -(HIP_ERR_BASE + rc);
+    return compute_hip_code(rc);
 }
 
 static int compute_hip_sync_stream(struct compute *c) {
@@ -199,7 +199,7 @@ static int compute_hip_no_device(const struct rs_gpu_runtime *rt, int e, char *e
 
 static int compute_hip_no_binary(const struct compute_hip *h, int e, char *err, size_t errlen) {
     bool nv = strncmp(h->dev.arch, "sm_", 3) == 0;
-    return errbuf_set(err, errlen, -(HIP_ERR_BASE + e),
+    return errbuf_set(err, errlen, compute_hip_code(e),
                       "no kernel image for %s (%s): %s; this binary has kernels for %s: rebuild "
                       "with %s%s",
                       h->dev.name, h->dev.arch, rs_gpu_err_name(e), h->rt.built_archs,
@@ -220,15 +220,15 @@ static int compute_hip_pick(struct compute_hip *h, int device, char *err, size_t
     e = rs_gpu_set_device(device);
     e = e ? e : rs_gpu_device_get(device, &h->dev);
     if (e != 0)
-        return errbuf_set(err, errlen, -(HIP_ERR_BASE + e), "HIP device %d: %s", device,
-                          compute_hip_strerror(-(HIP_ERR_BASE + e)));
+        return errbuf_set(err, errlen, compute_hip_code(e), "HIP device %d: %s", device,
+                          compute_hip_strerror(compute_hip_code(e)));
     e = rs_gpu_check_kernels();
     if (rs_gpu_err_kind(e) == RS_GPU_ERR_NO_BINARY)
         return compute_hip_no_binary(h, e, err, errlen);
     if (e != 0)
-        return errbuf_set(err, errlen, -(HIP_ERR_BASE + e),
+        return errbuf_set(err, errlen, compute_hip_code(e),
                           "HIP device %d (%s): a test kernel failed: %s", device, h->dev.name,
-                          compute_hip_strerror(-(HIP_ERR_BASE + e)));
+                          compute_hip_strerror(compute_hip_code(e)));
     return 0;
 }
 
@@ -277,9 +277,9 @@ static int compute_hip_open(struct compute *c, const struct compute_conf *conf, 
     if (rc == 0) {
         int e = compute_hip_resources(h);
         if (e != 0)
-            rc = errbuf_set(err, errlen, -(HIP_ERR_BASE + e),
+            rc = errbuf_set(err, errlen, compute_hip_code(e),
                             "HIP device %d: cannot create the stream and pinned buffers: %s",
-                            conf->device, compute_hip_strerror(-(HIP_ERR_BASE + e)));
+                            conf->device, compute_hip_strerror(compute_hip_code(e)));
     }
     if (rc != 0) {
         compute_hip_release(h);
@@ -322,7 +322,7 @@ static int compute_hip_mem_probe(struct compute *c, uint64_t *largest_bytes) {
     int e = rs_gpu_mem_info(&f, &t), tries = 0;
     e = e ? e
           : rs_gpu_probe_largest((uint64_t)1 << 20, f, (uint64_t)1 << 20, largest_bytes, &tries);
-    return e == 0 ? 0 : -(HIP_ERR_BASE + e);
+    return compute_hip_code(e);
 }
 
 /* ---- copies ---- */

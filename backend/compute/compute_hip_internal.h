@@ -56,6 +56,10 @@ struct compute_hip {
                            from it */
 };
 
+/* A runtime error number as a backend return code (0 stays 0). */
+static inline int compute_hip_code(int gpu_err) {
+    return gpu_err == 0 ? 0 : -(HIP_ERR_BASE + gpu_err);
+}
 /* A runtime error as a backend return code (0 stays 0), remembered as sticky. */
 int compute_hip_fail(struct compute *c, int gpu_err);
 /* Pinned staging space for bytes (256-byte aligned); NULL when pinned memory is exhausted. */

@@ -121,13 +121,8 @@ static int bg_copy(void *stream) {
     return bg_check(e, "device copy");
 }
 
-static int bg_vpoc(const struct bg_opts *o) {
-    struct vpoc_bar *bars = malloc(BG_SESSIONS * BG_BARS * sizeof(*bars));
-    int64_t *first = malloc((BG_SESSIONS + 1) * sizeof(*first));
+static int bg_vpoc(const struct vpoc_bar *bars, const int64_t *first) {
     void *d_bars = NULL, *d_first = NULL, *stream = NULL;
-    if (!bars || !first)
-        return -1;
-    bg_make_bars(bars, first);
     size_t nb = BG_SESSIONS * BG_BARS * sizeof(*bars);
     int e = rs_gpu_stream_create(&stream);
     e = e ? e : rs_gpu_malloc(&d_bars, nb);
@@ -147,20 +142,13 @@ static int bg_vpoc(const struct bg_opts *o) {
     rs_gpu_free(d_first);
     if (stream)
         rs_gpu_stream_destroy(stream);
-    (void)o;
-    free(first);
-    free(bars);
     return rc;
 }
 
 /* The training loop's per-session pipeline (chunks of 500 bars, a sync per session). */
-static int bg_vpoc_sessions(struct compute *c, const struct bg_opts *o) {
+static int bg_vpoc_sessions(struct compute *c, const struct vpoc_bar *bars,
+                            const struct bg_opts *o) {
     size_t n_sess = o->quick ? 252 : BG_SESSIONS;
-    struct vpoc_bar *bars = malloc(BG_SESSIONS * BG_BARS * sizeof(*bars));
-    int64_t *first = malloc((BG_SESSIONS + 1) * sizeof(*first));
-    if (!bars || !first)
-        return -1;
-    bg_make_bars(bars, first);
     struct vpoc_params p = {VPOC_CLOSE, BG_TICK, 0.70};
     char err[512];
     int rc = 0;
@@ -175,8 +163,6 @@ static int bg_vpoc_sessions(struct compute *c, const struct bg_opts *o) {
         printf("rs_vpoc_session_chunk500_ms=%.3f\n", ms);
     else
         fprintf(stderr, "bench_gpu: per-session VPOC: %s\n", err);
-    free(first);
-    free(bars);
     return rc;
 }
 
@@ -285,8 +271,16 @@ int main(int argc, char **argv) {
     }
     printf("rs_device=%s\nrs_arch=%s\n", c->info.name, c->info.arch);
     int steps = o.quick ? 2000 : 10000;
-    int rc = bg_vpoc(&o);
-    rc = rc ? rc : bg_vpoc_sessions(c, &o);
+    /* One data set for every VPOC measurement. */
+    struct vpoc_bar *bars = malloc(BG_SESSIONS * BG_BARS * sizeof(*bars));
+    int64_t *first = malloc((BG_SESSIONS + 1) * sizeof(*first));
+    int rc = bars && first ? 0 : -1;
+    if (rc == 0)
+        bg_make_bars(bars, first);
+    rc = rc ? rc : bg_vpoc(bars, first);
+    rc = rc ? rc : bg_vpoc_sessions(c, bars, &o);
+    free(first);
+    free(bars);
     rc = rc ? rc : bg_mlp(c, 32, 16, 256, false, steps);
     rc = rc ? rc : bg_mlp(c, 32, 16, 256, true, steps);
     rc = rc ? rc : bg_mlp(c, 32, 16, 4096, false, steps / 4);
