@@ -25,6 +25,7 @@ struct compute_conf {
 struct compute_dev_info {
     char name[96]; /* "AMD Radeon RX 7900 XT", "host CPU (16 threads)" */
     char arch[32]; /* "gfx1100", "sm_90", "x86_64" */
+    char pci[20];  /* "0000:03:00.0": matches the telemetry records; "" for the CPU */
     uint64_t mem_total_bytes, mem_free_bytes;
     bool mem_valid; /* false: the totals above are unknown */
 };

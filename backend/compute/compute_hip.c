@@ -288,6 +288,7 @@ static int compute_hip_open(struct compute *c, const struct compute_conf *conf, 
     c->priv = h;
     snprintf(c->info.name, sizeof(c->info.name), "%s", h->dev.name);
     snprintf(c->info.arch, sizeof(c->info.arch), "%s", h->dev.arch);
+    snprintf(c->info.pci, sizeof(c->info.pci), "%s", h->dev.pci_bus_id);
     compute_hip_mem_info(c);
     return 0;
 }

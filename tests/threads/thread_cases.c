@@ -253,5 +253,6 @@ const struct thread_case thread_cases[] = {
     {"snap_no_tearing", thread_case_snap_no_tearing},
     {"sync_in_flight", thread_case_sync_in_flight},
     {"engine_commands", thread_case_engine_commands},
+    {"telemetry", thread_case_telemetry},
     {NULL, NULL},
 };

@@ -17,5 +17,6 @@ int thread_case_ring_producers(char *why, size_t whylen);
 int thread_case_snap_no_tearing(char *why, size_t whylen);
 int thread_case_sync_in_flight(char *why, size_t whylen);
 int thread_case_engine_commands(char *why, size_t whylen);
+int thread_case_telemetry(char *why, size_t whylen);
 
 #endif
