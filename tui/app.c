@@ -4,6 +4,7 @@
 #include "backend/core/mono.h"
 #include "tui/app_internal.h"
 #include "tui/cli.h"
+#include "tui/cli_tele.h"
 #include "tui/record.h"
 #include "tui/ui_source_live.h"
 
@@ -119,6 +120,10 @@ static bool app_global_key(struct app *a, int ch) {
     case 'h':
         a->help = !a->help;
         return true;
+    case 'g':
+        a->gpu_overlay = !a->gpu_overlay;
+        a->gpu_scroll = 0;
+        return true;
     case 'f':
         a->frozen = !a->frozen;
         if (a->frozen)
@@ -182,6 +187,8 @@ static void app_key(struct app *a, int ch) {
         app_next_theme(a);
         return;
     }
+    if (a->gpu_overlay && app_gpu_overlay_key(a, ch))
+        return;
     if (app_global_key(a, ch))
         return;
     char msg[160];
@@ -193,6 +200,11 @@ static void app_key(struct app *a, int ch) {
     struct panel *p = &a->panels[a->focus];
     if (p->ops->key)
         p->ops->key(p, ch, &a->frame);
+    if (a->panels[APP_GPU_PANEL].detail) { /* Enter on the GPU panel */
+        a->panels[APP_GPU_PANEL].detail = false;
+        a->gpu_overlay = true;
+        a->gpu_scroll = 0;
+    }
 }
 
 /* The frame every panel draws from this time round. */
@@ -216,6 +228,8 @@ static void app_build_frame(struct app *a) {
     f->chunk = f->snap->chunk_bars;
     f->frozen = a->frozen;
     f->source_status = a->src->ops->status(a->src);
+    f->tele = a->tele ? tele_snap_read(a->tele, NULL) : NULL;
+    f->tele_train = gpu_view_training(f->tele, f->snap);
 }
 
 static void app_drain(struct app *a) {
@@ -323,11 +337,12 @@ static void app_setup_terminal(struct app *a) {
     app_relayout(a);
 }
 
-int app_main(struct ui_source *src, const struct cli_train_opts *o) {
+int app_main(struct ui_source *src, const struct cli_train_opts *o, struct tele *tele) {
     static struct app a; /* large (the model): not on the stack */
     memset(&a, 0, sizeof(a));
     a.src = src;
     a.o = o;
+    a.tele = tele;
     a.zoom = 1; /* 10 s */
     ui_model_init(&a.model);
     char err[512];
@@ -433,6 +448,7 @@ int app_run(const struct cli_train_opts *o) {
     struct engine *e = NULL;
     struct ui_source *src = NULL;
     struct rec *rec = NULL;
+    struct tele *tele = NULL;
     char err[1024];
     sigset_t old_mask;
     app_block_signals(&old_mask);
@@ -449,6 +465,8 @@ int app_run(const struct cli_train_opts *o) {
     }
     if ((rc = app_record_open(o, e, &rec)) != 0)
         goto done;
+    if ((rc = cli_tele_start(&o->tele, ring, &tele, "")) != 0)
+        goto done;
     if ((rc = ui_source_live(&src, e, ring, o->conf.chunk_bars, rec)) != 0 ||
         (rc = engine_start(e)) != 0) {
         fprintf(stderr, "ringside: cannot start: %s\n", strerror(-rc));
@@ -457,7 +475,7 @@ int app_run(const struct cli_train_opts *o) {
     }
     pthread_sigmask(SIG_SETMASK, &old_mask, NULL); /* every engine thread exists now */
     int saved = isatty(1) ? app_redirect_stderr(o) : -1;
-    rc = app_main(src, o);
+    rc = app_main(src, o, tele);
     if (saved >= 0) {
         dup2(saved, 2);
         close(saved);
@@ -469,6 +487,7 @@ done:
     app_record_close(rec, &rc);
     if (src)
         src->ops->destroy(src);
+    tele_destroy(tele);
     engine_destroy(e);
     evring_destroy(ring);
     return rc;

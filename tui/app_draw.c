@@ -152,6 +152,7 @@ static const char *const app_help_keys[] = {
     "Tab S-Tab  focus the next / previous panel (hidden ones come into view)",
     "arrows PgUp PgDn Home End  scroll the focused panel",
     "Enter      details of the selected event (Esc or Enter: back)",
+    "g          GPU overlay: every field with its source, VRAM reconciliation, providers",
     "f          freeze the display (training continues)",
     "1-9        select a GPU        mouse: click focuses, wheel scrolls",
     "?          this help (any key closes it)",
@@ -207,6 +208,8 @@ void app_draw_frame(struct app *a, bool quitting) {
         wnoutrefresh(p->win);
     }
     app_draw_footer(a);
+    if (a->gpu_overlay)
+        app_draw_gpu_overlay(a);
     if (a->help)
         app_draw_help(a);
     doupdate();

@@ -3,6 +3,7 @@
 #define RINGSIDE_TUI_APP_INTERNAL_H
 
 #include "tui/app.h"
+#include "tui/gpu_view.h"
 #include "tui/layout.h"
 #include "tui/panel.h"
 #include "tui/ui.h"
@@ -27,7 +28,14 @@ struct app {
     char notice[160]; /* footer message for a few seconds */
     uint64_t notice_until_ns;
     struct ui_frame frame;
+    struct tele *tele; /* NULL: no telemetry */
+    /* the GPU overlay (g, or Enter on the GPU panel) */
+    bool gpu_overlay;
+    enum gpu_view_page gpu_page;
+    int gpu_scroll;
 };
+
+#define APP_GPU_PANEL 0 /* the GPU panel's slot: its selection is the overlay's GPU */
 
 /* The timeline spans < and > step through: 5 s .. 30 min. */
 extern const uint64_t app_zoom_ns[APP_ZOOMS];
@@ -36,5 +44,9 @@ extern const uint64_t app_zoom_ns[APP_ZOOMS];
 void app_draw_frame(struct app *a, bool quitting);
 void app_relayout(struct app *a);
 void app_free_windows(struct app *a);
+void app_draw_gpu_overlay(struct app *a);
+
+/* app_gpu.c: keys while the GPU overlay is open (true when consumed). */
+bool app_gpu_overlay_key(struct app *a, int ch);
 
 #endif

@@ -17,6 +17,7 @@ static const struct cli_cmd cli_cmds[] = {
     {"vpoc", cli_vpoc, "print each session's VPOC, VAH and VAL as JSON lines"},
     {"synth", cli_synth, "write deterministic synthetic ES one-minute bars as CSV"},
     {"replay", cli_replay, "show a recorded run (JSON lines) in the dashboard"},
+    {"probe", cli_probe, "print what every telemetry provider finds, per GPU (--json)"},
 };
 
 static void cli_help(void) {

@@ -13,6 +13,7 @@ int cli_dashboard(int argc, char **argv);
 int cli_vpoc(int argc, char **argv);
 int cli_synth(int argc, char **argv);
 int cli_replay(int argc, char **argv);
+int cli_probe(int argc, char **argv);
 
 /* Headless and dashboard runners for parsed options. */
 int cli_run_headless(const struct cli_train_opts *o);

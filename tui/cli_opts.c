@@ -2,6 +2,7 @@
 #include "tui/cli_opts.h"
 
 #include "backend/core/errbuf.h"
+#include "tui/cli_tele.h"
 #include "tui/config.h"
 
 #include <errno.h>
@@ -65,7 +66,7 @@ static const char cli_train_help[] =
     "  --record FILE            also write the headless JSON lines to FILE\n"
     "  --sync-slow SECONDS      a sync in flight longer than this is slow (default 1)\n"
     "  --sync-timeout SECONDS   ... and longer than this is a HANG (default 30)\n"
-    "Configuration:\n"
+    "Telemetry (every GPU in the machine, whatever runs on it):\n" CLI_TELE_HELP "Configuration:\n"
     "  --config FILE            read defaults for these options from FILE (default\n"
     "                           $XDG_CONFIG_HOME/ringside/config.json, when it exists)\n"
     "  --print-config           print the effective options as JSON (a config file) and exit\n"
@@ -109,6 +110,13 @@ enum cli_opt_id {
     OPT_VPOC_REFRESH,
     OPT_CONFIG,
     OPT_PRINT_CONFIG,
+    OPT_TELEMETRY,
+    OPT_TELE_INTERVAL,
+    OPT_SYSFS_ROOT,
+    OPT_PROC_ROOT,
+    OPT_DEBUGFS_ROOT,
+    OPT_DEV_ROOT,
+    OPT_NVML_LIB,
 };
 
 static const struct option cli_train_longopts[] = {
@@ -149,6 +157,13 @@ static const struct option cli_train_longopts[] = {
     {"vpoc-refresh", required_argument, NULL, OPT_VPOC_REFRESH},
     {"config", required_argument, NULL, OPT_CONFIG},
     {"print-config", no_argument, NULL, OPT_PRINT_CONFIG},
+    {"telemetry", required_argument, NULL, OPT_TELEMETRY},
+    {"telemetry-interval", required_argument, NULL, OPT_TELE_INTERVAL},
+    {"sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT},
+    {"proc-root", required_argument, NULL, OPT_PROC_ROOT},
+    {"debugfs-root", required_argument, NULL, OPT_DEBUGFS_ROOT},
+    {"dev-root", required_argument, NULL, OPT_DEV_ROOT},
+    {"nvml-lib", required_argument, NULL, OPT_NVML_LIB},
     {"delay", required_argument, NULL, 'd'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -220,6 +235,18 @@ static int cli_seconds(const char *flag, const char *s, uint64_t *ns, char *err,
 }
 
 /* One option; 0 or -EINVAL with err. */
+/* The telemetry flags, by their long names. */
+static int cli_train_tele(int id, const char *v, struct cli_train_opts *o, char *err,
+                          size_t errlen) {
+    char flag[48];
+    for (const struct option *op = cli_train_longopts; op->name; op++)
+        if (op->val == id) {
+            snprintf(flag, sizeof(flag), "--%s", op->name);
+            return cli_tele_opt(flag, v, &o->tele, err, errlen);
+        }
+    return errbuf_set(err, errlen, -EINVAL, "internal: unhandled option %d", id);
+}
+
 static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *err,
                          size_t errlen) {
     struct engine_conf *c = &o->conf;
@@ -310,6 +337,14 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
         return cli_seconds("--sync-timeout", v, &o->sync_timeout_ns, err, errlen);
     case OPT_VPOC_REFRESH:
         return cli_int("--vpoc-refresh", v, 0, 1000000, &c->vpoc_refresh, err, errlen);
+    case OPT_TELEMETRY:
+    case OPT_TELE_INTERVAL:
+    case OPT_SYSFS_ROOT:
+    case OPT_PROC_ROOT:
+    case OPT_DEBUGFS_ROOT:
+    case OPT_DEV_ROOT:
+    case OPT_NVML_LIB:
+        return cli_train_tele(id, v, o, err, errlen);
     case OPT_CONFIG: /* read before the other flags, by cli_train_parse */
     case OPT_PRINT_CONFIG:
         return 0;
@@ -473,6 +508,7 @@ static void cli_train_defaults(struct cli_train_opts *o) {
     o->delay_ds = 5;
     o->sync_slow_ns = 1000000000ull;
     o->sync_timeout_ns = 30000000000ull;
+    tele_conf_default(&o->tele);
 }
 
 int cli_train_parse(int argc, char **argv, const char *cmd, struct cli_train_opts *o) {

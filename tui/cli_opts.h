@@ -4,6 +4,7 @@
 #define RINGSIDE_TUI_CLI_OPTS_H
 
 #include "backend/engine/engine.h"
+#include "backend/telemetry/tele.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,6 +22,7 @@ struct cli_train_opts {
     char config[ENGINE_PATH_MAX]; /* the config file that was read, "" = none */
     uint64_t sync_slow_ns;        /* --sync-slow SECONDS (default 1 s) */
     uint64_t sync_timeout_ns;     /* --sync-timeout SECONDS (default 30 s) */
+    struct tele_conf tele;        /* --telemetry, --telemetry-interval, the root directories */
 };
 
 /* Parse argv (argv[0] is the subcommand name) for `train` or the dashboard, over the defaults

@@ -95,7 +95,7 @@ int cli_replay(int argc, char **argv) {
         free(r);
         return CLI_EXIT_USAGE;
     }
-    rc = app_main(src, &r->o);
+    rc = app_main(src, &r->o, NULL);
     src->ops->destroy(src);
     free(r);
     return rc;

@@ -1,6 +1,7 @@
 /* `ringside train`: the training loop headless (JSON lines) or under the dashboard. */
 #include "backend/core/evring.h"
 #include "tui/cli.h"
+#include "tui/cli_tele.h"
 #include "tui/record.h"
 
 #include <errno.h>
@@ -114,6 +115,7 @@ int cli_run_headless(const struct cli_train_opts *o) {
     struct evring *ring = NULL;
     struct engine *e = NULL;
     struct rec *out = NULL;
+    struct tele *tele = NULL; /* its events (Xid, resets, stalled rings) join the JSON lines */
     char err[1024];
     int rc = evring_create(&ring, CLI_RING_CAP);
     if (rc != 0) {
@@ -126,7 +128,8 @@ int cli_run_headless(const struct cli_train_opts *o) {
         rc = rc == -ENOMEM ? 1 : CLI_EXIT_USAGE;
         goto done;
     }
-    if ((rc = cli_open_rec(e, o, &out)) != 0)
+    if ((rc = cli_open_rec(e, o, &out)) != 0 ||
+        (rc = cli_tele_start(&o->tele, ring, &tele, "train")) != 0)
         goto done;
     cli_install_signals();
     if ((rc = engine_start(e)) != 0) {
@@ -136,6 +139,7 @@ int cli_run_headless(const struct cli_train_opts *o) {
     }
     rc = cli_headless_loop(e, ring, out, (unsigned)o->conf.device);
 done:
+    tele_destroy(tele);
     engine_destroy(e);
     if (out)
         rc = cli_close_rec(out, strcmp(o->jsonl, "-") == 0, rc);

@@ -266,6 +266,16 @@ static void config_put_dashboard(struct json_object *j, const struct cli_train_o
     config_put_num(j, "sync-timeout", (double)o->sync_timeout_ns / 1e9);
 }
 
+static void config_put_tele(struct json_object *j, const struct tele_conf *t) {
+    config_put_str(j, "telemetry", t->only);
+    config_put_int(j, "telemetry-interval", (int64_t)(t->interval_ns / 1000000ull));
+    config_put_str(j, "sysfs-root", t->roots.sys);
+    config_put_str(j, "proc-root", t->roots.proc);
+    config_put_str(j, "debugfs-root", t->roots.debugfs);
+    config_put_str(j, "dev-root", t->roots.dev);
+    config_put_str(j, "nvml-lib", t->roots.nvml_lib);
+}
+
 int config_print(const struct cli_train_opts *o, FILE *out) {
     struct json_object *j = json_object_new_object();
     if (!j)
@@ -274,6 +284,7 @@ int config_print(const struct cli_train_opts *o, FILE *out) {
     config_put_model(j, &o->conf);
     config_put_run(j, o);
     config_put_dashboard(j, o);
+    config_put_tele(j, &o->tele);
     const char *s = json_object_to_json_string_ext(
         j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
     int rc = s && fprintf(out, "%s\n", s) > 0 && fflush(out) == 0 ? 0 : -EIO;

@@ -1,6 +1,7 @@
 /* Panel rendering: each panel draws a known snapshot into an off-screen window (a curses
  * screen on /dev/null) at 80x24 and 200x60 sizes, and the cells read back show the numbers
  * and labels. */
+#include "backend/telemetry/tele_prov.h"
 #include "tui/panel.h"
 #include "tui/widgets.h"
 
@@ -132,7 +133,47 @@ static void pt_fixture(void) {
                                  .sync_slow_ns = 1000000000ull,
                                  .sync_timeout_ns = 30000000000ull,
                                  .window_ns = 10000000000ull,
-                                 .source_status = ""};
+                                 .source_status = "",
+                                 .tele_train = -1};
+}
+
+static struct tele_snap pt_tele;
+
+/* Two GPUs from telemetry: a dGPU the loop trains on with most fields read (temperature not),
+ * and a suspended one. */
+static void pt_tele_fixture(void) {
+    memset(&pt_tele, 0, sizeof(pt_tele));
+    pt_tele.n_prov = 2;
+    snprintf(pt_tele.prov[0].name, sizeof(pt_tele.prov[0].name), "sysfs");
+    snprintf(pt_tele.prov[1].name, sizeof(pt_tele.prov[1].name), "fdinfo");
+    pt_tele.n_gpus = 2;
+    struct tele_gpu *g = &pt_tele.gpus[0];
+    tele_gpu_init(g, "0000:03:00.0");
+    g->index = 0;
+    g->vendor = TELE_VENDOR_AMD;
+    snprintf(g->name, sizeof(g->name), "Radeon RX 7900 XTX");
+    g->name_src = 1;
+    tele_set(g, TELE_F_VRAM_USED, 6.0 * (1 << 30));
+    tele_set(g, TELE_F_VRAM_TOTAL, 24.0 * (1 << 30));
+    tele_set(g, TELE_F_GTT_USED, 512.0 * (1 << 20));
+    tele_set(g, TELE_F_BUSY, 97);
+    tele_set(g, TELE_F_POWER, 289);
+    tele_set(g, TELE_F_SCLK, 2482);
+    tele_set(g, TELE_F_PROC_VRAM, 5.0 * (1 << 30));
+    g->src[TELE_F_PROC_VRAM] = 2;
+    g->vram_used_by[0] = 6.0 * (1 << 30);
+    g->vram_total_by[0] = 24.0 * (1 << 30);
+    g->vram_by_valid = 1;
+    struct tele_gpu *s = &pt_tele.gpus[1];
+    tele_gpu_init(s, "0000:0a:00.0");
+    s->index = 1;
+    s->power = TELE_POWER_SUSPENDED;
+    snprintf(s->name, sizeof(s->name), "Radeon RX 6800");
+    snprintf(pt_snap.dev.pci, sizeof(pt_snap.dev.pci), "0000:03:00.0");
+    pt_snap.dev.mem_total_bytes = 24ull << 30;
+    pt_snap.dev.mem_free_bytes = 20ull << 30;
+    pt_frame.tele = &pt_tele;
+    pt_frame.tele_train = 0;
 }
 
 static WINDOW *pt_draw(const struct panel_ops *ops, struct panel *p, int h, int w) {
@@ -282,16 +323,60 @@ Test(panels, events_newest_first_with_counts_and_detail) {
     pt_close();
 }
 
-Test(panels, gpu_shows_device_and_memory) {
+Test(panels, gpu_without_telemetry_says_why_and_shows_the_runtime) {
     pt_open(24, 80);
     pt_fixture();
     struct panel p;
     WINDOW *w = pt_draw(&panel_gpu_ops, &p, 4, 80);
-    cr_assert(pt_has(w, "host CPU"));
-    cr_assert(pt_has(w, "x86_64"));
-    cr_assert(pt_has(w, "4.0 GiB / 16.0 GiB"), "%s", pt_row(w, 2));
+    cr_assert(pt_has(w, "0 GPUs"));
+    cr_assert(pt_has(w, "telemetry: off"), "%s", pt_row(w, 1));
+    cr_assert(pt_has(w, "training: pool 22.0 MiB"), "%s", pt_row(w, 3));
+    cr_assert(pt_has(w, "runtime 4.0 GiB/16.0 GiB"), "%s", pt_row(w, 3));
     cr_assert(pt_has(w, "pool 22.0 MiB"));
-    cr_assert(pt_has(w, "telemetry: unavailable"));
+    delwin(w);
+    pt_close();
+}
+
+Test(panels, gpu_lists_every_gpu_with_na_for_unread_values) {
+    pt_open(60, 200);
+    pt_fixture();
+    pt_tele_fixture();
+    struct panel p;
+    WINDOW *w = pt_draw(&panel_gpu_ops, &p, 6, 120);
+    cr_assert(pt_has(w, "2 GPUs"));
+    const char *r1 = pt_row(w, 1);
+    cr_assert(strstr(r1, "*0 Radeon RX 7900 XTX"), "%s", r1);
+    cr_assert(strstr(r1, "6.0 GiB/24.0 GiB"), "%s", r1);
+    cr_assert(strstr(r1, "GTT 512.0 MiB"), "%s", r1);
+    cr_assert(strstr(r1, "97%"), "%s", r1);
+    cr_assert(strstr(r1, "n/a"), "temperature was not read: %s", r1);
+    cr_assert(strstr(r1, "289W") && strstr(r1, "2482MHz"), "%s", r1);
+    const char *r2 = pt_row(w, 2);
+    cr_assert(strstr(r2, " 1 Radeon RX 6800") && strstr(r2, "suspended"), "%s", r2);
+    cr_assert(pt_has(w, "runtime 4.0 GiB/24.0 GiB"));
+    delwin(w);
+    /* half of a 160-column screen: the bar and GTT give way, the gauges stay */
+    w = pt_draw(&panel_gpu_ops, &p, 6, 80);
+    r1 = pt_row(w, 1);
+    cr_assert(strstr(r1, "6.0 GiB/24.0 GiB") && strstr(r1, "97%") && strstr(r1, "289W") &&
+                  strstr(r1, "2482MHz"),
+              "%s", r1);
+    delwin(w);
+    pt_close();
+}
+
+Test(panels, gpu_keys_select_and_enter_asks_for_details) {
+    pt_open(24, 80);
+    pt_fixture();
+    pt_tele_fixture();
+    struct panel p;
+    WINDOW *w = pt_draw(&panel_gpu_ops, &p, 6, 80);
+    cr_assert(panel_gpu_ops.key(&p, KEY_DOWN, &pt_frame));
+    cr_assert(panel_gpu_ops.key(&p, KEY_DOWN, &pt_frame));
+    cr_assert_eq(p.selected, 1, "the selection stops at the last GPU");
+    cr_assert(panel_gpu_ops.key(&p, '\n', &pt_frame));
+    cr_assert(p.detail);
+    cr_assert_not(panel_gpu_ops.key(&p, 'x', &pt_frame));
     delwin(w);
     pt_close();
 }

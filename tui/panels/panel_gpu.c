@@ -1,46 +1,145 @@
-/* GPU panel: the device the loop runs on, its memory, and the pool's share of it. */
+/* GPU panel: every GPU in the machine from telemetry (VRAM, GTT, busy, temperature, power,
+ * clock; n/a where no provider could read a value), the one the loop trains on marked, and the
+ * runtime's and the pool's share of it. Enter or g opens the GPU overlay. */
 #include "tui/panel.h"
 #include "tui/widgets.h"
 
 #include <stdio.h>
+#include <string.h>
+
+/* A field as short text, "n/a" when unread. */
+static void panel_gpu_val(char *buf, size_t n, const struct tele_gpu *g, enum tele_field f,
+                          const char *unit) {
+    double v;
+    if (tele_get(g, f, &v))
+        snprintf(buf, n, "%.0f%s", v, unit);
+    else
+        snprintf(buf, n, "n/a");
+}
+
+/* VRAM "used/total", or n/a. */
+static bool panel_gpu_vram(const struct tele_gpu *g, char *buf, size_t n, double *frac) {
+    double used, total;
+    snprintf(buf, n, "VRAM n/a");
+    if (!tele_get(g, TELE_F_VRAM_USED, &used) || !tele_get(g, TELE_F_VRAM_TOTAL, &total) ||
+        total <= 0)
+        return false;
+    char u[16], t[16];
+    ui_fmt_bytes(u, sizeof(u), (uint64_t)used);
+    ui_fmt_bytes(t, sizeof(t), (uint64_t)total);
+    snprintf(buf, n, "%s/%s", u, t);
+    *frac = used / total;
+    return true;
+}
+
+/* One GPU: the name, then what fits of VRAM bar, VRAM, GTT, and always busy, temperature,
+ * power and clock (the row narrows in the two-column layout). */
+static void panel_gpu_row(struct panel *p, int y, const struct tele_gpu *g, bool train, bool sel,
+                          const struct ui_frame *f) {
+    int w = p->w - 2, name_w = w >= 110 ? 24 : 18;
+    enum theme_role role = sel && p->focused ? THEME_ACCENT : THEME_TEXT;
+    w_text(p->win, y, 1, name_w + 3, role, f, "%c%d %-*.*s", train ? '*' : ' ', g->index, name_w,
+           name_w, g->name[0] ? g->name : g->pci);
+    int x = name_w + 5;
+    if (g->power == TELE_POWER_SUSPENDED) {
+        w_text(p->win, y, x, w - x + 1, THEME_DIM, f, "suspended (not woken to be sampled)");
+        return;
+    }
+    char vram[40], gtt[24] = "GTT n/a", busy[8], temp[8], pw[12], clk[12];
+    double frac = 0, gu;
+    bool has_bar = panel_gpu_vram(g, vram, sizeof(vram), &frac);
+    if (tele_get(g, TELE_F_GTT_USED, &gu)) {
+        char b[16];
+        ui_fmt_bytes(b, sizeof(b), (uint64_t)gu);
+        snprintf(gtt, sizeof(gtt), "GTT %s", b);
+    }
+    panel_gpu_val(busy, sizeof(busy), g, TELE_F_BUSY, "%");
+    panel_gpu_val(temp, sizeof(temp), g, TELE_F_TEMP, "C");
+    panel_gpu_val(pw, sizeof(pw), g, TELE_F_POWER, "W");
+    panel_gpu_val(clk, sizeof(clk), g, TELE_F_SCLK, "MHz");
+    int room = w + 1 - x - 26; /* what is left beside busy/temp/power/clock */
+    int bar = has_bar && room >= 16 + 20 + 15 ? 16 : has_bar && room >= 8 + 20 + 15 ? 8 : 0;
+    if (bar) {
+        w_bar(p->win, y, x, bar, frac, THEME_GAUGE, f);
+        x += bar + 1;
+        room -= bar + 1;
+    }
+    bool show_gtt = room >= 20 + 15;
+    w_text(p->win, y, x, w + 1 - x, THEME_TEXT, f, "%-19s %-*s%5s %5s %5s %8s", vram,
+           show_gtt ? 15 : 0, show_gtt ? gtt : "", busy, temp, pw, clk);
+}
+
+/* Why there is no GPU list: the first providers' reasons. */
+static void panel_gpu_why(struct panel *p, int y, const struct ui_frame *f) {
+    char why[256] = "";
+    const struct tele_snap *t = f->tele;
+    for (unsigned k = 0; t && k < t->n_prov && strlen(why) < sizeof(why) - 40; k++)
+        if (t->prov[k].reason[0])
+            snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s: %s", why[0] ? "; " : "",
+                     t->prov[k].name, t->prov[k].reason);
+    w_text(p->win, y, 1, p->w - 2, THEME_DIM, f, "telemetry: %s%s",
+           !t ? "off (replay, or --telemetry none)" : "no GPU found - ", why);
+}
+
+/* The runtime's and the pool's numbers for the device the loop runs on. */
+static void panel_gpu_train(struct panel *p, int y, const struct ui_frame *f) {
+    const struct engine_snap *s = f->snap;
+    char pool[24], alloc[24], used[24] = "n/a", total[24] = "n/a";
+    ui_fmt_bytes(pool, sizeof(pool), s->mem.reserved_bytes);
+    ui_fmt_bytes(alloc, sizeof(alloc), s->mem.allocated_bytes);
+    if (s->dev.mem_valid && s->dev.mem_total_bytes >= s->dev.mem_free_bytes) {
+        ui_fmt_bytes(used, sizeof(used), s->dev.mem_total_bytes - s->dev.mem_free_bytes);
+        ui_fmt_bytes(total, sizeof(total), s->dev.mem_total_bytes);
+    }
+    w_text(p->win, y, 1, p->w - 2, THEME_DIM, f,
+           "%straining: pool %s (%s live), runtime %s/%s on %s", f->tele_train >= 0 ? "*" : "",
+           pool, alloc, used, total, s->dev.name);
+}
 
 static void panel_gpu_draw(struct panel *p, const struct ui_frame *f) {
-    const struct engine_snap *s = f->snap;
-    char info[48];
-    snprintf(info, sizeof(info), "%s  device %u/%u", f->run->backend, f->gpu + 1,
-             f->run->n_devices);
+    const struct tele_snap *t = f->tele;
+    unsigned n = t ? t->n_gpus : 0;
+    char info[64];
+    snprintf(info, sizeof(info), "%s  %u GPU%s%s", f->run->backend, n, n == 1 ? "" : "s",
+             p->focused ? "  Enter: details" : "");
     w_title(p->win, "GPU", info, p->focused, f);
-    int w = p->w - 2;
-    w_text(p->win, 1, 1, w, THEME_TEXT, f, "%u  %s  (%s)", f->gpu, s->dev.name, s->dev.arch);
-    if (p->h < 3)
-        return;
-    char used[24], total[24], pool[24];
-    ui_fmt_bytes(pool, sizeof(pool), s->mem.reserved_bytes);
-    if (s->dev.mem_valid && s->dev.mem_total_bytes > 0) {
-        uint64_t u = s->dev.mem_total_bytes - s->dev.mem_free_bytes;
-        ui_fmt_bytes(used, sizeof(used), u);
-        ui_fmt_bytes(total, sizeof(total), s->dev.mem_total_bytes);
-        w_text(p->win, 2, 1, 5, THEME_DIM, f, "mem");
-        int bar = w - 40 > 10 ? (w - 40 < 40 ? w - 40 : 40) : 10;
-        w_bar(p->win, 2, 5, bar, (double)u / (double)s->dev.mem_total_bytes, THEME_GAUGE, f);
-        w_text(p->win, 2, 6 + bar, w - bar - 6, THEME_TEXT, f, "%s / %s  pool %s", used, total,
-               pool);
-    } else {
-        w_text(p->win, 2, 1, w, THEME_TEXT, f, "mem n/a  pool %s", pool);
+    int rows = p->h - 2; /* one row kept for the training line */
+    if (p->selected >= (int)n)
+        p->selected = n ? (int)n - 1 : 0;
+    if (p->selected < p->scroll)
+        p->scroll = p->selected;
+    if (rows > 0 && p->selected >= p->scroll + rows)
+        p->scroll = p->selected - rows + 1;
+    int y = 1;
+    if (n == 0 && y < p->h - 1)
+        panel_gpu_why(p, y++, f);
+    for (unsigned i = (unsigned)p->scroll; i < n && y < p->h - 1; i++, y++)
+        panel_gpu_row(p, y, &t->gpus[i], (int)i == f->tele_train, (int)i == p->selected, f);
+    if (y < p->h)
+        panel_gpu_train(p, p->h - 1, f);
+}
+
+static bool panel_gpu_key(struct panel *p, int ch, const struct ui_frame *f) {
+    int n = f->tele ? (int)f->tele->n_gpus : 0;
+    if (ch == '\n' || ch == KEY_ENTER) {
+        p->detail = true;
+        return true;
     }
-    if (p->h >= 4)
-        w_text(p->win, 3, 1, w, THEME_DIM, f,
-               "telemetry: unavailable - no telemetry provider in this build (GTT, "
-               "utilisation, temperature, power, clocks: n/a)");
+    if (ch == KEY_UP || ch == KEY_DOWN) {
+        p->selected += ch == KEY_UP ? -1 : 1;
+        p->selected = p->selected < 0 ? 0 : p->selected >= n ? (n ? n - 1 : 0) : p->selected;
+        return true;
+    }
+    return false;
 }
 
 const struct panel_ops panel_gpu_ops = {
     .name = "gpu",
     .title = "GPU",
-    .help = "device, memory used/total, the pool's share, telemetry",
+    .help = "every GPU: VRAM, GTT, busy, temp, power, clock (* = training); Enter/g: details",
     .min_h = 3,
-    .pref_h = 4,
+    .pref_h = 6,
     .column = 0,
     .draw = panel_gpu_draw,
-    .key = NULL,
+    .key = panel_gpu_key,
 };

@@ -43,6 +43,30 @@ static void panel_memory_segment(WINDOW *win, int y, int width, const struct mem
     }
 }
 
+/* VRAM fragmentation as the driver sees it (drm_buddy via debugfs) on the GPU the loop trains
+ * on, beside the pool's own: the pool can be tidy while the device is not. Returns the next
+ * row. */
+static int panel_memory_driver(struct panel *p, int y, const struct ui_frame *f) {
+    if (!f->tele || f->tele_train < 0 || (unsigned)f->tele_train >= f->tele->n_gpus)
+        return y;
+    const struct tele_gpu *g = &f->tele->gpus[f->tele_train];
+    if (!g->buddy_src) {
+        if (g->vendor == TELE_VENDOR_AMD)
+            w_text(p->win, y++, 1, p->w - 2, THEME_DIM, f,
+                   "driver (drm_buddy): n/a - debugfs amdgpu_vram_mm is readable by root only");
+        return y;
+    }
+    const struct tele_buddy *b = &g->buddy;
+    char fr[24], lg[24];
+    ui_fmt_bytes(fr, sizeof(fr), b->free_bytes);
+    ui_fmt_bytes(lg, sizeof(lg), b->largest_free_bytes);
+    double frag = b->free_bytes ? 1.0 - (double)b->largest_free_bytes / (double)b->free_bytes : 0;
+    w_text(p->win, y++, 1, p->w - 2, frag > 0.5 ? THEME_WARN : THEME_DIM, f,
+           "driver (drm_buddy): free %s in %llu blocks, largest %s, frag %.0f%%", fr,
+           (unsigned long long)b->free_blocks, lg, frag * 100.0);
+    return y;
+}
+
 static void panel_memory_draw(struct panel *p, const struct ui_frame *f) {
     const struct mem_stats *m = &f->snap->mem;
     const struct mem_layout *l = &f->snap->layout;
@@ -91,6 +115,8 @@ static void panel_memory_draw(struct panel *p, const struct ui_frame *f) {
                pk->active_blocks > b0->active_blocks ? pk->active_blocks - b0->active_blocks : 0,
                pr, pk->frag * 100.0);
     }
+    if (y < p->h - 1)
+        y = panel_memory_driver(p, y, f);
     int big_seg, big_blk;
     panel_memory_largest(l, &big_seg, &big_blk);
     for (uint32_t i = 0; i < l->n_listed && y < p->h; i++, y++)

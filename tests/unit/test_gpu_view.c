@@ -1,0 +1,150 @@
+/* Tests for the GPU overlay's pages: every field with its source or n/a, the reconciliation's
+ * numbers and explanations, and the providers' diagnostics. */
+#include "backend/telemetry/tele_prov.h"
+#include "tui/gpu_view.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+TestSuite(gpu_view, .timeout = 20);
+
+#define GV_MAX 256
+static struct tele_snap gv_t;
+static struct engine_snap gv_es;
+static struct gpu_view_line gv_lines[GV_MAX];
+
+static void gv_fixture(void) {
+    memset(&gv_t, 0, sizeof(gv_t));
+    memset(&gv_es, 0, sizeof(gv_es));
+    gv_t.n_prov = 3;
+    const char *names[] = {"sysfs", "libdrm", "fdinfo"};
+    for (int k = 0; k < 3; k++)
+        snprintf(gv_t.prov[k].name, sizeof(gv_t.prov[k].name), "%s", names[k]);
+    gv_t.prov[1].status = TELE_UNAVAILABLE;
+    snprintf(gv_t.prov[1].reason, sizeof(gv_t.prov[1].reason), "no amdgpu render node");
+    gv_t.prov[0].samples = 4;
+    gv_t.prov[0].total_sample_ns = 4 * 150000; /* mean 150 us */
+    gv_t.prov[0].max_sample_ns = 310000;
+    gv_t.prov[0].caps = TELE_CAP(MEMORY) | TELE_CAP(THERMAL);
+    gv_t.n_gpus = 1;
+    struct tele_gpu *g = &gv_t.gpus[0];
+    tele_gpu_init(g, "0000:03:00.0");
+    g->index = 0;
+    g->vendor = TELE_VENDOR_AMD;
+    tele_set(g, TELE_F_VRAM_USED, 6.0 * (1u << 30)); /* 6 GiB on the device */
+    tele_set(g, TELE_F_VRAM_TOTAL, 24.0 * (1u << 30));
+    tele_set(g, TELE_F_KFD_VRAM, 3.0 * (1u << 30));
+    tele_set(g, TELE_F_PROC_VRAM, 5.5 * (1u << 30));
+    g->src[TELE_F_PROC_VRAM] = 3;
+    g->vram_by_valid = 1;
+    g->vram_used_by[0] = 6.0 * (1u << 30);
+    g->vram_total_by[0] = 24.0 * (1u << 30);
+    snprintf(gv_es.dev.pci, sizeof(gv_es.dev.pci), "0000:03:00.0");
+    gv_es.dev.mem_valid = true;
+    gv_es.dev.mem_total_bytes = 24ull << 30;
+    gv_es.dev.mem_free_bytes = 21ull << 30; /* the runtime sees 3 GiB used */
+    gv_es.mem.reserved_bytes = 2ull << 30;
+    gv_es.mem.allocated_bytes = 512ull << 20;
+}
+
+static const char *gv_find(int n, const char *needle) {
+    for (int i = 0; i < n; i++)
+        if (strstr(gv_lines[i].text, needle))
+            return gv_lines[i].text;
+    return NULL;
+}
+
+Test(gpu_view, training_gpu_found_by_pci) {
+    gv_fixture();
+    cr_assert_eq(gpu_view_training(&gv_t, &gv_es), 0);
+    snprintf(gv_es.dev.pci, sizeof(gv_es.dev.pci), "0000:04:00.0");
+    cr_assert_eq(gpu_view_training(&gv_t, &gv_es), -1);
+    gv_es.dev.pci[0] = '\0'; /* the CPU backend */
+    cr_assert_eq(gpu_view_training(&gv_t, &gv_es), -1);
+    cr_assert_eq(gpu_view_training(NULL, &gv_es), -1);
+}
+
+Test(gpu_view, details_show_sources_and_na) {
+    gv_fixture();
+    int n = gpu_view_lines(&gv_t, &gv_es, 0, GPU_VIEW_DETAIL, gv_lines, GV_MAX);
+    const char *used = gv_find(n, "VRAM used");
+    cr_assert(used && strstr(used, "6.0 GiB") && strstr(used, "sysfs"), "%s", used);
+    const char *temp = gv_find(n, "temperature (edge)");
+    cr_assert(temp && strstr(temp, "n/a"), "%s", temp);
+    cr_assert_eq(strstr(temp, " 0 "), NULL, "unread is n/a, never 0: %s", temp);
+    const char *procs = gv_find(n, "VRAM of listed processes");
+    cr_assert(procs && strstr(procs, "fdinfo"), "%s", procs);
+    cr_assert(gv_find(n, "drm_buddy): n/a"), "the allocator says why it is missing");
+    /* every field has its line */
+    int fields = 0;
+    for (unsigned f = 0; f < TELE_F_COUNT; f++)
+        fields += gv_find(n, tele_field_label(f)) != NULL;
+    cr_assert_eq(fields, TELE_F_COUNT);
+}
+
+Test(gpu_view, reconciliation_explains_each_gap) {
+    gv_fixture();
+    int n = gpu_view_lines(&gv_t, &gv_es, 0, GPU_VIEW_RECONCILE, gv_lines, GV_MAX);
+    const char *sysfs = gv_find(n, "  sysfs");
+    cr_assert(sysfs && strstr(sysfs, "6.0 GiB") && strstr(sysfs, "24.0 GiB"), "%s", sysfs);
+    const char *hip = gv_find(n, "hipMemGetInfo");
+    cr_assert(hip && strstr(hip, "3.0 GiB") && strstr(hip, "compositor"), "%s", hip);
+    cr_assert(gv_find(n, "ringside pool reserved"));
+    /* 6 GiB device - 5.5 GiB processes = 512 MiB nobody owns */
+    const char *d1 = gv_find(n, "device used - processes");
+    cr_assert(d1 && strstr(d1, "512.0 MiB"), "%s", d1);
+    /* 6 - 3 = 3 GiB of non-KFD VRAM */
+    const char *d2 = gv_find(n, "device used - KFD");
+    cr_assert(d2 && strstr(d2, "3.0 GiB"), "%s", d2);
+    /* 2 GiB reserved - 512 MiB live = 1.5 GiB idle in the pool */
+    const char *d3 = gv_find(n, "pool reserved - allocated");
+    cr_assert(d3 && strstr(d3, "1.5 GiB"), "%s", d3);
+    /* 3 GiB runtime used - 2 GiB pool = 1 GiB */
+    const char *d4 = gv_find(n, "runtime used - pool reserved");
+    cr_assert(d4 && strstr(d4, "1.0 GiB"), "%s", d4);
+}
+
+Test(gpu_view, reconciliation_of_another_gpu_has_no_engine_rows) {
+    gv_fixture();
+    snprintf(gv_es.dev.pci, sizeof(gv_es.dev.pci), "0000:0b:00.0");
+    int n = gpu_view_lines(&gv_t, &gv_es, 0, GPU_VIEW_RECONCILE, gv_lines, GV_MAX);
+    cr_assert_null(gv_find(n, "  hipMemGetInfo"));
+    cr_assert_null(gv_find(n, "pool reserved - allocated"));
+    cr_assert(gv_find(n, "does not train on this GPU"));
+}
+
+Test(gpu_view, providers_page_has_times_and_reasons) {
+    gv_fixture();
+    int n = gpu_view_lines(&gv_t, &gv_es, 0, GPU_VIEW_PROVIDERS, gv_lines, GV_MAX);
+    const char *s = gv_find(n, "sysfs");
+    cr_assert(s && strstr(s, "150.0") && strstr(s, "310.0") && strstr(s, "memory,temperature"),
+              "%s", s);
+    const char *d = gv_find(n, "libdrm");
+    cr_assert(d && strstr(d, "unavailable") && strstr(d, "no amdgpu render node"), "%s", d);
+}
+
+Test(gpu_view, no_telemetry_and_no_gpu_say_so) {
+    gv_fixture();
+    int n = gpu_view_lines(NULL, &gv_es, 0, GPU_VIEW_DETAIL, gv_lines, GV_MAX);
+    cr_assert_eq(n, 1);
+    cr_assert(strstr(gv_lines[0].text, "no telemetry"));
+    gv_t.n_gpus = 0;
+    n = gpu_view_lines(&gv_t, &gv_es, 0, GPU_VIEW_RECONCILE, gv_lines, GV_MAX);
+    cr_assert(gv_find(n, "no GPU found"));
+    /* a small buffer is never overrun */
+    gv_fixture();
+    cr_assert_eq(gpu_view_lines(&gv_t, &gv_es, 0, GPU_VIEW_DETAIL, gv_lines, 3), 3);
+}
+
+Test(gpu_view, values_in_their_units) {
+    char b[32];
+    gpu_view_fmt(b, sizeof(b), TELE_F_VRAM_USED, 1536.0 * 1024 * 1024);
+    cr_assert_str_eq(b, "1.5 GiB");
+    gpu_view_fmt(b, sizeof(b), TELE_F_PCIE_TX, 2.0 * 1024 * 1024);
+    cr_assert_str_eq(b, "2.0 MiB/s");
+    gpu_view_fmt(b, sizeof(b), TELE_F_TEMP, 68.5);
+    cr_assert_str_eq(b, "68.5");
+    gpu_view_fmt(b, sizeof(b), TELE_F_BUSY, 97);
+    cr_assert_str_eq(b, "97");
+}

@@ -1,0 +1,94 @@
+/* The GPU overlay: details of one GPU with the source of every value, the VRAM reconciliation
+ * and the telemetry providers' diagnostics, drawn over the panels and scrolled with the keys. */
+#include "tui/app_internal.h"
+#include "tui/widgets.h"
+
+#include <string.h>
+
+#define APP_GPU_LINES 256
+
+static struct gpu_view_line app_gpu_lines[APP_GPU_LINES];
+
+static int app_gpu_selected(const struct app *a) {
+    const struct ui_frame *f = &a->frame;
+    int sel = a->panels[APP_GPU_PANEL].selected;
+    if (!f->tele || f->tele->n_gpus == 0)
+        return -1;
+    return sel >= 0 && (unsigned)sel < f->tele->n_gpus ? sel : 0;
+}
+
+bool app_gpu_overlay_key(struct app *a, int ch) {
+    int n_gpus = a->frame.tele ? (int)a->frame.tele->n_gpus : 0;
+    int *sel = &a->panels[APP_GPU_PANEL].selected;
+    switch (ch) {
+    case 27: /* Esc */
+    case '\n':
+    case KEY_ENTER:
+    case 'g':
+        a->gpu_overlay = false;
+        return true;
+    case '\t':
+    case KEY_BTAB:
+        a->gpu_page = (a->gpu_page + (ch == '\t' ? 1 : GPU_VIEW_PAGES - 1)) % GPU_VIEW_PAGES;
+        a->gpu_scroll = 0;
+        return true;
+    case KEY_LEFT:
+    case KEY_RIGHT:
+        if (n_gpus > 0)
+            *sel = (*sel + (ch == KEY_RIGHT ? 1 : n_gpus - 1)) % n_gpus;
+        a->gpu_scroll = 0;
+        return true;
+    case KEY_UP:
+    case KEY_DOWN:
+    case KEY_PPAGE:
+    case KEY_NPAGE:
+    case KEY_HOME:
+    case KEY_END: {
+        int page = LINES - 8 > 1 ? LINES - 8 : 1;
+        int d = ch == KEY_UP ? -1 : ch == KEY_DOWN ? 1 : ch == KEY_PPAGE ? -page : page;
+        a->gpu_scroll = ch == KEY_HOME ? 0 : ch == KEY_END ? APP_GPU_LINES : a->gpu_scroll + d;
+        a->gpu_scroll = a->gpu_scroll < 0 ? 0 : a->gpu_scroll;
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+static void app_gpu_tabs(struct app *a, WINDOW *win, int w, int gpu) {
+    const struct ui_frame *f = &a->frame;
+    int x = 2;
+    for (int p = 0; p < GPU_VIEW_PAGES && x < w - 2; p++) {
+        const char *name = gpu_view_page_name((enum gpu_view_page)p);
+        w_text(win, 0, x, w - 2 - x, p == (int)a->gpu_page ? THEME_ACCENT : THEME_DIM, f,
+               p == (int)a->gpu_page ? "[ %s ]" : "  %s  ", name);
+        x += (int)strlen(name) + 5;
+    }
+    if (gpu >= 0 && x < w - 12)
+        w_text(win, 0, x, w - 2 - x, THEME_TITLE, f, " GPU %d (%u in all) ", gpu, f->tele->n_gpus);
+}
+
+void app_draw_gpu_overlay(struct app *a) {
+    const struct ui_frame *f = &a->frame;
+    int gpu = app_gpu_selected(a);
+    int n = gpu_view_lines(f->tele, f->snap, gpu, a->gpu_page, app_gpu_lines, APP_GPU_LINES);
+    int h = LINES - 4, w = COLS - 4;
+    WINDOW *win = h > 4 && w > 20 ? newwin(h, w, 2, 2) : NULL;
+    if (!win)
+        return;
+    werase(win);
+    box(win, 0, 0);
+    app_gpu_tabs(a, win, w, gpu);
+    int rows = h - 3;
+    int max_scroll = n - rows > 0 ? n - rows : 0;
+    a->gpu_scroll = a->gpu_scroll > max_scroll ? max_scroll : a->gpu_scroll;
+    for (int y = 0; y < rows && a->gpu_scroll + y < n; y++) {
+        const struct gpu_view_line *l = &app_gpu_lines[a->gpu_scroll + y];
+        w_text(win, 1 + y, 2, w - 4, l->role, f, "%s", l->text);
+    }
+    w_text(win, h - 2, 2, w - 4, THEME_DIM, f,
+           "Tab page  Left/Right GPU  Up/Down/PgUp/PgDn scroll  Esc/Enter/g close%s",
+           n > rows ? "  (more below)" : "");
+    wnoutrefresh(win);
+    delwin(win);
+}
