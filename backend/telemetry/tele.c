@@ -7,6 +7,7 @@
 #include "backend/core/snap.h"
 #include "backend/telemetry/tele_internal.h"
 #include "backend/telemetry/tele_prov.h"
+#include "backend/telemetry/tele_worker.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -32,11 +33,7 @@ struct tele {
     struct tele_gpu recs[TELE_MAX_GPUS];
     struct snap *snap;
     uint64_t seq;
-    pthread_t thread;
-    bool started;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool stop;
+    struct tele_worker w;
 };
 
 static void tele_emit(const struct tele_ctx *ctx, enum ev_severity sev, const char *pci,
@@ -109,8 +106,7 @@ int tele_create(struct tele **out, const struct tele_conf *conf, struct evring *
     t->conf = *conf;
     t->events = events;
     t->ctx = (struct tele_ctx){&t->conf.roots, getpid(), tele_emit, t};
-    pthread_mutex_init(&t->mu, NULL);
-    pthread_cond_init(&t->cv, NULL);
+    tele_worker_init(&t->w);
     bool none = strcmp(conf->only, "none") == 0;
     for (size_t i = 0; i < tele_prov_count && t->n_slots < TELE_MAX_PROVIDERS; i++)
         if (!none && tele_wanted(conf->only, tele_prov_table[i]->name))
@@ -158,33 +154,14 @@ void tele_sample_now(struct tele *t) {
 
 static void *tele_thread(void *arg) {
     struct tele *t = arg;
-    pthread_mutex_lock(&t->mu);
-    while (!t->stop) {
-        pthread_mutex_unlock(&t->mu);
+    do
         tele_sample_now(t);
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        uint64_t ns = (uint64_t)until.tv_nsec + t->conf.interval_ns;
-        until.tv_sec += (time_t)(ns / 1000000000ull);
-        until.tv_nsec = (long)(ns % 1000000000ull);
-        pthread_mutex_lock(&t->mu);
-        while (!t->stop && pthread_cond_timedwait(&t->cv, &t->mu, &until) != ETIMEDOUT)
-            ;
-    }
-    pthread_mutex_unlock(&t->mu);
+    while (!tele_worker_nap(&t->w, t->conf.interval_ns));
     return NULL;
 }
 
 int tele_start(struct tele *t) {
-    pthread_condattr_t a;
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_destroy(&t->cv);
-    pthread_cond_init(&t->cv, &a);
-    pthread_condattr_destroy(&a);
-    int rc = pthread_create(&t->thread, NULL, tele_thread, t);
-    t->started = rc == 0;
-    return -rc;
+    return tele_worker_start(&t->w, tele_thread, t);
 }
 
 const struct tele_snap *tele_snap_read(struct tele *t, bool *fresh) {
@@ -194,18 +171,10 @@ const struct tele_snap *tele_snap_read(struct tele *t, bool *fresh) {
 void tele_destroy(struct tele *t) {
     if (!t)
         return;
-    if (t->started) {
-        pthread_mutex_lock(&t->mu);
-        t->stop = true;
-        pthread_cond_signal(&t->cv);
-        pthread_mutex_unlock(&t->mu);
-        pthread_join(t->thread, NULL);
-    }
+    tele_worker_fini(&t->w); /* the sampling thread ends before its providers close */
     for (unsigned k = 0; k < t->n_slots; k++)
         if (t->slots[k].open)
             t->slots[k].ops->close(t->slots[k].state);
-    pthread_cond_destroy(&t->cv);
-    pthread_mutex_destroy(&t->mu);
     snap_destroy(t->snap);
     free(t);
 }

@@ -5,6 +5,7 @@
 #include "backend/core/mono.h"
 #include "backend/telemetry/tele_fdinfo_internal.h"
 #include "backend/telemetry/tele_prov.h"
+#include "backend/telemetry/tele_worker.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -31,12 +32,9 @@ struct tele_fdinfo_index {
 struct tele_fdinfo {
     char proc[TELE_PATH_MAX]; /* set at open, read-only after: shared with the thread */
     int32_t self_pid;
-    pthread_t thread;
-    pthread_mutex_t mu; /* guards index, gen and stop */
-    pthread_cond_t cv;
+    struct tele_worker w; /* its mutex guards index and gen */
     struct tele_fdinfo_index index;
     uint64_t gen; /* bumped at each rebuild */
-    bool stop;
     /* the sampling thread's own */
     struct tele_fdinfo_index work;
     struct tele_fdinfo_client *clients;
@@ -124,57 +122,32 @@ static int tele_fdinfo_scan(const char *proc, struct tele_fdinfo_index *x) {
 
 /* ---- the index thread ---- */
 
-static void tele_fdinfo_deadline(struct timespec *ts, uint64_t ns) {
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    uint64_t t = (uint64_t)ts->tv_nsec + ns;
-    ts->tv_sec += (time_t)(t / 1000000000ull);
-    ts->tv_nsec = (long)(t % 1000000000ull);
-}
-
 /* Wait out the period (or a stop), rebuild outside the lock, swap under it. */
 static void *tele_fdinfo_thread(void *arg) {
     struct tele_fdinfo *s = arg;
     struct tele_fdinfo_index fresh = {0};
-    pthread_mutex_lock(&s->mu);
-    while (!s->stop) {
-        struct timespec until;
-        tele_fdinfo_deadline(&until, TELE_FDINFO_REBUILD_NS);
-        while (!s->stop && pthread_cond_timedwait(&s->cv, &s->mu, &until) != ETIMEDOUT)
-            ;
-        if (s->stop)
-            break;
-        pthread_mutex_unlock(&s->mu);
-        int rc = tele_fdinfo_scan(s->proc, &fresh);
-        pthread_mutex_lock(&s->mu);
-        if (rc == 0) {
-            struct tele_fdinfo_index old = s->index;
-            s->index = fresh;
-            fresh = old;
-            s->gen++;
-        }
+    while (!tele_worker_nap(&s->w, TELE_FDINFO_REBUILD_NS)) {
+        if (tele_fdinfo_scan(s->proc, &fresh) != 0)
+            continue;
+        pthread_mutex_lock(&s->w.mu);
+        struct tele_fdinfo_index old = s->index;
+        s->index = fresh;
+        fresh = old;
+        s->gen++;
+        pthread_mutex_unlock(&s->w.mu);
     }
-    pthread_mutex_unlock(&s->mu);
     free(fresh.v);
     return NULL;
 }
 
+/* Stops the thread first, so nothing below is in use. */
 static void tele_fdinfo_free(struct tele_fdinfo *s) {
-    pthread_cond_destroy(&s->cv);
-    pthread_mutex_destroy(&s->mu);
+    tele_worker_fini(&s->w);
     free(s->index.v);
     free(s->work.v);
     free(s->clients);
     tele_fdinfo_hist_fini(&s->hist);
     free(s);
-}
-
-static void tele_fdinfo_sync_init(struct tele_fdinfo *s) {
-    pthread_condattr_t a;
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->cv, &a);
-    pthread_condattr_destroy(&a);
-    pthread_mutex_init(&s->mu, NULL);
 }
 
 /* The first index is built here, so the first sample already lists the processes; none found is
@@ -188,11 +161,11 @@ static int tele_fdinfo_open(const struct tele_ctx *ctx, void **state, char *reas
     }
     snprintf(s->proc, sizeof(s->proc), "%s", ctx->roots->proc);
     s->self_pid = (int32_t)ctx->self_pid;
-    tele_fdinfo_sync_init(s);
+    tele_worker_init(&s->w);
     int rc = tele_fdinfo_scan(s->proc, &s->index);
     if (rc < 0)
         tele_reason_errno(reason, reasonlen, rc, s->proc);
-    else if ((rc = -pthread_create(&s->thread, NULL, tele_fdinfo_thread, s)) < 0)
+    else if ((rc = tele_worker_start(&s->w, tele_fdinfo_thread, s)) < 0)
         snprintf(reason, reasonlen, "cannot start the fdinfo index thread: %s", strerror(-rc));
     if (rc < 0) {
         tele_fdinfo_free(s);
@@ -206,24 +179,24 @@ static int tele_fdinfo_open(const struct tele_ctx *ctx, void **state, char *reas
 
 /* A private copy of the index, and the generation it came from. */
 static int tele_fdinfo_take(struct tele_fdinfo *s, uint64_t *gen) {
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->w.mu);
     int rc = 0;
     s->work.n = 0;
     for (size_t i = 0; i < s->index.n && rc == 0; i++)
         rc = tele_fdinfo_push(&s->work, s->index.v[i].pid, s->index.v[i].fd);
     *gen = s->gen;
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->w.mu);
     return rc;
 }
 
 /* Drop from the shared index what this sample found gone, unless a rebuild replaced it. */
 static void tele_fdinfo_prune(struct tele_fdinfo *s, uint64_t gen) {
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->w.mu);
     if (s->gen == gen && s->work.n <= s->index.cap) {
         memcpy(s->index.v, s->work.v, s->work.n * sizeof(s->work.v[0]));
         s->index.n = s->work.n;
     }
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->w.mu);
 }
 
 static void tele_fdinfo_comm(const char *proc, int32_t pid, char comm[16]) {
@@ -287,13 +260,7 @@ static int tele_fdinfo_sample(void *state, struct tele_gpu *out, size_t cap, siz
 }
 
 static void tele_fdinfo_close(void *state) {
-    struct tele_fdinfo *s = state;
-    pthread_mutex_lock(&s->mu);
-    s->stop = true;
-    pthread_cond_signal(&s->cv);
-    pthread_mutex_unlock(&s->mu);
-    pthread_join(s->thread, NULL);
-    tele_fdinfo_free(s);
+    tele_fdinfo_free(state);
 }
 
 const struct tele_prov_ops tele_prov_fdinfo_ops = {

@@ -176,8 +176,6 @@ static void tele_nvml_free(struct tele_nvml *s, bool inited) {
         s->fn.shutdown();
     if (s->lib)
         dlclose(s->lib);
-    pthread_cond_destroy(&s->cv);
-    pthread_mutex_destroy(&s->mu);
     free(s);
 }
 
@@ -186,12 +184,7 @@ static struct tele_nvml *tele_nvml_alloc(const struct tele_ctx *ctx) {
     if (!s)
         return NULL;
     s->ctx = ctx;
-    pthread_mutex_init(&s->mu, NULL);
-    pthread_condattr_t a;
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->cv, &a);
-    pthread_condattr_destroy(&a);
+    tele_worker_init(&s->w);
     return s;
 }
 

@@ -60,7 +60,7 @@ void tele_nvml_events_read_pcie(struct tele_nvml *s) {
         bool gen_ok = s->fn.get_link_gen && s->fn.get_link_gen(d->h, &gen) == TELE_NVML_SUCCESS;
         bool width_ok =
             s->fn.get_link_width && s->fn.get_link_width(d->h, &width) == TELE_NVML_SUCCESS;
-        pthread_mutex_lock(&s->mu);
+        pthread_mutex_lock(&s->w.mu);
         d->link_gen = gen;
         d->link_width = width;
         d->link_gen_valid = gen_ok;
@@ -69,7 +69,7 @@ void tele_nvml_events_read_pcie(struct tele_nvml *s) {
         d->rx_kb_per_s = rx;
         d->tx_valid = tx_ok;
         d->rx_valid = rx_ok;
-        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(&s->w.mu);
     }
 }
 
@@ -86,27 +86,6 @@ static void tele_nvml_events_deliver(const struct tele_nvml *s,
     s->ctx->emit(s->ctx, SEV_ERROR, pci, text);
 }
 
-static bool tele_nvml_events_stopping(struct tele_nvml *s) {
-    pthread_mutex_lock(&s->mu);
-    bool stop = s->stop;
-    pthread_mutex_unlock(&s->mu);
-    return stop;
-}
-
-/* Sleep one wait period unless close asks to stop (no event set, or its wait failed: a lost
- * GPU must not turn the loop into a spin). */
-static void tele_nvml_events_nap(struct tele_nvml *s) {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    long long ns = until.tv_nsec + (long long)TELE_NVML_EVENTS_WAIT_MS * 1000000;
-    until.tv_sec += (time_t)(ns / 1000000000);
-    until.tv_nsec = (long)(ns % 1000000000);
-    pthread_mutex_lock(&s->mu);
-    while (!s->stop && pthread_cond_timedwait(&s->cv, &s->mu, &until) != ETIMEDOUT)
-        ;
-    pthread_mutex_unlock(&s->mu);
-}
-
 static void tele_nvml_events_wait(struct tele_nvml *s) {
     if (s->events) {
         struct tele_nvml_event_data e = {0};
@@ -116,13 +95,14 @@ static void tele_nvml_events_wait(struct tele_nvml *s) {
         if (rc == TELE_NVML_SUCCESS || rc == TELE_NVML_ERROR_TIMEOUT)
             return;
     }
-    tele_nvml_events_nap(s);
+    /* no event set, or its wait failed: a lost GPU must not turn the loop into a spin */
+    tele_worker_nap(&s->w, (uint64_t)TELE_NVML_EVENTS_WAIT_MS * 1000000ull);
 }
 
 static void *tele_nvml_events_main(void *arg) {
     struct tele_nvml *s = arg;
     uint64_t next_pcie = mono_now_ns() + TELE_NVML_EVENTS_PCIE_NS; /* open read them once */
-    while (!tele_nvml_events_stopping(s)) {
+    while (!tele_worker_stopping(&s->w)) {
         if (mono_now_ns() >= next_pcie) {
             tele_nvml_events_read_pcie(s);
             next_pcie = mono_now_ns() + TELE_NVML_EVENTS_PCIE_NS;
@@ -154,20 +134,11 @@ static void tele_nvml_events_register(struct tele_nvml *s) {
 
 int tele_nvml_events_start(struct tele_nvml *s) {
     tele_nvml_events_register(s);
-    int rc = pthread_create(&s->thread, NULL, tele_nvml_events_main, s);
-    s->started = rc == 0;
-    return -rc;
+    return tele_worker_start(&s->w, tele_nvml_events_main, s);
 }
 
 void tele_nvml_events_stop(struct tele_nvml *s) {
-    if (s->started) {
-        pthread_mutex_lock(&s->mu);
-        s->stop = true;
-        pthread_cond_signal(&s->cv);
-        pthread_mutex_unlock(&s->mu);
-        pthread_join(s->thread, NULL);
-        s->started = false;
-    }
+    tele_worker_fini(&s->w);
     if (s->events) {
         s->fn.event_set_free(s->events);
         s->events = NULL;

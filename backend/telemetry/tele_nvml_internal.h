@@ -4,6 +4,7 @@
 #define RINGSIDE_BACKEND_TELEMETRY_TELE_NVML_INTERNAL_H
 
 #include "backend/telemetry/tele_prov.h"
+#include "backend/telemetry/tele_worker.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -142,7 +143,7 @@ struct tele_nvml_dev {
     bool no_fan, no_ecc;
     unsigned char *procs; /* get_procs buffer, grown on demand */
     unsigned int procs_cap;
-    /* guarded by tele_nvml.mu */
+    /* guarded by tele_nvml.w.mu */
     unsigned int tx_kb_per_s, rx_kb_per_s;
     bool tx_valid, rx_valid;
     unsigned int link_gen, link_width; /* read beside the rates: the width call takes 30 us */
@@ -156,11 +157,7 @@ struct tele_nvml {
     struct tele_nvml_dev devs[TELE_MAX_GPUS];
     unsigned int n_devs;
     tele_nvml_event_set_t events; /* NULL: no Xid events on this system */
-    pthread_t thread;
-    bool started;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool stop; /* guarded by mu */
+    struct tele_worker w;         /* the event thread; its mutex also guards the cached rates */
 };
 
 /* tele_nvml_sample.c: fill g from device d (every call that fails leaves its field unset). */
@@ -169,7 +166,8 @@ void tele_nvml_sample_dev(struct tele_nvml *s, struct tele_nvml_dev *d, struct t
 /* tele_nvml_events.c: register for Xid events and start the background thread that waits for
  * them and refreshes the PCIe rates (which NVML measures over 20 ms per call). 0 or -errno. */
 int tele_nvml_events_start(struct tele_nvml *s);
-/* Stop and join the thread, free the event set. Safe when start failed or was not called. */
+/* Stop and join the thread, free the event set and the worker (once, from free; safe when
+ * start failed or was not called). */
 void tele_nvml_events_stop(struct tele_nvml *s);
 /* Read the PCIe rates of every GPU into the cache (also called once at open). */
 void tele_nvml_events_read_pcie(struct tele_nvml *s);

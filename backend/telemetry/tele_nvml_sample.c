@@ -74,7 +74,7 @@ static void tele_nvml_sample_fan(const struct tele_nvml_fns *fn, struct tele_nvm
  * them (NVML: KB/s, taken as KiB as nvtop does). */
 static void tele_nvml_sample_link(struct tele_nvml *s, struct tele_nvml_dev *d,
                                   struct tele_gpu *g) {
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->w.mu);
     if (d->link_gen_valid)
         tele_set(g, TELE_F_PCIE_GEN, d->link_gen);
     if (d->link_width_valid)
@@ -83,7 +83,7 @@ static void tele_nvml_sample_link(struct tele_nvml *s, struct tele_nvml_dev *d,
         tele_set(g, TELE_F_PCIE_TX, d->tx_kb_per_s * 1024.0);
     if (d->rx_valid)
         tele_set(g, TELE_F_PCIE_RX, d->rx_kb_per_s * 1024.0);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->w.mu);
 }
 
 /* Errors since the driver loaded (volatile counters); NOT_SUPPORTED where ECC is off. */

@@ -2,6 +2,7 @@
  * every interval without waking a runtime-suspended device, lists the compute processes, and
  * turns KFD SMI events (VM faults, resets, throttling) into events on a thread of its own. */
 #include "backend/telemetry/tele_rsmi_internal.h"
+#include "backend/telemetry/tele_worker.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,11 +34,7 @@ struct tele_rsmi {
     struct tele_rsmi_dev devs[TELE_MAX_GPUS];
     uint32_t n_devs;
     struct tele_rsmi_procs procs; /* this sample's compute processes */
-    pthread_t thread;
-    bool started;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool stop; /* guarded by mu */
+    struct tele_worker w;         /* the KFD event thread */
 };
 
 static const char *tele_rsmi_status(rsmi_status_t st) {
@@ -211,26 +208,6 @@ static void tele_rsmi_read_procs(struct tele_rsmi_procs *ps, const char *proc_ro
  * Without root the kernel sends a process only its own VM faults (and other per-process
  * events); resets and throttling reach everyone. */
 
-static bool tele_rsmi_stopping(struct tele_rsmi *s) {
-    pthread_mutex_lock(&s->mu);
-    bool stop = s->stop;
-    pthread_mutex_unlock(&s->mu);
-    return stop;
-}
-
-/* A failing wait returns at once: pause one wait period (or until close) so it cannot spin. */
-static void tele_rsmi_nap(struct tele_rsmi *s) {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    long long ns = until.tv_nsec + (long long)TELE_RSMI_WAIT_MS * 1000000;
-    until.tv_sec += (time_t)(ns / 1000000000);
-    until.tv_nsec = (long)(ns % 1000000000);
-    pthread_mutex_lock(&s->mu);
-    while (!s->stop && pthread_cond_timedwait(&s->cv, &s->mu, &until) != ETIMEDOUT)
-        ;
-    pthread_mutex_unlock(&s->mu);
-}
-
 static void tele_rsmi_deliver(const struct tele_rsmi *s, rsmi_evt_notification_data_t *e) {
     char text[EV_TEXT_BYTES];
     enum ev_severity sev;
@@ -247,14 +224,14 @@ static void tele_rsmi_deliver(const struct tele_rsmi *s, rsmi_evt_notification_d
 static void *tele_rsmi_events_main(void *arg) {
     struct tele_rsmi *s = arg;
     rsmi_evt_notification_data_t data[TELE_RSMI_BATCH];
-    while (!tele_rsmi_stopping(s)) {
+    while (!tele_worker_stopping(&s->w)) {
         uint32_t n = TELE_RSMI_BATCH;
         rsmi_status_t st = rsmi_event_notification_get(TELE_RSMI_WAIT_MS, &n, data);
         if (st == RSMI_STATUS_SUCCESS)
             for (uint32_t i = 0; i < n && i < TELE_RSMI_BATCH; i++)
                 tele_rsmi_deliver(s, &data[i]);
-        else if (st != RSMI_STATUS_NO_DATA)
-            tele_rsmi_nap(s);
+        else if (st != RSMI_STATUS_NO_DATA) /* a failing wait returns at once: no spin */
+            tele_worker_nap(&s->w, (uint64_t)TELE_RSMI_WAIT_MS * 1000000ull);
     }
     return NULL;
 }
@@ -277,14 +254,7 @@ static bool tele_rsmi_events_init(struct tele_rsmi *s) {
 }
 
 static void tele_rsmi_events_stop(struct tele_rsmi *s) {
-    if (s->started) {
-        pthread_mutex_lock(&s->mu);
-        s->stop = true;
-        pthread_cond_signal(&s->cv);
-        pthread_mutex_unlock(&s->mu);
-        pthread_join(s->thread, NULL);
-        s->started = false;
-    }
+    tele_worker_fini(&s->w);
     for (uint32_t i = 0; i < s->n_devs; i++)
         if (s->devs[i].events)
             rsmi_event_notification_stop(s->devs[i].dv);
@@ -335,8 +305,6 @@ static void tele_rsmi_free(struct tele_rsmi *s) {
     tele_rsmi_events_stop(s);
     if (s->inited)
         rsmi_shut_down();
-    pthread_cond_destroy(&s->cv);
-    pthread_mutex_destroy(&s->mu);
     free(s);
 }
 
@@ -345,12 +313,7 @@ static struct tele_rsmi *tele_rsmi_alloc(const struct tele_ctx *ctx) {
     if (!s)
         return NULL;
     s->ctx = ctx;
-    pthread_mutex_init(&s->mu, NULL);
-    pthread_condattr_t a;
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->cv, &a);
-    pthread_condattr_destroy(&a);
+    tele_worker_init(&s->w);
     return s;
 }
 
@@ -365,8 +328,7 @@ static int tele_rsmi_open(const struct tele_ctx *ctx, void **state, char *reason
     int rc = tele_rsmi_discover(s, reason, reasonlen);
     tele_rsmi_loud(quiet);
     if (rc == 0 && s->want_events) {
-        rc = -pthread_create(&s->thread, NULL, tele_rsmi_events_main, s);
-        s->started = rc == 0;
+        rc = tele_worker_start(&s->w, tele_rsmi_events_main, s);
         if (rc < 0)
             snprintf(reason, reasonlen, "rocm-smi: cannot start the event thread: %s",
                      strerror(-rc));
