@@ -20,7 +20,8 @@
 #define TELE_LIBDRM_RENDER_LAST  191
 
 struct tele_libdrm_dev {
-    int fd;
+    int fd;                   /* -1: not opened yet (the GPU was suspended at open) */
+    char path[TELE_PATH_MAX]; /* the render node, for a deferred open */
     amdgpu_device_handle h;
     char pci[16];
     char name[96];
@@ -74,6 +75,28 @@ static bool tele_libdrm_pci(const char *sys, dev_t rdev, char out[16]) {
     return tele_libdrm_map_uevent_pci(uevent, out);
 }
 
+/* What sysfs says of a node without opening it: its PCI address and driver (false when sysfs
+ * does not know the node; then only opening it tells). */
+static bool tele_libdrm_node_sysfs(const char *sys, dev_t rdev, char pci[16], bool *amdgpu) {
+    char rel[64], path[TELE_PATH_MAX], uevent[1024];
+    snprintf(rel, sizeof(rel), "dev/char/%u:%u/device/uevent", major(rdev), minor(rdev));
+    if (tele_path(path, sizeof(path), sys, rel) < 0 ||
+        tele_read_text(path, uevent, sizeof(uevent)) < 0 ||
+        !tele_libdrm_map_uevent_pci(uevent, pci))
+        return false;
+    *amdgpu = strncmp(uevent, "DRIVER=amdgpu\n", 14) == 0 || strstr(uevent, "\nDRIVER=amdgpu\n");
+    return true;
+}
+
+static enum tele_power tele_libdrm_power(const struct tele_libdrm *s, const char *pci) {
+    char rel[96], path[TELE_PATH_MAX], status[32];
+    snprintf(rel, sizeof(rel), "bus/pci/devices/%s/power/runtime_status", pci);
+    if (tele_path(path, sizeof(path), s->ctx->roots->sys, rel) == 0 &&
+        tele_read_line(path, status, sizeof(status)) == 0)
+        return tele_libdrm_map_power(status);
+    return TELE_POWER_UNKNOWN;
+}
+
 /* Open a render node; -1 with the skip noted. A FIFO or regular file named like a node is
  * never opened (a FIFO would block the open). */
 static int tele_libdrm_open_node(const char *path, struct tele_libdrm_scan *sc, dev_t *rdev) {
@@ -102,14 +125,14 @@ static int tele_libdrm_open_node(const char *path, struct tele_libdrm_scan *sc, 
     return fd;
 }
 
-/* Opening the node resumes a runtime-suspended GPU once (amdgpu_driver_open_kms); the fd is
- * then kept, so sampling never opens it again. */
-static void tele_libdrm_try(struct tele_libdrm *s, const char *path, struct tele_libdrm_scan *sc) {
+/* Open and initialise d's node. 0, or -1 with the skip noted. */
+static int tele_libdrm_attach(const struct tele_libdrm *s, struct tele_libdrm_dev *d,
+                              struct tele_libdrm_scan *sc) {
+    const char *path = d->path;
     dev_t rdev;
     int fd = tele_libdrm_open_node(path, sc, &rdev);
     if (fd < 0)
-        return;
-    struct tele_libdrm_dev *d = &s->devs[s->n];
+        return -1;
     char drv[32], why[64];
     uint32_t major_v, minor_v;
     if (!tele_libdrm_driver(fd, drv, sizeof(drv)) || strcmp(drv, "amdgpu") != 0) {
@@ -123,14 +146,41 @@ static void tele_libdrm_try(struct tele_libdrm *s, const char *path, struct tele
         const char *name = amdgpu_get_marketing_name(d->h);
         snprintf(d->name, sizeof(d->name), "%s", name ? name : "");
         d->fd = fd;
-        s->n++;
-        return;
+        return 0;
     }
     close(fd);
+    return -1;
+}
+
+/* Opening a node resumes a runtime-suspended GPU (amdgpu_driver_open_kms), so a node whose GPU
+ * sysfs shows suspended is kept unopened until the GPU wakes for someone else; one sysfs says
+ * is not amdgpu is not opened at all. An opened node's fd is kept: sampling never reopens. */
+static void tele_libdrm_try(struct tele_libdrm *s, const char *path, struct tele_libdrm_scan *sc) {
+    struct tele_libdrm_dev *d = &s->devs[s->n];
+    struct stat st;
+    bool amdgpu = false;
+    memset(d, 0, sizeof(*d));
+    d->fd = -1;
+    snprintf(d->path, sizeof(d->path), "%s", path);
+    if (stat(path, &st) == 0 && S_ISCHR(st.st_mode) &&
+        tele_libdrm_node_sysfs(s->ctx->roots->sys, st.st_rdev, d->pci, &amdgpu)) {
+        if (!amdgpu) {
+            tele_libdrm_note(sc, path, "not an amdgpu device");
+            return;
+        }
+        if (tele_libdrm_power(s, d->pci) == TELE_POWER_SUSPENDED) {
+            s->n++;
+            return;
+        }
+    }
+    if (tele_libdrm_attach(s, d, sc) == 0)
+        s->n++;
 }
 
 static void tele_libdrm_free(struct tele_libdrm *s) {
     for (unsigned i = 0; i < s->n; i++) {
+        if (s->devs[i].fd < 0)
+            continue;
         amdgpu_device_deinitialize(s->devs[i].h);
         close(s->devs[i].fd);
     }
@@ -207,13 +257,9 @@ static bool tele_libdrm_info(amdgpu_device_handle h, unsigned id, unsigned size,
 /* Any ioctl on the node may resume a runtime-suspended GPU, so a suspended one gets none. */
 static void tele_libdrm_read(const struct tele_libdrm *s, struct tele_libdrm_dev *d,
                              struct tele_libdrm_raw *r) {
-    char rel[96], path[TELE_PATH_MAX], status[32];
     memset(r, 0, sizeof(*r));
-    snprintf(rel, sizeof(rel), "bus/pci/devices/%s/power/runtime_status", d->pci);
-    if (tele_path(path, sizeof(path), s->ctx->roots->sys, rel) == 0 &&
-        tele_read_line(path, status, sizeof(status)) == 0)
-        r->power = tele_libdrm_map_power(status);
-    if (r->power == TELE_POWER_SUSPENDED)
+    r->power = tele_libdrm_power(s, d->pci);
+    if (r->power == TELE_POWER_SUSPENDED || d->fd < 0)
         return;
     r->t_ns = mono_now_ns();
     r->mem_ok = tele_libdrm_info(d->h, AMDGPU_INFO_MEMORY, sizeof(r->mem), &r->mem);
@@ -233,6 +279,10 @@ static void tele_libdrm_sample_dev(const struct tele_libdrm *s, struct tele_libd
                                    struct tele_gpu *g) {
     struct tele_libdrm_raw r;
     struct tele_libdrm_lost lost;
+    if (d->fd < 0 && tele_libdrm_power(s, d->pci) != TELE_POWER_SUSPENDED) {
+        struct tele_libdrm_scan sc = {0};
+        tele_libdrm_attach(s, d, &sc); /* awake now: open it (on failure, tried again later) */
+    }
     tele_gpu_init(g, d->pci);
     g->vendor = TELE_VENDOR_AMD;
     snprintf(g->driver, sizeof(g->driver), "amdgpu");

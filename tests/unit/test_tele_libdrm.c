@@ -10,6 +10,7 @@
 
 #include "backend/telemetry/tele_libdrm_internal.h"
 #include "tests/support/rs_test.h"
+#include "tests/support/tele_expect.h"
 
 #include <errno.h>
 #include <math.h>
@@ -24,34 +25,6 @@ TestSuite(tele_libdrm, .timeout = 60);
 
 #define GIB 1073741824.0
 #define MIB 1048576.0
-
-/* ---- field expectations: each listed field set to its value, every other one unset ---- */
-
-struct tdr_want {
-    enum tele_field f;
-    double v;
-};
-
-static void tdr_expect(const struct tele_gpu *g, const struct tdr_want *want, size_t n) {
-    bool listed[TELE_F_COUNT] = {false};
-    for (size_t i = 0; i < n; i++) {
-        enum tele_field f = want[i].f;
-        listed[f] = true;
-        cr_expect(g->src[f], "%s unset", tele_field_json(f));
-        double tol = 1e-9 * (fabs(want[i].v) > 1 ? fabs(want[i].v) : 1);
-        cr_expect(fabs(g->f[f] - want[i].v) <= tol, "%s = %.6f, want %.6f", tele_field_json(f),
-                  g->f[f], want[i].v);
-    }
-    for (unsigned f = 0; f < TELE_F_COUNT; f++)
-        cr_expect(listed[f] || !g->src[f], "%s set (%.3f) but should be unset", tele_field_json(f),
-                  g->f[f]);
-}
-
-#define TDR_EXPECT(g, ...)                                                                         \
-    do {                                                                                           \
-        const struct tdr_want tdr_w[] = {__VA_ARGS__};                                             \
-        tdr_expect(g, tdr_w, sizeof(tdr_w) / sizeof(tdr_w[0]));                                    \
-    } while (0)
 
 /* A Radeon RX 7900 XTX: 24 GiB - 16 MiB of VRAM, 256 MiB of it CPU-visible, 32 GiB of GTT. */
 static void tdr_raw(struct tele_libdrm_raw *r, uint64_t t_ns) {
@@ -110,12 +83,12 @@ Test(tele_libdrm, the_first_sample_has_no_rates) {
     tdr_map(h, &r, &g, &lost);
     cr_expect_eq(g.power, TELE_POWER_ACTIVE);
     cr_expect_not(lost.lost);
-    TDR_EXPECT(&g, {TELE_F_VRAM_TOTAL, 24 * GIB - 16 * MIB}, {TELE_F_VRAM_USABLE, 25300000000.0},
-               {TELE_F_VRAM_USED, 8 * GIB}, {TELE_F_VRAM_MAX_ALLOC, 18975000000.0},
-               {TELE_F_VIS_VRAM_TOTAL, 256 * MIB}, {TELE_F_VIS_VRAM_USED, 100 * MIB},
-               {TELE_F_GTT_TOTAL, 32 * GIB}, {TELE_F_GTT_USED, 50 * MIB}, {TELE_F_SCLK, 2525},
-               {TELE_F_MCLK, 1249}, {TELE_F_TEMP, 65}, {TELE_F_BUSY, 97}, {TELE_F_POWER, 310},
-               {TELE_F_VRAM_LOST, 0});
+    TELE_EXPECT(&g, {TELE_F_VRAM_TOTAL, 24 * GIB - 16 * MIB}, {TELE_F_VRAM_USABLE, 25300000000.0},
+                {TELE_F_VRAM_USED, 8 * GIB}, {TELE_F_VRAM_MAX_ALLOC, 18975000000.0},
+                {TELE_F_VIS_VRAM_TOTAL, 256 * MIB}, {TELE_F_VIS_VRAM_USED, 100 * MIB},
+                {TELE_F_GTT_TOTAL, 32 * GIB}, {TELE_F_GTT_USED, 50 * MIB}, {TELE_F_SCLK, 2525},
+                {TELE_F_MCLK, 1249}, {TELE_F_TEMP, 65}, {TELE_F_BUSY, 97}, {TELE_F_POWER, 310},
+                {TELE_F_VRAM_LOST, 0});
     free(h);
 }
 
@@ -376,6 +349,66 @@ Test(tele_libdrm, a_node_without_permission) {
     cr_expect_eq(rc, -EACCES, "rc %d (%s)", rc, reason);
     snprintf(want, sizeof(want), "permission denied: %s (add the user to the render group)", node);
     cr_expect_str_eq(reason, want);
+    rs_test_rmtree(root);
+}
+
+/* sysfs for render node 226:128 of GPU pci: its uevent (driver) and its runtime status. */
+static void tdr_sysfs_node(const char *root, const char *driver, const char *status) {
+    char d[TELE_PATH_MAX + 64], f[TELE_PATH_MAX + 128], text[128];
+    const char *dirs[] = {"sys",
+                          "sys/dev",
+                          "sys/dev/char",
+                          "sys/dev/char/226:128",
+                          "sys/dev/char/226:128/device",
+                          "sys/bus",
+                          "sys/bus/pci",
+                          "sys/bus/pci/devices",
+                          "sys/bus/pci/devices/0000:03:00.0",
+                          "sys/bus/pci/devices/0000:03:00.0/power"};
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        snprintf(d, sizeof(d), "%s/%s", root, dirs[i]);
+        mkdir(d, 0755);
+    }
+    snprintf(d, sizeof(d), "%s/sys/dev/char/226:128/device", root);
+    snprintf(text, sizeof(text), "DRIVER=%s\nPCI_SLOT_NAME=0000:03:00.0\n", driver);
+    cr_assert_eq(rs_test_write_file(d, "uevent", text, f, sizeof(f)), 0);
+    snprintf(d, sizeof(d), "%s/sys/bus/pci/devices/0000:03:00.0/power", root);
+    snprintf(text, sizeof(text), "%s\n", status);
+    cr_assert_eq(rs_test_write_file(d, "runtime_status", text, f, sizeof(f)), 0);
+}
+
+/* A suspended GPU's node is not opened (that would wake it): it is listed as suspended, and
+ * opened once it is awake. The node here leads to no device, so an open would fail: open()
+ * succeeding proves it was never tried. */
+Test(tele_libdrm, a_suspended_gpu_is_not_woken) {
+    if (geteuid() != 0)
+        cr_skip_test("needs root to create a device node");
+    char root[TELE_PATH_MAX], dri[TELE_PATH_MAX + 8], node[TELE_PATH_MAX + 32];
+    char reason[TELE_REASON_BYTES];
+    cr_assert_eq(rs_test_tmpdir(root, sizeof(root)), 0);
+    tdr_mkdir(root, "dri", dri, sizeof(dri));
+    snprintf(node, sizeof(node), "%s/renderD128", dri);
+    cr_assert_eq(mknod(node, S_IFCHR | 0600, makedev(226, 128)), 0, "mknod: %s", strerror(errno));
+    tdr_sysfs_node(root, "amdgpu", "suspended");
+    static struct tele_roots roots;
+    snprintf(roots.dev, sizeof(roots.dev), "%s", root);
+    cr_assert_eq(tele_path(roots.sys, sizeof(roots.sys), root, "sys"), 0);
+    struct tele_ctx ctx = {&roots, getpid(), tdr_emit, NULL};
+    void *state = NULL;
+    cr_assert_eq(tele_prov_libdrm_ops.open(&ctx, &state, reason, sizeof(reason)), 0, "%s", reason);
+    static struct tele_gpu out[TELE_MAX_GPUS];
+    size_t n = 0;
+    cr_assert_eq(tele_prov_libdrm_ops.sample(state, out, TELE_MAX_GPUS, &n, reason, sizeof(reason)),
+                 0);
+    cr_assert_eq(n, 1);
+    cr_expect_str_eq(out[0].pci, "0000:03:00.0");
+    cr_expect_eq(out[0].power, TELE_POWER_SUSPENDED);
+    cr_expect_eq(out[0].src[TELE_F_VRAM_USED], 0, "nothing read from a suspended GPU");
+    tele_prov_libdrm_ops.close(state);
+    /* sysfs says i915: not ours, not opened */
+    tdr_sysfs_node(root, "i915", "active");
+    cr_expect_eq(tele_prov_libdrm_ops.open(&ctx, &state, reason, sizeof(reason)), -ENODEV);
+    cr_expect(strstr(reason, "renderD128: not an amdgpu device"), "reason: %s", reason);
     rs_test_rmtree(root);
 }
 

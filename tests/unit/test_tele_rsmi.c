@@ -2,6 +2,8 @@
  * event numbers to panel text (on hand-built readings, the expected values converted by hand in
  * the comments), and the real library's failure on a machine without an AMD GPU, which must
  * leave stderr untouched. */
+#include "tests/support/tele_expect.h"
+
 #include <criterion/criterion.h>
 
 #ifdef RS_HAVE_ROCM_SMI
@@ -27,34 +29,6 @@ TestSuite(tele_rsmi, .timeout = 60);
 
 #define GIB 1073741824.0
 #define MIB 1048576.0
-
-/* ---- field expectations: each listed field set to its value, every other one unset ---- */
-
-struct trs_want {
-    enum tele_field f;
-    double v;
-};
-
-static void trs_expect(const struct tele_gpu *g, const struct trs_want *want, size_t n) {
-    bool listed[TELE_F_COUNT] = {false};
-    for (size_t i = 0; i < n; i++) {
-        enum tele_field f = want[i].f;
-        listed[f] = true;
-        cr_expect(g->src[f], "%s unset", tele_field_json(f));
-        double tol = 1e-9 * (fabs(want[i].v) > 1 ? fabs(want[i].v) : 1);
-        cr_expect(fabs(g->f[f] - want[i].v) <= tol, "%s = %.6f, want %.6f", tele_field_json(f),
-                  g->f[f], want[i].v);
-    }
-    for (unsigned f = 0; f < TELE_F_COUNT; f++)
-        cr_expect(listed[f] || !g->src[f], "%s set (%.3f) but should be unset", tele_field_json(f),
-                  g->f[f]);
-}
-
-#define TRS_EXPECT(g, ...)                                                                         \
-    do {                                                                                           \
-        const struct trs_want trs_w[] = {__VA_ARGS__};                                             \
-        trs_expect(g, trs_w, sizeof(trs_w) / sizeof(trs_w[0]));                                    \
-    } while (0)
 
 static void trs_freqs(struct tele_rsmi_freqs *f, uint32_t cur, uint32_t n, const uint64_t *v) {
     f->ok = true;
@@ -131,15 +105,15 @@ Test(tele_rsmi, every_reading_in_the_record_units) {
     cr_expect_eq(g.vendor, TELE_VENDOR_AMD);
     cr_expect_eq(g.power, TELE_POWER_ACTIVE);
     cr_expect_eq(g.procs_src, 0);
-    TRS_EXPECT(&g, {TELE_F_VRAM_TOTAL, 24 * GIB - 16 * MIB}, {TELE_F_VRAM_USED, 8 * GIB},
-               {TELE_F_VIS_VRAM_TOTAL, 256 * MIB}, {TELE_F_VIS_VRAM_USED, 100 * MIB},
-               {TELE_F_GTT_TOTAL, 32 * GIB}, {TELE_F_GTT_USED, 50 * MIB}, {TELE_F_BUSY, 97},
-               {TELE_F_MEM_BUSY, 45}, {TELE_F_TEMP, 65}, {TELE_F_TEMP_HOTSPOT, 88},
-               {TELE_F_TEMP_MEM, 80}, {TELE_F_POWER, 310.5}, {TELE_F_POWER_CAP, 355},
-               {TELE_F_SCLK, 2525}, {TELE_F_MCLK, 1249}, {TELE_F_PCIE_GEN, 4},
-               {TELE_F_PCIE_WIDTH, 16}, {TELE_F_FAN_RPM, 1500},
-               {TELE_F_FAN_PCT, 40}, /* 102 / 255 */
-               {TELE_F_ECC_CE, 3}, {TELE_F_ECC_UE, 1});
+    TELE_EXPECT(&g, {TELE_F_VRAM_TOTAL, 24 * GIB - 16 * MIB}, {TELE_F_VRAM_USED, 8 * GIB},
+                {TELE_F_VIS_VRAM_TOTAL, 256 * MIB}, {TELE_F_VIS_VRAM_USED, 100 * MIB},
+                {TELE_F_GTT_TOTAL, 32 * GIB}, {TELE_F_GTT_USED, 50 * MIB}, {TELE_F_BUSY, 97},
+                {TELE_F_MEM_BUSY, 45}, {TELE_F_TEMP, 65}, {TELE_F_TEMP_HOTSPOT, 88},
+                {TELE_F_TEMP_MEM, 80}, {TELE_F_POWER, 310.5}, {TELE_F_POWER_CAP, 355},
+                {TELE_F_SCLK, 2525}, {TELE_F_MCLK, 1249}, {TELE_F_PCIE_GEN, 4},
+                {TELE_F_PCIE_WIDTH, 16}, {TELE_F_FAN_RPM, 1500},
+                {TELE_F_FAN_PCT, 40}, /* 102 / 255 */
+                {TELE_F_ECC_CE, 3}, {TELE_F_ECC_UE, 1});
 }
 
 Test(tele_rsmi, failed_calls_leave_fields_unset) {
@@ -189,9 +163,9 @@ Test(tele_rsmi, a_suspended_gpu_shows_memory_only) {
     r.power = TELE_POWER_SUSPENDED;
     cr_assert(tele_rsmi_map_gpu(&r, &g));
     cr_expect_eq(g.power, TELE_POWER_SUSPENDED);
-    TRS_EXPECT(&g, {TELE_F_VRAM_TOTAL, 24 * GIB - 16 * MIB}, {TELE_F_VRAM_USED, 8 * GIB},
-               {TELE_F_VIS_VRAM_TOTAL, 256 * MIB}, {TELE_F_VIS_VRAM_USED, 100 * MIB},
-               {TELE_F_GTT_TOTAL, 32 * GIB}, {TELE_F_GTT_USED, 50 * MIB});
+    TELE_EXPECT(&g, {TELE_F_VRAM_TOTAL, 24 * GIB - 16 * MIB}, {TELE_F_VRAM_USED, 8 * GIB},
+                {TELE_F_VIS_VRAM_TOTAL, 256 * MIB}, {TELE_F_VIS_VRAM_USED, 100 * MIB},
+                {TELE_F_GTT_TOTAL, 32 * GIB}, {TELE_F_GTT_USED, 50 * MIB});
 }
 
 Test(tele_rsmi, runtime_status_words) {
@@ -240,14 +214,14 @@ Test(tele_rsmi, processes_are_listed_on_the_gpus_they_use) {
     cr_expect_str_eq(g0.procs[0].name, "python3");
     cr_expect(g0.procs[0].vram_valid && g0.procs[0].vram_bytes == 8589934592u);
     cr_expect_not(g0.procs[0].self);
-    TRS_EXPECT(&g0, {TELE_F_KFD_VRAM, 8 * GIB});
+    TELE_EXPECT(&g0, {TELE_F_KFD_VRAM, 8 * GIB});
     cr_assert_eq(g1.n_procs, 1);
     cr_expect(g1.procs[0].self, "pid 300 is this process");
-    TRS_EXPECT(&g1, {TELE_F_KFD_VRAM, 4.25 * GIB});
+    TELE_EXPECT(&g1, {TELE_F_KFD_VRAM, 4.25 * GIB});
     /* no compute process: a known zero */
     cr_expect_eq(g2.procs_src, 1);
     cr_expect_eq(g2.n_procs, 0);
-    TRS_EXPECT(&g2, {TELE_F_KFD_VRAM, 0});
+    TELE_EXPECT(&g2, {TELE_F_KFD_VRAM, 0});
     free(ps);
 }
 
@@ -300,7 +274,7 @@ Test(tele_rsmi, a_long_list_is_cut_and_counted) {
     tele_rsmi_map_procs(ps, 0, 1, &g);
     cr_expect_eq(g.n_procs, TELE_MAX_PROCS);
     cr_expect_eq(g.procs_more, 40 - TELE_MAX_PROCS);
-    TRS_EXPECT(&g, {TELE_F_KFD_VRAM, 40 * MIB});
+    TELE_EXPECT(&g, {TELE_F_KFD_VRAM, 40 * MIB});
     free(ps);
 }
 
@@ -485,14 +459,14 @@ Test(tele_rsmi_ns, samples_the_fixture_gpu) {
     cr_expect_str_eq(g->pci, "0000:03:00.0");
     cr_expect_str_eq(g->name, "Radeon RX 7900 XTX");
     cr_expect_eq(g->power, TELE_POWER_UNKNOWN, "no power/ under the real /sys/bus");
-    TRS_EXPECT(g, {TELE_F_VRAM_TOTAL, 25753026560.0}, {TELE_F_VRAM_USED, 21206401024.0},
-               {TELE_F_VIS_VRAM_TOTAL, 256 * MIB}, {TELE_F_VIS_VRAM_USED, 180 * MIB},
-               {TELE_F_GTT_TOTAL, 32 * GIB}, {TELE_F_GTT_USED, 524 * MIB}, {TELE_F_BUSY, 97},
-               {TELE_F_MEM_BUSY, 41}, {TELE_F_TEMP, 68}, {TELE_F_TEMP_HOTSPOT, 84},
-               {TELE_F_TEMP_MEM, 80}, {TELE_F_POWER, 338}, {TELE_F_POWER_CAP, 355},
-               {TELE_F_SCLK, 2482}, {TELE_F_MCLK, 1249}, {TELE_F_FAN_RPM, 1650},
-               {TELE_F_FAN_PCT, 40}, {TELE_F_PCIE_GEN, 4}, {TELE_F_PCIE_WIDTH, 16},
-               {TELE_F_ECC_CE, 5}, {TELE_F_ECC_UE, 1}, {TELE_F_KFD_VRAM, 12.25 * GIB});
+    TELE_EXPECT(g, {TELE_F_VRAM_TOTAL, 25753026560.0}, {TELE_F_VRAM_USED, 21206401024.0},
+                {TELE_F_VIS_VRAM_TOTAL, 256 * MIB}, {TELE_F_VIS_VRAM_USED, 180 * MIB},
+                {TELE_F_GTT_TOTAL, 32 * GIB}, {TELE_F_GTT_USED, 524 * MIB}, {TELE_F_BUSY, 97},
+                {TELE_F_MEM_BUSY, 41}, {TELE_F_TEMP, 68}, {TELE_F_TEMP_HOTSPOT, 84},
+                {TELE_F_TEMP_MEM, 80}, {TELE_F_POWER, 338}, {TELE_F_POWER_CAP, 355},
+                {TELE_F_SCLK, 2482}, {TELE_F_MCLK, 1249}, {TELE_F_FAN_RPM, 1650},
+                {TELE_F_FAN_PCT, 40}, {TELE_F_PCIE_GEN, 4}, {TELE_F_PCIE_WIDTH, 16},
+                {TELE_F_ECC_CE, 5}, {TELE_F_ECC_UE, 1}, {TELE_F_KFD_VRAM, 12.25 * GIB});
     cr_assert_eq(g->n_procs, 2);
     for (int i = 0; i < 2; i++) {
         cr_expect(g->procs[i].pid == 2817 || g->procs[i].pid == 3012, "pid %d", g->procs[i].pid);

@@ -4,6 +4,7 @@
 #include "backend/telemetry/tele_prov.h"
 #include "backend/telemetry/tele_sysfs_internal.h"
 #include "tests/support/rs_test.h"
+#include "tests/support/tele_expect.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -87,34 +88,6 @@ static const struct tele_gpu *t_gpu(const struct t_machine *m, const char *pci) 
     return NULL;
 }
 
-/* ---- field expectations: each listed field set to its value, every other one unset ---- */
-
-struct t_want {
-    enum tele_field f;
-    double v;
-};
-
-static void t_expect(const struct tele_gpu *g, const struct t_want *want, size_t n) {
-    bool listed[TELE_F_COUNT] = {false};
-    for (size_t i = 0; i < n; i++) {
-        enum tele_field f = want[i].f;
-        listed[f] = true;
-        cr_expect(g->src[f], "%s: %s unset", g->pci, tele_field_json(f));
-        double tol = 1e-9 * (fabs(want[i].v) > 1 ? fabs(want[i].v) : 1);
-        cr_expect(fabs(g->f[f] - want[i].v) <= tol, "%s: %s = %.6f, want %.6f", g->pci,
-                  tele_field_json(f), g->f[f], want[i].v);
-    }
-    for (unsigned f = 0; f < TELE_F_COUNT; f++)
-        cr_expect(listed[f] || !g->src[f], "%s: %s set (%.3f) but should be unset", g->pci,
-                  tele_field_json(f), g->f[f]);
-}
-
-#define T_EXPECT(g, ...)                                                                           \
-    do {                                                                                           \
-        const struct t_want t_w[] = {__VA_ARGS__};                                                 \
-        t_expect(g, t_w, sizeof(t_w) / sizeof(t_w[0]));                                            \
-    } while (0)
-
 /* ---- rdna3-apu: a Radeon 780M APU (card0) and a Radeon RX 7900 XTX (card1) ---- */
 
 Test(sysfs_rdna3_apu, finds_the_two_amdgpu_cards_only) {
@@ -148,7 +121,7 @@ Test(sysfs_rdna3_apu, identity) {
 Test(sysfs_rdna3_apu, dgpu_fields_from_text_hwmon_ras_and_kfd) {
     struct t_machine *m = t_machine("rdna3-apu");
     /* gpu_metrics holds 67/83/79 C, 336 W, 96 %, 40 %, 2480/1249 MHz: the text files win. */
-    T_EXPECT(
+    TELE_EXPECT(
         t_gpu(m, "0000:03:00.0"), {TELE_F_VRAM_TOTAL, 25753026560.0}, /* 24 GiB - 16 MiB */
         {TELE_F_VRAM_USED, 19 * GIB + 768 * MIB}, {TELE_F_VIS_VRAM_TOTAL, 256 * MIB},
         {TELE_F_VIS_VRAM_USED, 180 * MIB}, {TELE_F_GTT_TOTAL, 32 * GIB},
@@ -170,13 +143,13 @@ Test(sysfs_rdna3_apu, apu_fields_with_gpu_metrics_filling_the_gap) {
     /* No pp_dpm_sclk: the v2.1 table's average_gfxclk_frequency (current_gfxclk is 0xffff).
      * No mem_busy_percent, junction/mem sensors, fans or power cap on an APU. Its table's
      * 46.5 C, 11.5 % and 18.45 W lose to hwmon and gpu_busy_percent. */
-    T_EXPECT(t_gpu(m, "0000:c5:00.0"), {TELE_F_VRAM_TOTAL, 512 * MIB},
-             {TELE_F_VRAM_USED, 384 * MIB}, {TELE_F_VIS_VRAM_TOTAL, 512 * MIB},
-             {TELE_F_VIS_VRAM_USED, 384 * MIB}, {TELE_F_GTT_TOTAL, 16 * GIB},
-             {TELE_F_GTT_USED, 1.5 * GIB}, {TELE_F_BUSY, 12}, {TELE_F_TEMP, 47},
-             {TELE_F_POWER, 18}, /* power1_input 18000000 uW */
-             {TELE_F_MCLK, 2800}, {TELE_F_SCLK, 800}, {TELE_F_PCIE_GEN, 4}, {TELE_F_PCIE_WIDTH, 16},
-             {TELE_F_KFD_VRAM, 0}); /* KFD node, no VRAM held */
+    TELE_EXPECT(t_gpu(m, "0000:c5:00.0"), {TELE_F_VRAM_TOTAL, 512 * MIB},
+                {TELE_F_VRAM_USED, 384 * MIB}, {TELE_F_VIS_VRAM_TOTAL, 512 * MIB},
+                {TELE_F_VIS_VRAM_USED, 384 * MIB}, {TELE_F_GTT_TOTAL, 16 * GIB},
+                {TELE_F_GTT_USED, 1.5 * GIB}, {TELE_F_BUSY, 12}, {TELE_F_TEMP, 47},
+                {TELE_F_POWER, 18}, /* power1_input 18000000 uW */
+                {TELE_F_MCLK, 2800}, {TELE_F_SCLK, 800}, {TELE_F_PCIE_GEN, 4},
+                {TELE_F_PCIE_WIDTH, 16}, {TELE_F_KFD_VRAM, 0}); /* KFD node, no VRAM held */
     t_close(m);
 }
 
@@ -198,11 +171,11 @@ Test(sysfs_mixed, suspended_card_is_not_woken) {
     cr_expect_str_eq(g->arch, "gfx1030");
     /* Its busy (77), dpm, hwmon (31 C, 9 W), RAS (4/9) and gpu_metrics files all hold values:
      * only the memory counters and the PCI link may show. KFD lists no processes here. */
-    T_EXPECT(g, {TELE_F_VRAM_TOTAL, 16 * GIB - 16 * MIB}, {TELE_F_VRAM_USED, 32 * MIB},
-             {TELE_F_VIS_VRAM_TOTAL, 256 * MIB}, {TELE_F_VIS_VRAM_USED, 7 * MIB},
-             {TELE_F_GTT_TOTAL, 16 * GIB}, {TELE_F_GTT_USED, 11 * MIB},
-             {TELE_F_PCIE_GEN, 1}, /* 2.5 GT/s: the idle link trained down */
-             {TELE_F_PCIE_WIDTH, 16});
+    TELE_EXPECT(g, {TELE_F_VRAM_TOTAL, 16 * GIB - 16 * MIB}, {TELE_F_VRAM_USED, 32 * MIB},
+                {TELE_F_VIS_VRAM_TOTAL, 256 * MIB}, {TELE_F_VIS_VRAM_USED, 7 * MIB},
+                {TELE_F_GTT_TOTAL, 16 * GIB}, {TELE_F_GTT_USED, 11 * MIB},
+                {TELE_F_PCIE_GEN, 1}, /* 2.5 GT/s: the idle link trained down */
+                {TELE_F_PCIE_WIDTH, 16});
     t_close(m);
 }
 
@@ -216,8 +189,8 @@ Test(sysfs_mixed, damaged_files_leave_fields_unset) {
      * '*' in pp_dpm_sclk, pp_dpm_mclk a directory, no hwmon, link speed "Unknown", RAS
      * "Query currently inaccessible", and a gpu_metrics cut at 40 of its 120 bytes (whose
      * first bytes hold 50 C and 55 %: none of it may be used). */
-    T_EXPECT(g, {TELE_F_VRAM_TOTAL, 8 * GIB - 16 * MIB}, {TELE_F_VIS_VRAM_TOTAL, 256 * MIB},
-             {TELE_F_GTT_TOTAL, 16 * GIB}, {TELE_F_PCIE_WIDTH, 8});
+    TELE_EXPECT(g, {TELE_F_VRAM_TOTAL, 8 * GIB - 16 * MIB}, {TELE_F_VIS_VRAM_TOTAL, 256 * MIB},
+                {TELE_F_GTT_TOTAL, 16 * GIB}, {TELE_F_PCIE_WIDTH, 8});
     t_close(m);
 }
 
@@ -268,16 +241,16 @@ Test(sysfs_sample, rereads_files_each_sample) {
     t_tree(dir, sizeof(dir));
     cr_assert_eq(t_open(m, dir), 0, "%s", m->reason);
     t_sample(m, TELE_MAX_GPUS);
-    T_EXPECT(&m->gpus[0], {TELE_F_BUSY, 10}, {TELE_F_VRAM_TOTAL, 4096});
+    TELE_EXPECT(&m->gpus[0], {TELE_F_BUSY, 10}, {TELE_F_VRAM_TOTAL, 4096});
     cr_expect_eq(m->gpus[0].power, TELE_POWER_UNKNOWN); /* no runtime_status: read it all */
     cr_expect_str_eq(m->gpus[0].name, "AMD GPU");       /* neither product_name nor device */
     t_put(dir, "class/drm/card0/device/gpu_busy_percent", "64\n");
     t_put(dir, "class/drm/card0/device/power/runtime_status", "suspended\n");
     t_sample(m, TELE_MAX_GPUS);
-    T_EXPECT(&m->gpus[0], {TELE_F_VRAM_TOTAL, 4096});
+    TELE_EXPECT(&m->gpus[0], {TELE_F_VRAM_TOTAL, 4096});
     t_put(dir, "class/drm/card0/device/power/runtime_status", "active\n");
     t_sample(m, TELE_MAX_GPUS);
-    T_EXPECT(&m->gpus[0], {TELE_F_BUSY, 64}, {TELE_F_VRAM_TOTAL, 4096});
+    TELE_EXPECT(&m->gpus[0], {TELE_F_BUSY, 64}, {TELE_F_VRAM_TOTAL, 4096});
     t_close(m);
     rs_test_rmtree(dir);
 }
@@ -302,7 +275,7 @@ Test(sysfs_sample, unreadable_file_is_unset) {
     cr_assert_eq(chmod(path, 0), 0);
     cr_assert_eq(t_open(m, dir), 0, "%s", m->reason);
     t_sample(m, TELE_MAX_GPUS);
-    T_EXPECT(&m->gpus[0], {TELE_F_VRAM_TOTAL, 4096});
+    TELE_EXPECT(&m->gpus[0], {TELE_F_VRAM_TOTAL, 4096});
     t_close(m);
     rs_test_rmtree(dir);
 }
@@ -368,9 +341,9 @@ Test(sysfs_metrics, v1_3_table_of_the_7900_xtx) {
     cr_assert_eq(n, 120); /* sizeof(struct gpu_metrics_v1_3) */
     cr_assert_eq(t_parse(buf, n, &g), 0);
     /* dGPU units are plain: C, W, %, MHz, rpm. */
-    T_EXPECT(&g, {TELE_F_TEMP, 67}, {TELE_F_TEMP_HOTSPOT, 83}, {TELE_F_TEMP_MEM, 79},
-             {TELE_F_BUSY, 96}, {TELE_F_MEM_BUSY, 40}, {TELE_F_POWER, 336}, {TELE_F_SCLK, 2480},
-             {TELE_F_MCLK, 1249}, {TELE_F_FAN_RPM, 1650});
+    TELE_EXPECT(&g, {TELE_F_TEMP, 67}, {TELE_F_TEMP_HOTSPOT, 83}, {TELE_F_TEMP_MEM, 79},
+                {TELE_F_BUSY, 96}, {TELE_F_MEM_BUSY, 40}, {TELE_F_POWER, 336}, {TELE_F_SCLK, 2480},
+                {TELE_F_MCLK, 1249}, {TELE_F_FAN_RPM, 1650});
 }
 
 Test(sysfs_metrics, v2_1_table_of_the_780m) {
@@ -381,8 +354,8 @@ Test(sysfs_metrics, v2_1_table_of_the_780m) {
     cr_assert_eq(t_parse(buf, n, &g), 0);
     /* APU units: 4650 centidegrees, 1150 centipercent, 18450 mW; current clocks are 0xffff,
      * so the averages stand in (800 MHz gfx, 2800 MHz memory). */
-    T_EXPECT(&g, {TELE_F_TEMP, 46.5}, {TELE_F_BUSY, 11.5}, {TELE_F_POWER, 18.45},
-             {TELE_F_SCLK, 800}, {TELE_F_MCLK, 2800});
+    TELE_EXPECT(&g, {TELE_F_TEMP, 46.5}, {TELE_F_BUSY, 11.5}, {TELE_F_POWER, 18.45},
+                {TELE_F_SCLK, 800}, {TELE_F_MCLK, 2800});
 }
 
 Test(sysfs_metrics, every_truncation_is_refused_whole) {
@@ -393,7 +366,7 @@ Test(sysfs_metrics, every_truncation_is_refused_whole) {
         size_t n = t_blob(blobs[b], buf, sizeof(buf));
         for (size_t len = 0; len < n; len++) {
             cr_assert_eq(t_parse(buf, len, &g), -EINVAL, "%s: %zu bytes", blobs[b], len);
-            t_expect(&g, NULL, 0); /* nothing set */
+            tele_expect_fields(&g, NULL, 0); /* nothing set */
         }
         cr_expect_eq(t_parse(buf, n, &g), 0);
     }
@@ -402,11 +375,11 @@ Test(sysfs_metrics, every_truncation_is_refused_whole) {
 /* The v1.3 table claiming only size bytes (and only those read): each field is read only when
  * its two bytes lie inside. Offsets from struct gpu_metrics_v1_3, counted by hand. */
 static void t_expect_v1_3_prefix(const struct tele_gpu *g, size_t size) {
-    struct t_want w[TELE_F_COUNT];
+    struct tele_want w[TELE_F_COUNT];
     size_t n = 0;
 #define T_IF(off, field, val)                                                                      \
     if ((off) + 2 <= size)                                                                         \
-    w[n++] = (struct t_want){field, val}
+    w[n++] = (struct tele_want){field, val}
     T_IF(4, TELE_F_TEMP, 67);
     T_IF(6, TELE_F_TEMP_HOTSPOT, 83);
     T_IF(8, TELE_F_TEMP_MEM, 79);
@@ -417,7 +390,7 @@ static void t_expect_v1_3_prefix(const struct tele_gpu *g, size_t size) {
     T_IF(44, TELE_F_MCLK, 1249);                     /* average_uclk, current at 58: equal */
     T_IF(72, TELE_F_FAN_RPM, 1650);
 #undef T_IF
-    t_expect(g, w, n);
+    tele_expect_fields(g, w, n);
 }
 
 Test(sysfs_metrics, structure_size_bounds_every_field) {
@@ -464,11 +437,11 @@ Test(sysfs_metrics, unknown_layouts_and_unsupported_members) {
         t_u16(buf, 4, 50);
         cr_expect_eq(t_parse(buf, sizeof(buf), &g), -EPROTONOSUPPORT, "%u.%u", unknown[i][0],
                      unknown[i][1]);
-        t_expect(&g, NULL, 0); /* nothing set */
+        tele_expect_fields(&g, NULL, 0); /* nothing set */
     }
     t_table(buf, sizeof(buf), 1, 3); /* all 0xffff: a valid table with nothing in it */
     cr_expect_eq(t_parse(buf, sizeof(buf), &g), 0);
-    t_expect(&g, NULL, 0); /* nothing set */
+    tele_expect_fields(&g, NULL, 0); /* nothing set */
 }
 
 Test(sysfs_metrics, other_layouts_at_their_offsets) {
@@ -480,25 +453,25 @@ Test(sysfs_metrics, other_layouts_at_their_offsets) {
     t_u16(buf, 16, 45), t_u16(buf, 28, 30), t_u16(buf, 34, 150), t_u16(buf, 54, 1800);
     t_u16(buf, 72, 900);
     cr_assert_eq(t_parse(buf, 80, &g), 0);
-    T_EXPECT(&g, {TELE_F_TEMP, 45}, {TELE_F_BUSY, 30}, {TELE_F_POWER, 150}, {TELE_F_SCLK, 1800},
-             {TELE_F_FAN_RPM, 900});
+    TELE_EXPECT(&g, {TELE_F_TEMP, 45}, {TELE_F_BUSY, 30}, {TELE_F_POWER, 150}, {TELE_F_SCLK, 1800},
+                {TELE_F_FAN_RPM, 900});
     /* v1.6 (384 bytes, MI300): hotspot 4, curr_socket_power 10, activity 12,
      * current_gfxclk[0] 336, current_uclk 376. */
     t_table(buf, 384, 1, 6);
     t_u16(buf, 4, 70), t_u16(buf, 10, 550), t_u16(buf, 12, 88), t_u16(buf, 336, 2100);
     t_u16(buf, 376, 1300);
     cr_assert_eq(t_parse(buf, 384, &g), 0);
-    T_EXPECT(&g, {TELE_F_TEMP_HOTSPOT, 70}, {TELE_F_POWER, 550}, {TELE_F_BUSY, 88},
-             {TELE_F_SCLK, 2100}, {TELE_F_MCLK, 1300});
+    TELE_EXPECT(&g, {TELE_F_TEMP_HOTSPOT, 70}, {TELE_F_POWER, 550}, {TELE_F_BUSY, 88},
+                {TELE_F_SCLK, 2100}, {TELE_F_MCLK, 1300});
     /* v2.0 (120 bytes): timestamp first, temperature_gfx 16, activity 40, power 44 (mW),
      * current_gfxclk 80. */
     t_table(buf, 120, 2, 0);
     t_u16(buf, 16, 5500), t_u16(buf, 40, 2500), t_u16(buf, 44, 12000), t_u16(buf, 80, 1600);
     cr_assert_eq(t_parse(buf, 120, &g), 0);
-    T_EXPECT(&g, {TELE_F_TEMP, 55}, {TELE_F_BUSY, 25}, {TELE_F_POWER, 12}, {TELE_F_SCLK, 1600});
+    TELE_EXPECT(&g, {TELE_F_TEMP, 55}, {TELE_F_BUSY, 25}, {TELE_F_POWER, 12}, {TELE_F_SCLK, 1600});
     /* v2.4 (168 bytes) keeps v2.1's offsets. */
     t_table(buf, 168, 2, 4);
     t_u16(buf, 4, 6025), t_u16(buf, 40, 30000), t_u16(buf, 76, 2900);
     cr_assert_eq(t_parse(buf, 168, &g), 0);
-    T_EXPECT(&g, {TELE_F_TEMP, 60.25}, {TELE_F_POWER, 30}, {TELE_F_SCLK, 2900});
+    TELE_EXPECT(&g, {TELE_F_TEMP, 60.25}, {TELE_F_POWER, 30}, {TELE_F_SCLK, 2900});
 }
