@@ -59,6 +59,8 @@ static int tele_check_only(const char *only, char *err, size_t errlen) {
         bool known = false;
         for (size_t i = 0; i < tele_prov_count; i++)
             known |= strcmp(tok, tele_prov_table[i]->name) == 0;
+        for (const struct tele_prov_absent *a = tele_prov_absent; a->name; a++)
+            known |= strcmp(tok, a->name) == 0;
         if (!known)
             return errbuf_set(err, errlen, -EINVAL,
                               "--telemetry: unknown provider '%s' (known: sysfs, libdrm, "
@@ -76,6 +78,13 @@ static bool tele_wanted(const char *only, const char *name) {
         if ((p == only || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
             return true;
     return false;
+}
+
+static void tele_add_absent(struct tele *t, const struct tele_prov_absent *a) {
+    struct tele_prov_info *pi = &t->info[t->n_slots++];
+    snprintf(pi->name, sizeof(pi->name), "%s", a->name);
+    pi->status = TELE_UNAVAILABLE;
+    snprintf(pi->reason, sizeof(pi->reason), "not built into this ringside: needs %s", a->needs);
 }
 
 static void tele_open_one(struct tele *t, const struct tele_prov_ops *ops) {
@@ -111,6 +120,9 @@ int tele_create(struct tele **out, const struct tele_conf *conf, struct evring *
     for (size_t i = 0; i < tele_prov_count && t->n_slots < TELE_MAX_PROVIDERS; i++)
         if (!none && tele_wanted(conf->only, tele_prov_table[i]->name))
             tele_open_one(t, tele_prov_table[i]);
+    for (const struct tele_prov_absent *a = tele_prov_absent; a->name; a++)
+        if (!none && t->n_slots < TELE_MAX_PROVIDERS && tele_wanted(conf->only, a->name))
+            tele_add_absent(t, a);
     *out = t;
     return 0;
 }

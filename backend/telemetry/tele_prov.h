@@ -46,6 +46,13 @@ struct tele_prov_ops {
 extern const struct tele_prov_ops *const tele_prov_table[];
 extern const size_t tele_prov_count;
 
+/* Providers not built into this binary (NULL-terminated): shown as unavailable, with what
+ * building them needs. */
+struct tele_prov_absent {
+    const char *name, *needs;
+};
+extern const struct tele_prov_absent tele_prov_absent[];
+
 /* The providers (each file defines one). */
 extern const struct tele_prov_ops tele_prov_sysfs_ops;
 extern const struct tele_prov_ops tele_prov_libdrm_ops;

@@ -20,3 +20,17 @@ const struct tele_prov_ops *const tele_prov_table[] = {
 };
 
 const size_t tele_prov_count = sizeof(tele_prov_table) / sizeof(tele_prov_table[0]);
+
+/* Providers this build left out, so a machine that has the GPU but not the build says why. */
+const struct tele_prov_absent tele_prov_absent[] = {
+#ifndef RS_HAVE_LIBDRM
+    {"libdrm", "libdrm-dev at build time (RINGSIDE_LIBDRM)"},
+#endif
+#ifndef RS_HAVE_ROCM_SMI
+    {"rocm-smi", "librocm-smi-dev at build time (RINGSIDE_ROCM_SMI)"},
+#endif
+#ifndef RS_HAVE_NVML
+    {"nvml", "RINGSIDE_NVML=ON at build time"},
+#endif
+    {NULL, NULL},
+};

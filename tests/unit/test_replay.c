@@ -614,8 +614,9 @@ static int replay_test_cli(const char *const *argv, char *out, size_t outn, char
 Test(replay, headless_writes_run_and_layout_lines) {
     static char out[1 << 16], errb[1 << 16];
     const char *jsonl = replay_test_path("h.jsonl");
-    const char *argv[] = {"train", "--headless", "--synthetic-days",       "3",       "--epochs",
-                          "1",     "--output",   replay_test_path("ckpt"), "--jsonl", jsonl,
+    const char *argv[] = {"train",    "--headless", "--synthetic-days", "3",
+                          "--epochs", "1",          "--output",         replay_test_path("ckpt"),
+                          "--jsonl",  jsonl,        "--backend",        "cpu",
                           NULL};
     cr_assert_eq(replay_test_cli(argv, out, sizeof(out), errb, sizeof(errb)), 0, "%s", errb);
     replay_test_clean(errb);
