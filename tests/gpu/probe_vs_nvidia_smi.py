@@ -50,12 +50,37 @@ def smi():
     return rows
 
 
+# Other readings of the same quantity that nvidia-smi may offer (newer drivers): NVML's power
+# is a one-second average on Ampere and later, nvidia-smi's power.draw may be either.
+ALTERNATES = {"power.draw": ["power.draw.average", "power.draw.instant"]}
+
+
+def smi_alternates():
+    """{field: [values per GPU]} for the alternates this nvidia-smi knows."""
+    out = {}
+    for alts in ALTERNATES.values():
+        for alt in alts:
+            r = subprocess.run(["nvidia-smi", f"--query-gpu={alt}", "--format=csv,noheader,nounits"],
+                               capture_output=True, text=True)
+            if r.returncode == 0:
+                out[alt] = [v.strip() for v in r.stdout.strip().splitlines()]
+    return out
+
+
 def norm_pci(s):
     dom, rest = s.lower().split(":", 1)
     return f"{int(dom, 16):04x}:{rest}"
 
 
-def compare(row, gpu):
+def close_enough(got, want, scale, tol):
+    try:
+        w = float(want) * scale
+    except ValueError:
+        return False
+    return abs(float(got) - w) <= max(tol[0], tol[1] * abs(w))
+
+
+def compare(row, gpu, alts):
     bad, lines = 0, []
     for smi_key, key, scale, tol in FIELDS:
         want, got = row[smi_key], gpu.get(key)
@@ -73,8 +98,7 @@ def compare(row, gpu):
         elif got is None:
             ok = False
         else:
-            w = float(want) * scale
-            ok = abs(float(got) - w) <= max(tol[0], tol[1] * abs(w))
+            ok = any(close_enough(got, v, scale, tol) for v in [want] + alts.get(smi_key, []))
         bad += not ok
         lines.append((smi_key, want, got, "ok" if ok else "MISMATCH"))
     return bad, lines
@@ -95,21 +119,24 @@ def main():
     probe = json.loads(subprocess.run([sys.argv[1], "probe", "--json", "--telemetry", "nvml"],
                                       capture_output=True, text=True, check=True).stdout)
     rows_after = smi()  # fast-moving values pass when either reading agrees
+    alt_values = smi_alternates()
     prov = {p["name"]: p for p in probe["providers"]}
     if prov.get("nvml", {}).get("status") != "ok":
         print(f"FAIL: the nvml provider is not ok: {prov.get('nvml')}")
         return 1
     gpus = {g["pci"]: g for g in probe["gpus"]}
     failures = 0
-    for row, row2 in zip(rows, rows_after):
+    for i, (row, row2) in enumerate(zip(rows, rows_after)):
+        alts = {k: [alt_values[a][i] for a in v if a in alt_values and i < len(alt_values[a])]
+                for k, v in ALTERNATES.items()}
         pci = norm_pci(row["pci.bus_id"])
         gpu = gpus.get(pci)
         if gpu is None:
             print(f"FAIL: {pci} from nvidia-smi is missing in the probe")
             failures += 1
             continue
-        bad1, lines1 = compare(row, gpu)
-        bad2, lines2 = compare(row2, gpu)
+        bad1, lines1 = compare(row, gpu, alts)
+        bad2, lines2 = compare(row2, gpu, alts)
         lines = [a if a[3] == "ok" else b for a, b in zip(lines1, lines2)]
         bad = sum(1 for line in lines if line[3] != "ok")
         print(f"GPU {pci}:")
