@@ -23,13 +23,13 @@ static const char *gpu_view_recon_explain(const char *prov) {
     return "";
 }
 
-/* One row: source, used, total (0: not shown), what it counts. */
-static void gpu_view_recon_row(struct gpu_view_out *o, const char *src, double used, double total,
-                               const char *what) {
+/* One row: source, used, total (when has_total), what it counts. */
+static void gpu_view_recon_row(struct gpu_view_out *o, const char *src, double used, bool has_total,
+                               double total, const char *what) {
     char u[24], t[24] = "";
     ui_fmt_bytes(u, sizeof(u), used > 0 ? (uint64_t)used : 0);
-    if (total > 0)
-        ui_fmt_bytes(t, sizeof(t), (uint64_t)total);
+    if (has_total)
+        ui_fmt_bytes(t, sizeof(t), total > 0 ? (uint64_t)total : 0);
     gpu_view_add(o, THEME_TEXT, "  %-22s %11s %11s  %s", src, u, t, what);
 }
 
@@ -37,25 +37,26 @@ static void gpu_view_recon_sources(struct gpu_view_out *o, const struct tele_sna
                                    const struct tele_gpu *g) {
     for (unsigned k = 0; k < t->n_prov && k < TELE_MAX_PROVIDERS; k++)
         if (g->vram_by_valid & (1u << k))
-            gpu_view_recon_row(o, t->prov[k].name, g->vram_used_by[k], g->vram_total_by[k],
+            gpu_view_recon_row(o, t->prov[k].name, g->vram_used_by[k],
+                               (g->vram_total_by_valid & (1u << k)) != 0, g->vram_total_by[k],
                                gpu_view_recon_explain(t->prov[k].name));
     char name[40];
     if (g->src[TELE_F_PROC_VRAM]) {
         snprintf(name, sizeof(name), "processes (%s)", gpu_view_src(t, g->src[TELE_F_PROC_VRAM]));
-        gpu_view_recon_row(o, name, g->f[TELE_F_PROC_VRAM], 0,
+        gpu_view_recon_row(o, name, g->f[TELE_F_PROC_VRAM], false, 0,
                            "sum over the processes the provider lists");
     }
     if (g->src[TELE_F_KFD_VRAM]) {
         snprintf(name, sizeof(name), "KFD (%s)", gpu_view_src(t, g->src[TELE_F_KFD_VRAM]));
-        gpu_view_recon_row(o, name, g->f[TELE_F_KFD_VRAM], 0,
+        gpu_view_recon_row(o, name, g->f[TELE_F_KFD_VRAM], false, 0,
                            "compute (KFD) allocations only: what ROCm programs asked for");
     }
     if (g->src[TELE_F_VRAM_RESERVED])
-        gpu_view_recon_row(o, "driver reserved", g->f[TELE_F_VRAM_RESERVED], 0,
+        gpu_view_recon_row(o, "driver reserved", g->f[TELE_F_VRAM_RESERVED], false, 0,
                            "kept by the driver: never available to programs");
     if (g->buddy_src && g->buddy.total_bytes >= g->buddy.free_bytes)
         gpu_view_recon_row(o, "drm_buddy (debugfs)",
-                           (double)(g->buddy.total_bytes - g->buddy.free_bytes),
+                           (double)(g->buddy.total_bytes - g->buddy.free_bytes), true,
                            (double)g->buddy.total_bytes,
                            "blocks off the allocator's free lists, reservations included");
 }
@@ -66,13 +67,13 @@ static void gpu_view_recon_engine(struct gpu_view_out *o, const struct tele_gpu 
     if (es->dev.mem_valid && es->dev.mem_total_bytes >= es->dev.mem_free_bytes)
         gpu_view_recon_row(
             o, amd ? "hipMemGetInfo" : "hipMemGetInfo (CUDA)",
-            (double)(es->dev.mem_total_bytes - es->dev.mem_free_bytes),
+            (double)(es->dev.mem_total_bytes - es->dev.mem_free_bytes), true,
             (double)es->dev.mem_total_bytes,
             amd ? "ROCm's view: graphics clients' VRAM (the compositor) is not counted as used"
                 : "total - free for this context: every process and the reservation");
-    gpu_view_recon_row(o, "ringside pool reserved", (double)es->mem.reserved_bytes, 0,
+    gpu_view_recon_row(o, "ringside pool reserved", (double)es->mem.reserved_bytes, false, 0,
                        "held from the runtime: every tool above counts it as used");
-    gpu_view_recon_row(o, "ringside pool allocated", (double)es->mem.allocated_bytes, 0,
+    gpu_view_recon_row(o, "ringside pool allocated", (double)es->mem.allocated_bytes, false, 0,
                        "live buffers inside the pool");
 }
 

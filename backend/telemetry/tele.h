@@ -129,7 +129,8 @@ struct tele_gpu {
     uint8_t src[TELE_F_COUNT];
     /* VRAM used/total as every provider that reads it sees it, for the reconciliation view */
     double vram_used_by[TELE_MAX_PROVIDERS], vram_total_by[TELE_MAX_PROVIDERS];
-    uint8_t vram_by_valid; /* bit p: provider p gave vram_used_by[p] */
+    uint8_t vram_by_valid;       /* bit p: provider p gave vram_used_by[p] */
+    uint8_t vram_total_by_valid; /* bit p: ... and vram_total_by[p] */
     struct tele_buddy buddy;
     uint8_t buddy_src;
     struct tele_ring rings[TELE_MAX_RINGS];

@@ -134,8 +134,11 @@ static void tele_merge_one(struct tele_gpu *g, unsigned prov, const struct tele_
         }
     if (r->src[TELE_F_VRAM_USED] && prov < TELE_MAX_PROVIDERS) {
         g->vram_used_by[prov] = r->f[TELE_F_VRAM_USED];
-        g->vram_total_by[prov] = r->src[TELE_F_VRAM_TOTAL] ? r->f[TELE_F_VRAM_TOTAL] : 0;
         g->vram_by_valid |= (uint8_t)(1u << prov);
+        if (r->src[TELE_F_VRAM_TOTAL]) {
+            g->vram_total_by[prov] = r->f[TELE_F_VRAM_TOTAL];
+            g->vram_total_by_valid |= (uint8_t)(1u << prov);
+        }
     }
     if (g->vendor == TELE_VENDOR_UNKNOWN)
         g->vendor = r->vendor;

@@ -102,6 +102,49 @@ bool tele_pci_norm(const char *s, char out[16]) {
     return true;
 }
 
+bool tele_uevent_get(const char *text, const char *key, char *out, size_t cap) {
+    size_t klen = strlen(key);
+    for (const char *line = text; *line;) {
+        size_t len = strcspn(line, "\n");
+        if (len > klen && strncmp(line, key, klen) == 0 && line[klen] == '=') {
+            snprintf(out, cap, "%.*s", (int)(len - klen - 1), line + klen + 1);
+            return true;
+        }
+        line += len + (line[len] == '\n');
+    }
+    return false;
+}
+
+bool tele_uevent_pci(const char *text, char pci[16]) {
+    char slot[32];
+    return tele_uevent_get(text, "PCI_SLOT_NAME", slot, sizeof(slot)) && tele_pci_norm(slot, pci);
+}
+
+enum tele_power tele_power_parse(const char *status) {
+    if (strcmp(status, "active") == 0)
+        return TELE_POWER_ACTIVE;
+    if (strcmp(status, "suspended") == 0 || strcmp(status, "suspending") == 0 ||
+        strcmp(status, "resuming") == 0)
+        return TELE_POWER_SUSPENDED;
+    return TELE_POWER_UNKNOWN;
+}
+
+enum tele_power tele_power_read(const char *dev) {
+    char path[TELE_PATH_MAX], status[32];
+    if (tele_path(path, sizeof(path), dev, "power/runtime_status") < 0 ||
+        tele_read_line(path, status, sizeof(status)) < 0)
+        return TELE_POWER_UNKNOWN;
+    return tele_power_parse(status);
+}
+
+enum tele_power tele_pci_power(const char *sys, const char *pci) {
+    char rel[64], dev[TELE_PATH_MAX];
+    snprintf(rel, sizeof(rel), "bus/pci/devices/%.16s", pci);
+    if (tele_path(dev, sizeof(dev), sys, rel) < 0)
+        return TELE_POWER_UNKNOWN;
+    return tele_power_read(dev);
+}
+
 void tele_reason_errno(char *reason, size_t cap, int rc, const char *path) {
     int e = rc < 0 ? -rc : rc;
     if (e == EACCES || e == EPERM)

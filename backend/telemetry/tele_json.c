@@ -124,8 +124,9 @@ static json_object *tele_json_vram_by(const struct tele_snap *s, const struct te
             continue;
         json_object *e = json_object_new_object();
         json_object_object_add(e, "used_bytes", tele_json_num(g->vram_used_by[k]));
-        json_object_object_add(e, "total_bytes",
-                               g->vram_total_by[k] > 0 ? tele_json_num(g->vram_total_by[k]) : NULL);
+        json_object_object_add(
+            e, "total_bytes",
+            (g->vram_total_by_valid & (1u << k)) ? tele_json_num(g->vram_total_by[k]) : NULL);
         json_object_object_add(o, s->prov[k].name, e);
     }
     return o;

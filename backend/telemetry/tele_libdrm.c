@@ -64,37 +64,19 @@ static bool tele_libdrm_driver(int fd, char *name, size_t cap) {
     return rc == 0;
 }
 
-/* PCI_SLOT_NAME of the device behind the node, from sysfs as drmGetDevice2 reads it
- * (SYS/dev/char/MAJOR:MINOR/device/uevent). */
-static bool tele_libdrm_pci(const char *sys, dev_t rdev, char out[16]) {
-    char rel[64], path[TELE_PATH_MAX], uevent[1024];
-    snprintf(rel, sizeof(rel), "dev/char/%u:%u/device/uevent", major(rdev), minor(rdev));
-    if (tele_path(path, sizeof(path), sys, rel) < 0 ||
-        tele_read_text(path, uevent, sizeof(uevent)) < 0)
-        return false;
-    return tele_libdrm_map_uevent_pci(uevent, out);
-}
-
-/* What sysfs says of a node without opening it: its PCI address and driver (false when sysfs
- * does not know the node; then only opening it tells). */
+/* What sysfs says of a node without opening it, where drmGetDevice2 looks
+ * (SYS/dev/char/MAJOR:MINOR/device/uevent): its PCI address and driver. False when sysfs does
+ * not know the node; then only opening it tells whether it is amdgpu. */
 static bool tele_libdrm_node_sysfs(const char *sys, dev_t rdev, char pci[16], bool *amdgpu) {
     char rel[64], path[TELE_PATH_MAX], uevent[1024];
     snprintf(rel, sizeof(rel), "dev/char/%u:%u/device/uevent", major(rdev), minor(rdev));
     if (tele_path(path, sizeof(path), sys, rel) < 0 ||
-        tele_read_text(path, uevent, sizeof(uevent)) < 0 ||
-        !tele_libdrm_map_uevent_pci(uevent, pci))
+        tele_read_text(path, uevent, sizeof(uevent)) < 0 || !tele_uevent_pci(uevent, pci))
         return false;
-    *amdgpu = strncmp(uevent, "DRIVER=amdgpu\n", 14) == 0 || strstr(uevent, "\nDRIVER=amdgpu\n");
+    char driver[32];
+    *amdgpu =
+        tele_uevent_get(uevent, "DRIVER", driver, sizeof(driver)) && strcmp(driver, "amdgpu") == 0;
     return true;
-}
-
-static enum tele_power tele_libdrm_power(const struct tele_libdrm *s, const char *pci) {
-    char rel[96], path[TELE_PATH_MAX], status[32];
-    snprintf(rel, sizeof(rel), "bus/pci/devices/%s/power/runtime_status", pci);
-    if (tele_path(path, sizeof(path), s->ctx->roots->sys, rel) == 0 &&
-        tele_read_line(path, status, sizeof(status)) == 0)
-        return tele_libdrm_map_power(status);
-    return TELE_POWER_UNKNOWN;
 }
 
 /* Open a render node; -1 with the skip noted. A FIFO or regular file named like a node is
@@ -138,7 +120,7 @@ static int tele_libdrm_attach(const struct tele_libdrm *s, struct tele_libdrm_de
     if (!tele_libdrm_driver(fd, drv, sizeof(drv)) || strcmp(drv, "amdgpu") != 0) {
         snprintf(why, sizeof(why), "not an amdgpu device%s%s", drv[0] ? ": " : "", drv);
         tele_libdrm_note(sc, path, why);
-    } else if (!tele_libdrm_pci(s->ctx->roots->sys, rdev, d->pci)) {
+    } else if (!d->pci[0]) { /* tele_libdrm_try found no uevent for the node */
         tele_libdrm_note(sc, path, "no PCI address in sysfs");
     } else if (amdgpu_device_initialize(fd, &major_v, &minor_v, &d->h) != 0) {
         tele_libdrm_note(sc, path, "amdgpu_device_initialize failed");
@@ -168,7 +150,7 @@ static void tele_libdrm_try(struct tele_libdrm *s, const char *path, struct tele
             tele_libdrm_note(sc, path, "not an amdgpu device");
             return;
         }
-        if (tele_libdrm_power(s, d->pci) == TELE_POWER_SUSPENDED) {
+        if (tele_pci_power(s->ctx->roots->sys, d->pci) == TELE_POWER_SUSPENDED) {
             s->n++;
             return;
         }
@@ -258,7 +240,7 @@ static bool tele_libdrm_info(amdgpu_device_handle h, unsigned id, unsigned size,
 static void tele_libdrm_read(const struct tele_libdrm *s, struct tele_libdrm_dev *d,
                              struct tele_libdrm_raw *r) {
     memset(r, 0, sizeof(*r));
-    r->power = tele_libdrm_power(s, d->pci);
+    r->power = tele_pci_power(s->ctx->roots->sys, d->pci);
     if (r->power == TELE_POWER_SUSPENDED || d->fd < 0)
         return;
     r->t_ns = mono_now_ns();
@@ -279,7 +261,7 @@ static void tele_libdrm_sample_dev(const struct tele_libdrm *s, struct tele_libd
                                    struct tele_gpu *g) {
     struct tele_libdrm_raw r;
     struct tele_libdrm_lost lost;
-    if (d->fd < 0 && tele_libdrm_power(s, d->pci) != TELE_POWER_SUSPENDED) {
+    if (d->fd < 0 && tele_pci_power(s->ctx->roots->sys, d->pci) != TELE_POWER_SUSPENDED) {
         struct tele_libdrm_scan sc = {0};
         tele_libdrm_attach(s, d, &sc); /* awake now: open it (on failure, tried again later) */
     }

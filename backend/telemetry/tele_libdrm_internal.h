@@ -58,12 +58,6 @@ void tele_libdrm_map(struct tele_libdrm_hist *h, const struct tele_libdrm_raw *c
 /* "VRAM lost (counter 1 -> 2): the GPU was reset and VRAM contents are gone" */
 void tele_libdrm_map_lost_text(const struct tele_libdrm_lost *lost, char *out, size_t cap);
 
-/* power/runtime_status text -> state ("suspending" and "resuming" count as asleep). */
-enum tele_power tele_libdrm_map_power(const char *status);
-
-/* PCI_SLOT_NAME from a device's uevent text, normalised ("0000:03:00.0"). */
-bool tele_libdrm_map_uevent_pci(const char *uevent, char out[16]);
-
 /* Why open found no GPU, and its return code: a permission error on a node (err_path) wins, as
  * the usual cause is a user outside the render group; else "no amdgpu render node under DRI",
  * with note (a node that was skipped, and why) when there is one. */

@@ -90,36 +90,6 @@ void tele_libdrm_map_lost_text(const struct tele_libdrm_lost *lost, char *out, s
              (unsigned)lost->from, (unsigned)lost->to);
 }
 
-enum tele_power tele_libdrm_map_power(const char *status) {
-    if (strcmp(status, "active") == 0)
-        return TELE_POWER_ACTIVE;
-    /* mid-transition counts as asleep: an ioctl now would wait for, or force, the resume */
-    if (strcmp(status, "suspended") == 0 || strcmp(status, "suspending") == 0 ||
-        strcmp(status, "resuming") == 0)
-        return TELE_POWER_SUSPENDED;
-    return TELE_POWER_UNKNOWN; /* "unsupported": no runtime PM, the device stays on */
-}
-
-bool tele_libdrm_map_uevent_pci(const char *uevent, char out[16]) {
-    static const char key[] = "PCI_SLOT_NAME=";
-    const char *line = uevent;
-    while (line && strncmp(line, key, sizeof(key) - 1) != 0) {
-        line = strchr(line, '\n');
-        if (line)
-            line++;
-    }
-    if (!line)
-        return false;
-    char slot[32];
-    const char *v = line + sizeof(key) - 1;
-    size_t n = strcspn(v, "\n");
-    if (n >= sizeof(slot))
-        return false;
-    memcpy(slot, v, n);
-    slot[n] = '\0';
-    return tele_pci_norm(slot, out);
-}
-
 int tele_libdrm_map_none(const char *dri, int err, const char *err_path, const char *note,
                          char *reason, size_t cap) {
     if (err == -EACCES || err == -EPERM) {

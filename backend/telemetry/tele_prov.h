@@ -90,6 +90,22 @@ int tele_read_line(const char *path, char *out, size_t cap);
  * address (a missing domain is taken as 0000). */
 bool tele_pci_norm(const char *s, char out[16]);
 
+/* The value of KEY=value in a uevent file's text, into out; false when absent. */
+bool tele_uevent_get(const char *text, const char *key, char *out, size_t cap);
+
+/* PCI_SLOT_NAME of a uevent text, normalised (tele_pci_norm); false when absent or bad. */
+bool tele_uevent_pci(const char *text, char pci[16]);
+
+/* power/runtime_status text: "active", or asleep for "suspended" and the transitions into and
+ * out of it (a read then would wait for, or force, the resume); unknown otherwise
+ * ("unsupported": no runtime PM, the device stays on). */
+enum tele_power tele_power_parse(const char *status);
+
+/* The runtime-PM state of the device directory dev (its power/runtime_status), or of the PCI
+ * device pci under the sysfs root sys (SYS/bus/pci/devices/PCI). Unknown when unreadable. */
+enum tele_power tele_power_read(const char *dev);
+enum tele_power tele_pci_power(const char *sys, const char *pci);
+
 /* A human reason for errno rc on path: "permission denied: PATH (needs root)" etc. */
 void tele_reason_errno(char *reason, size_t cap, int rc, const char *path);
 

@@ -142,24 +142,15 @@ static void tele_rsmi_read_ecc(const struct tele_rsmi_dev *d, struct tele_rsmi_r
 }
 
 /* rocm-smi reads sysfs files that the driver answers by resuming the device (busy, clocks,
- * hwmon, RAS), so a runtime-suspended GPU gets only its memory read. */
-static enum tele_power tele_rsmi_power(const char *sys, const char *pci) {
-    char rel[96], path[TELE_PATH_MAX], status[32];
-    snprintf(rel, sizeof(rel), "bus/pci/devices/%s/power/runtime_status", pci);
-    if (tele_path(path, sizeof(path), sys, rel) < 0 ||
-        tele_read_line(path, status, sizeof(status)) < 0)
-        return TELE_POWER_UNKNOWN;
-    return tele_rsmi_map_power(status);
-}
-
-/* rocm-smi serialises device calls with a mutex it shares with every other rocm-smi user
+ * hwmon, RAS), so a runtime-suspended GPU gets only its memory read. rocm-smi serialises device
+ * calls with a mutex it shares with every other rocm-smi user
  * (/dev/shm/rocm_smi_*): a sample waits while, say, the rocm-smi command holds it. */
 static void tele_rsmi_read(const struct tele_rsmi *s, const struct tele_rsmi_dev *d,
                            struct tele_rsmi_raw *r) {
     memset(r, 0, sizeof(*r));
     r->bdfid = d->bdfid;
     memcpy(r->name, d->name, sizeof(r->name));
-    r->power = tele_rsmi_power(s->ctx->roots->sys, d->pci);
+    r->power = tele_pci_power(s->ctx->roots->sys, d->pci);
     tele_rsmi_read_mem(d->dv, r);
     if (r->power == TELE_POWER_SUSPENDED)
         return;

@@ -132,9 +132,6 @@ struct tele_rsmi_procs {
  * text does not fit the record's pci field. */
 bool tele_rsmi_map_pci(uint64_t bdfid, char out[16]);
 
-/* power/runtime_status text -> state ("suspending" and "resuming" count as asleep). */
-enum tele_power tele_rsmi_map_power(const char *status);
-
 /* Initialise g from r: identity, then every valid reading in the record's units. False (g left
  * untouched) when the PCI address cannot be written, as such a record could not be merged. */
 bool tele_rsmi_map_gpu(const struct tele_rsmi_raw *r, struct tele_gpu *g);

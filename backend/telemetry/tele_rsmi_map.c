@@ -82,15 +82,6 @@ bool tele_rsmi_map_pci(uint64_t bdfid, char out[16]) {
     return true;
 }
 
-enum tele_power tele_rsmi_map_power(const char *status) {
-    if (strcmp(status, "active") == 0)
-        return TELE_POWER_ACTIVE;
-    if (strcmp(status, "suspended") == 0 || strcmp(status, "suspending") == 0 ||
-        strcmp(status, "resuming") == 0)
-        return TELE_POWER_SUSPENDED;
-    return TELE_POWER_UNKNOWN;
-}
-
 static void tele_rsmi_map_u64(struct tele_gpu *g, enum tele_field f, struct tele_rsmi_u64 v,
                               double scale) {
     if (v.ok)

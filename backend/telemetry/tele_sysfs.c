@@ -23,20 +23,6 @@ static bool tele_sysfs_card_number(const char *name, int *card) {
     return true;
 }
 
-/* The value of KEY=value in a uevent file, into out. */
-static bool tele_sysfs_uevent(const char *text, const char *key, char *out, size_t cap) {
-    size_t klen = strlen(key);
-    for (const char *line = text; *line;) {
-        size_t len = strcspn(line, "\n");
-        if (len > klen && strncmp(line, key, klen) == 0 && line[klen] == '=') {
-            snprintf(out, cap, "%.*s", (int)(len - klen - 1), line + klen + 1);
-            return true;
-        }
-        line += len + (line[len] == '\n');
-    }
-    return false;
-}
-
 /* Bound to amdgpu, with a PCI address, and (when the file says) an AMD vendor id. */
 static bool tele_sysfs_is_amdgpu(const char *dev, char pci[16]) {
     char path[TELE_PATH_MAX], text[1024], val[64];
@@ -44,9 +30,9 @@ static bool tele_sysfs_is_amdgpu(const char *dev, char pci[16]) {
     if (tele_path(path, sizeof(path), dev, "uevent") < 0 ||
         tele_read_text(path, text, sizeof(text)) < 0)
         return false;
-    if (!tele_sysfs_uevent(text, "DRIVER", val, sizeof(val)) || strcmp(val, "amdgpu") != 0)
+    if (!tele_uevent_get(text, "DRIVER", val, sizeof(val)) || strcmp(val, "amdgpu") != 0)
         return false;
-    if (!tele_sysfs_uevent(text, "PCI_SLOT_NAME", val, sizeof(val)) || !tele_pci_norm(val, pci))
+    if (!tele_uevent_pci(text, pci))
         return false;
     return !tele_sysfs_read_u64(dev, "vendor", &vendor) || vendor == TELE_SYSFS_AMD;
 }
@@ -168,7 +154,7 @@ static void tele_sysfs_sample_card(const struct tele_sysfs_card *c, struct tele_
     snprintf(g->driver, sizeof(g->driver), "amdgpu");
     snprintf(g->name, sizeof(g->name), "%s", c->name);
     snprintf(g->arch, sizeof(g->arch), "%s", c->arch);
-    g->power = tele_sysfs_read_power(c->dev);
+    g->power = tele_power_read(c->dev);
     tele_sysfs_read_idle_safe(c->dev, g);
     /* A suspended dGPU is left asleep: busy, clocks, hwmon, RAS and gpu_metrics all go to the
      * SMU or to registers, and older kernels resume the device to answer them. */

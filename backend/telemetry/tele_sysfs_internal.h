@@ -33,9 +33,6 @@ struct tele_sysfs {
 /* One unsigned number from dir/name: true when it was read and parsed. */
 bool tele_sysfs_read_u64(const char *dir, const char *name, uint64_t *out);
 
-/* power/runtime_status of the device. */
-enum tele_power tele_sysfs_read_power(const char *dev);
-
 /* Files the driver answers from its own counters or PCI config space, which never wake the
  * device: mem_info_*, current_link_speed/width. */
 void tele_sysfs_read_idle_safe(const char *dev, struct tele_gpu *g);

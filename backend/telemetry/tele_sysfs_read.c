@@ -32,19 +32,6 @@ static void tele_sysfs_read_set(const char *dir, const char *name, struct tele_g
         tele_set(g, f, (double)v * scale);
 }
 
-enum tele_power tele_sysfs_read_power(const char *dev) {
-    char path[TELE_PATH_MAX], s[32];
-    if (tele_path(path, sizeof(path), dev, "power/runtime_status") < 0 ||
-        tele_read_line(path, s, sizeof(s)) < 0)
-        return TELE_POWER_UNKNOWN;
-    if (strcmp(s, "active") == 0)
-        return TELE_POWER_ACTIVE;
-    /* Mid-transition counts as asleep: a read now would wait for, or force, the resume. */
-    if (strcmp(s, "suspended") == 0 || strcmp(s, "suspending") == 0 || strcmp(s, "resuming") == 0)
-        return TELE_POWER_SUSPENDED;
-    return TELE_POWER_UNKNOWN; /* "unsupported": no runtime PM, the device stays on */
-}
-
 /* "16.0 GT/s PCIe" -> generation 4; "Unknown" (link down, device in D3cold) -> false. */
 static bool tele_sysfs_read_pcie_gen(const char *text, double *gen) {
     static const double gts[] = {2.5, 5.0, 8.0, 16.0, 32.0, 64.0};

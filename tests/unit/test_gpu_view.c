@@ -37,7 +37,7 @@ static void gv_fixture(void) {
     tele_set(g, TELE_F_KFD_VRAM, 3.0 * (1u << 30));
     tele_set(g, TELE_F_PROC_VRAM, 5.5 * (1u << 30));
     g->src[TELE_F_PROC_VRAM] = 3;
-    g->vram_by_valid = 1;
+    g->vram_by_valid = g->vram_total_by_valid = 1;
     g->vram_used_by[0] = 6.0 * (1u << 30);
     g->vram_total_by[0] = 24.0 * (1u << 30);
     snprintf(gv_es.dev.pci, sizeof(gv_es.dev.pci), "0000:03:00.0");

@@ -163,7 +163,7 @@ static void pt_tele_fixture(void) {
     g->src[TELE_F_PROC_VRAM] = 2;
     g->vram_used_by[0] = 6.0 * (1 << 30);
     g->vram_total_by[0] = 24.0 * (1 << 30);
-    g->vram_by_valid = 1;
+    g->vram_by_valid = g->vram_total_by_valid = 1;
     struct tele_gpu *s = &pt_tele.gpus[1];
     tele_gpu_init(s, "0000:0a:00.0");
     s->index = 1;

@@ -14,10 +14,13 @@ static char pr_out[1 << 20], pr_err[8192];
 
 #define PR_FIX(rel) rs_test_fixture("telemetry/" rel, (char[1024]){0}, 1024)
 
-/* Run probe with args; parse stdout as JSON (NULL when it is not). */
-static json_object *pr_run(const char *const *args, int *status) {
-    *status = rs_test_run(args, pr_out, sizeof(pr_out), pr_err, sizeof(pr_err));
-    return json_tokener_parse(pr_out);
+/* Run probe with args: it must exit 0 and print JSON, which is returned (the caller puts it). */
+static json_object *pr_run(const char *const *args) {
+    int st = rs_test_run(args, pr_out, sizeof(pr_out), pr_err, sizeof(pr_err));
+    cr_assert_eq(st, 0, "%s", pr_err);
+    json_object *j = json_tokener_parse(pr_out);
+    cr_assert_not_null(j, "not JSON: %s", pr_out);
+    return j;
 }
 
 static json_object *pr_key(json_object *o, const char *key) {
@@ -82,10 +85,7 @@ Test(probe, rdna3_apu_machine_merges_sysfs_debugfs_and_fdinfo) {
                           "--telemetry-interval",
                           "50",
                           NULL};
-    int st;
-    json_object *j = pr_run(args, &st);
-    cr_assert_eq(st, 0, "%s", pr_err);
-    cr_assert_not_null(j, "not JSON: %s", pr_out);
+    json_object *j = pr_run(args);
     json_object *prov = pr_key(j, "providers");
     cr_assert_eq(json_object_array_length(prov), 3);
     for (size_t i = 0; i < 3; i++)
@@ -142,10 +142,7 @@ Test(probe, a_machine_without_a_gpu_says_why_for_every_provider) {
                           "--nvml-lib",
                           "/nonexistent/libnvidia-ml.so.1",
                           NULL};
-    int st;
-    json_object *j = pr_run(args, &st);
-    cr_assert_eq(st, 0, "%s", pr_err);
-    cr_assert_not_null(j, "not JSON: %s", pr_out);
+    json_object *j = pr_run(args);
     json_object *prov = pr_key(j, "providers");
     cr_assert_geq(json_object_array_length(prov), 4); /* libdrm and nvml may be built out */
     for (size_t i = 0; i < json_object_array_length(prov); i++) {
@@ -163,10 +160,7 @@ Test(probe, a_machine_without_a_gpu_says_why_for_every_provider) {
 
 Test(probe, the_real_machine_answers_for_every_provider) {
     const char *args[] = {"probe", "--json", "--once", NULL};
-    int st;
-    json_object *j = pr_run(args, &st);
-    cr_assert_eq(st, 0, "%s", pr_err);
-    cr_assert_not_null(j, "not JSON: %s", pr_out);
+    json_object *j = pr_run(args);
     json_object *prov = pr_key(j, "providers");
     cr_assert_geq(json_object_array_length(prov), 4);
     for (size_t i = 0; i < json_object_array_length(prov); i++) {
@@ -191,10 +185,7 @@ Test(probe, nvml_and_amd_gpus_merge_into_one_list) {
                           "--nvml-lib",
                           RS_FAKE_NVML,
                           NULL};
-    int st;
-    json_object *j = pr_run(args, &st);
-    cr_assert_eq(st, 0, "%s", pr_err);
-    cr_assert_not_null(j, "not JSON: %s", pr_out);
+    json_object *j = pr_run(args);
     json_object *gpus = pr_key(j, "gpus");
     cr_assert_eq(json_object_array_length(gpus), 4);
     const char *order[] = {"0000:03:00.0", "0000:18:00.0", "0000:2a:00.0", "0000:c5:00.0"};

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 TestSuite(tele_core, .timeout = 30);
 
@@ -60,6 +61,49 @@ Test(tele_core, numbers_from_files) {
     rs_test_rmtree(dir);
 }
 
+Test(tele_core, pci_address_from_uevent) {
+    char pci[16], drv[16];
+    const char *ue = "DRIVER=amdgpu\nPCI_CLASS=30000\nPCI_ID=1002:744C\n"
+                     "PCI_SUBSYS_ID=1EAE:7901\nPCI_SLOT_NAME=0000:0A:00.0\n"
+                     "MODALIAS=pci:v00001002d0000744Csv00001EAEsd00007901\n";
+    cr_assert(tele_uevent_pci(ue, pci));
+    cr_expect_str_eq(pci, "0000:0a:00.0");
+    cr_assert(tele_uevent_get(ue, "DRIVER", drv, sizeof(drv)));
+    cr_expect_str_eq(drv, "amdgpu");
+    cr_expect_not(tele_uevent_get(ue, "DRIVE", drv, sizeof(drv)), "a prefix is not the key");
+    cr_assert(tele_uevent_pci("PCI_SLOT_NAME=0000:03:00.0", pci), "no newline");
+    cr_expect_str_eq(pci, "0000:03:00.0");
+    cr_expect_not(tele_uevent_pci("DRIVER=amdgpu\nPCI_ID=1002:744C\n", pci));
+    cr_expect_not(tele_uevent_pci("PCI_SLOT_NAME=banana\n", pci));
+    cr_expect_not(tele_uevent_pci("", pci));
+}
+
+Test(tele_core, runtime_status_words) {
+    cr_expect_eq(tele_power_parse("active"), TELE_POWER_ACTIVE);
+    cr_expect_eq(tele_power_parse("suspended"), TELE_POWER_SUSPENDED);
+    cr_expect_eq(tele_power_parse("suspending"), TELE_POWER_SUSPENDED);
+    cr_expect_eq(tele_power_parse("resuming"), TELE_POWER_SUSPENDED);
+    cr_expect_eq(tele_power_parse("unsupported"), TELE_POWER_UNKNOWN);
+}
+
+Test(tele_core, power_of_a_pci_device_from_sysfs) {
+    char dir[256], d[512], path[640];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    const char *parts[] = {"bus", "bus/pci", "bus/pci/devices", "bus/pci/devices/0000:03:00.0",
+                           "bus/pci/devices/0000:03:00.0/power"};
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+        snprintf(d, sizeof(d), "%s/%s", dir, parts[i]);
+        cr_assert_eq(mkdir(d, 0755), 0);
+    }
+    cr_assert_eq(tele_pci_power(dir, "0000:03:00.0"), TELE_POWER_UNKNOWN); /* no file */
+    rs_test_write_file(d, "runtime_status", "suspended\n", path, sizeof(path));
+    cr_assert_eq(tele_pci_power(dir, "0000:03:00.0"), TELE_POWER_SUSPENDED);
+    rs_test_write_file(d, "runtime_status", "active\n", path, sizeof(path));
+    cr_assert_eq(tele_pci_power(dir, "0000:03:00.0"), TELE_POWER_ACTIVE);
+    cr_assert_eq(tele_pci_power(dir, "0000:04:00.0"), TELE_POWER_UNKNOWN);
+    rs_test_rmtree(dir);
+}
+
 Test(tele_core, reasons_name_the_path) {
     char r[128];
     tele_reason_errno(r, sizeof(r), -EACCES, "/sys/kernel/debug");
@@ -106,6 +150,7 @@ Test(tele_core, merge_first_provider_wins_per_field) {
     cr_assert_eq(g->vram_by_valid, (1u << 0) | (1u << 2));
     cr_assert_float_eq(g->vram_used_by[2], 1100, 0);
     cr_assert_float_eq(g->vram_total_by[0], 4000, 0);
+    cr_assert_eq(g->vram_total_by_valid, 1u << 0, "the later provider read no total");
 }
 
 Test(tele_core, merge_orders_by_pci_and_counts_overflow) {

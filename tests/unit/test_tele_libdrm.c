@@ -205,28 +205,6 @@ Test(tele_libdrm, failed_ioctls_and_misreads_leave_fields_unset) {
     free(h);
 }
 
-Test(tele_libdrm, runtime_status_words) {
-    cr_expect_eq(tele_libdrm_map_power("active"), TELE_POWER_ACTIVE);
-    cr_expect_eq(tele_libdrm_map_power("suspended"), TELE_POWER_SUSPENDED);
-    cr_expect_eq(tele_libdrm_map_power("suspending"), TELE_POWER_SUSPENDED);
-    cr_expect_eq(tele_libdrm_map_power("resuming"), TELE_POWER_SUSPENDED);
-    cr_expect_eq(tele_libdrm_map_power("unsupported"), TELE_POWER_UNKNOWN);
-}
-
-Test(tele_libdrm, pci_address_from_uevent) {
-    char pci[16];
-    cr_assert(tele_libdrm_map_uevent_pci("DRIVER=amdgpu\nPCI_CLASS=30000\nPCI_ID=1002:744C\n"
-                                         "PCI_SUBSYS_ID=1EAE:7901\nPCI_SLOT_NAME=0000:0A:00.0\n"
-                                         "MODALIAS=pci:v00001002d0000744Csv00001EAEsd00007901\n",
-                                         pci));
-    cr_expect_str_eq(pci, "0000:0a:00.0");
-    cr_assert(tele_libdrm_map_uevent_pci("PCI_SLOT_NAME=0000:03:00.0", pci), "no newline");
-    cr_expect_str_eq(pci, "0000:03:00.0");
-    cr_expect_not(tele_libdrm_map_uevent_pci("DRIVER=amdgpu\nPCI_ID=1002:744C\n", pci));
-    cr_expect_not(tele_libdrm_map_uevent_pci("PCI_SLOT_NAME=banana\n", pci));
-    cr_expect_not(tele_libdrm_map_uevent_pci("", pci));
-}
-
 Test(tele_libdrm, reasons_when_nothing_was_found) {
     char reason[TELE_REASON_BYTES];
     int rc = tele_libdrm_map_none("/dev/dri", -EACCES, "/dev/dri/renderD128",

@@ -168,14 +168,6 @@ Test(tele_rsmi, a_suspended_gpu_shows_memory_only) {
                 {TELE_F_GTT_TOTAL, 32 * GIB}, {TELE_F_GTT_USED, 50 * MIB});
 }
 
-Test(tele_rsmi, runtime_status_words) {
-    cr_expect_eq(tele_rsmi_map_power("active"), TELE_POWER_ACTIVE);
-    cr_expect_eq(tele_rsmi_map_power("suspended"), TELE_POWER_SUSPENDED);
-    cr_expect_eq(tele_rsmi_map_power("suspending"), TELE_POWER_SUSPENDED);
-    cr_expect_eq(tele_rsmi_map_power("resuming"), TELE_POWER_SUSPENDED);
-    cr_expect_eq(tele_rsmi_map_power("unsupported"), TELE_POWER_UNKNOWN);
-}
-
 /* ---- processes ---- */
 
 static void trs_proc(struct tele_rsmi_procs *ps, uint32_t pid, const char *name, uint64_t vram,
