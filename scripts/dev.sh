@@ -8,6 +8,9 @@
 #   scripts/dev.sh amd                    install Debian's hipcc, build the AMD GPU backend and
 #                                         run every test there (on a machine without an AMD
 #                                         GPU: the CPU fallback, and the GPU suite skips)
+#   scripts/dev.sh fuzz                   install clang, build the libFuzzer targets (ASan+UBSan)
+#                                         and fuzz the kernel-log parser for RS_FUZZ_SECONDS
+#                                         (default 60) from build-fuzz/corpus; fails on a crash
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,6 +29,8 @@ configure_build() { # dir, extra cmake args...
 
 if [ "$cmd" = amd ]; then
     "$top/scripts/install-deps.sh" --hip
+elif [ "$cmd" = fuzz ]; then
+    "$top/scripts/install-deps.sh" --fuzz
 else
     "$top/scripts/install-deps.sh"
 fi
@@ -53,8 +58,27 @@ amd)
     configure_build "$top/build-amd" -DRS_WERROR=ON -DRINGSIDE_HIP=AMD
     ctest --test-dir "$top/build-amd" --output-on-failure -V
     ;;
+fuzz)
+    dir=$top/build-fuzz
+    CC=clang cmake -S "$top" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRS_FUZZ=ON \
+        -DRS_SANITIZE=address,undefined -DRS_BENCH=OFF -DRINGSIDE_HIP=OFF -DRS_WERROR=ON \
+        >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
+    cmake --build "$dir" -j"$jobs" --target fuzz_kmsg
+    mkdir -p "$dir/corpus" "$dir/artifacts" # the corpus grows from run to run
+    cp "$top"/tests/fixtures/kmsg/*/*.log "$dir/corpus/"
+    secs=${RS_FUZZ_SECONDS:-60}
+    echo "dev.sh fuzz: fuzz_kmsg for ${secs}s (log: $dir/fuzz.log)"
+    if ! "$dir/tests/fuzz/fuzz_kmsg" -max_total_time="$secs" -max_len=65536 -timeout=10 \
+        -print_final_stats=1 -artifact_prefix="$dir/artifacts/" "$dir/corpus" \
+        >"$dir/fuzz.log" 2>&1; then
+        tail -n 150 "$dir/fuzz.log"
+        echo "dev.sh fuzz: fuzz_kmsg failed; the crashing input is in $dir/artifacts/" >&2
+        exit 1
+    fi
+    tail -n 15 "$dir/fuzz.log"
+    ;;
 *)
-    echo "usage: scripts/dev.sh run|test|sanitize|build|amd [args]" >&2
+    echo "usage: scripts/dev.sh run|test|sanitize|build|amd|fuzz [args]" >&2
     exit 2
     ;;
 esac

@@ -4,11 +4,15 @@
 #   install-deps.sh          the build and test dependencies
 #   install-deps.sh --hip    also Debian's HIP toolchain (hipcc, the HIP runtime) for the AMD
 #                            build of the GPU backend
+#   install-deps.sh --fuzz   also clang and its runtime libraries (libFuzzer, the sanitizers)
+#                            for the fuzz build
 set -euo pipefail
 
 required=(build-essential cmake pkg-config libncurses-dev libjson-c-dev libcriterion-dev tmux)
 if [ "${1:-}" = "--hip" ]; then
     required+=(hipcc libamdhip64-dev)
+elif [ "${1:-}" = "--fuzz" ]; then
+    required+=(clang libclang-rt-dev) # libclang-rt-dev: libFuzzer (only recommended by clang)
 fi
 # Telemetry libraries: used when present, never required to build.
 optional=(libdrm-dev librocm-smi-dev)

@@ -6,6 +6,7 @@
 #include "tui/cli.h"
 #include "tui/cli_tele.h"
 #include "tui/record.h"
+#include "tui/remedies.h"
 #include "tui/ui_source_live.h"
 
 #include <errno.h>
@@ -230,6 +231,10 @@ static void app_build_frame(struct app *a) {
     f->source_status = a->src->ops->status(a->src);
     f->tele = a->tele ? tele_snap_read(a->tele, NULL) : NULL;
     f->tele_train = gpu_view_training(f->tele, f->snap);
+    f->has_kmsg = a->kmsg != NULL;
+    if (a->kmsg)
+        kmsg_watch_stats(a->kmsg, &f->kmsg);
+    f->kmsg_reason = a->kmsg ? kmsg_watch_reason(a->kmsg) : "";
 }
 
 static void app_drain(struct app *a) {
@@ -337,12 +342,15 @@ static void app_setup_terminal(struct app *a) {
     app_relayout(a);
 }
 
-int app_main(struct ui_source *src, const struct cli_train_opts *o, struct tele *tele) {
+int app_main(struct ui_source *src, const struct cli_train_opts *o,
+             const struct app_services *svc) {
     static struct app a; /* large (the model): not on the stack */
     memset(&a, 0, sizeof(a));
     a.src = src;
     a.o = o;
-    a.tele = tele;
+    a.tele = svc->tele;
+    a.kmsg = svc->kmsg;
+    a.frame.remedies = svc->remedies;
     a.zoom = 1; /* 10 s */
     ui_model_init(&a.model);
     char err[512];
@@ -449,6 +457,7 @@ int app_run(const struct cli_train_opts *o) {
     struct ui_source *src = NULL;
     struct rec *rec = NULL;
     struct tele *tele = NULL;
+    struct cli_kmsg_run km = {0};
     char err[1024];
     sigset_t old_mask;
     app_block_signals(&old_mask);
@@ -465,9 +474,10 @@ int app_run(const struct cli_train_opts *o) {
     }
     if ((rc = app_record_open(o, e, &rec)) != 0)
         goto done;
-    if ((rc = cli_tele_start(&o->tele, ring, &tele, "")) != 0)
+    if ((rc = cli_tele_start(&o->tele, ring, &tele, "")) != 0 ||
+        (rc = cli_kmsg_start(o, isatty(1), &km, "")) != 0)
         goto done;
-    if ((rc = ui_source_live(&src, e, ring, o->conf.chunk_bars, rec)) != 0 ||
+    if ((rc = ui_source_live(&src, e, ring, km.ring, o->conf.chunk_bars, rec)) != 0 ||
         (rc = engine_start(e)) != 0) {
         fprintf(stderr, "ringside: cannot start: %s\n", strerror(-rc));
         rc = 1;
@@ -475,7 +485,8 @@ int app_run(const struct cli_train_opts *o) {
     }
     pthread_sigmask(SIG_SETMASK, &old_mask, NULL); /* every engine thread exists now */
     int saved = isatty(1) ? app_redirect_stderr(o) : -1;
-    rc = app_main(src, o, tele);
+    struct app_services svc = {tele, km.watch, km.remedies};
+    rc = app_main(src, o, &svc);
     if (saved >= 0) {
         dup2(saved, 2);
         close(saved);
@@ -488,6 +499,7 @@ done:
     if (src)
         src->ops->destroy(src);
     tele_destroy(tele);
+    cli_kmsg_stop(&km);
     engine_destroy(e);
     evring_destroy(ring);
     return rc;

@@ -6,10 +6,20 @@
 #include "tui/cli_opts.h"
 #include "tui/ui_source.h"
 
-/* Run the dashboard over src (and the telemetry service tele, borrowed, or NULL) until the user
- * quits, the source is done and --frames is reached, or a signal asks to stop. Uses o's delay_ds,
- * frames, theme, sync thresholds. Takes care of the terminal (restores it on every exit path).
- * Returns the process exit status. */
-int app_main(struct ui_source *src, const struct cli_train_opts *o, struct tele *tele);
+struct kmsg_watch;
+struct remedies;
+
+/* What the dashboard shows beside its source; every member is borrowed and may be NULL. */
+struct app_services {
+    struct tele *tele;               /* the telemetry service */
+    struct kmsg_watch *kmsg;         /* the kernel-log watcher (its status in the events panel) */
+    const struct remedies *remedies; /* what helps, for kernel-log events' details */
+};
+
+/* Run the dashboard over src and svc until the user quits, the source is done and --frames
+ * is reached, or a signal asks to stop. Uses o's delay_ds, frames, theme, sync thresholds.
+ * Takes care of the terminal (restores it on every exit path). Returns the process exit
+ * status. */
+int app_main(struct ui_source *src, const struct cli_train_opts *o, const struct app_services *svc);
 
 #endif

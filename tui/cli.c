@@ -18,6 +18,7 @@ static const struct cli_cmd cli_cmds[] = {
     {"synth", cli_synth, "write deterministic synthetic ES one-minute bars as CSV"},
     {"replay", cli_replay, "show a recorded run (JSON lines) in the dashboard"},
     {"probe", cli_probe, "print what every telemetry provider finds, per GPU (--json)"},
+    {"kmsg", cli_kmsg, "classify kernel-log lines: 'kmsg classify [FILE|-] [--all]'"},
 };
 
 static void cli_help(void) {

@@ -14,6 +14,28 @@ int cli_vpoc(int argc, char **argv);
 int cli_synth(int argc, char **argv);
 int cli_replay(int argc, char **argv);
 int cli_probe(int argc, char **argv);
+int cli_kmsg(int argc, char **argv);
+
+struct evring;
+struct kmsg_watch;
+struct remedies;
+
+/* The kernel-log watcher of a run: its ring, the watcher, and the remedies for details. */
+struct cli_kmsg_run {
+    struct evring *ring;
+    struct kmsg_watch *watch;
+    struct remedies *remedies;
+};
+
+/* Load the remedies (--kmsg-rules or the user's file, then the shipped ones) and, unless
+ * --no-kmsg, start the watcher on its own ring; with session_log, it also follows
+ * <output>/session.log (where the dashboard sends stderr). 0, or the exit status after
+ * printing "ringside CMD: why" (a bad --kmsg-file or rules file: 2). */
+int cli_kmsg_start(const struct cli_train_opts *o, bool session_log, struct cli_kmsg_run *out,
+                   const char *cmd);
+
+/* Stop the watcher and free everything (safe on a zeroed or failed run). */
+void cli_kmsg_stop(struct cli_kmsg_run *k);
 
 /* Headless and dashboard runners for parsed options. */
 int cli_run_headless(const struct cli_train_opts *o);

@@ -66,7 +66,15 @@ static const char cli_train_help[] =
     "  --record FILE            also write the headless JSON lines to FILE\n"
     "  --sync-slow SECONDS      a sync in flight longer than this is slow (default 1)\n"
     "  --sync-timeout SECONDS   ... and longer than this is a HANG (default 30)\n"
-    "Telemetry (every GPU in the machine, whatever runs on it):\n" CLI_TELE_HELP "Configuration:\n"
+    "Telemetry (every GPU in the machine, whatever runs on it):\n" CLI_TELE_HELP
+    "Kernel log (driver errors on the timeline and in the events):\n"
+    "  --kmsg-file FILE         follow FILE or a FIFO (dmesg / journalctl -k text) instead of\n"
+    "                           /dev/kmsg, e.g. journalctl -kf -o short-monotonic > FIFO\n"
+    "  --kmsg-backlog N         also show the N kernel records before the start (default 0)\n"
+    "  --kmsg-rules FILE        remedies to consult before the shipped ones (default\n"
+    "                           $XDG_CONFIG_HOME/ringside/remedies.json, when it exists)\n"
+    "  --no-kmsg                do not read the kernel log\n"
+    "Configuration:\n"
     "  --config FILE            read defaults for these options from FILE (default\n"
     "                           $XDG_CONFIG_HOME/ringside/config.json, when it exists)\n"
     "  --print-config           print the effective options as JSON (a config file) and exit\n"
@@ -117,6 +125,10 @@ enum cli_opt_id {
     OPT_DEBUGFS_ROOT,
     OPT_DEV_ROOT,
     OPT_NVML_LIB,
+    OPT_KMSG_FILE,
+    OPT_KMSG_BACKLOG,
+    OPT_KMSG_RULES,
+    OPT_NO_KMSG,
 };
 
 static const struct option cli_train_longopts[] = {
@@ -164,6 +176,10 @@ static const struct option cli_train_longopts[] = {
     {"debugfs-root", required_argument, NULL, OPT_DEBUGFS_ROOT},
     {"dev-root", required_argument, NULL, OPT_DEV_ROOT},
     {"nvml-lib", required_argument, NULL, OPT_NVML_LIB},
+    {"kmsg-file", required_argument, NULL, OPT_KMSG_FILE},
+    {"kmsg-backlog", required_argument, NULL, OPT_KMSG_BACKLOG},
+    {"kmsg-rules", required_argument, NULL, OPT_KMSG_RULES},
+    {"no-kmsg", no_argument, NULL, OPT_NO_KMSG},
     {"delay", required_argument, NULL, 'd'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -345,6 +361,15 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
     case OPT_DEV_ROOT:
     case OPT_NVML_LIB:
         return cli_train_tele(id, v, o, err, errlen);
+    case OPT_KMSG_FILE:
+        return cli_copy("--kmsg-file", o->kmsg.file, sizeof(o->kmsg.file), v, err, errlen);
+    case OPT_KMSG_BACKLOG:
+        return cli_int("--kmsg-backlog", v, 0, 1000000, &o->kmsg.backlog, err, errlen);
+    case OPT_KMSG_RULES:
+        return cli_copy("--kmsg-rules", o->kmsg_rules, sizeof(o->kmsg_rules), v, err, errlen);
+    case OPT_NO_KMSG:
+        o->kmsg.off = true;
+        return 0;
     case OPT_CONFIG: /* read before the other flags, by cli_train_parse */
     case OPT_PRINT_CONFIG:
         return 0;
@@ -389,6 +414,8 @@ static int cli_train_finish(struct cli_train_ctx *t, char *err, size_t errlen) {
         snprintf(o->jsonl, sizeof(o->jsonl), "-");
     if (o->frames && o->headless)
         return errbuf_set(err, errlen, -EINVAL, "--frames is for the dashboard, not --headless");
+    if (o->kmsg.off && o->kmsg.file[0])
+        return errbuf_set(err, errlen, -EINVAL, "--no-kmsg and --kmsg-file exclude each other");
     const char *src = "--alloc-conf";
     if (!c->alloc_conf[0] && getenv("RINGSIDE_ALLOC_CONF")) {
         src = "RINGSIDE_ALLOC_CONF";
@@ -509,6 +536,7 @@ static void cli_train_defaults(struct cli_train_opts *o) {
     o->sync_slow_ns = 1000000000ull;
     o->sync_timeout_ns = 30000000000ull;
     tele_conf_default(&o->tele);
+    kmsg_conf_default(&o->kmsg);
 }
 
 int cli_train_parse(int argc, char **argv, const char *cmd, struct cli_train_opts *o) {

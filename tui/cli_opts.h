@@ -4,6 +4,7 @@
 #define RINGSIDE_TUI_CLI_OPTS_H
 
 #include "backend/engine/engine.h"
+#include "backend/kmsg/kmsg_watch.h"
 #include "backend/telemetry/tele.h"
 
 #include <stdbool.h>
@@ -14,15 +15,17 @@
 struct cli_train_opts {
     struct engine_conf conf;
     bool headless;
-    char jsonl[ENGINE_PATH_MAX];  /* "" = none, "-" = stdout */
-    int frames;                   /* dashboard: render this many frames and exit (0 = run) */
-    int delay_ds;                 /* dashboard refresh in tenths of a second */
-    char theme[ENGINE_PATH_MAX];  /* --theme NAME|PATH, "" = default */
-    char record[ENGINE_PATH_MAX]; /* --record FILE: the dashboard also writes JSON lines */
-    char config[ENGINE_PATH_MAX]; /* the config file that was read, "" = none */
-    uint64_t sync_slow_ns;        /* --sync-slow SECONDS (default 1 s) */
-    uint64_t sync_timeout_ns;     /* --sync-timeout SECONDS (default 30 s) */
-    struct tele_conf tele;        /* --telemetry, --telemetry-interval, the root directories */
+    char jsonl[ENGINE_PATH_MAX];      /* "" = none, "-" = stdout */
+    int frames;                       /* dashboard: render this many frames and exit (0 = run) */
+    int delay_ds;                     /* dashboard refresh in tenths of a second */
+    char theme[ENGINE_PATH_MAX];      /* --theme NAME|PATH, "" = default */
+    char record[ENGINE_PATH_MAX];     /* --record FILE: the dashboard also writes JSON lines */
+    char config[ENGINE_PATH_MAX];     /* the config file that was read, "" = none */
+    uint64_t sync_slow_ns;            /* --sync-slow SECONDS (default 1 s) */
+    uint64_t sync_timeout_ns;         /* --sync-timeout SECONDS (default 30 s) */
+    struct tele_conf tele;            /* --telemetry, --telemetry-interval, the root directories */
+    struct kmsg_conf kmsg;            /* --kmsg-file, --kmsg-backlog, --no-kmsg */
+    char kmsg_rules[ENGINE_PATH_MAX]; /* --kmsg-rules FILE: remedies before the shipped ones */
 };
 
 /* Parse argv (argv[0] is the subcommand name) for `train` or the dashboard, over the defaults

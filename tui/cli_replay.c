@@ -95,7 +95,8 @@ int cli_replay(int argc, char **argv) {
         free(r);
         return CLI_EXIT_USAGE;
     }
-    rc = app_main(src, &r->o, NULL);
+    struct app_services svc = {NULL, NULL, NULL};
+    rc = app_main(src, &r->o, &svc);
     src->ops->destroy(src);
     free(r);
     return rc;

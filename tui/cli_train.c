@@ -38,16 +38,20 @@ static void cli_install_signals(void) {
     signal(SIGPIPE, SIG_IGN);
 }
 
-/* Warnings, errors and alerts also go to stderr, so a headless run is not silent. */
+/* Warnings, errors and alerts (and the kernel log's failures) also go to stderr, so a
+ * headless run is not silent. */
 static void cli_echo(const struct ev *e) {
     if ((e->kind == EV_LOG && e->u.text.severity >= SEV_WARNING) || e->kind == EV_ALERT)
         fprintf(stderr, "ringside: %s: %s\n", ev_severity_name(e->u.text.severity), e->u.text.text);
+    if (e->kind == EV_KMSG && e->u.kmsg.severity >= SEV_WARNING)
+        fprintf(stderr, "ringside: kernel %s: %s: %s\n", ev_severity_name(e->u.kmsg.severity),
+                kmsg_category_name(e->u.kmsg.category), e->u.kmsg.message);
 }
 
-static void cli_write_events(struct evring *ring, struct rec *out) {
+static void cli_write_ring(struct evring *ring, struct rec *out) {
     static struct ev evs[CLI_DRAIN];
     size_t n;
-    while ((n = evring_drain(ring, evs, CLI_DRAIN)) > 0) {
+    while (ring && (n = evring_drain(ring, evs, CLI_DRAIN)) > 0) {
         for (size_t i = 0; i < n; i++) {
             cli_echo(&evs[i]);
             rec_event(out, &evs[i]);
@@ -63,21 +67,25 @@ static void cli_write_layout(struct engine *e, struct rec *out, unsigned dev) {
         rec_snap(out, dev, s);
 }
 
-static int cli_headless_loop(struct engine *e, struct evring *ring, struct rec *out, unsigned dev) {
+static int cli_headless_loop(struct engine *e, struct evring *ring, struct evring *kring,
+                             struct rec *out, unsigned dev) {
     bool stop_sent = false;
     while (!engine_done(e)) {
-        struct pollfd pf = {evring_wake_fd(ring), POLLIN, 0};
-        poll(&pf, 1, 200);
+        struct pollfd pf[2] = {{evring_wake_fd(ring), POLLIN, 0},
+                               {kring ? evring_wake_fd(kring) : -1, POLLIN, 0}};
+        poll(pf, 2, 200);
         if (cli_signals > 0 && !stop_sent) {
             engine_command(e, CMD_STOP, 0);
             stop_sent = true;
         }
-        cli_write_events(ring, out);
+        cli_write_ring(ring, out);
+        cli_write_ring(kring, out);
         cli_write_layout(e, out, dev);
     }
     struct engine_result res;
     engine_join(e, &res);
-    cli_write_events(ring, out);
+    cli_write_ring(ring, out);
+    cli_write_ring(kring, out);
     cli_write_layout(e, out, dev);
     rec_summary(out, &res, evring_dropped(ring));
     if (res.state == ENGINE_FAILED) {
@@ -115,7 +123,8 @@ int cli_run_headless(const struct cli_train_opts *o) {
     struct evring *ring = NULL;
     struct engine *e = NULL;
     struct rec *out = NULL;
-    struct tele *tele = NULL; /* its events (Xid, resets, stalled rings) join the JSON lines */
+    struct tele *tele = NULL;     /* its events (Xid, resets, stalled rings) join the JSON lines */
+    struct cli_kmsg_run km = {0}; /* and so do the kernel log's */
     char err[1024];
     int rc = evring_create(&ring, CLI_RING_CAP);
     if (rc != 0) {
@@ -129,7 +138,8 @@ int cli_run_headless(const struct cli_train_opts *o) {
         goto done;
     }
     if ((rc = cli_open_rec(e, o, &out)) != 0 ||
-        (rc = cli_tele_start(&o->tele, ring, &tele, "train")) != 0)
+        (rc = cli_tele_start(&o->tele, ring, &tele, "train")) != 0 ||
+        (rc = cli_kmsg_start(o, false, &km, "train")) != 0)
         goto done;
     cli_install_signals();
     if ((rc = engine_start(e)) != 0) {
@@ -137,9 +147,10 @@ int cli_run_headless(const struct cli_train_opts *o) {
         rc = 1;
         goto done;
     }
-    rc = cli_headless_loop(e, ring, out, (unsigned)o->conf.device);
+    rc = cli_headless_loop(e, ring, km.ring, out, (unsigned)o->conf.device);
 done:
     tele_destroy(tele);
+    cli_kmsg_stop(&km);
     engine_destroy(e);
     if (out)
         rc = cli_close_rec(out, strcmp(o->jsonl, "-") == 0, rc);

@@ -276,6 +276,13 @@ static void config_put_tele(struct json_object *j, const struct tele_conf *t) {
     config_put_str(j, "nvml-lib", t->roots.nvml_lib);
 }
 
+static void config_put_kmsg(struct json_object *j, const struct cli_train_opts *o) {
+    config_put_str(j, "kmsg-file", o->kmsg.file);
+    config_put_int(j, "kmsg-backlog", o->kmsg.backlog);
+    config_put_str(j, "kmsg-rules", o->kmsg_rules);
+    config_put_bool(j, "no-kmsg", o->kmsg.off);
+}
+
 int config_print(const struct cli_train_opts *o, FILE *out) {
     struct json_object *j = json_object_new_object();
     if (!j)
@@ -285,6 +292,7 @@ int config_print(const struct cli_train_opts *o, FILE *out) {
     config_put_run(j, o);
     config_put_dashboard(j, o);
     config_put_tele(j, &o->tele);
+    config_put_kmsg(j, o);
     const char *s = json_object_to_json_string_ext(
         j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
     int rc = s && fprintf(out, "%s\n", s) > 0 && fflush(out) == 0 ? 0 : -EIO;

@@ -29,9 +29,10 @@ struct panel {
     WINDOW *win; /* owned by the app; NULL while hidden */
     int h, w;
     bool focused;
-    int scroll;   /* first line shown, for scrollable panels */
-    int selected; /* selected line, for panels with a selection */
-    bool detail;  /* showing the selection's detail (events) */
+    int scroll;        /* first line shown, for scrollable panels */
+    int selected;      /* selected line, for panels with a selection */
+    bool detail;       /* showing the selection's detail (events) */
+    int detail_scroll; /* first line of the detail view shown */
 };
 
 /* The panels, in focus order. */

@@ -210,6 +210,7 @@ static void replay_apply_event(struct replay *r, const struct ev *e) {
         return;
     case EV_ALERT:
     case EV_LOG:
+    case EV_KMSG:
     case EV_KIND_COUNT:
         return;
     }

@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A parse in progress: the first error sticks and later reads are no-ops. */
@@ -155,6 +156,81 @@ static void replay_parse_text(struct replay_p *p, struct ev *e) {
     replay_p_str(p, "message", e->u.text.text, sizeof(e->u.text.text));
 }
 
+/* An optional integer field of a kernel-log event: its KMSG_HAS bit when present. */
+static bool replay_p_opt(struct replay_p *p, const char *key, int64_t lo, int64_t hi,
+                         int64_t *out) {
+    if (!replay_p_has(p, key))
+        return false;
+    *out = replay_p_int(p, key, lo, hi);
+    return p->rc == 0;
+}
+
+static void replay_p_opt_str(struct replay_p *p, const char *key, char *dst, size_t cap,
+                             struct kmsg_event *k, uint32_t bit) {
+    if (replay_p_has(p, key)) {
+        replay_p_str(p, key, dst, cap);
+        k->has |= bit;
+    }
+}
+
+static const char *replay_source_name(unsigned s) {
+    static const char *const names[] = {"kmsg", "file", "stderr"};
+    return s < 3 ? names[s] : "?";
+}
+
+static void replay_parse_kmsg_nums(struct replay_p *p, struct kmsg_event *k) {
+    int64_t v = 0;
+    if (replay_p_opt(p, "seq_signaled", 0, INT64_MAX, &v)) {
+        k->seq_signaled = (uint64_t)v;
+        k->seq_emitted = (uint64_t)replay_p_int(p, "seq_emitted", 0, INT64_MAX);
+        k->has |= KMSG_HAS(SEQ);
+    }
+    if (replay_p_opt(p, "xid", 0, 0xFFFF, &v))
+        k->xid = (uint16_t)v, k->has |= KMSG_HAS(XID);
+    if (replay_p_opt(p, "pid", 1, INT32_MAX, &v))
+        k->pid = (int32_t)v, k->has |= KMSG_HAS(PID);
+    if (replay_p_opt(p, "tid", 1, INT32_MAX, &v))
+        k->tid = (int32_t)v, k->has |= KMSG_HAS(TID);
+    if (replay_p_opt(p, "pasid", 0, UINT32_MAX, &v))
+        k->pasid = (uint32_t)v, k->has |= KMSG_HAS(PASID);
+    if (replay_p_opt(p, "vmid", 0, 0xFFFF, &v))
+        k->vmid = (uint16_t)v, k->has |= KMSG_HAS(VMID);
+    if (replay_p_opt(p, "node", 0, UINT32_MAX, &v))
+        k->node = (uint32_t)v, k->has |= KMSG_HAS(NODE);
+    if (replay_p_opt(p, "lines", 1, UINT32_MAX, &v))
+        k->lines = (uint32_t)v;
+}
+
+/* A kernel-log event: the members kmsg_json_members writes, plus t_ns and source. */
+static void replay_parse_kmsg(struct replay_p *p, struct ev *e) {
+    struct kmsg_event *k = &e->u.kmsg;
+    char addr[32] = "";
+    e->dev = EV_DEV_NONE;
+    e->t_ns = replay_p_u64(p, "t_ns");
+    k->source = replay_p_enum(p, "source", replay_source_name, 3);
+    k->line = (uint32_t)replay_p_int(p, "line", 0, UINT32_MAX);
+    k->lines = 1;
+    k->category = replay_p_enum(p, "category", kmsg_category_name, KMSG_CAT_COUNT);
+    k->severity = replay_p_enum(p, "severity", ev_severity_name, SEV_ERROR + 1);
+    k->vendor = replay_p_enum(p, "vendor", kmsg_vendor_name, KMSG_VENDOR_COUNT);
+    replay_p_str(p, "message", k->message, sizeof(k->message));
+    json_object *ts = NULL;
+    if (p->rc == 0 && json_object_object_get_ex(p->o, "ts", &ts) && ts) {
+        double sec = replay_p_num(p, "ts");
+        k->ts_ns = sec > 0 ? (uint64_t)llround(sec * 1e9) : 0;
+        k->has |= KMSG_HAS(TS);
+    }
+    replay_p_opt_str(p, "pci", k->pci, sizeof(k->pci), k, KMSG_HAS(PCI));
+    replay_p_opt_str(p, "ring", k->ring, sizeof(k->ring), k, KMSG_HAS(RING));
+    replay_p_opt_str(p, "process", k->process, sizeof(k->process), k, KMSG_HAS(PROCESS));
+    replay_p_opt_str(p, "thread", k->thread, sizeof(k->thread), k, KMSG_HAS(THREAD));
+    replay_p_opt_str(p, "client", k->client, sizeof(k->client), k, KMSG_HAS(CLIENT));
+    replay_p_opt_str(p, "addr", addr, sizeof(addr), k, KMSG_HAS(ADDR));
+    if (k->has & KMSG_HAS(ADDR))
+        k->addr = strtoull(addr, NULL, 16);
+    replay_parse_kmsg_nums(p, k);
+}
+
 static void replay_parse_event(struct replay_p *p, unsigned kind, struct replay_item *it) {
     struct ev *e = &it->ev;
     memset(e, 0, sizeof(*e));
@@ -179,6 +255,9 @@ static void replay_parse_event(struct replay_p *p, unsigned kind, struct replay_
     case EV_ALERT:
     case EV_LOG:
         replay_parse_text(p, e);
+        break;
+    case EV_KMSG:
+        replay_parse_kmsg(p, e);
         break;
     case EV_KIND_COUNT:
         break;

@@ -4,6 +4,7 @@
 #define RINGSIDE_TUI_UI_H
 
 #include "backend/engine/engine.h"
+#include "backend/kmsg/kmsg_watch.h"
 #include "backend/telemetry/tele.h"
 #include "tui/theme.h"
 #include "tui/ui_model.h"
@@ -31,9 +32,13 @@ struct ui_frame {
     bool frozen;                    /* display frozen with f */
     struct trace_inflight inflight; /* sync in flight on the selected device */
     bool has_inflight;
-    const char *source_status;    /* the source's status line, or "" */
-    const struct tele_snap *tele; /* every GPU in the machine; NULL without telemetry (replay) */
-    int tele_train;               /* index in tele of the GPU the engine trains on, or -1 */
+    const char *source_status;       /* the source's status line, or "" */
+    const struct tele_snap *tele;    /* every GPU in the machine; NULL without telemetry (replay) */
+    int tele_train;                  /* index in tele of the GPU the engine trains on, or -1 */
+    const struct remedies *remedies; /* for kernel-log events' details, or NULL */
+    bool has_kmsg;                   /* a kernel-log watcher runs: kmsg holds its counters */
+    struct kmsg_stats kmsg;
+    const char *kmsg_reason; /* why /dev/kmsg is unreadable, or "" */
 };
 
 /* The attribute for a role: its colour pair when colours are on; in monochrome, bold for

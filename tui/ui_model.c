@@ -1,6 +1,8 @@
 /* The dashboard's memory of recent events, and its formatting helpers. */
 #include "tui/ui_model.h"
 
+#include "tui/ui_model_internal.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -120,7 +122,28 @@ static bool ui_model_same_but_numbers(const char *a, const char *b) {
     }
 }
 
+void ui_model_list_add(struct ui_model *m, struct ui_event *u) {
+    m->cat_count[u->category]++;
+    struct ui_event *newest =
+        m->event_count ? &m->events[(m->event_head + UI_EVENTS - 1) % UI_EVENTS] : NULL;
+    if (newest && newest->category == u->category &&
+        ui_model_same_but_numbers(newest->text, u->text)) {
+        u->repeat = newest->repeat + 1;
+        *newest = *u;
+        return;
+    }
+    u->repeat = 1;
+    m->events[m->event_head] = *u;
+    m->event_head = (m->event_head + 1) % UI_EVENTS;
+    if (m->event_count < UI_EVENTS)
+        m->event_count++;
+}
+
 void ui_model_add(struct ui_model *m, const struct ev *e) {
+    if (e->kind == EV_KMSG) { /* its own ring, its own sequence */
+        ui_model_kmsg(m, e);
+        return;
+    }
     if (m->events_seen > 0 && e->seq > m->last_seq + 1)
         m->gaps += e->seq - m->last_seq - 1;
     m->last_seq = e->seq;
@@ -146,22 +169,8 @@ void ui_model_add(struct ui_model *m, const struct ev *e) {
         break;
     }
     struct ui_event u;
-    if (!ui_model_entry(e, &u))
-        return;
-    m->cat_count[u.category]++;
-    struct ui_event *newest =
-        m->event_count ? &m->events[(m->event_head + UI_EVENTS - 1) % UI_EVENTS] : NULL;
-    if (newest && newest->category == u.category &&
-        ui_model_same_but_numbers(newest->text, u.text)) {
-        u.repeat = newest->repeat + 1;
-        *newest = u;
-        return;
-    }
-    u.repeat = 1;
-    m->events[m->event_head] = u;
-    m->event_head = (m->event_head + 1) % UI_EVENTS;
-    if (m->event_count < UI_EVENTS)
-        m->event_count++;
+    if (ui_model_entry(e, &u))
+        ui_model_list_add(m, &u);
 }
 
 const struct ui_event *ui_model_event(const struct ui_model *m, size_t k) {

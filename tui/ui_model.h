@@ -15,10 +15,12 @@
 #define UI_SERIES 256   /* points kept per history series */
 #define UI_SYNCS  4096  /* recent sync durations kept for the histogram */
 #define UI_DETAIL 640
+#define UI_MARKS  2048 /* recent kernel-log failures kept for the timeline's markers */
 
 /* Event categories shown in the events panel's title counts. */
 #define UI_CATEGORIES(X)                                                                           \
     X(COMMAND, "command")                                                                          \
+    X(KERNEL, "kernel")                                                                            \
     X(ALERT, "alert")                                                                              \
     X(WARNING, "warning")                                                                          \
     X(INFO, "info")
@@ -38,6 +40,16 @@ struct ui_event {
     uint32_t repeat;  /* times this line came in a row (the same but for its numbers) */
     char text[EV_TEXT_BYTES + 32];
     char detail[UI_DETAIL]; /* the event's fields, one per line, for the detail view */
+    uint8_t kcat;           /* a kernel-log event's enum kmsg_category (NONE otherwise) */
+    uint16_t xid;           /* ... and its Xid number, when kcat is KMSG_CAT_XID */
+    bool chatter;           /* a GPU driver's line that is not a failure: shown dim */
+};
+
+/* A kernel-log failure on the timeline. */
+struct ui_mark {
+    uint64_t t_ns;
+    uint8_t category; /* enum kmsg_category */
+    uint8_t severity; /* enum ev_severity */
 };
 
 /* What the timeline needs of a phase event (24 bytes where the event carries 48). */
@@ -70,7 +82,11 @@ struct ui_model {
     uint64_t sync_ns[SYNC_OP_COUNT][UI_SYNCS]; /* ring per op */
     size_t sync_head[SYNC_OP_COUNT], sync_n[SYNC_OP_COUNT];
     uint64_t events_seen, last_seq;
-    uint64_t gaps; /* events the source dropped (seq gaps) */
+    uint64_t gaps;                  /* events the source dropped (seq gaps) */
+    struct ui_mark marks[UI_MARKS]; /* ring, newest at (mark_head - 1) */
+    size_t mark_head, mark_count;
+    uint64_t kmsg_seen, kmsg_last_seq;
+    uint64_t kmsg_gaps; /* kernel-log events dropped in a flood (their own ring's seq gaps) */
 };
 
 void ui_model_init(struct ui_model *m);
@@ -79,6 +95,25 @@ void ui_model_init(struct ui_model *m);
  * numbers ("checkpoint written ... (epoch 7)") replaces it and counts the repeat, so a
  * chatty log cannot push command results out of sight. */
 void ui_model_add(struct ui_model *m, const struct ev *e);
+
+/* For each of cols (<= UI_PAINT_MAX_COLS) cells of [t0, t1), the kernel-log failure to mark:
+ * the most severe in the cell (the latest among equals), or category KMSG_CAT_NONE. Returns
+ * how many failures fall in the window. */
+size_t ui_model_marks(const struct ui_model *m, uint64_t t0, uint64_t t1, int cols,
+                      struct ui_mark *out);
+
+/* The timeline letter of a kernel-log category: T ring timeout, M MES, R reset, P page fault,
+ * S sq_intr, K KFD, X Xid, ! other. */
+char ui_kmsg_letter(unsigned category);
+
+/* A kernel-log message without the driver's prefixes ("amdgpu 0000:03:00.0: amdgpu: ",
+ * "[drm:fn [amdgpu]] *ERROR* ", "NVRM: "), for a one-line list. */
+const char *ui_kmsg_short(const char *message);
+
+/* One screen line of text wrapped to width columns: the bytes it takes from s (up to and
+ * including the newline or the space it breaks at; 0 at the end of s), with *shown the bytes
+ * to draw. Breaks at the last space that fits, else cuts; never splits a UTF-8 character. */
+size_t ui_wrap(const char *s, int width, size_t *shown);
 
 /* Event k of the list, 0 = newest; NULL past the end. */
 const struct ui_event *ui_model_event(const struct ui_model *m, size_t k);

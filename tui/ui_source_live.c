@@ -9,22 +9,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 struct ui_live {
     struct engine *e;
     struct evring *ring;
-    int chunk;       /* last chunk size asked for */
-    struct rec *rec; /* --record: every event and snapshot shown is also written (or NULL) */
+    struct evring *kring; /* kernel-log events, or NULL */
+    int wake_fd;          /* an epoll fd over both rings' wake fds (-1 with one ring) */
+    int chunk;            /* last chunk size asked for */
+    struct rec *rec;      /* --record: every event and snapshot shown is also written (or NULL) */
 };
 
 static int ui_live_wake_fd(struct ui_source *s) {
-    return evring_wake_fd(((struct ui_live *)s->priv)->ring);
+    struct ui_live *l = s->priv;
+    return l->wake_fd >= 0 ? l->wake_fd : evring_wake_fd(l->ring);
 }
 
 static size_t ui_live_drain(struct ui_source *s, struct ev *out, size_t max) {
     struct ui_live *l = s->priv;
     size_t n = evring_drain(l->ring, out, max);
+    if (l->kring && n < max)
+        n += evring_drain(l->kring, out + n, max - n);
     for (size_t i = 0; l->rec && i < n; i++)
         rec_event(l->rec, &out[i]);
     return n;
@@ -96,6 +102,9 @@ static const char *ui_live_status(struct ui_source *s) {
 static void ui_live_destroy(struct ui_source *s) {
     if (!s)
         return;
+    struct ui_live *l = s->priv;
+    if (l->wake_fd >= 0)
+        close(l->wake_fd);
     free(s->priv);
     free(s);
 }
@@ -114,16 +123,32 @@ static const struct ui_source_ops ui_live_ops = {
     .destroy = ui_live_destroy,
 };
 
-int ui_source_live(struct ui_source **out, struct engine *e, struct evring *ring, int chunk,
-                   struct rec *rec) {
+/* One descriptor that is readable while either ring has events. */
+static int ui_live_epoll(struct evring *ring, struct evring *kring) {
+    int fd = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event a = {.events = EPOLLIN}, b = {.events = EPOLLIN};
+    if (fd >= 0 && (epoll_ctl(fd, EPOLL_CTL_ADD, evring_wake_fd(ring), &a) != 0 ||
+                    epoll_ctl(fd, EPOLL_CTL_ADD, evring_wake_fd(kring), &b) != 0)) {
+        int rc = -errno;
+        close(fd);
+        return rc;
+    }
+    return fd < 0 ? -errno : fd;
+}
+
+int ui_source_live(struct ui_source **out, struct engine *e, struct evring *ring,
+                   struct evring *kring, int chunk, struct rec *rec) {
     struct ui_source *s = calloc(1, sizeof(*s));
     struct ui_live *l = calloc(1, sizeof(*l));
-    if (!s || !l) {
+    int wake = kring ? ui_live_epoll(ring, kring) : -1;
+    if (!s || !l || (kring && wake < 0)) {
         free(s);
         free(l);
-        return -ENOMEM;
+        if (wake >= 0)
+            close(wake);
+        return kring && wake < 0 ? wake : -ENOMEM;
     }
-    *l = (struct ui_live){e, ring, chunk, rec};
+    *l = (struct ui_live){e, ring, kring, wake, chunk, rec};
     s->ops = &ui_live_ops;
     s->priv = l;
     const struct engine_snap *snap = engine_snap_read(e, NULL);

@@ -8,10 +8,11 @@
 
 struct rec;
 
-/* e, ring and rec (NULL: no recording) are borrowed and must outlive the source; chunk is the
- * starting chunk size. Every event drained and snapshot read is also written to rec.
- * 0 or -ENOMEM. Destroy with src->ops->destroy(src). */
-int ui_source_live(struct ui_source **out, struct engine *e, struct evring *ring, int chunk,
-                   struct rec *rec);
+/* e, ring, kring (the kernel-log watcher's ring, or NULL) and rec (NULL: no recording) are
+ * borrowed and must outlive the source; chunk is the starting chunk size. Events come from
+ * both rings (the wake fd covers both); every event drained and snapshot read is also written
+ * to rec. 0 or -errno. Destroy with src->ops->destroy(src). */
+int ui_source_live(struct ui_source **out, struct engine *e, struct evring *ring,
+                   struct evring *kring, int chunk, struct rec *rec);
 
 #endif

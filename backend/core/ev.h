@@ -1,7 +1,9 @@
-/* The events that flow from the engine (and later the kernel-log and telemetry threads) to the
- * UI and the JSON-lines writer. Fixed size, copied by value: no pointer crosses threads. */
+/* The events that flow from the engine, the telemetry and the kernel-log threads to the UI and
+ * the JSON-lines writer. Fixed size, copied by value: no pointer crosses threads. */
 #ifndef RINGSIDE_BACKEND_CORE_EV_H
 #define RINGSIDE_BACKEND_CORE_EV_H
+
+#include "backend/kmsg/kmsg.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -49,7 +51,8 @@ enum ev_sync_op {
     X(METRIC, "metric")                                                                            \
     X(COMMAND, "command")                                                                          \
     X(ALERT, "alert")                                                                              \
-    X(LOG, "log")
+    X(LOG, "log")                                                                                  \
+    X(KMSG, "kmsg")
 
 enum ev_kind {
 #define X(id, name) EV_##id,
@@ -132,7 +135,9 @@ struct ev {
         struct ev_mem mem;
         struct ev_metric metric;
         struct ev_command command;
-        struct ev_text text; /* ALERT and LOG */
+        struct ev_text text;    /* ALERT and LOG */
+        struct kmsg_event kmsg; /* KMSG: a kernel-log (or runtime stderr) event; t_ns is its
+                                   time on the run's clock */
     } u;
 };
 

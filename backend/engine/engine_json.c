@@ -1,5 +1,6 @@
 /* Events as JSON lines: the schema of headless mode, recordings and (later) the agent. */
 #include "backend/engine/engine.h"
+#include "backend/kmsg/kmsg_json.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -96,6 +97,14 @@ static void engine_json_body(struct engine_json_buf *b, const struct ev *e) {
         engine_json_put(b, ",\"severity\":\"%s\"", ev_severity_name(e->u.text.severity));
         engine_json_str(b, "message", e->u.text.text);
         return;
+    case EV_KMSG: {
+        static const char *const sources[] = {"kmsg", "file", "stderr"};
+        char members[1536];
+        kmsg_json_members(&e->u.kmsg, members, sizeof(members));
+        engine_json_put(b, ",\"t_ns\":%llu,\"source\":\"%s\",%s", (unsigned long long)e->t_ns,
+                        sources[e->u.kmsg.source < 3 ? e->u.kmsg.source : 0], members);
+        return;
+    }
     case EV_KIND_COUNT:
         break;
     }

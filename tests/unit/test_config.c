@@ -182,7 +182,11 @@ Test(config, defaults_and_keys) {
                                        "proc-root",
                                        "debugfs-root",
                                        "dev-root",
-                                       "nvml-lib"};
+                                       "nvml-lib",
+                                       "kmsg-file",
+                                       "kmsg-backlog",
+                                       "kmsg-rules",
+                                       "no-kmsg"};
     size_t nkeys = sizeof(keys) / sizeof(keys[0]);
     CFG_RUN("--print-config"); /* the dashboard's defaults */
     json_object *j = cfg_json();
@@ -192,6 +196,8 @@ Test(config, defaults_and_keys) {
     cr_assert_eq(cfg_int(j, "epochs"), 200);
     cr_assert_eq(cfg_int(j, "vpoc-refresh"), 1);
     cr_assert_eq(cfg_int(j, "delay"), 5);
+    cr_assert_eq(cfg_int(j, "kmsg-backlog"), 0);
+    cr_assert_eq(json_object_get_boolean(cfg_key(j, "no-kmsg")), 0);
     cr_assert_float_eq(json_object_get_double(cfg_key(j, "sync-slow")), 1.0, 1e-12);
     cr_assert_float_eq(json_object_get_double(cfg_key(j, "sync-timeout")), 30.0, 1e-12);
     cr_assert(json_object_is_type(cfg_key(j, "frames"), json_type_null));

@@ -127,6 +127,25 @@ static void replay_test_events(void) {
     replay_test_metric(T0 + 1600 * MS, 1, 20, 0.4, true, 0.45, 1100);
     replay_test_text(EV_ALERT, T0 + 1700 * MS, 0, SEV_WARNING, "sync slow: 1.2 s");
     replay_test_text(EV_LOG, T0 + 1800 * MS, EV_DEV_NONE, SEV_ERROR, "a \"quoted\"\nline/\\ end");
+    struct ev *k = replay_test_ev(EV_KMSG, T0 + 1850 * MS, EV_DEV_NONE);
+    k->u.kmsg =
+        (struct kmsg_event){.ts_ns = 1234567000000ull,
+                            .addr = 0x7f1234560000ull,
+                            .seq_signaled = 41,
+                            .seq_emitted = 43,
+                            .has = KMSG_HAS(TS) | KMSG_HAS(ADDR) | KMSG_HAS(SEQ) | KMSG_HAS(PID) |
+                                   KMSG_HAS(PROCESS) | KMSG_HAS(RING) | KMSG_HAS(PCI),
+                            .line = 12,
+                            .lines = 2,
+                            .pid = 4321,
+                            .category = KMSG_CAT_RING_TIMEOUT,
+                            .severity = SEV_ERROR,
+                            .vendor = KMSG_VENDOR_AMDGPU,
+                            .source = KMSG_SRC_KMSG};
+    snprintf(k->u.kmsg.pci, sizeof(k->u.kmsg.pci), "0000:03:00.0");
+    snprintf(k->u.kmsg.ring, sizeof(k->u.kmsg.ring), "gfx_0.0.0");
+    snprintf(k->u.kmsg.process, sizeof(k->u.kmsg.process), "python3");
+    snprintf(k->u.kmsg.message, sizeof(k->u.kmsg.message), "ring gfx_0.0.0 timeout, \"quoted\"");
 }
 
 static void replay_test_layout(struct mem_layout *l) {
@@ -261,6 +280,26 @@ static void replay_test_same_event(const struct ev *a, const struct ev *b) {
         cr_assert_eq(a->u.text.severity, b->u.text.severity);
         cr_assert_str_eq(a->u.text.text, b->u.text.text);
         return;
+    case EV_KMSG: {
+        const struct kmsg_event *x = &a->u.kmsg, *y = &b->u.kmsg;
+        cr_assert_eq(x->category, y->category);
+        cr_assert_eq(x->severity, y->severity);
+        cr_assert_eq(x->vendor, y->vendor);
+        cr_assert_eq(x->source, y->source);
+        cr_assert_eq(x->has, y->has);
+        cr_assert_eq(x->ts_ns, y->ts_ns);
+        cr_assert_eq(x->addr, y->addr);
+        cr_assert_eq(x->seq_signaled, y->seq_signaled);
+        cr_assert_eq(x->seq_emitted, y->seq_emitted);
+        cr_assert_eq(x->pid, y->pid);
+        cr_assert_eq(x->line, y->line);
+        cr_assert_eq(x->lines, y->lines);
+        cr_assert_str_eq(x->pci, y->pci);
+        cr_assert_str_eq(x->ring, y->ring);
+        cr_assert_str_eq(x->process, y->process);
+        cr_assert_str_eq(x->message, y->message);
+        return;
+    }
     case EV_KIND_COUNT:
         cr_assert_fail("bad kind");
     }

@@ -112,6 +112,24 @@ static int panel_timeline_gantt(struct panel *p, int y, int rows, int x0, int wi
     return y;
 }
 
+/* The kernel log's failures in the window: a letter per cell (the most severe there), coloured
+ * by severity. */
+static void panel_timeline_kernel_row(struct panel *p, int y, int x0, int width,
+                                      const struct ui_mark *marks, const struct ui_frame *f) {
+    w_text(p->win, y, 1, x0 - 2, THEME_WARN, f, "kernel");
+    for (int x = 0; x < width; x++) {
+        const struct ui_mark *m = &marks[x];
+        if (m->category == KMSG_CAT_NONE) {
+            w_text(p->win, y, x0 + x, 1, THEME_DIM, f, "%s", f->utf8 ? "\u00b7" : " ");
+            continue;
+        }
+        enum theme_role r = m->severity == SEV_ERROR     ? THEME_ERROR
+                            : m->severity == SEV_WARNING ? THEME_WARN
+                                                         : THEME_DIM;
+        w_text(p->win, y, x0 + x, 1, r, f, "%c", ui_kmsg_letter(m->category));
+    }
+}
+
 /* "-10s ... -5s ... now" under the rows. */
 static void panel_timeline_axis(struct panel *p, int y, int x0, int width,
                                 const struct ui_frame *f) {
@@ -144,35 +162,45 @@ static void panel_timeline_legend(struct panel *p, int y, const struct ui_frame 
 }
 
 static void panel_timeline_draw(struct panel *p, const struct ui_frame *f) {
-    char span[16], info[80];
+    static struct ui_mark marks[UI_PAINT_MAX_COLS];
+    char span[16], info[96];
     int x0 = PANEL_TIMELINE_LABEL + 1, dropped = 0;
     int width = p->w - x0 - 1 < UI_PAINT_MAX_COLS ? p->w - x0 - 1 : UI_PAINT_MAX_COLS;
-    int y = panel_timeline_gantt(p, 1, p->h - 2, x0, width, &dropped, f);
+    uint64_t t1 = f->now_ns, t0 = t1 > f->window_ns ? t1 - f->window_ns : 0;
+    size_t n_marks = ui_model_marks(f->model, t0, t1, width, marks);
+    int kernel = n_marks > 0 && p->h >= 5; /* a row for the kernel log's failures */
+    int y = panel_timeline_gantt(p, 1, p->h - 2 - kernel, x0, width, &dropped, f);
     bool compact = y < 0;
     if (compact) { /* the dominant phase per device, and the host's waits */
         y = 1;
         unsigned n = f->run->n_devices ? f->run->n_devices : 1;
-        for (unsigned d = 0; d < n && y < p->h - 2; d++)
+        for (unsigned d = 0; d < n && y < p->h - 2 - kernel; d++)
             panel_timeline_row(p, y++, d, false, x0, width, f);
-        if (y < p->h - 2)
+        if (y < p->h - 2 - kernel)
             panel_timeline_row(p, y++, f->gpu, true, x0, width, f);
     }
+    if (kernel)
+        panel_timeline_kernel_row(p, y++, x0, width, marks, f);
     panel_timeline_axis(p, y++, x0, width, f);
     if (compact && y < p->h)
         panel_timeline_legend(p, y, f);
     panel_timeline_span(f->window_ns, span, sizeof(span));
+    char kinfo[32] = "";
+    if (n_marks)
+        snprintf(kinfo, sizeof(kinfo), "  kernel %zu", n_marks);
     if (dropped)
-        snprintf(info, sizeof(info), "dev%u  last %s  %d quiet phase%s hidden  < >", f->gpu, span,
-                 dropped, dropped == 1 ? "" : "s");
+        snprintf(info, sizeof(info), "dev%u  last %s%s  %d quiet phase%s hidden  < >", f->gpu, span,
+                 kinfo, dropped, dropped == 1 ? "" : "s");
     else
-        snprintf(info, sizeof(info), "dev%u  last %s  < >", f->gpu, span);
+        snprintf(info, sizeof(info), "dev%u  last %s%s  < >", f->gpu, span, kinfo);
     w_title(p->win, "timeline", info, p->focused, f);
 }
 
 const struct panel_ops panel_timeline_ops = {
     .name = "timeline",
     .title = "timeline",
-    .help = "a row per phase: its share of each cell; wait: host blocked in a sync",
+    .help = "a row per phase: its share of each cell; wait: host blocked in a sync; kernel: "
+            "driver failures (T timeout M MES R reset P fault S sq_intr K KFD X Xid)",
     .min_h = 4,
     .pref_h = 13,
     .column = 1,

@@ -1,0 +1,209 @@
+/* Classification of log messages against the rule table, and grouping of multi-line events. */
+#include "backend/kmsg/kmsg_classify.h"
+
+#include "backend/core/ev.h"
+#include "backend/kmsg/kmsg_internal.h"
+
+#include <string.h>
+
+/* Who printed a line that no rule names a vendor for. */
+static uint8_t kmsg_line_vendor(uint64_t kw) {
+    if (kw & (KMSG_KW(NVRM) | KMSG_KW(NVIDIA)))
+        return KMSG_VENDOR_NVIDIA;
+    if (kw & KMSG_KW(AMDGPU))
+        return KMSG_VENDOR_AMDGPU;
+    if (kw & KMSG_KW(KFD))
+        return KMSG_VENDOR_KFD;
+    if (kw & KMSG_KW(DRM))
+        return KMSG_VENDOR_DRM;
+    return KMSG_VENDOR_NONE;
+}
+
+/* The event's common part from its first line. */
+static void kmsg_event_start(struct kmsg_event *e, const struct kmsg_line *l, uint64_t kw) {
+    memset(e, 0, sizeof(*e));
+    e->lines = 1;
+    e->vendor = kmsg_line_vendor(kw);
+    if (l->has_ts) {
+        e->ts_ns = l->ts_ns;
+        e->has |= KMSG_HAS(TS);
+    }
+    kmsg_copy_clean(e->message, sizeof(e->message), l->text, l->len);
+}
+
+/* The PCI address from the line's prefix ("amdgpu 0000:03:00.0: ..."), else /dev/kmsg's
+ * DEVICE=+pci:... */
+static void kmsg_event_pci(struct kmsg_event *e, const struct kmsg_line *l) {
+    if (e->has & KMSG_HAS(PCI))
+        return;
+    if (kmsg_find_pci(l->text, l->len, e->pci) ||
+        (strncmp(l->device, "+pci:", 5) == 0 &&
+         kmsg_find_pci(l->device + 5, strlen(l->device + 5), e->pci)))
+        e->has |= KMSG_HAS(PCI);
+}
+
+/* A failure no rule names: a driver's own error marker, or an error-level record. */
+static bool kmsg_catch_all(struct kmsg_event *e, const struct kmsg_line *l, uint64_t kw) {
+    bool marked = (kw & KMSG_KW(ERROR_MARK)) && (kw & (KMSG_KW(AMDGPU) | KMSG_KW(DRM)));
+    bool err_level = l->prio >= 0 && l->prio <= 3 && e->vendor != KMSG_VENDOR_NONE;
+    if (!marked && !err_level)
+        return false;
+    e->category = KMSG_CAT_FATAL_OTHER;
+    e->severity = SEV_WARNING;
+    if (e->vendor == KMSG_VENDOR_KFD)
+        e->vendor = KMSG_VENDOR_AMDGPU;
+    return true;
+}
+
+/* Rule r's category, severity and vendor onto e. */
+static void kmsg_apply(struct kmsg_event *e, const struct kmsg_rule *r, long ret) {
+    e->category = r->category;
+    e->severity = r->severity;
+    if (r->flags & KMSG_R_RET)
+        e->severity = ret == 0 ? SEV_INFO : SEV_ERROR;
+    if (r->flags & KMSG_R_XID)
+        e->severity = (uint8_t)kmsg_xid_severity(e->xid);
+    if (r->vendor != KMSG_VENDOR_NONE)
+        e->vendor = r->vendor;
+    else if (e->vendor == KMSG_VENDOR_NONE || e->vendor == KMSG_VENDOR_KFD)
+        e->vendor = KMSG_VENDOR_AMDGPU;
+}
+
+/* The head rule that matches the line, or NULL; e gets its fields. */
+static const struct kmsg_rule *kmsg_find_rule(const struct kmsg_line *l, uint64_t kw,
+                                              struct kmsg_event *e, long *ret) {
+    for (size_t i = 0; i < kmsg_rules_count; i++) {
+        const struct kmsg_rule *r = &kmsg_rules[i];
+        if ((r->flags & (KMSG_R_CONT | KMSG_R_EXTRA)) || (r->need & kw) != r->need)
+            continue;
+        if (kmsg_match(r->tmpl, l->text, l->len, e, ret))
+            return r;
+    }
+    return NULL;
+}
+
+/* Fields the extra rules of e's category find in the line. */
+static void kmsg_extras(const struct kmsg_line *l, uint64_t kw, struct kmsg_event *e) {
+    for (size_t i = 0; i < kmsg_rules_count; i++) {
+        const struct kmsg_rule *r = &kmsg_rules[i];
+        long ret = 0;
+        if ((r->flags & KMSG_R_EXTRA) && r->category == e->category && (r->need & kw) == r->need)
+            kmsg_match(r->tmpl, l->text, l->len, e, &ret);
+    }
+}
+
+/* Classify l into e (kw: its keywords); the group it opens, or KMSG_G_NONE. */
+static uint8_t kmsg_classify(const struct kmsg_line *l, uint64_t kw, struct kmsg_event *e) {
+    kmsg_event_start(e, l, kw);
+    long ret = 0;
+    const struct kmsg_rule *r = kmsg_find_rule(l, kw, e, &ret);
+    if (r) {
+        kmsg_apply(e, r, ret);
+        kmsg_extras(l, kw, e);
+    } else if (!kmsg_catch_all(e, l, kw))
+        return KMSG_G_NONE;
+    kmsg_event_pci(e, l);
+    return r ? r->group : KMSG_G_NONE;
+}
+
+bool kmsg_classify_line(const struct kmsg_line *l, struct kmsg_event *out) {
+    uint64_t kw = kmsg_keywords_scan(l->text, l->len);
+    if (!kw) { /* most lines: nothing any rule needs */
+        memset(out, 0, sizeof(*out));
+        return false;
+    }
+    kmsg_classify(l, kw, out);
+    return out->category != KMSG_CAT_NONE;
+}
+
+void kmsg_classifier_init(struct kmsg_classifier *c, enum kmsg_source source, bool all) {
+    memset(c, 0, sizeof(*c));
+    c->source = (uint8_t)source;
+    c->all = all;
+}
+
+/* Fold a continuation line of the open group into its event; true when it was one. */
+static bool kmsg_continue(struct kmsg_classifier *c, const struct kmsg_line *l, uint64_t kw,
+                          uint32_t lineno, bool *close) {
+    for (size_t i = 0; i < kmsg_rules_count; i++) {
+        const struct kmsg_rule *r = &kmsg_rules[i];
+        long ret = 0;
+        if (!(r->flags & KMSG_R_CONT) || !(r->group & (1u << c->group)) ||
+            (r->need & kw) != r->need || !kmsg_match(r->tmpl, l->text, l->len, &c->pending, &ret))
+            continue;
+        c->pending.lines++;
+        if (c->n_folded < KMSG_GROUP_SPAN)
+            c->folded[c->n_folded++] = lineno;
+        if (r->category != KMSG_CAT_NONE)
+            kmsg_apply(&c->pending, r, ret);
+        *close = (r->flags & KMSG_R_CLOSE) != 0;
+        return true;
+    }
+    return false;
+}
+
+int kmsg_classifier_flush(struct kmsg_classifier *c, struct kmsg_event *out) {
+    if (!c->has_pending)
+        return 0;
+    *out = c->pending;
+    c->has_pending = false;
+    memcpy(c->last_folded, c->folded, sizeof(c->folded));
+    c->n_last_folded = c->n_folded;
+    c->n_folded = 0;
+    c->group = KMSG_G_NONE;
+    /* a group that never turned out to be a failure (NVRM's GPU record) is a plain line */
+    return out->category != KMSG_CAT_NONE || (c->all && out->vendor != KMSG_VENDOR_NONE);
+}
+
+const uint32_t *kmsg_classifier_folded(const struct kmsg_classifier *c, uint32_t *n) {
+    *n = c->n_last_folded;
+    return c->last_folded;
+}
+
+/* Whether l names a device other than the open group's (two GPUs' faults can interleave). */
+static bool kmsg_other_device(const struct kmsg_classifier *c, const struct kmsg_line *l) {
+    char pci[16];
+    return (c->pending.has & KMSG_HAS(PCI)) && kmsg_find_pci(l->text, l->len, pci) &&
+           strcmp(pci, c->pending.pci) != 0;
+}
+
+const struct kmsg_event *kmsg_classifier_pending(const struct kmsg_classifier *c) {
+    return c->has_pending ? &c->pending : NULL;
+}
+
+int kmsg_classifier_feed(struct kmsg_classifier *c, const struct kmsg_line *l, uint32_t lineno,
+                         struct kmsg_event out[2]) {
+    uint64_t kw = kmsg_keywords_scan(l->text, l->len);
+    int n = 0;
+    bool close = false;
+    c->n_last_folded = 0;
+    if (c->has_pending && lineno >= c->pending.line + KMSG_GROUP_SPAN)
+        n = kmsg_classifier_flush(c, &out[0]);
+    if (c->has_pending) {
+        /* a line that opens a group of its own (the next page fault, whose header also holds
+         * "for process ...") never continues the open one */
+        struct kmsg_event head;
+        long ret = 0;
+        const struct kmsg_rule *r = kmsg_find_rule(l, kw, &head, &ret);
+        bool opens = r && r->group != KMSG_G_NONE, other = kmsg_other_device(c, l);
+        if (!opens && !other && kmsg_continue(c, l, kw, lineno, &close))
+            return close ? kmsg_classifier_flush(c, &out[0]) : 0;
+        if (opens || !other)
+            n = kmsg_classifier_flush(c, &out[0]);
+    }
+    if (!kw) /* most lines: nothing any rule needs */
+        return n;
+    struct kmsg_event *e = &out[n];
+    uint8_t group = kmsg_classify(l, kw, e);
+    e->line = lineno;
+    e->source = c->source;
+    if (group != KMSG_G_NONE && !c->has_pending) {
+        c->pending = *e;
+        c->has_pending = true;
+        c->group = group;
+        c->n_folded = 0;
+        return n;
+    }
+    bool shown = e->category != KMSG_CAT_NONE || (c->all && e->vendor != KMSG_VENDOR_NONE);
+    return n + (shown ? 1 : 0);
+}

@@ -1,0 +1,220 @@
+/* What the classifier recognises: one row per message shape, with the keywords a line must
+ * hold, the template that extracts its fields, and the category, severity and vendor it gets.
+ * Templates follow the kernel's format strings (file and function noted per block). */
+#include "backend/core/ev.h"
+#include "backend/kmsg/kmsg_internal.h"
+
+#define AMD                 KMSG_VENDOR_AMDGPU
+#define KFD                 KMSG_VENDOR_KFD
+#define NV                  KMSG_VENDOR_NVIDIA
+#define HIP                 KMSG_VENDOR_HIP
+#define ANY                 KMSG_VENDOR_NONE
+#define INFO                SEV_INFO
+#define WARN                SEV_WARNING
+#define ERR                 SEV_ERROR
+#define CONT(groups, flags) (groups), (KMSG_R_CONT | (flags))
+#define GB(g)               (1u << (g))
+
+const struct kmsg_rule kmsg_rules[] = {
+    /* amdgpu_job.c amdgpu_job_timedout(): "ring %s timeout, signaled seq=%u, emitted seq=%u"
+     * (4.x: "last signaled seq=... last emitted seq="), then the process line; soft recovery
+     * is reported instead when the ring came back by itself */
+    {KMSG_KW(TIMEOUT) | KMSG_KW(RING), "ring %{ring} timeout, but soft recovered",
+     KMSG_CAT_RING_TIMEOUT, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(TIMEOUT) | KMSG_KW(RING),
+     "ring %{ring} timeout, signaled seq=%{seq_signaled}, emitted seq=%{seq_emitted}",
+     KMSG_CAT_RING_TIMEOUT, ERR, AMD, KMSG_G_TIMEOUT, 0},
+    {KMSG_KW(TIMEOUT) | KMSG_KW(RING),
+     "ring %{ring} timeout, last signaled seq=%{seq_signaled}, last emitted seq=%{seq_emitted}",
+     KMSG_CAT_RING_TIMEOUT, ERR, AMD, KMSG_G_TIMEOUT, 0},
+    {KMSG_KW(PROCESS),
+     "Process information: process %{process} pid %{pid} thread %{thread} pid "
+     "%{tid}",
+     KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_TIMEOUT), KMSG_R_CLOSE)},
+    /* amdgpu_vm.c amdgpu_vm_print_task_info() (6.x): "Process %s pid %d thread %s pid %d" */
+    {KMSG_KW(PROCESS), "Process %{process} pid %{pid} thread %{thread} pid %{tid}", KMSG_CAT_NONE,
+     INFO, ANY, CONT(GB(KMSG_G_TIMEOUT), KMSG_R_CLOSE)},
+    {KMSG_KW(PROCESS), "Process %{process} pid %{pid} thread %{thread} pid %{tid}", KMSG_CAT_NONE,
+     INFO, ANY, CONT(GB(KMSG_G_FAULT), 0)},
+
+    /* gmc_v9_0.c / gmc_v10_0.c / gmc_v11_0.c *_process_interrupt(): "[%s] %s page fault
+     * (src_id:%u ring:%u vmid:%u pasid:%u, for process %s pid %d thread %s pid %d)" (the
+     * process part moved to its own line in 6.x), then "in page starting at address 0x%016llx
+     * from IH client 0x%x (%s)", "*VM_L2_PROTECTION_FAULT_STATUS:0x%08X" and the status bits */
+    {KMSG_KW(PAGE_FAULT),
+     "page fault (src_id:%{*} ring:%{*} vmid:%{vmid} pasid:%{pasid}, for process %{process} pid "
+     "%{pid} thread %{thread} pid %{tid})",
+     KMSG_CAT_PAGE_FAULT, ERR, AMD, KMSG_G_FAULT, 0},
+    {KMSG_KW(PAGE_FAULT), "page fault (src_id:%{*} ring:%{*} vmid:%{vmid} pasid:%{pasid})",
+     KMSG_CAT_PAGE_FAULT, ERR, AMD, KMSG_G_FAULT, 0},
+    {KMSG_KW(PROCESS_L), "for process %{process} pid %{pid} thread %{thread} pid %{tid})",
+     KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_FAULT), 0)},
+    {KMSG_KW(PROCESS_L), "in process %{process} pid %{pid} thread %{thread} pid %{tid})",
+     KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_FAULT), 0)},
+    {KMSG_KW(IN_PAGE), "in page starting at address %{addr} from", KMSG_CAT_NONE, INFO, ANY,
+     CONT(GB(KMSG_G_FAULT), 0)},
+    {KMSG_KW(PROT_FAULT), "_L2_PROTECTION_FAULT_STATUS", KMSG_CAT_NONE, INFO, ANY,
+     CONT(GB(KMSG_G_FAULT), 0)},
+    {KMSG_KW(UTCL2), "Faulty UTCL2 client ID: %{client}", KMSG_CAT_NONE, INFO, ANY,
+     CONT(GB(KMSG_G_FAULT), 0)},
+    {KMSG_KW(FAULT_BITS), "_FAULTS: ", KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_FAULT), 0)},
+    {KMSG_KW(FAULT_ERR), "_ERROR: ", KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_FAULT), 0)},
+    {KMSG_KW(RW), "RW: ", KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_FAULT), 0)},
+    /* gmc_v8_0.c gmc_v8_0_process_interrupt() and gmc_v8_0_vm_decode_fault() (also v7) */
+    {KMSG_KW(GPU_FAULT), "GPU fault detected: ", KMSG_CAT_PAGE_FAULT, ERR, AMD, KMSG_G_FAULT8, 0},
+    {KMSG_KW(PROT_FAULT), "VM_CONTEXT1_PROTECTION_FAULT_", KMSG_CAT_NONE, INFO, ANY,
+     CONT(GB(KMSG_G_FAULT8), 0)},
+    {KMSG_KW(VM_FAULT),
+     "VM fault (%{*}, vmid %{vmid}, pasid %{pasid}) at page %{page}, %{*} '%{client}'",
+     KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_FAULT8), 0)},
+    {KMSG_KW(VM_FAULT), "VM fault (%{*}, vmid %{vmid}) at page %{page}, %{*} '%{client}'",
+     KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_FAULT8), 0)},
+
+    /* mes_v11_0.c / mes_v12_0.c *_submit_pkt_and_poll_completion(), amdgpu_mes.c */
+    {KMSG_KW(MES), "MES failed to respond to msg=", KMSG_CAT_MES, ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(MES), "MES failed to response msg=", KMSG_CAT_MES, ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(MES) | KMSG_KW(FAILED), ") failed to respond to msg=", KMSG_CAT_MES, ERR, AMD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(MES), "MES might be in unrecoverable state", KMSG_CAT_MES, ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(MES), "hardware queue from MES", KMSG_CAT_MES, ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(MES), "gangs from MES", KMSG_CAT_MES, ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(MES), "MES ring buffer is full", KMSG_CAT_MES, ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(MES), "MES is busy", KMSG_CAT_MES, ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(MES) | KMSG_KW(FAILED), "MES failed", KMSG_CAT_MES, ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(MES) | KMSG_KW(FAILED), "failed to %{*}MES", KMSG_CAT_MES, ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(LEGACY), "failed to unmap legacy queue", KMSG_CAT_MES, ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(LEGACY), "failed to map legacy queue", KMSG_CAT_MES, ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(LEGACY), "failed to reset legacy queue", KMSG_CAT_MES, ERR, AMD, KMSG_G_NONE, 0},
+
+    /* amdgpu_device.c amdgpu_device_gpu_recover() and the ASIC reset paths; amdgpu_ring.c /
+     * amdgpu_job.c per-ring resets; amdgpu_dev_coredump.c */
+    {KMSG_KW(VRAM_LOST), "VRAM is lost due to GPU reset", KMSG_CAT_GPU_RESET, ERR, AMD, KMSG_G_NONE,
+     0},
+    {KMSG_KW(RESET), "GPU reset begin", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(RESET) | KMSG_KW(SUCCEEDED), "GPU reset(%{*}) succeeded", KMSG_CAT_GPU_RESET, INFO,
+     AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(RESET) | KMSG_KW(SUCCEEDED), "GPU reset succeeded", KMSG_CAT_GPU_RESET, INFO, AMD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(RESET) | KMSG_KW(FAILED), "GPU reset(%{*}) failed", KMSG_CAT_GPU_RESET, ERR, AMD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(RESET), "GPU reset end with ret = %{ret}", KMSG_CAT_GPU_RESET, INFO, AMD, KMSG_G_NONE,
+     KMSG_R_RET},
+    {KMSG_KW(RECOVERY), "GPU Recovery Failed", KMSG_CAT_GPU_RESET, ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(RECOVERY_L), "GPU recovery disabled", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(RESET) | KMSG_KW(FAILED), "ASIC reset failed", KMSG_CAT_GPU_RESET, ERR, AMD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(RESET) | KMSG_KW(FAILED), "asic reset on init failed", KMSG_CAT_GPU_RESET, ERR, AMD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(RESET), "Starting %{ring} ring reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(RESET) | KMSG_KW(SUCCEEDED), "Ring %{ring} reset succeeded", KMSG_CAT_GPU_RESET, INFO,
+     AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(RESET) | KMSG_KW(FAILED), "Ring %{ring} reset failed", KMSG_CAT_GPU_RESET, ERR, AMD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(RESET), "Ring %{ring} reset failure", KMSG_CAT_GPU_RESET, ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(BACO) | KMSG_KW(RESET), "BACO reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(MODE) | KMSG_KW(RESET), "MODE1 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(MODE) | KMSG_KW(RESET), "MODE2 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(MODE_L) | KMSG_KW(RESET), "mode1 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE,
+     0},
+    {KMSG_KW(MODE_L) | KMSG_KW(RESET), "mode2 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE,
+     0},
+    {KMSG_KW(RESET), "GPU pci config reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(RESET), "PCI reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(COREDUMP), "coredump file has been created", KMSG_CAT_GPU_RESET, INFO, AMD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(WEDGED), "device wedged, but recovered through reset", KMSG_CAT_GPU_RESET, INFO, AMD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(WEDGED) | KMSG_KW(DRM), "device wedged", KMSG_CAT_GPU_RESET, ERR, AMD, KMSG_G_NONE, 0},
+
+    /* amdkfd kfd_int_process_v9.c / _v10.c / _v11.c: "sq_intr: error, se %d, data 0x%x, ..." */
+    {KMSG_KW(SQ_INTR), "sq_intr: error", KMSG_CAT_SQ_INTR, WARN, KFD, KMSG_G_NONE, 0},
+    {KMSG_KW(SQ_INTR), "sq_intr: inst", KMSG_CAT_SQ_INTR, INFO, KFD, KMSG_G_NONE, 0},
+    {KMSG_KW(SQ_INTR), "sq_intr: ", KMSG_CAT_SQ_INTR, WARN, KFD, KMSG_G_NONE, 0},
+
+    /* amdkfd kfd_device_queue_manager.c, kfd_process.c, kfd_packet_manager.c */
+    {KMSG_KW(PREEMPT), "unrecoverable state due to an unsuccessful queues preemption", KMSG_CAT_KFD,
+     ERR, KFD, KMSG_G_NONE, 0},
+    {KMSG_KW(QCM), "qcm fence wait loop timeout expired", KMSG_CAT_KFD, ERR, KFD, KMSG_G_NONE, 0},
+    {KMSG_KW(PREEMPT), "reemption time out", KMSG_CAT_KFD, ERR, KFD, KMSG_G_NONE, 0},
+    {KMSG_KW(PREEMPT) | KMSG_KW(FAILED), "reemption failed", KMSG_CAT_KFD, ERR, KFD, KMSG_G_NONE,
+     0},
+    {KMSG_KW(EVICT), "Failed to evict queues of pasid %{pasid}", KMSG_CAT_KFD, ERR, KFD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(EVICT), "Failed to evict process queues", KMSG_CAT_KFD, ERR, KFD, KMSG_G_NONE, 0},
+    {KMSG_KW(EVICT), "Failed to evict queue", KMSG_CAT_KFD, ERR, KFD, KMSG_G_NONE, 0},
+    {KMSG_KW(QUEUE), "Failed to restore queues of process pid %{pid}", KMSG_CAT_KFD, ERR, KFD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(QUEUE), "Failed to restore queues of pasid %{pasid}", KMSG_CAT_KFD, ERR, KFD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(QUEUE), "Failed to restore process queues", KMSG_CAT_KFD, ERR, KFD, KMSG_G_NONE, 0},
+    {KMSG_KW(QUEUE), "Failed to restore queue", KMSG_CAT_KFD, ERR, KFD, KMSG_G_NONE, 0},
+    {KMSG_KW(QUIESCE), "Failed to quiesce KFD", KMSG_CAT_KFD, ERR, KFD, KMSG_G_NONE, 0},
+    {KMSG_KW(FAILED_C), "Failed to suspend process pid %{pid}", KMSG_CAT_KFD, ERR, KFD, KMSG_G_NONE,
+     0},
+    {KMSG_KW(FAILED_C), "Failed to suspend process", KMSG_CAT_KFD, ERR, KFD, KMSG_G_NONE, 0},
+    {KMSG_KW(FAILED_C), "Failed to resume process", KMSG_CAT_KFD, ERR, KFD, KMSG_G_NONE, 0},
+    {KMSG_KW(FAILED_C), "Failed to resume KFD", KMSG_CAT_KFD, ERR, KFD, KMSG_G_NONE, 0},
+    {KMSG_KW(FAILED), "Restore process pid %{pid} failed", KMSG_CAT_KFD, ERR, KFD, KMSG_G_NONE, 0},
+    {KMSG_KW(QUEUE) | KMSG_KW(FAILED), "Pasid %{pasid} destroy queue %{*} failed", KMSG_CAT_KFD,
+     ERR, KFD, KMSG_G_NONE, 0},
+    {KMSG_KW(QUEUE) | KMSG_KW(EVICT), "Freeing queue vital buffer %{*}, queue evicted",
+     KMSG_CAT_KFD, WARN, KFD, KMSG_G_NONE, 0},
+    {KMSG_KW(WAVE), "Resetting wave fronts", KMSG_CAT_KFD, WARN, KFD, KMSG_G_NONE, 0},
+    {KMSG_KW(RUNLIST), "Runlist is getting oversubscribed", KMSG_CAT_KFD, WARN, KFD, KMSG_G_NONE,
+     0},
+    {KMSG_KW(EVICT) | KMSG_KW(PASID), "Evicting PASID %{pasid} queues", KMSG_CAT_KFD, INFO, KFD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(EVICT) | KMSG_KW(PASID), "Evicting pasid %{pasid} queues", KMSG_CAT_KFD, INFO, KFD,
+     KMSG_G_NONE, 0},
+
+    /* NVIDIA open-gpu-kernel-modules: "NVRM: Xid (PCI:%04x:%02x:%02x): %d, pid=%s, name=%s,
+     * %s" (older drivers: no pid/name) */
+    {KMSG_KW(XID) | KMSG_KW(NVRM), "Xid (%{pci}): %{xid},", KMSG_CAT_XID, WARN, NV, KMSG_G_NONE,
+     KMSG_R_XID},
+    {KMSG_KW(XID), ", pid=%{pid},", KMSG_CAT_XID, INFO, NV, KMSG_G_NONE, KMSG_R_EXTRA},
+    {KMSG_KW(XID), ", name=%{process}, ", KMSG_CAT_XID, INFO, NV, KMSG_G_NONE, KMSG_R_EXTRA},
+    {KMSG_KW(XID), "MMU Fault: ENGINE %{engine} faulted @ %{addr}. ", KMSG_CAT_XID, INFO, NV,
+     KMSG_G_NONE, KMSG_R_EXTRA},
+    /* nv.c: "NVRM: The NVIDIA GPU %04x:%02x:%02x.%x\nNVRM: (PCI ID: %04x:%04x) installed in this
+     * system has\nNVRM: fallen off the bus and is not responding to commands.": one record that
+     * dmesg prints as three lines */
+    {KMSG_KW(NVRM), "NVRM: The NVIDIA GPU %{pci}", KMSG_CAT_NONE, INFO, NV, KMSG_G_NVGPU, 0},
+    {KMSG_KW(NVRM), "NVRM: (PCI ID: ", KMSG_CAT_NONE, INFO, NV, CONT(GB(KMSG_G_NVGPU), 0)},
+    {KMSG_KW(FALLEN), "fallen off the bus", KMSG_CAT_FATAL_OTHER, ERR, NV,
+     CONT(GB(KMSG_G_NVGPU), KMSG_R_CLOSE)},
+    {KMSG_KW(NVRM) | KMSG_KW(RMINIT), "RmInitAdapter failed", KMSG_CAT_FATAL_OTHER, ERR, NV,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(FALLEN), "fallen off the bus", KMSG_CAT_FATAL_OTHER, ERR, ANY, KMSG_G_NONE, 0},
+
+    /* the HIP/ROCm runtime on stderr: ROCR's memory-fault handler, HSA status codes, missing
+     * code objects, BLAS library failures */
+    {KMSG_KW(MEM_ACCESS),
+     "Memory access fault by GPU node-%{node} (Agent handle: %{*}) on address %{addr}. Reason:",
+     KMSG_CAT_PAGE_FAULT, ERR, HIP, KMSG_G_NONE, 0},
+    {KMSG_KW(MEM_ACCESS), "Memory access fault by GPU node-%{node} ", KMSG_CAT_PAGE_FAULT, ERR, HIP,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(HSA_STATUS), "HSA_STATUS_ERROR", KMSG_CAT_FATAL_OTHER, ERR, HIP, KMSG_G_NONE, 0},
+    {KMSG_KW(NO_BINARY), "hipErrorNoBinaryForGpu", KMSG_CAT_FATAL_OTHER, ERR, HIP, KMSG_G_NONE, 0},
+    {KMSG_KW(NO_IMAGE), "no kernel image is available", KMSG_CAT_FATAL_OTHER, ERR, HIP, KMSG_G_NONE,
+     0},
+    {KMSG_KW(INVALID_FN), "invalid device function", KMSG_CAT_FATAL_OTHER, ERR, HIP, KMSG_G_NONE,
+     0},
+    {KMSG_KW(HIPBLAS), "HIPBLAS_STATUS_", KMSG_CAT_FATAL_OTHER, ERR, HIP, KMSG_G_NONE, 0},
+    {KMSG_KW(HIPBLAS_L), "hipblasStatus", KMSG_CAT_FATAL_OTHER, ERR, HIP, KMSG_G_NONE, 0},
+    {KMSG_KW(HIPBLASLT) | KMSG_KW(FAILED), "hipBLASLt", KMSG_CAT_FATAL_OTHER, ERR, HIP, KMSG_G_NONE,
+     0},
+    {KMSG_KW(HIPBLASLT), "hipBLASLt error", KMSG_CAT_FATAL_OTHER, ERR, HIP, KMSG_G_NONE, 0},
+    {KMSG_KW(ROCBLAS), "rocBLAS error", KMSG_CAT_FATAL_OTHER, ERR, HIP, KMSG_G_NONE, 0},
+    {KMSG_KW(CUBLAS), "CUBLAS_STATUS_", KMSG_CAT_FATAL_OTHER, ERR, HIP, KMSG_G_NONE, 0},
+    {KMSG_KW(HIP_ERROR), "HIP error: ", KMSG_CAT_FATAL_OTHER, ERR, HIP, KMSG_G_NONE, 0},
+
+    /* amdgpu: other failures worth a look */
+    {KMSG_KW(TEST_FAILED) | KMSG_KW(RING), "ring %{ring} test failed", KMSG_CAT_FATAL_OTHER, ERR,
+     AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(TEST_FAILED), "ib ring test failed on %{ring} ", KMSG_CAT_FATAL_OTHER, ERR, AMD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(SMU), "SMU: I'm not done with your previous command", KMSG_CAT_FATAL_OTHER, WARN, AMD,
+     KMSG_G_NONE, 0},
+};
+
+const size_t kmsg_rules_count = sizeof(kmsg_rules) / sizeof(kmsg_rules[0]);
