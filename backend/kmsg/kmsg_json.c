@@ -35,17 +35,24 @@ bool kmsg_json_string(char *buf, size_t cap, size_t *len, const char *s) {
     return true;
 }
 
+/* Lengths at or above this mark a buffer that is full: once a member did not fit, no later
+ * (shorter) one is added, so a cut output is a prefix of the whole that ends at a member. */
+#define KMSG_JSON_FULL ((size_t)1 << (sizeof(size_t) * 8 - 1))
+
 /* Append one member; false (and nothing appended) when it does not fit. */
 static bool kmsg_json_add(char *buf, size_t cap, size_t *len, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 static bool kmsg_json_add(char *buf, size_t cap, size_t *len, const char *fmt, ...) {
+    if (*len & KMSG_JSON_FULL)
+        return false;
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(buf + *len, cap - *len, fmt, ap);
     va_end(ap);
     if (n < 0 || (size_t)n >= cap - *len) {
         buf[*len] = '\0';
+        *len |= KMSG_JSON_FULL;
         return false;
     }
     *len += (size_t)n;
@@ -56,8 +63,8 @@ static void kmsg_json_str_member(char *buf, size_t cap, size_t *len, const char 
                                  const char *val) {
     size_t was = *len;
     if (!kmsg_json_add(buf, cap, len, ",\"%s\":", key) || !kmsg_json_string(buf, cap, len, val)) {
-        *len = was;
-        buf[was] = '\0';
+        *len = (was & ~KMSG_JSON_FULL) | KMSG_JSON_FULL;
+        buf[was & ~KMSG_JSON_FULL] = '\0';
     }
 }
 
@@ -114,5 +121,5 @@ size_t kmsg_json_members(const struct kmsg_event *e, char *buf, size_t cap) {
     if (e->lines > 1)
         kmsg_json_add(buf, cap, &len, ",\"lines\":%u", (unsigned)e->lines);
     kmsg_json_str_member(buf, cap, &len, "message", e->message);
-    return len;
+    return len & ~KMSG_JSON_FULL;
 }

@@ -20,7 +20,9 @@ static void kmsg_lines_split(struct kmsg_lines *b, kmsg_line_fn fn, void *ctx) {
             break;
         size_t end = (size_t)(nl - b->buf);
         if (!b->skipping) {
-            fn(ctx, b->buf + start, end - start);
+            size_t n = end - start;
+            b->cut += n > KMSG_LINE_MAX;
+            fn(ctx, b->buf + start, n > KMSG_LINE_MAX ? KMSG_LINE_MAX : n);
             b->delivered++;
         }
         b->skipping = false;
