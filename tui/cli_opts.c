@@ -537,6 +537,9 @@ static void cli_train_defaults(struct cli_train_opts *o) {
     o->sync_timeout_ns = 30000000000ull;
     tele_conf_default(&o->tele);
     kmsg_conf_default(&o->kmsg);
+    const char *dev = getenv("RINGSIDE_KMSG_DEVICE"); /* e.g. a container's own copy */
+    if (dev && *dev)
+        snprintf(o->kmsg.kmsg_path, sizeof(o->kmsg.kmsg_path), "%s", dev);
 }
 
 int cli_train_parse(int argc, char **argv, const char *cmd, struct cli_train_opts *o) {
