@@ -20,7 +20,7 @@ echo "classify: $(wc -l < "$out/classify.jsonl") failures flagged"
 cat "$out/classify.jsonl"
 
 # headless: the backlog, then a record written while it runs
-"$rs" train --headless --epochs 3 --synthetic-days 10 --kmsg-backlog 100000 \
+"$rs" train --headless --epochs 40 --synthetic-days 10 --kmsg-backlog 100000 \
     --output "$work/h" --jsonl "$out/headless.jsonl" 2> "$out/headless.err" &
 pid=$!
 for _ in $(seq 1 100); do grep -q '"type":"kmsg"' "$out/headless.jsonl" 2>/dev/null && break; sleep 0.1; done

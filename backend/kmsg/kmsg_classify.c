@@ -42,10 +42,12 @@ static void kmsg_event_pci(struct kmsg_event *e, const struct kmsg_line *l) {
         e->has |= KMSG_HAS(PCI);
 }
 
-/* A failure no rule names: a driver's own error marker, or an error-level record. */
+/* A failure no rule names: a driver's own error marker, or an error-level record from amdgpu,
+ * amdkfd or DRM (not NVIDIA's: NVRM prints its load banner and other notices at KERN_ERR). */
 static bool kmsg_catch_all(struct kmsg_event *e, const struct kmsg_line *l, uint64_t kw) {
     bool marked = (kw & KMSG_KW(ERROR_MARK)) && (kw & (KMSG_KW(AMDGPU) | KMSG_KW(DRM)));
-    bool err_level = l->prio >= 0 && l->prio <= 3 && e->vendor != KMSG_VENDOR_NONE;
+    bool err_level = l->prio >= 0 && l->prio <= 3 && e->vendor != KMSG_VENDOR_NONE &&
+                     e->vendor != KMSG_VENDOR_NVIDIA;
     if (!marked && !err_level)
         return false;
     e->category = KMSG_CAT_FATAL_OTHER;

@@ -721,6 +721,12 @@ Test(kmsg, error_level_record_nobody_names_is_fatal_other) {
     cr_expect_eq(
         kt_feed_record(&c, "3,502,1000002,-;usb 1-1: device descriptor read/64, error -71", out),
         0);
+    /* NVIDIA's driver prints its load banner at KERN_ERR (seen on an H100): not a failure */
+    cr_expect_eq(kt_feed_record(&c,
+                                "3,503,1042838,-;NVRM: loading NVIDIA UNIX Open Kernel Module for "
+                                "x86_64  580.159.04  Release Build  (nixbld@)  ",
+                                out),
+                 0);
 }
 
 Test(kmsg, pci_from_device_dictionary) {
