@@ -81,8 +81,8 @@ static void kmsg_watch_push(struct kmsg_watch *w, const struct kmsg_event *e, ui
     ev.dev = EV_DEV_NONE;
     ev.t_ns = t_ns;
     ev.u.kmsg = *e;
+    atomic_fetch_add(&w->events, 1); /* counted first: a reader never drains more than it says */
     evring_push(w->ring, &ev);
-    atomic_fetch_add(&w->events, 1);
 }
 
 static void kmsg_watch_warn(struct kmsg_watch *w, const char *text) {
@@ -115,17 +115,8 @@ struct kmsg_text_ctx {
     struct kmsg_src *s;
 };
 
-/* A text line: a saved /dev/kmsg record ("6,123,456,-;msg"), else a dmesg/journalctl line. */
-static void kmsg_watch_text_line(void *ctx, const char *text, size_t n) {
-    struct kmsg_text_ctx *c = ctx;
-    struct kmsg_line l;
-    if (n > 0 && text[0] == ' ' && memchr(text, '=', n))
-        return; /* a saved record's " KEY=VALUE" line */
-    if (kmsg_parse_record(text, n, &l) != 0)
-        kmsg_parse_text(text, n, &l);
-    kmsg_watch_line(c->w, c->s, &l);
-}
-
+/* A record (from /dev/kmsg, or saved in a file), else a text line; a gap in the records'
+ * sequence numbers counts the records lost before they were read. */
 static void kmsg_watch_record(struct kmsg_watch *w, struct kmsg_src *s, const char *buf, size_t n) {
     struct kmsg_line l;
     if (kmsg_parse_record(buf, n, &l) != 0) {
@@ -137,6 +128,14 @@ static void kmsg_watch_record(struct kmsg_watch *w, struct kmsg_src *s, const ch
         s->has_seq = true;
     }
     kmsg_watch_line(w, s, &l);
+}
+
+/* A text line: a saved /dev/kmsg record ("6,123,456,-;msg"), else a dmesg/journalctl line. */
+static void kmsg_watch_text_line(void *ctx, const char *text, size_t n) {
+    struct kmsg_text_ctx *c = ctx;
+    if (n > 0 && text[0] == ' ' && memchr(text, '=', n))
+        return; /* a saved record's " KEY=VALUE" line */
+    kmsg_watch_record(c->w, c->s, text, n);
 }
 
 /* Read what /dev/kmsg has; false when the source failed and was closed. */
@@ -157,15 +156,36 @@ static bool kmsg_watch_read_device(struct kmsg_watch *w, struct kmsg_src *s) {
     return true;
 }
 
-/* Read what a FIFO or file has; false when the source failed. */
-static bool kmsg_watch_read_text(struct kmsg_watch *w, struct kmsg_src *s) {
-    struct kmsg_text_ctx ctx = {w, s};
-    struct stat st;
-    if (s->kind == KMSG_SRC_TEXT && fstat(s->fd, &st) == 0 && st.st_size < s->pos) {
-        lseek(s->fd, 0, SEEK_SET); /* truncated or replaced: from the start again */
+static int kmsg_src_open(struct kmsg_src *s, const char *path, bool seek_end);
+
+/* A followed file that was truncated is read again from its start; one that was replaced
+ * (rotated: the path names another file now) is reopened, from its start. */
+static void kmsg_watch_rewind(struct kmsg_src *s) {
+    struct stat st, at;
+    if (s->kind != KMSG_SRC_TEXT || fstat(s->fd, &st) != 0)
+        return;
+    if (stat(s->path, &at) == 0 && (at.st_ino != st.st_ino || at.st_dev != st.st_dev)) {
+        char path[KMSG_PATH_MAX];
+        snprintf(path, sizeof(path), "%s", s->path);
+        int fd = s->fd;
+        if (kmsg_src_open(s, path, false) == 0) {
+            close(fd);
+            s->pos = 0;
+            s->live = true; /* a new file: its lines are new */
+        }
+        return;
+    }
+    if (st.st_size < s->pos) {
+        lseek(s->fd, 0, SEEK_SET);
         s->pos = 0;
         kmsg_lines_init(&s->lines);
     }
+}
+
+/* Read what a FIFO or file has; false when the source failed. */
+static bool kmsg_watch_read_text(struct kmsg_watch *w, struct kmsg_src *s) {
+    struct kmsg_text_ctx ctx = {w, s};
+    kmsg_watch_rewind(s);
     for (int k = 0; k < KMSG_READ_BUDGET; k++) {
         uint64_t cut = s->lines.cut;
         ssize_t n = kmsg_lines_read(&s->lines, s->fd, kmsg_watch_text_line, &ctx);

@@ -254,5 +254,13 @@ const struct thread_case thread_cases[] = {
     {"sync_in_flight", thread_case_sync_in_flight},
     {"engine_commands", thread_case_engine_commands},
     {"telemetry", thread_case_telemetry},
+    {"kmsg_fifo", thread_case_kmsg_fifo},
+    {"kmsg_file_follow", thread_case_kmsg_file_follow},
+    {"kmsg_record_gap", thread_case_kmsg_record_gap},
+    {"kmsg_unreadable", thread_case_kmsg_unreadable},
+    {"kmsg_session_late", thread_case_kmsg_session_late},
+    {"kmsg_missing_file", thread_case_kmsg_missing_file},
+    {"kmsg_prompt_stop", thread_case_kmsg_prompt_stop},
+    {"kmsg_flood", thread_case_kmsg_flood},
     {NULL, NULL},
 };

@@ -18,5 +18,13 @@ int thread_case_snap_no_tearing(char *why, size_t whylen);
 int thread_case_sync_in_flight(char *why, size_t whylen);
 int thread_case_engine_commands(char *why, size_t whylen);
 int thread_case_telemetry(char *why, size_t whylen);
+int thread_case_kmsg_fifo(char *why, size_t whylen);
+int thread_case_kmsg_file_follow(char *why, size_t whylen);
+int thread_case_kmsg_record_gap(char *why, size_t whylen);
+int thread_case_kmsg_unreadable(char *why, size_t whylen);
+int thread_case_kmsg_session_late(char *why, size_t whylen);
+int thread_case_kmsg_missing_file(char *why, size_t whylen);
+int thread_case_kmsg_prompt_stop(char *why, size_t whylen);
+int thread_case_kmsg_flood(char *why, size_t whylen);
 
 #endif
