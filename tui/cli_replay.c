@@ -2,6 +2,7 @@
 #include "backend/core/errbuf.h"
 #include "tui/app.h"
 #include "tui/cli.h"
+#include "tui/remedies.h"
 #include "tui/replay.h"
 
 #include <errno.h>
@@ -95,9 +96,17 @@ int cli_replay(int argc, char **argv) {
         free(r);
         return CLI_EXIT_USAGE;
     }
-    struct app_services svc = {NULL, NULL, NULL};
+    struct remedies *rules = NULL; /* a recording's kernel-log events get their remedies too */
+    if (remedies_load(&rules, NULL, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ringside replay: %s\n", err);
+        src->ops->destroy(src);
+        free(r);
+        return CLI_EXIT_USAGE;
+    }
+    struct app_services svc = {NULL, NULL, rules};
     rc = app_main(src, &r->o, &svc);
     src->ops->destroy(src);
+    remedies_free(rules);
     free(r);
     return rc;
 }

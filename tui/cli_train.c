@@ -1,5 +1,6 @@
 /* `ringside train`: the training loop headless (JSON lines) or under the dashboard. */
 #include "backend/core/evring.h"
+#include "backend/kmsg/kmsg_watch.h"
 #include "tui/cli.h"
 #include "tui/cli_tele.h"
 #include "tui/record.h"
@@ -68,7 +69,7 @@ static void cli_write_layout(struct engine *e, struct rec *out, unsigned dev) {
 }
 
 static int cli_headless_loop(struct engine *e, struct evring *ring, struct evring *kring,
-                             struct rec *out, unsigned dev) {
+                             struct kmsg_watch *kwatch, struct rec *out, unsigned dev) {
     bool stop_sent = false;
     while (!engine_done(e)) {
         struct pollfd pf[2] = {{evring_wake_fd(ring), POLLIN, 0},
@@ -84,6 +85,7 @@ static int cli_headless_loop(struct engine *e, struct evring *ring, struct evrin
     }
     struct engine_result res;
     engine_join(e, &res);
+    kmsg_watch_stop(kwatch); /* what the kernel log holds by now still makes the output */
     cli_write_ring(ring, out);
     cli_write_ring(kring, out);
     cli_write_layout(e, out, dev);
@@ -147,7 +149,7 @@ int cli_run_headless(const struct cli_train_opts *o) {
         rc = 1;
         goto done;
     }
-    rc = cli_headless_loop(e, ring, km.ring, out, (unsigned)o->conf.device);
+    rc = cli_headless_loop(e, ring, km.ring, km.watch, out, (unsigned)o->conf.device);
 done:
     tele_destroy(tele);
     cli_kmsg_stop(&km);

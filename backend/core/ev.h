@@ -80,7 +80,7 @@ enum ev_cmd_id {
 enum ev_severity { SEV_INFO, SEV_WARNING, SEV_ERROR };
 
 #define EV_DEV_NONE   0xFFFFu
-#define EV_TEXT_BYTES 200
+#define EV_TEXT_BYTES 256
 
 struct ev_phase {
     uint8_t phase; /* enum ev_phase_id */

@@ -149,8 +149,10 @@ static bool kmsg_watch_read_device(struct kmsg_watch *w, struct kmsg_src *s) {
         }
         if (n < 0 && errno == EPIPE) /* overwritten while we were away: the seq gap counts */
             continue;
-        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+            s->live = true; /* the backlog, if any, is behind us */
             return true;
+        }
         return false;
     }
     return true;
@@ -235,12 +237,13 @@ static int kmsg_src_open(struct kmsg_src *s, const char *path, bool seek_end) {
     return 0;
 }
 
-/* /dev/kmsg from backlog records before its end. */
-static void kmsg_watch_backlog(struct kmsg_watch *w, struct kmsg_src *s) {
+/* Place /dev/kmsg at its end, or backlog records before it; those are read (not live: they
+ * do not bound the clock offset) up to the first time the device has nothing more. */
+static void kmsg_watch_position(struct kmsg_watch *w, struct kmsg_src *s) {
     static _Thread_local char buf[KMSG_RECORD_MAX];
+    s->live = w->conf.backlog <= 0;
     if (w->conf.backlog <= 0) {
         lseek(s->fd, 0, SEEK_END);
-        s->live = true;
         return;
     }
     long total = 0;
@@ -251,8 +254,6 @@ static void kmsg_watch_backlog(struct kmsg_watch *w, struct kmsg_src *s) {
     for (long skip = total - w->conf.backlog; skip > 0; skip--)
         if (read(s->fd, buf, sizeof(buf)) < 0 && errno != EPIPE)
             break;
-    kmsg_watch_read_device(w, s);
-    s->live = true;
 }
 
 /* Close groups that saw no line for a while (their last line may be the last for long). */
@@ -279,8 +280,6 @@ static void kmsg_watch_log_open(struct kmsg_watch *w) {
 
 static void *kmsg_watch_main(void *arg) {
     struct kmsg_watch *w = arg;
-    if (w->kern.kind == KMSG_SRC_DEVICE)
-        kmsg_watch_backlog(w, &w->kern);
     for (;;) {
         kmsg_watch_log_open(w);
         struct pollfd pf[2] = {{w->stop_fd, POLLIN, 0}, {-1, POLLIN, 0}};
@@ -348,6 +347,8 @@ int kmsg_watch_create(struct kmsg_watch **out, const struct kmsg_conf *c, struct
         atomic_store(&w->state, KMSG_STATE_FILE);
     } else if (!c->off) {
         int rc = kmsg_src_open(&w->kern, c->kmsg_path, false);
+        if (rc == 0 && w->kern.kind == KMSG_SRC_DEVICE)
+            kmsg_watch_position(w, &w->kern);
         if (rc == 0)
             atomic_store(&w->state, KMSG_STATE_LIVE);
         else
@@ -378,15 +379,29 @@ const char *kmsg_watch_reason(const struct kmsg_watch *w) {
     return w->reason;
 }
 
+void kmsg_watch_stop(struct kmsg_watch *w) {
+    if (!w || !w->started)
+        return;
+    uint64_t one = 1;
+    ssize_t n = write(w->stop_fd, &one, sizeof(one));
+    (void)n;
+    pthread_join(w->thread, NULL);
+    w->started = false;
+    /* what is already in the log when the run ends still counts; the thread is gone, so this
+     * thread owns the sources now */
+    kmsg_watch_log_open(w);
+    if (w->kern.kind != KMSG_SRC_NONE)
+        kmsg_watch_read(w, &w->kern);
+    if (w->log.kind != KMSG_SRC_NONE)
+        kmsg_watch_read(w, &w->log);
+    kmsg_watch_idle(w, &w->kern, UINT64_MAX);
+    kmsg_watch_idle(w, &w->log, UINT64_MAX);
+}
+
 void kmsg_watch_destroy(struct kmsg_watch *w) {
     if (!w)
         return;
-    if (w->started) {
-        uint64_t one = 1;
-        ssize_t n = write(w->stop_fd, &one, sizeof(one));
-        (void)n;
-        pthread_join(w->thread, NULL);
-    }
+    kmsg_watch_stop(w);
     kmsg_src_close(&w->kern);
     kmsg_src_close(&w->log);
     close(w->stop_fd);

@@ -59,7 +59,12 @@ void kmsg_watch_stats(struct kmsg_watch *w, struct kmsg_stats *out);
 /* The reason /dev/kmsg is unreadable ("" otherwise); fixed once created. */
 const char *kmsg_watch_reason(const struct kmsg_watch *w);
 
-/* Stop (promptly: the thread wakes on a stop request), join, close everything. NULL is fine. */
+/* Stop the thread (promptly: it wakes on the request), then read once more what the sources
+ * hold already and close open groups, so events written before the end are not lost; their
+ * events are on the ring when this returns. Idempotent; NULL is fine. */
+void kmsg_watch_stop(struct kmsg_watch *w);
+
+/* Stop (kmsg_watch_stop), close everything, free. NULL is fine. */
 void kmsg_watch_destroy(struct kmsg_watch *w);
 
 /* Kernel timestamps onto CLOCK_MONOTONIC: the printk clock runs close to it but may lag or

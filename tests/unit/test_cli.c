@@ -938,3 +938,94 @@ Test(cli, train_output_under_a_file_fails_up_front) {
     CLI_TEST_ERR_HAS("plain/sub");
     cr_assert_not(cli_test_exists(jsonl), "JSONL written before the output dir was checked");
 }
+
+/* ---- kmsg classify ---- */
+
+static const char cli_test_kmsg_log[] =
+    "[  100.000001] usb 1-1: new high-speed USB device number 3 using xhci_hcd\n"
+    "[  100.500000] amdgpu 0000:03:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=7, "
+    "emitted seq=9\n"
+    "[  100.500010] amdgpu 0000:03:00.0: amdgpu:  Process information: process python3 pid "
+    "4242 thread python3 pid 4243\n"
+    "[  101.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=77, name=train, GPU has fallen off the "
+    "bus.\n";
+
+Test(cli, kmsg_classify_prints_one_object_per_event) {
+    const char *log = cli_test_path("k.log");
+    cli_test_spit(log, cli_test_kmsg_log, strlen(cli_test_kmsg_log));
+    CLI_TEST_RUN("kmsg", "classify", log);
+    cli_test_status(0);
+    cr_assert_eq(cli_test_count(cli_test_res.out, "\n"), 2, "%s", cli_test_res.out);
+    const char *first = cli_test_res.out, *second = strchr(first, '\n') + 1;
+    cr_assert(strncmp(first,
+                      "{\"line\":2,\"ts\":100.500000,\"vendor\":\"amdgpu\","
+                      "\"category\":\"ring_timeout\",\"severity\":\"error\"",
+                      87) == 0,
+              "%s", first);
+    cr_assert(strstr(first, "\"seq_signaled\":7,\"seq_emitted\":9") &&
+                  strstr(first, "\"pid\":4242"),
+              "%s", first);
+    cr_assert(strstr(first, "\"lines\":2") && strstr(first, "\"remedy\":\""), "%s", first);
+    cr_assert(strncmp(second, "{\"line\":4,", 10) == 0 && strstr(second, "\"xid\":79,") &&
+                  strstr(second, "\"pci\":\"0000:3b:00.0\"") &&
+                  strstr(second, "\"process\":\"train\""),
+              "%s", second);
+}
+
+Test(cli, kmsg_classify_all_gives_every_line) {
+    const char *log = cli_test_path("k.log");
+    cli_test_spit(log, cli_test_kmsg_log, strlen(cli_test_kmsg_log));
+    CLI_TEST_RUN("kmsg", "classify", "--all", log);
+    cli_test_status(0);
+    cr_assert_eq(cli_test_count(cli_test_res.out, "\n"), 4, "%s", cli_test_res.out);
+    cr_assert(strstr(cli_test_res.out, "{\"line\":1,\"category\":\"none\"}\n{\"line\":2,"), "%s",
+              cli_test_res.out);
+    cr_assert(strstr(cli_test_res.out, "\n{\"line\":3,\"category\":\"none\",\"part_of\":2}\n"
+                                       "{\"line\":4,"),
+              "%s", cli_test_res.out);
+}
+
+Test(cli, kmsg_classify_bad_input_and_usage) {
+    CLI_TEST_RUN("kmsg", "classify", cli_test_path("missing.log"));
+    cli_test_status(2);
+    CLI_TEST_ERR_HAS("missing.log", "No such file");
+    cr_assert_str_eq(cli_test_res.out, "");
+    CLI_TEST_RUN("kmsg", "explain");
+    cli_test_status(2);
+    CLI_TEST_ERR_HAS("unknown verb 'explain'");
+    CLI_TEST_RUN("kmsg");
+    cli_test_status(2);
+    const char *rules = cli_test_path("rules.json");
+    cli_test_spit(rules, "{\"rules\": [{\"category\": \"bogus\", \"title\": \"t\"}]}", 48);
+    CLI_TEST_RUN("kmsg", "classify", "--rules", rules, "-");
+    cli_test_status(2);
+    CLI_TEST_ERR_HAS("rules.json", "rules[0].category");
+    CLI_TEST_RUN("kmsg", "classify", "-"); /* standard input is /dev/null here */
+    cli_test_status(0);
+    cr_assert_str_eq(cli_test_res.out, "");
+}
+
+Test(cli, train_headless_writes_kernel_log_events) {
+    const char *log = cli_test_path("k.log"), *jsonl = cli_test_path("k.jsonl");
+    cli_test_spit(log, cli_test_kmsg_log, strlen(cli_test_kmsg_log));
+    /* the file is read to its end before the run's output closes, however short the run */
+    CLI_TEST_RUN("train", "--headless", "--synthetic-days", "5", "--epochs", "1", "--output",
+                 cli_test_path("out"), "--jsonl", jsonl, "--kmsg-file", log);
+    cli_test_status(0);
+    char *j = cli_test_slurp(jsonl, NULL);
+    cr_assert_eq(cli_test_count(j, "\"type\":\"kmsg\""), 2, "%s", j);
+    cr_assert(strstr(j, "\"source\":\"file\",\"line\":2,\"ts\":100.500000,\"vendor\":\"amdgpu\","
+                        "\"category\":\"ring_timeout\""),
+              "%s", j);
+    cr_assert(strstr(j, "\"category\":\"xid\",\"severity\":\"error\""), "%s", j);
+    cr_assert(strstr(cli_test_res.err, "ringside: kernel error: ring_timeout: amdgpu 0000:03:00.0"),
+              "%s", cli_test_res.err);
+    free(j);
+    CLI_TEST_RUN("train", "--headless", "--synthetic-days", "5", "--epochs", "1", "--output",
+                 cli_test_path("out"), "--kmsg-file", cli_test_path("none.log"));
+    cli_test_status(2);
+    CLI_TEST_ERR_HAS("--kmsg-file", "none.log");
+    CLI_TEST_RUN("train", "--headless", "--no-kmsg", "--kmsg-file", log);
+    cli_test_status(2);
+    CLI_TEST_ERR_HAS("--no-kmsg and --kmsg-file exclude each other");
+}
