@@ -223,3 +223,73 @@ Test(ui_model, repeats_but_for_numbers_collapse_into_one_entry) {
     cr_assert(strstr(ui_model_event(&am, 2)->text, "(epoch 3)")); /* the latest one is kept */
     cr_assert_eq(am.cat_count[UI_CAT_INFO], 5); /* counts still count every event */
 }
+
+/* ---- kernel-log events ---- */
+
+static void am_kmsg(uint32_t seq, uint64_t t, enum kmsg_category cat, enum ev_severity sev,
+                    const char *msg) {
+    struct ev e = {.kind = EV_KMSG, .t_ns = t, .seq = seq, .dev = EV_DEV_NONE};
+    e.u.kmsg.category = (uint8_t)cat;
+    e.u.kmsg.severity = (uint8_t)sev;
+    e.u.kmsg.lines = 1;
+    snprintf(e.u.kmsg.message, sizeof(e.u.kmsg.message), "%s", msg);
+    ui_model_add(&am, &e);
+}
+
+Test(ui_model, kernel_marks_most_severe_then_latest_per_cell) {
+    memset(&am, 0, sizeof(am));
+    /* 10 cells of 1 s over [0, 10 s) */
+    am_kmsg(0, 1500000000ull, KMSG_CAT_SQ_INTR, SEV_WARNING, "amdgpu: sq_intr: error, se 0");
+    am_kmsg(1, 1600000000ull, KMSG_CAT_RING_TIMEOUT, SEV_ERROR, "ring gfx timeout");
+    am_kmsg(2, 1700000000ull, KMSG_CAT_KFD, SEV_WARNING, "Runlist is getting oversubscribed");
+    am_kmsg(3, 5000000000ull, KMSG_CAT_PAGE_FAULT, SEV_ERROR, "page fault");
+    am_kmsg(4, 5000000001ull, KMSG_CAT_XID, SEV_ERROR, "NVRM: Xid (PCI:0000:3b:00): 79,");
+    am_kmsg(5, 12000000000ull, KMSG_CAT_MES, SEV_ERROR, "MES failed"); /* after the window */
+    am_kmsg(6, 2500000000ull, KMSG_CAT_NONE, SEV_INFO, "[drm] Initialized amdgpu"); /* chatter */
+    struct ui_mark out[10];
+    cr_assert_eq(ui_model_marks(&am, 0, 10000000000ull, 10, out), 5);
+    cr_assert_eq(out[1].category, KMSG_CAT_RING_TIMEOUT, "an error outranks later warnings");
+    cr_assert_eq(out[5].category, KMSG_CAT_XID, "the latest of equal severity");
+    cr_assert_eq(out[2].category, KMSG_CAT_NONE, "chatter is not marked");
+    for (int x = 0; x < 10; x++)
+        if (x != 1 && x != 5)
+            cr_assert_eq(out[x].category, KMSG_CAT_NONE, "cell %d", x);
+    cr_assert_eq(ui_kmsg_letter(KMSG_CAT_RING_TIMEOUT), 'T');
+    cr_assert_eq(ui_kmsg_letter(KMSG_CAT_XID), 'X');
+}
+
+Test(ui_model, kernel_events_list_and_seq_gaps_apart_from_the_engine) {
+    memset(&am, 0, sizeof(am));
+    struct ev log = {.kind = EV_LOG, .seq = 40, .dev = EV_DEV_NONE};
+    snprintf(log.u.text.text, sizeof(log.u.text.text), "loaded");
+    ui_model_add(&am, &log);
+    am_kmsg(0, 1, KMSG_CAT_RING_TIMEOUT, SEV_ERROR,
+            "amdgpu 0000:03:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=1, emitted seq=3");
+    am_kmsg(5, 2, KMSG_CAT_NONE, SEV_INFO, "[drm:amdgpu_job_timedout [amdgpu]] *ERROR* chatter");
+    cr_assert_eq(am.gaps, 0, "the kernel ring's sequence is its own");
+    cr_assert_eq(am.kmsg_gaps, 4, "seq 0 then 5: 4 dropped");
+    cr_assert_eq(am.cat_count[UI_CAT_KERNEL], 1);
+    const struct ui_event *chatter = ui_model_event(&am, 0), *rt = ui_model_event(&am, 1);
+    cr_assert(chatter->chatter);
+    cr_assert_str_eq(chatter->text, "driver: chatter");
+    cr_assert_str_eq(rt->text,
+                     "ring timeout: ring gfx_0.0.0 timeout, signaled seq=1, emitted seq=3");
+    cr_assert_eq(rt->kcat, KMSG_CAT_RING_TIMEOUT);
+    cr_assert(strstr(rt->detail, "category: ring_timeout (error)"), "%s", rt->detail);
+}
+
+Test(ui_model, wrap_breaks_at_spaces_and_never_splits_characters) {
+    size_t shown;
+    const char *s = "alpha beta gamma";
+    cr_assert_eq(ui_wrap(s, 12, &shown), 11); /* "alpha beta" and the space it breaks at */
+    cr_assert_eq(shown, 10);
+    cr_assert_eq(ui_wrap(s + 11, 12, &shown), 5);
+    cr_assert_eq(shown, 5);
+    cr_assert_eq(ui_wrap("", 12, &shown), 0);
+    cr_assert_eq(ui_wrap("abcdefgh", 3, &shown), 3, "no space: a cut");
+    cr_assert_eq(ui_wrap("one\ntwo", 40, &shown), 4, "a newline ends the line");
+    cr_assert_eq(shown, 3);
+    /* "é" is two bytes and one column */
+    cr_assert_eq(ui_wrap("\xc3\xa9\xc3\xa9\xc3\xa9", 2, &shown), 4);
+    cr_assert_eq(ui_wrap("x", 0, &shown), 1, "a width under one still advances");
+}

@@ -168,15 +168,16 @@ static void panel_timeline_draw(struct panel *p, const struct ui_frame *f) {
     int width = p->w - x0 - 1 < UI_PAINT_MAX_COLS ? p->w - x0 - 1 : UI_PAINT_MAX_COLS;
     uint64_t t1 = f->now_ns, t0 = t1 > f->window_ns ? t1 - f->window_ns : 0;
     size_t n_marks = ui_model_marks(f->model, t0, t1, width, marks);
-    int kernel = n_marks > 0 && p->h >= 5; /* a row for the kernel log's failures */
+    int kernel = n_marks > 0 && p->h >= 4; /* a row for the kernel log's failures */
     int y = panel_timeline_gantt(p, 1, p->h - 2 - kernel, x0, width, &dropped, f);
     bool compact = y < 0;
     if (compact) { /* the dominant phase per device, and the host's waits */
         y = 1;
         unsigned n = f->run->n_devices ? f->run->n_devices : 1;
-        for (unsigned d = 0; d < n && y < p->h - 2 - kernel; d++)
+        int end = p->h - 2; /* the axis, and the legend or else the kernel row */
+        for (unsigned d = 0; d < n && y < end; d++)
             panel_timeline_row(p, y++, d, false, x0, width, f);
-        if (y < p->h - 2 - kernel)
+        if (y < end)
             panel_timeline_row(p, y++, f->gpu, true, x0, width, f);
     }
     if (kernel)
