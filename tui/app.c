@@ -110,6 +110,24 @@ static void app_quit_key(struct app *a) {
         app_notice(a, "stopping: finishing the step and writing a checkpoint (q again: leave now)");
 }
 
+/* k: the events panel, focused, with the newest kernel-log failure's details open. */
+static void app_kernel_key(struct app *a) {
+    size_t k = 0;
+    const struct ui_event *e;
+    while ((e = ui_model_event(&a->model, k)) && e->category != UI_CAT_KERNEL)
+        k++;
+    if (!e) {
+        app_notice(a, "no kernel-log failure so far");
+        return;
+    }
+    a->focus = APP_EVENTS_PANEL;
+    app_focus(a, 0);
+    struct panel *p = &a->panels[APP_EVENTS_PANEL];
+    p->selected = p->scroll = (int)k;
+    p->detail = false;
+    p->ops->key(p, '\n', &a->frame);
+}
+
 /* Keys every screen understands; false when the key is not one of them. */
 static bool app_global_key(struct app *a, int ch) {
     switch (ch) {
@@ -120,6 +138,9 @@ static bool app_global_key(struct app *a, int ch) {
     case '?':
     case 'h':
         a->help = !a->help;
+        return true;
+    case 'k':
+        app_kernel_key(a);
         return true;
     case 'g':
         a->gpu_overlay = !a->gpu_overlay;

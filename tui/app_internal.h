@@ -36,7 +36,8 @@ struct app {
     int gpu_scroll;
 };
 
-#define APP_GPU_PANEL 0 /* the GPU panel's slot: its selection is the overlay's GPU */
+#define APP_GPU_PANEL    0 /* the GPU panel's slot: its selection is the overlay's GPU */
+#define APP_EVENTS_PANEL 4 /* the events panel's slot (k opens the latest kernel failure) */
 
 /* The timeline spans < and > step through: 5 s .. 30 min. */
 extern const uint64_t app_zoom_ns[APP_ZOOMS];

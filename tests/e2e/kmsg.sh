@@ -58,6 +58,11 @@ wait_for "Enter shows fields, the process and what helps" 10 detail
 has "process: python3 pid 4242" || fail "the process line's fields are missing"
 tm send-keys -t "$SESSION" Escape
 wait_for "Esc goes back to the list" 10 eval '! has "event detail"'
+tm send-keys -t "$SESSION" k
+latest() { has "event detail" && has "MES failed to respond to msg=REMOVE_QUEUE" && has "What helps:"; }
+wait_for "k opens the latest kernel failure (the MES one) with what helps" 10 latest
+tm send-keys -t "$SESSION" Escape
+wait_for "Esc goes back to the list" 10 eval '! has "event detail"'
 
 STEP="flood"
 before=$(hwm_kib)

@@ -193,7 +193,7 @@ static bool panel_events_key(struct panel *p, int ch, const struct ui_frame *f) 
 const struct panel_ops panel_events_ops = {
     .name = "events",
     .title = "events",
-    .help = "commands, kernel-log failures, alerts, log; Enter: details and what helps",
+    .help = "commands, kernel failures, alerts, log; Enter: details (k: latest kernel)",
     .min_h = 3,
     .pref_h = 0,
     .column = 2,
