@@ -50,6 +50,7 @@ struct ui_mark {
     uint64_t t_ns;
     uint8_t category; /* enum kmsg_category */
     uint8_t severity; /* enum ev_severity */
+    char pci[16];     /* the device it names, or "" */
 };
 
 /* What the timeline needs of a phase event (24 bytes where the event carries 48). */
@@ -101,6 +102,11 @@ void ui_model_add(struct ui_model *m, const struct ev *e);
  * how many failures fall in the window. */
 size_t ui_model_marks(const struct ui_model *m, uint64_t t0, uint64_t t1, int cols,
                       struct ui_mark *out);
+
+/* The most severe (then latest) kernel-log failure that names PCI address pci at or after
+ * since_ns, into *out; false when there is none. */
+bool ui_model_pci_mark(const struct ui_model *m, const char *pci, uint64_t since_ns,
+                       struct ui_mark *out);
 
 /* The timeline letter of a kernel-log category: T ring timeout, M MES, R reset, P page fault,
  * S sq_intr, K KFD, X Xid, ! other. */

@@ -118,7 +118,10 @@ static void ui_kmsg_detail(const struct kmsg_event *k, char *d, size_t n) {
 }
 
 static void ui_kmsg_mark(struct ui_model *m, uint64_t t_ns, const struct kmsg_event *k) {
-    m->marks[m->mark_head] = (struct ui_mark){t_ns, k->category, k->severity};
+    struct ui_mark *mk = &m->marks[m->mark_head];
+    *mk = (struct ui_mark){.t_ns = t_ns, .category = k->category, .severity = k->severity};
+    if (k->has & KMSG_HAS(PCI))
+        snprintf(mk->pci, sizeof(mk->pci), "%s", k->pci);
     m->mark_head = (m->mark_head + 1) % UI_MARKS;
     if (m->mark_count < UI_MARKS)
         m->mark_count++;
@@ -152,7 +155,7 @@ size_t ui_model_marks(const struct ui_model *m, uint64_t t0, uint64_t t1, int co
                       struct ui_mark *out) {
     cols = cols > UI_PAINT_MAX_COLS ? UI_PAINT_MAX_COLS : cols;
     for (int x = 0; x < cols; x++)
-        out[x] = (struct ui_mark){0, KMSG_CAT_NONE, 0};
+        out[x] = (struct ui_mark){.category = KMSG_CAT_NONE};
     if (cols <= 0 || t1 <= t0)
         return 0;
     size_t n = 0;
@@ -168,6 +171,20 @@ size_t ui_model_marks(const struct ui_model *m, uint64_t t0, uint64_t t1, int co
             out[x] = *mk;
     }
     return n;
+}
+
+bool ui_model_pci_mark(const struct ui_model *m, const char *pci, uint64_t since_ns,
+                       struct ui_mark *out) {
+    bool found = false;
+    for (size_t k = m->mark_count; pci[0] && k > 0; k--) { /* oldest first: later ones win ties */
+        const struct ui_mark *mk = &m->marks[(m->mark_head + UI_MARKS - k) % UI_MARKS];
+        if (mk->t_ns < since_ns || strcmp(mk->pci, pci) != 0)
+            continue;
+        if (!found || mk->severity >= out->severity)
+            *out = *mk;
+        found = true;
+    }
+    return found;
 }
 
 size_t ui_wrap(const char *s, int width, size_t *shown) {

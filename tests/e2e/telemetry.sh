@@ -14,17 +14,23 @@ t0=$SECONDS
 rm -rf "$SCRATCH"
 mkdir -p "$SCRATCH" || exit 1
 OUT=$SCRATCH/out
+FIFO=$SCRATCH/kmsg.fifo
+mkfifo "$FIFO" || exit 1
 
 STEP="start"
 tm new-session -d -s "$SESSION" -x 160 -y 48 "$RINGSIDE" --backend cpu --synthetic-days 5 \
     --epochs 50 --output "$OUT" --telemetry sysfs,debugfs,fdinfo --telemetry-interval 100 \
-    --sysfs-root "$FIX/sys" --debugfs-root "$FIX/debugfs" --proc-root "$FIX/proc" ||
+    --sysfs-root "$FIX/sys" --debugfs-root "$FIX/debugfs" --proc-root "$FIX/proc" \
+    --kmsg-file "$FIFO" ||
     fail "tmux new-session failed"
 
 both_gpus() { has "0 Radeon RX 7900 XTX" && has "19.8 GiB/24.0 GiB" && has "97%" && has "68C"; }
 wait_for "the GPU panel lists both cards with their values" 30 both_gpus
 has "1 AMD GPU 0x15bf" || fail "the APU is missing"
 wait_for "the stalled ring reaches the events panel" 30 has "comp_1.0.0 stalled"
+echo "amdgpu 0000:03:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=5, emitted seq=7" > "$FIFO"
+wait_for "a kernel-log failure naming the card marks its row" 20 has "T 0 Radeon RX 7900 XTX"
+has "  1 AMD GPU 0x15bf" || fail "the APU's row should carry no mark"
 
 tm send-keys -t "$SESSION" g
 details() { has "[ details ]" && has "VRAM used" && has "sysfs" && has "n/a"; }

@@ -293,3 +293,29 @@ Test(ui_model, wrap_breaks_at_spaces_and_never_splits_characters) {
     cr_assert_eq(ui_wrap("\xc3\xa9\xc3\xa9\xc3\xa9", 2, &shown), 4);
     cr_assert_eq(ui_wrap("x", 0, &shown), 1, "a width under one still advances");
 }
+
+Test(ui_model, kernel_marks_per_device) {
+    memset(&am, 0, sizeof(am));
+    struct ev e = {.kind = EV_KMSG, .dev = EV_DEV_NONE};
+    struct kmsg_event *k = &e.u.kmsg;
+    k->has = KMSG_HAS(PCI);
+    snprintf(k->pci, sizeof(k->pci), "0000:03:00.0");
+    k->category = KMSG_CAT_SQ_INTR, k->severity = SEV_WARNING, e.t_ns = 100, e.seq = 0;
+    ui_model_add(&am, &e);
+    k->category = KMSG_CAT_GPU_RESET, k->severity = SEV_ERROR, e.t_ns = 200, e.seq = 1;
+    ui_model_add(&am, &e);
+    k->category = KMSG_CAT_KFD, k->severity = SEV_WARNING, e.t_ns = 300, e.seq = 2;
+    ui_model_add(&am, &e);
+    snprintf(k->pci, sizeof(k->pci), "0000:3b:00.0");
+    k->category = KMSG_CAT_XID, k->severity = SEV_ERROR, e.t_ns = 400, e.seq = 3;
+    ui_model_add(&am, &e);
+    struct ui_mark m;
+    cr_assert(ui_model_pci_mark(&am, "0000:03:00.0", 0, &m));
+    cr_assert_eq(m.category, KMSG_CAT_GPU_RESET, "the error outranks the later warning");
+    cr_assert(ui_model_pci_mark(&am, "0000:03:00.0", 250, &m));
+    cr_assert_eq(m.category, KMSG_CAT_KFD, "only failures since the given time");
+    cr_assert(ui_model_pci_mark(&am, "0000:3b:00.0", 0, &m));
+    cr_assert_eq(m.category, KMSG_CAT_XID);
+    cr_assert_not(ui_model_pci_mark(&am, "0000:c5:00.0", 0, &m), "another device: none");
+    cr_assert_not(ui_model_pci_mark(&am, "", 0, &m), "no address: none");
+}

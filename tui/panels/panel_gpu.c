@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#define PANEL_GPU_FAULT_NS 600000000000ull /* how long a GPU row shows a kernel-log failure */
+
 /* A field as short text, "n/a" when unread. */
 static void panel_gpu_val(char *buf, size_t n, const struct tele_gpu *g, enum tele_field f,
                           const char *unit) {
@@ -40,6 +42,12 @@ static void panel_gpu_row(struct panel *p, int y, const struct tele_gpu *g, bool
     enum theme_role role = sel && p->focused ? THEME_ACCENT : THEME_TEXT;
     w_text(p->win, y, 1, name_w + 3, role, f, "%c%d %-*.*s", train ? '*' : ' ', g->index, name_w,
            name_w, g->name[0] ? g->name : g->pci);
+    /* a kernel-log failure on this GPU in the last 10 minutes: its letter in the margin */
+    struct ui_mark mk;
+    uint64_t since = f->now_ns > PANEL_GPU_FAULT_NS ? f->now_ns - PANEL_GPU_FAULT_NS : 0;
+    if (ui_model_pci_mark(f->model, g->pci, since, &mk) && mk.severity >= SEV_WARNING)
+        w_text(p->win, y, 0, 1, mk.severity == SEV_ERROR ? THEME_ERROR : THEME_WARN, f, "%c",
+               ui_kmsg_letter(mk.category));
     int x = name_w + 5;
     if (g->power == TELE_POWER_SUSPENDED) {
         w_text(p->win, y, x, w - x + 1, THEME_DIM, f, "suspended (not woken to be sampled)");
