@@ -28,7 +28,7 @@ struct app {
     char notice[160]; /* footer message for a few seconds */
     uint64_t notice_until_ns;
     struct ui_frame frame;
-    struct tele *tele; /* NULL: no telemetry */
+    struct tele *tele;       /* NULL: no telemetry */
     struct kmsg_watch *kmsg; /* NULL: no kernel-log watcher (replay, --no-kmsg) */
     /* the GPU overlay (g, or Enter on the GPU panel) */
     bool gpu_overlay;
