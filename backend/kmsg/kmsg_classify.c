@@ -4,6 +4,7 @@
 #include "backend/core/ev.h"
 #include "backend/kmsg/kmsg_internal.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* Who printed a line that no rule names a vendor for. */
@@ -20,15 +21,15 @@ static uint8_t kmsg_line_vendor(uint64_t kw) {
 }
 
 /* The event's common part from its first line. */
+/* The event's common part from its first line (its message is copied once it is shown). */
 static void kmsg_event_start(struct kmsg_event *e, const struct kmsg_line *l, uint64_t kw) {
-    memset(e, 0, sizeof(*e));
+    memset(e, 0, offsetof(struct kmsg_event, message) + 1);
     e->lines = 1;
     e->vendor = kmsg_line_vendor(kw);
     if (l->has_ts) {
         e->ts_ns = l->ts_ns;
         e->has |= KMSG_HAS(TS);
     }
-    kmsg_copy_clean(e->message, sizeof(e->message), l->text, l->len);
 }
 
 /* The PCI address from the line's prefix ("amdgpu 0000:03:00.0: ..."), else /dev/kmsg's
@@ -95,26 +96,31 @@ static void kmsg_extras(const struct kmsg_line *l, uint64_t kw, struct kmsg_even
 }
 
 /* Classify l into e (kw: its keywords); the group it opens, or KMSG_G_NONE. */
-static uint8_t kmsg_classify(const struct kmsg_line *l, uint64_t kw, struct kmsg_event *e) {
-    kmsg_event_start(e, l, kw);
-    long ret = 0;
-    const struct kmsg_rule *r = kmsg_find_rule(l, kw, e, &ret);
+/* Finish classifying l into e, started and matched against the rules (r: the head rule that
+ * matched, or NULL; ret its %{ret}). The group it opens, or KMSG_G_NONE. */
+static uint8_t kmsg_classify_end(const struct kmsg_line *l, uint64_t kw, struct kmsg_event *e,
+                                 const struct kmsg_rule *r, long ret, bool all) {
     if (r) {
         kmsg_apply(e, r, ret);
         kmsg_extras(l, kw, e);
-    } else if (!kmsg_catch_all(e, l, kw))
+    } else if (!kmsg_catch_all(e, l, kw)) {
+        if (all && e->vendor != KMSG_VENDOR_NONE) /* chatter that will be shown */
+            kmsg_copy_clean(e->message, sizeof(e->message), l->text, l->len);
         return KMSG_G_NONE;
+    }
     kmsg_event_pci(e, l);
+    kmsg_copy_clean(e->message, sizeof(e->message), l->text, l->len);
     return r ? r->group : KMSG_G_NONE;
 }
 
 bool kmsg_classify_line(const struct kmsg_line *l, struct kmsg_event *out) {
     uint64_t kw = kmsg_keywords_scan(l->text, l->len);
-    if (!kw) { /* most lines: nothing any rule needs */
-        memset(out, 0, sizeof(*out));
+    memset(out, 0, sizeof(*out));
+    if (!kw) /* most lines: nothing any rule needs */
         return false;
-    }
-    kmsg_classify(l, kw, out);
+    long ret = 0;
+    kmsg_event_start(out, l, kw);
+    kmsg_classify_end(l, kw, out, kmsg_find_rule(l, kw, out, &ret), ret, true);
     return out->category != KMSG_CAT_NONE;
 }
 
@@ -181,31 +187,36 @@ int kmsg_classifier_feed(struct kmsg_classifier *c, const struct kmsg_line *l, u
     c->n_last_folded = 0;
     if (c->has_pending && lineno >= c->pending.line + KMSG_GROUP_SPAN)
         n = kmsg_classifier_flush(c, &out[0]);
+    struct kmsg_event e;
+    const struct kmsg_rule *r = NULL;
+    long ret = 0;
+    if (kw) { /* else (most lines) nothing any rule needs */
+        kmsg_event_start(&e, l, kw);
+        r = kmsg_find_rule(l, kw, &e, &ret);
+    }
     if (c->has_pending) {
         /* a line that opens a group of its own (the next page fault, whose header also holds
          * "for process ...") never continues the open one */
-        struct kmsg_event head;
-        long ret = 0;
-        const struct kmsg_rule *r = kmsg_find_rule(l, kw, &head, &ret);
         bool opens = r && r->group != KMSG_G_NONE, other = kmsg_other_device(c, l);
         if (!opens && !other && kmsg_continue(c, l, kw, lineno, &close))
             return close ? kmsg_classifier_flush(c, &out[0]) : 0;
         if (opens || !other)
             n = kmsg_classifier_flush(c, &out[0]);
     }
-    if (!kw) /* most lines: nothing any rule needs */
+    if (!kw)
         return n;
-    struct kmsg_event *e = &out[n];
-    uint8_t group = kmsg_classify(l, kw, e);
-    e->line = lineno;
-    e->source = c->source;
+    uint8_t group = kmsg_classify_end(l, kw, &e, r, ret, c->all);
+    out[n] = e;
+    struct kmsg_event *ev = &out[n];
+    ev->line = lineno;
+    ev->source = c->source;
     if (group != KMSG_G_NONE && !c->has_pending) {
-        c->pending = *e;
+        c->pending = *ev;
         c->has_pending = true;
         c->group = group;
         c->n_folded = 0;
         return n;
     }
-    bool shown = e->category != KMSG_CAT_NONE || (c->all && e->vendor != KMSG_VENDOR_NONE);
+    bool shown = ev->category != KMSG_CAT_NONE || (c->all && ev->vendor != KMSG_VENDOR_NONE);
     return n + (shown ? 1 : 0);
 }

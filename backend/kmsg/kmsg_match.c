@@ -15,11 +15,15 @@ static const char *const kmsg_keyword_text[KMSG_KW_COUNT] = {
 /* Per first byte: the keywords that start with it. Built once (the table is tiny). */
 static uint64_t kmsg_keyword_first[256];
 static uint8_t kmsg_keyword_len[KMSG_KW_COUNT];
+static uint8_t kmsg_keyword_bigram[65536 / 8]; /* bit: some keyword starts with these 2 bytes */
 
 static void kmsg_keywords_init(void) {
     for (unsigned k = 0; k < KMSG_KW_COUNT; k++) {
-        kmsg_keyword_first[(unsigned char)kmsg_keyword_text[k][0]] |= 1ull << k;
+        const unsigned char *t = (const unsigned char *)kmsg_keyword_text[k];
+        unsigned b = (unsigned)t[0] << 8 | t[1];
+        kmsg_keyword_first[t[0]] |= 1ull << k;
         kmsg_keyword_len[k] = (uint8_t)strlen(kmsg_keyword_text[k]);
+        kmsg_keyword_bigram[b >> 3] |= (uint8_t)(1u << (b & 7));
     }
 }
 
@@ -27,13 +31,17 @@ uint64_t kmsg_keywords_scan(const char *text, size_t len) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, kmsg_keywords_init);
     uint64_t found = 0;
-    for (size_t i = 0; i < len; i++) {
-        uint64_t cand = kmsg_keyword_first[(unsigned char)text[i]] & ~found;
+    const unsigned char *u = (const unsigned char *)text;
+    for (size_t i = 0; i + 2 < len; i++) { /* every keyword is 3 bytes or longer */
+        unsigned b = (unsigned)u[i] << 8 | u[i + 1];
+        if (!(kmsg_keyword_bigram[b >> 3] & (1u << (b & 7))))
+            continue; /* most positions: one bit test */
+        uint64_t cand = kmsg_keyword_first[u[i]] & ~found;
         while (cand) {
             unsigned k = (unsigned)__builtin_ctzll(cand);
             cand &= cand - 1;
             size_t n = kmsg_keyword_len[k];
-            if (n <= len - i && text[i + 1] == kmsg_keyword_text[k][1] &&
+            if (n <= len - i && u[i + 1] == (unsigned char)kmsg_keyword_text[k][1] &&
                 memcmp(text + i, kmsg_keyword_text[k], n) == 0)
                 found |= 1ull << k;
         }
