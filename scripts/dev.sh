@@ -59,23 +59,33 @@ amd)
     ctest --test-dir "$top/build-amd" --output-on-failure -V
     ;;
 fuzz)
-    dir=$top/build-fuzz
+    # every libFuzzer target for RS_FUZZ_SECONDS each (default 60); RS_FUZZ_ONLY=NAME for one,
+    # RS_FUZZ_DIR for another build directory (two runs at once)
+    dir=${RS_FUZZ_DIR:-$top/build-fuzz}
     CC=clang cmake -S "$top" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRS_FUZZ=ON \
         -DRS_SANITIZE=address,undefined -DRS_BENCH=OFF -DRINGSIDE_HIP=OFF -DRS_WERROR=ON \
         >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
-    cmake --build "$dir" -j"$jobs" --target fuzz_kmsg
-    mkdir -p "$dir/corpus" "$dir/artifacts" # the corpus grows from run to run
-    cp "$top"/tests/fixtures/kmsg/*/*.log "$dir/corpus/"
+    cmake --build "$dir" -j"$jobs" --target fuzz_all
     secs=${RS_FUZZ_SECONDS:-60}
-    echo "dev.sh fuzz: fuzz_kmsg for ${secs}s (log: $dir/fuzz.log)"
-    if ! "$dir/tests/fuzz/fuzz_kmsg" -max_total_time="$secs" -max_len=65536 -timeout=10 \
-        -print_final_stats=1 -artifact_prefix="$dir/artifacts/" "$dir/corpus" \
-        >"$dir/fuzz.log" 2>&1; then
-        tail -n 150 "$dir/fuzz.log"
-        echo "dev.sh fuzz: fuzz_kmsg failed; the crashing input is in $dir/artifacts/" >&2
-        exit 1
-    fi
-    tail -n 15 "$dir/fuzz.log"
+    for bin in "$dir"/tests/fuzz/fuzz_*; do
+        name=$(basename "$bin")
+        case "$name" in *_replay) continue ;; esac
+        [ -x "$bin" ] && [ -f "$bin" ] || continue
+        [ -n "${RS_FUZZ_ONLY:-}" ] && [ "$name" != "$RS_FUZZ_ONLY" ] && continue
+        corpus=$dir/corpus/$name # grows from run to run
+        mkdir -p "$corpus" "$dir/artifacts/$name"
+        cp -r "$top/tests/fuzz/corpus/$name/." "$corpus/" 2>/dev/null || true
+        [ "$name" = fuzz_kmsg ] && cp "$top"/tests/fixtures/kmsg/*/*.log "$corpus/"
+        echo "dev.sh fuzz: $name for ${secs}s (log: $dir/$name.log)"
+        if ! "$bin" -max_total_time="$secs" -max_len=65536 -timeout=10 -print_final_stats=1 \
+            -artifact_prefix="$dir/artifacts/$name/" "$corpus" >"$dir/$name.log" 2>&1; then
+            tail -n 150 "$dir/$name.log"
+            echo "dev.sh fuzz: $name failed; the crashing input is in $dir/artifacts/$name/" >&2
+            exit 1
+        fi
+        grep -E '^(Done|stat::(number_of_executed_units|new_units_added))' "$dir/$name.log" |
+            sed "s/^/  $name: /"
+    done
     ;;
 *)
     echo "usage: scripts/dev.sh run|test|sanitize|build|amd|fuzz [args]" >&2

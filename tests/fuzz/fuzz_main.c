@@ -1,6 +1,9 @@
 /* A main() for the fuzz targets where there is no libFuzzer (gcc builds, ctest): every file
  * named on the command line (directories: every regular file inside, recursively), then a
- * fixed series of pseudo-random inputs mixing random bytes with fragments of real log lines. */
+ * fixed series of pseudo-random inputs mixing random bytes with the target's fragments of real
+ * input (fuzz_fragments). */
+#include "tests/fuzz/fuzz_target.h"
+
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,41 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 #define FUZZ_MAIN_RANDOM_INPUTS 2000
 #define FUZZ_MAIN_LONG_RUN      (100u * 1024u) /* a run of 'A's longer than any line buffer */
 #define FUZZ_MAIN_MAX_INPUT     (FUZZ_MAIN_LONG_RUN * 2 + 4096)
-
-static const char *const fuzz_main_fragments[] = {
-    "amdgpu 0000:03:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=",
-    "[gfxhub] page fault (src_id:0 ring:24 vmid:3 pasid:32779",
-    "NVRM: Xid (PCI:0000:3b:00): 79, pid=",
-    "Memory access fault by GPU node-1 (Agent handle: 0x",
-    "6,1234,5678,-;",
-    "\x0a",
-    "%{",
-    "\xc3\x28\xe2\x82\xf0\x90\x28",
-    ", emitted seq=",
-    "Process information: process python3 pid 4242 thread python3 pid 4243",
-    "  in page starting at address 0x00007f1234567000 from client 10",
-    "GCVM_L2_PROTECTION_FAULT_STATUS:0x00841051",
-    "Faulty UTCL2 client ID: TCP (0x8)",
-    "[  312.522668] ",
-    "<3>",
-    "kern  :err   : ",
-    "Nov 24 14:52:39 host kernel: ",
-    "2025-01-21T04:41:44,283302+00:00 ",
-    "[Sun Feb 23 16:24:18 2025] ",
-    "\n DEVICE=+pci:0000:03:00.0\n",
-    "[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ",
-    "sq_intr: error, se 0, data 0x0, sh 0, priv 1, wave_id 0, simd_id 0, wgp_id 0",
-    "HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION",
-    "18446744073709551615",
-    "0x",
-    "\t",
-    "\r\n",
-};
 
 static uint64_t fuzz_main_state = 0x9e3779b97f4a7c15ull;
 
@@ -144,7 +115,7 @@ static void fuzz_main_append(char *buf, size_t *len, const char *s, size_t n) {
 static size_t fuzz_main_make(char *buf) {
     size_t len = 0;
     unsigned pieces = 1 + (unsigned)(fuzz_main_rand() % 24);
-    size_t nfrag = sizeof(fuzz_main_fragments) / sizeof(fuzz_main_fragments[0]);
+    size_t nfrag = fuzz_fragments_count;
     for (unsigned k = 0; k < pieces; k++) {
         uint64_t r = fuzz_main_rand();
         unsigned kind = (unsigned)(r % 100);
@@ -166,7 +137,7 @@ static size_t fuzz_main_make(char *buf) {
             memset(buf + len, 'A', n);
             len += n;
         } else { /* a fragment, whole or with its head or tail cut */
-            const char *f = fuzz_main_fragments[(r >> 8) % nfrag];
+            const char *f = fuzz_fragments[(r >> 8) % nfrag];
             size_t n = strlen(f), from = 0;
             if (kind >= 85 && n > 1) {
                 size_t cut = 1 + (size_t)(fuzz_main_rand() % (n - 1));
@@ -197,6 +168,6 @@ int main(int argc, char **argv) {
         fuzz_main_one(buf, n, &count);
     }
     free(buf);
-    printf("fuzz_kmsg: %lu inputs, 0 crashes\n", count);
+    printf("%s: %lu inputs, 0 crashes\n", fuzz_target_name, count);
     return rc;
 }

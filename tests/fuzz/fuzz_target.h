@@ -1,0 +1,24 @@
+/* What a fuzz target defines: the libFuzzer entry point, its name, and fragments of real input
+ * that the replay driver (fuzz_main.c, for builds without libFuzzer) mixes into the inputs it
+ * generates. */
+#ifndef RINGSIDE_TESTS_FUZZ_FUZZ_TARGET_H
+#define RINGSIDE_TESTS_FUZZ_FUZZ_TARGET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Run the code under test on data[0..size); crash (trap) on a broken invariant; return 0. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+extern const char fuzz_target_name[];      /* "fuzz_kmsg" */
+extern const char *const fuzz_fragments[]; /* pieces of real input, NUL-terminated */
+extern const size_t fuzz_fragments_count;
+
+/* Trap unless cond holds: a broken invariant is a finding like a crash. */
+#define FUZZ_CHECK(cond)                                                                           \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            __builtin_trap();                                                                      \
+    } while (0)
+
+#endif
