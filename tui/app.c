@@ -3,6 +3,7 @@
 #include "backend/core/afile.h"
 #include "backend/core/mono.h"
 #include "tui/app_internal.h"
+#include "tui/app_signals.h"
 #include "tui/cli.h"
 #include "tui/cli_tele.h"
 #include "tui/record.h"
@@ -32,13 +33,6 @@ static const struct panel_ops *const app_panel_table[APP_PANELS] = {
  * for 80,000 events a second. */
 #define APP_RING_EVENTS (1u << 12)
 #define APP_DRAIN_NS    50000000ull
-
-static volatile sig_atomic_t app_sigint;
-
-static void app_on_signal(int sig) {
-    (void)sig;
-    app_sigint = 1;
-}
 
 static void app_notice(struct app *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -105,6 +99,7 @@ static void app_quit_key(struct app *a) {
         return;
     }
     a->quitting = true;
+    a->quit_ns = mono_now_ns();
     a->src->ops->stop(a->src);
     if (!a->src->run.replay)
         app_notice(a, "stopping: finishing the step and writing a checkpoint (q again: leave now)");
@@ -126,6 +121,24 @@ static void app_kernel_key(struct app *a) {
     p->selected = p->scroll = (int)k;
     p->detail = false;
     p->ops->key(p, '\n', &a->frame);
+}
+
+/* A stop that takes longer than 2 s is a hung call: say which, and how to leave anyway. */
+static void app_quit_notice(struct app *a) {
+    uint64_t now = mono_now_ns();
+    if (!a->quitting || a->leave_now || a->src->ops->done(a->src) ||
+        now - a->quit_ns < 2000000000ull)
+        return;
+    struct trace_inflight inf;
+    if (a->src->ops->inflight(a->src, a->frame.gpu, &inf) && now > inf.start_ns)
+        app_notice(a,
+                   "not stopping: a %s sync in %s has been in flight for %.1f s - q again "
+                   "leaves now",
+                   ev_sync_op_name(inf.op), ev_phase_name(inf.phase),
+                   (double)(now - inf.start_ns) / 1e9);
+    else
+        app_notice(a, "not stopping after %.1f s - q again leaves now",
+                   (double)(now - a->quit_ns) / 1e9);
 }
 
 /* Keys every screen understands; false when the key is not one of them. */
@@ -273,7 +286,7 @@ static void app_drain(struct app *a) {
  * APP_DRAIN_NS (a wake-up per event would cost the training threads CPU); a key redraws at
  * once. */
 static void app_wait(struct app *a, uint64_t deadline_ns) {
-    bool tty = isatty(0);
+    bool tty = isatty(0) && !a->hangup; /* a hung-up terminal would wake poll for ever */
     /* a recording must not drop events: it drains on every wake-up */
     uint64_t every = a->o->record[0] ? 0 : APP_DRAIN_NS;
     uint64_t last_drain = mono_now_ns();
@@ -286,7 +299,7 @@ static void app_wait(struct app *a, uint64_t deadline_ns) {
                                {drain_due ? a->src->ops->wake_fd(a->src) : -1, POLLIN, 0}};
         int ms = (int)((until - now + 999999) / 1000000);
         int rc = poll(pf, 2, ms);
-        if (rc < 0 && app_sigint)
+        if (rc < 0 && app_signals_waiting())
             return;
         if (rc > 0 && (pf[1].revents & POLLIN) && !a->frozen) {
             app_drain(a);
@@ -307,20 +320,27 @@ static void app_loop(struct app *a) {
     int frames = 0;
     for (;;) {
         int ch; /* a SIGWINCH that came while drawing left KEY_RESIZE pending: take it now */
-        while ((ch = getch()) != ERR)
+        while (!a->hangup && (ch = getch()) != ERR)
             app_key(a, ch);
         if (!a->frozen)
             app_drain(a);
         app_build_frame(a);
-        app_draw_frame(a, a->quitting);
+        if (!a->hangup)
+            app_draw_frame(a, a->quitting);
         if (a->o->frames && ++frames == a->o->frames && !a->quitting) {
             a->quitting = true;
             a->src->ops->stop(a->src);
         }
-        if (app_sigint) {
-            app_sigint = 0;
+        int sig = app_signals_take();
+        if (sig == SIGHUP) /* the pane or terminal is gone: stop, and never draw again */
+            a->hangup = true;
+        if (sig)
             app_quit_key(a);
+        if (a->hangup && a->quitting && !a->src->ops->done(a->src)) {
+            app_wait(a, mono_now_ns() + (uint64_t)a->o->delay_ds * 100000000ull);
+            continue;
         }
+        app_quit_notice(a);
         if (a->leave_now || (a->quitting && a->src->ops->done(a->src)))
             return;
         app_wait(a, mono_now_ns() + (uint64_t)a->o->delay_ds * 100000000ull);
@@ -386,17 +406,19 @@ int app_main(struct ui_source *src, const struct cli_train_opts *o,
     }
     setlocale(LC_CTYPE, "");
     a.utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    app_signals_save_tty();
     if (!newterm(NULL, stdout, stdin)) {
         fprintf(stderr, "ringside: cannot initialise the terminal (TERM=%s)\n",
                 getenv("TERM") ? getenv("TERM") : "");
         return CLI_EXIT_USAGE;
     }
-    signal(SIGINT, app_on_signal);
-    signal(SIGTERM, app_on_signal);
+    app_signals_install();
     app_setup_terminal(&a);
     app_loop(&a);
+    app_signals_uninstall();
     app_free_windows(&a);
-    endwin();
+    if (!a.hangup) /* after a hangup the terminal is gone: nothing is written to it */
+        endwin();
     return 0;
 }
 
@@ -417,7 +439,18 @@ static int app_redirect_stderr(const struct cli_train_opts *o) {
 
 static int app_finish(struct engine *e, struct rec *rec, struct evring *ring, bool left_early) {
     if (left_early && !engine_done(e)) {
-        fprintf(stderr, "ringside: the training thread did not stop; leaving without waiting\n");
+        struct trace_inflight inf;
+        uint64_t now = mono_now_ns();
+        /* runtime destructors could block on the hung call: no exit handlers, no joins */
+        if (trace_inflight(engine_trace(e), 0, &inf) && now > inf.start_ns)
+            fprintf(stderr,
+                    "ringside: leaving while a %s synchronize (phase %s) has been in flight "
+                    "for %.1f s; the training thread did not stop\n",
+                    ev_sync_op_name(inf.op), ev_phase_name(inf.phase),
+                    (double)(now - inf.start_ns) / 1e9);
+        else
+            fprintf(stderr, "ringside: the training thread did not stop; leaving without "
+                            "waiting\n");
         _exit(3);
     }
     struct engine_result res;
@@ -461,7 +494,7 @@ static void app_record_close(struct rec *rec, int *rc) {
 }
 
 /* The engine's threads inherit the creating thread's signal mask: created with SIGWINCH,
- * SIGINT and SIGTERM blocked, they leave those signals to the UI thread, whose poll() they
+ * SIGINT, SIGTERM and SIGHUP blocked, they leave those signals to the UI thread, whose poll() they
  * interrupt (a resize is then read at once). */
 static void app_block_signals(sigset_t *old) {
     sigset_t s;
@@ -469,6 +502,7 @@ static void app_block_signals(sigset_t *old) {
     sigaddset(&s, SIGWINCH);
     sigaddset(&s, SIGINT);
     sigaddset(&s, SIGTERM);
+    sigaddset(&s, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &s, old);
 }
 

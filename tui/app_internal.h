@@ -24,6 +24,8 @@ struct app {
     char theme_name[64];
     int zoom; /* index into the window spans */
     bool frozen, help, quitting, leave_now, color, utf8;
+    bool hangup;      /* SIGHUP: the terminal is gone; stop gracefully without drawing */
+    uint64_t quit_ns; /* when the graceful stop was asked for */
     struct engine_snap frozen_snap;
     char notice[160]; /* footer message for a few seconds */
     uint64_t notice_until_ns;

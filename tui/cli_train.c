@@ -18,7 +18,8 @@
 
 static volatile sig_atomic_t cli_signals;
 
-/* First SIGINT/SIGTERM: a graceful stop (finish the step, checkpoint). Second: leave now. */
+/* First SIGINT/SIGTERM/SIGHUP: a graceful stop (finish the step, checkpoint). Second: leave
+ * now. */
 static void cli_on_signal(int sig) {
     (void)sig;
     if (++cli_signals >= 2) {
@@ -36,6 +37,7 @@ static void cli_install_signals(void) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL); /* the terminal that started it went away: the same */
     signal(SIGPIPE, SIG_IGN);
 }
 
