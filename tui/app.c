@@ -2,6 +2,7 @@
  * drains events, reads snapshots and redraws at the refresh rate; keys act within a frame. */
 #include "backend/core/afile.h"
 #include "backend/core/mono.h"
+#include "backend/trace/trace_watch.h"
 #include "tui/app_internal.h"
 #include "tui/app_signals.h"
 #include "tui/cli.h"
@@ -513,6 +514,7 @@ int app_run(const struct cli_train_opts *o) {
     struct rec *rec = NULL;
     struct tele *tele = NULL;
     struct cli_kmsg_run km = {0};
+    struct trace_watch *watch = NULL;
     char err[1024];
     sigset_t old_mask;
     app_block_signals(&old_mask);
@@ -533,7 +535,9 @@ int app_run(const struct cli_train_opts *o) {
         (rc = cli_kmsg_start(o, isatty(1), &km, "")) != 0)
         goto done;
     if ((rc = ui_source_live(&src, e, ring, km.ring, o->conf.chunk_bars, rec)) != 0 ||
-        (rc = engine_start(e)) != 0) {
+        (rc = engine_start(e)) != 0 ||
+        (rc = trace_watch_start(&watch, engine_trace(e), (unsigned)o->conf.device + 1,
+                                o->sync_slow_ns, o->sync_timeout_ns)) != 0) {
         fprintf(stderr, "ringside: cannot start: %s\n", strerror(-rc));
         rc = 1;
         goto done;
@@ -553,6 +557,7 @@ done:
     app_record_close(rec, &rc);
     if (src)
         src->ops->destroy(src);
+    trace_watch_stop(watch);
     tele_destroy(tele);
     cli_kmsg_stop(&km);
     engine_destroy(e);

@@ -66,6 +66,9 @@ static const char cli_train_help[] =
     "  --record FILE            also write the headless JSON lines to FILE\n"
     "  --sync-slow SECONDS      a sync in flight longer than this is slow (default 1)\n"
     "  --sync-timeout SECONDS   ... and longer than this is a HANG (default 30)\n"
+    "  --inject SPEC[,SPEC]     rehearse a fault (repeatable): hang:PHASE:SECONDS (the first\n"
+    "                           sync in PHASE waits that long), slow-sync:PHASE:MS (every sync\n"
+    "                           in PHASE waits MS more); PHASE: vpoc, cleanup, forward, ...\n"
     "Telemetry (every GPU in the machine, whatever runs on it):\n" CLI_TELE_HELP
     "Kernel log (driver errors on the timeline and in the events):\n"
     "  --kmsg-file FILE         follow FILE or a FIFO (dmesg / journalctl -k text) instead of\n"
@@ -129,6 +132,7 @@ enum cli_opt_id {
     OPT_KMSG_BACKLOG,
     OPT_KMSG_RULES,
     OPT_NO_KMSG,
+    OPT_INJECT,
 };
 
 static const struct option cli_train_longopts[] = {
@@ -180,6 +184,7 @@ static const struct option cli_train_longopts[] = {
     {"kmsg-backlog", required_argument, NULL, OPT_KMSG_BACKLOG},
     {"kmsg-rules", required_argument, NULL, OPT_KMSG_RULES},
     {"no-kmsg", no_argument, NULL, OPT_NO_KMSG},
+    {"inject", required_argument, NULL, OPT_INJECT},
     {"delay", required_argument, NULL, 'd'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -248,6 +253,23 @@ static int cli_seconds(const char *flag, const char *s, uint64_t *ns, char *err,
     if (rc == 0)
         *ns = (uint64_t)llround(v * 1e9);
     return rc;
+}
+
+/* --inject SPEC[,SPEC...]: each spec added to the engine's list. */
+static int cli_inject(const char *v, struct engine_conf *c, char *err, size_t errlen) {
+    char buf[512];
+    if (cli_copy("--inject", buf, sizeof(buf), v, err, errlen) != 0)
+        return -EINVAL;
+    for (char *save = NULL, *spec = strtok_r(buf, ",", &save); spec;
+         spec = strtok_r(NULL, ",", &save)) {
+        if (c->n_inject >= TRACE_MAX_INJECT)
+            return errbuf_set(err, errlen, -EINVAL, "--inject: at most %d faults",
+                              TRACE_MAX_INJECT);
+        if (trace_inject_parse(spec, &c->inject[c->n_inject], err, errlen) != 0)
+            return -EINVAL;
+        c->n_inject++;
+    }
+    return 0;
 }
 
 /* One option; 0 or -EINVAL with err. */
@@ -370,6 +392,8 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
     case OPT_NO_KMSG:
         o->kmsg.off = true;
         return 0;
+    case OPT_INJECT:
+        return cli_inject(v, c, err, errlen);
     case OPT_CONFIG: /* read before the other flags, by cli_train_parse */
     case OPT_PRINT_CONFIG:
         return 0;

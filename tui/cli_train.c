@@ -1,6 +1,7 @@
 /* `ringside train`: the training loop headless (JSON lines) or under the dashboard. */
 #include "backend/core/evring.h"
 #include "backend/kmsg/kmsg_watch.h"
+#include "backend/trace/trace_watch.h"
 #include "tui/cli.h"
 #include "tui/cli_tele.h"
 #include "tui/record.h"
@@ -129,6 +130,7 @@ int cli_run_headless(const struct cli_train_opts *o) {
     struct rec *out = NULL;
     struct tele *tele = NULL;     /* its events (Xid, resets, stalled rings) join the JSON lines */
     struct cli_kmsg_run km = {0}; /* and so do the kernel log's */
+    struct trace_watch *watch = NULL; /* and the watchdog's alerts */
     char err[1024];
     int rc = evring_create(&ring, CLI_RING_CAP);
     if (rc != 0) {
@@ -146,13 +148,16 @@ int cli_run_headless(const struct cli_train_opts *o) {
         (rc = cli_kmsg_start(o, false, &km, "train")) != 0)
         goto done;
     cli_install_signals();
-    if ((rc = engine_start(e)) != 0) {
+    if ((rc = engine_start(e)) != 0 ||
+        (rc = trace_watch_start(&watch, engine_trace(e), (unsigned)o->conf.device + 1,
+                                o->sync_slow_ns, o->sync_timeout_ns)) != 0) {
         fprintf(stderr, "ringside train: cannot start the engine: %s\n", strerror(-rc));
         rc = 1;
         goto done;
     }
     rc = cli_headless_loop(e, ring, km.ring, km.watch, out, (unsigned)o->conf.device);
 done:
+    trace_watch_stop(watch);
     tele_destroy(tele);
     cli_kmsg_stop(&km);
     engine_destroy(e);

@@ -268,6 +268,12 @@ static int engine_open_backend(struct engine *e, char *err, size_t errlen) {
         return rc;
     if (notice[0])
         engine_log(e, SEV_WARNING, "%s", notice);
+    for (int k = 0; k < e->conf.n_inject; k++) { /* rehearsal faults, said out loud */
+        char spec[64];
+        trace_add_inject(e->trace, (unsigned)e->conf.device, &e->conf.inject[k]);
+        trace_inject_format(&e->conf.inject[k], spec, sizeof(spec));
+        engine_log(e, SEV_WARNING, "fault injection armed: %s", spec);
+    }
     snprintf(e->s.backend, sizeof(e->s.backend), "%s", e->c->ops->name);
     e->s.dev = e->c->info;
     return 0;

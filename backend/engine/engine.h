@@ -45,6 +45,9 @@ struct engine_conf {
     struct mem_conf alloc; /* parsed */
     bool pre_cleanup;      /* safe cleanup between data and training */
     int vpoc_refresh;      /* re-run VPOC every N epochs (0 = only before training) */
+    /* faults to rehearse with (--inject), armed on the training device */
+    struct trace_inject inject[TRACE_MAX_INJECT];
+    int n_inject;
 };
 
 /* Defaults as documented in the README. */

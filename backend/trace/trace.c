@@ -18,6 +18,9 @@ struct trace_dev {
     _Atomic uint32_t inflight_op_phase; /* op | phase << 8 */
     _Atomic uint32_t phase;
     _Atomic uint64_t sync_delay_ns;
+    struct trace_inject inject[TRACE_MAX_INJECT]; /* armed before the first sync */
+    _Atomic bool inject_spent[TRACE_MAX_INJECT];  /* a one-shot injection that has fired */
+    unsigned n_inject;
 };
 
 struct trace {
@@ -84,6 +87,37 @@ static void trace_sleep_ns(uint64_t ns) {
         ;
 }
 
+/* Whether a sync in phase waits for work of phase `want`: the same phase, or the host's wait
+ * (sync) for a training step's h2d, forward, backward and optimizer work. */
+static bool trace_inject_matches(uint32_t want, uint32_t phase) {
+    bool step = want == PHASE_H2D || want == PHASE_FORWARD || want == PHASE_BACKWARD ||
+                want == PHASE_OPTIMIZER;
+    return want == phase || (step && phase == PHASE_SYNC);
+}
+
+/* What the armed injections add to a sync in phase (spending the one-shot ones). */
+static uint64_t trace_inject_delay(struct trace_dev *d, uint32_t phase) {
+    uint64_t ns = 0;
+    for (unsigned k = 0; k < d->n_inject; k++) {
+        const struct trace_inject *in = &d->inject[k];
+        if (!trace_inject_matches(in->phase, phase) ||
+            (in->once && atomic_exchange(&d->inject_spent[k], true)))
+            continue;
+        ns += in->extra_ns;
+    }
+    return ns;
+}
+
+int trace_add_inject(struct trace *t, unsigned dev, const struct trace_inject *in) {
+    if (dev >= t->n_dev)
+        return -EINVAL;
+    struct trace_dev *d = &t->dev[dev];
+    if (d->n_inject >= TRACE_MAX_INJECT)
+        return -ENOSPC;
+    d->inject[d->n_inject++] = *in;
+    return 0;
+}
+
 int trace_sync(struct trace *t, unsigned dev, enum ev_sync_op op, int (*fn)(void *arg), void *arg) {
     if (dev >= t->n_dev)
         return -EINVAL;
@@ -93,7 +127,7 @@ int trace_sync(struct trace *t, unsigned dev, enum ev_sync_op op, int (*fn)(void
     uint64_t start = mono_now_ns();
     atomic_store(&d->inflight_start_ns, start);
 
-    uint64_t delay = atomic_load(&d->sync_delay_ns);
+    uint64_t delay = atomic_load(&d->sync_delay_ns) + trace_inject_delay(d, phase);
     if (delay)
         trace_sleep_ns(delay);
     int rc = fn(arg);

@@ -53,6 +53,27 @@ int trace_sync(struct trace *t, unsigned dev, enum ev_sync_op op, int (*fn)(void
 /* Test/injection hook: every trace_sync on dev first waits extra_ns in addition (0 = none). */
 void trace_set_sync_delay(struct trace *t, unsigned dev, uint64_t extra_ns);
 
+/* A fault to rehearse with (--inject): synchronizes of a device in one phase wait longer, as a
+ * hung or slow GPU would make them: only the first one (hang), or every one (slow-sync). The
+ * wait happens inside the traced sync, so the watchdog sees it in flight. A training step's
+ * phases (h2d, forward, backward, optimizer) are waited for by the step's sync (phase sync). */
+struct trace_inject {
+    uint8_t phase;     /* enum ev_phase_id */
+    bool once;         /* hang: the first sync in the phase only */
+    uint64_t extra_ns; /* added to the sync */
+};
+#define TRACE_MAX_INJECT 8
+
+/* "hang:PHASE:SECONDS" or "slow-sync:PHASE:MS" into *out. 0, or -EINVAL with err naming the
+ * spec and what is wrong. */
+int trace_inject_parse(const char *spec, struct trace_inject *out, char *err, size_t errlen);
+
+/* The spec back ("hang:cleanup:40"), for messages and the printed configuration. */
+void trace_inject_format(const struct trace_inject *in, char *buf, size_t n);
+
+/* Arm an injection on dev (before the first sync). 0, or -ENOSPC past TRACE_MAX_INJECT. */
+int trace_add_inject(struct trace *t, unsigned dev, const struct trace_inject *in);
+
 /* What is in flight on dev now; false (and *out zeroed) when nothing is. Any thread. */
 bool trace_inflight(const struct trace *t, unsigned dev, struct trace_inflight *out);
 

@@ -254,6 +254,7 @@ const struct thread_case thread_cases[] = {
     {"sync_in_flight", thread_case_sync_in_flight},
     {"engine_commands", thread_case_engine_commands},
     {"telemetry", thread_case_telemetry},
+    {"watchdog", thread_case_watchdog},
     {"kmsg_fifo", thread_case_kmsg_fifo},
     {"kmsg_file_follow", thread_case_kmsg_file_follow},
     {"kmsg_record_gap", thread_case_kmsg_record_gap},

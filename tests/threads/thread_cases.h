@@ -18,6 +18,7 @@ int thread_case_snap_no_tearing(char *why, size_t whylen);
 int thread_case_sync_in_flight(char *why, size_t whylen);
 int thread_case_engine_commands(char *why, size_t whylen);
 int thread_case_telemetry(char *why, size_t whylen);
+int thread_case_watchdog(char *why, size_t whylen);
 int thread_case_kmsg_fifo(char *why, size_t whylen);
 int thread_case_kmsg_file_follow(char *why, size_t whylen);
 int thread_case_kmsg_record_gap(char *why, size_t whylen);

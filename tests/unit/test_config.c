@@ -176,6 +176,7 @@ Test(config, defaults_and_keys) {
                                        "record",
                                        "sync-slow",
                                        "sync-timeout",
+                                       "inject",
                                        "telemetry",
                                        "telemetry-interval",
                                        "sysfs-root",

@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <string.h>
 
 TestSuite(trace, .timeout = 30);
 
@@ -92,4 +93,79 @@ Test(trace, phase_events_carry_position) {
     cr_assert_eq(trace_create(&t, r, 0), -EINVAL);
     trace_destroy(t);
     evring_destroy(r);
+}
+
+/* ---- fault injection ---- */
+
+Test(trace, inject_specs_parse_and_format) {
+    struct trace_inject in;
+    char err[256], back[64];
+    cr_assert_eq(trace_inject_parse("hang:cleanup:40", &in, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(in.phase, PHASE_CLEANUP);
+    cr_assert(in.once);
+    cr_assert_eq(in.extra_ns, 40000000000ull);
+    trace_inject_format(&in, back, sizeof(back));
+    cr_assert_str_eq(back, "hang:cleanup:40");
+    cr_assert_eq(trace_inject_parse("slow-sync:forward:2.5", &in, err, sizeof(err)), 0);
+    cr_assert_not(in.once);
+    cr_assert_eq(in.extra_ns, 2500000ull);
+    trace_inject_format(&in, back, sizeof(back));
+    cr_assert_str_eq(back, "slow-sync:forward:2.5");
+    static const struct {
+        const char *spec, *why;
+    } bad[] = {
+        {"hang", "use hang:PHASE:SECONDS"},         {"hang:vpoc", "use hang:PHASE:SECONDS"},
+        {"oom:vpoc:1", "unknown kind 'oom'"},       {"hang:nowhere:3", "unknown phase 'nowhere'"},
+        {"hang:vpoc:abc", "SECONDS 'abc'"},         {"hang:vpoc:0", "SECONDS '0'"},
+        {"slow-sync:eval:0.5", "MS '0.5'"},         {"hang:vpoc:3x", "SECONDS '3x'"},
+        {"slow-sync:eval:3600001", "MS '3600001'"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cr_assert_eq(trace_inject_parse(bad[i].spec, &in, err, sizeof(err)), -EINVAL, "%s",
+                     bad[i].spec);
+        cr_assert(strstr(err, bad[i].why) && strstr(err, bad[i].spec), "'%s': %s", bad[i].spec,
+                  err);
+    }
+}
+
+static uint64_t trace_test_sync_ns(struct trace *t, enum ev_phase_id ph) {
+    trace_set_phase(t, 0, ph);
+    struct trace_sync_summary s0, s1;
+    trace_sync_summary(t, 0, SYNC_OP_STREAM, &s0);
+    trace_sync(t, 0, SYNC_OP_STREAM, trace_ok_fn, NULL);
+    trace_sync_summary(t, 0, SYNC_OP_STREAM, &s1);
+    return s1.sum_ns - s0.sum_ns;
+}
+
+Test(trace, injected_hang_fires_once_and_slow_sync_every_time) {
+    struct trace *t;
+    struct trace_inject hang, slow;
+    char err[128];
+    cr_assert_eq(trace_create(&t, NULL, 1), 0);
+    cr_assert_eq(trace_inject_parse("hang:cleanup:0.03", &hang, err, sizeof(err)), 0);
+    cr_assert_eq(trace_inject_parse("slow-sync:eval:20", &slow, err, sizeof(err)), 0);
+    cr_assert_eq(trace_add_inject(t, 0, &hang), 0);
+    cr_assert_eq(trace_add_inject(t, 0, &slow), 0);
+    cr_assert_eq(trace_add_inject(t, 1, &slow), -EINVAL, "no device 1");
+    cr_assert_lt(trace_test_sync_ns(t, PHASE_VPOC), 20000000ull, "another phase: no wait");
+    cr_assert_geq(trace_test_sync_ns(t, PHASE_CLEANUP), 30000000ull, "the hang");
+    cr_assert_lt(trace_test_sync_ns(t, PHASE_CLEANUP), 20000000ull, "a hang fires once");
+    cr_assert_geq(trace_test_sync_ns(t, PHASE_EVAL), 20000000ull);
+    cr_assert_geq(trace_test_sync_ns(t, PHASE_EVAL), 20000000ull, "slow-sync: every time");
+    for (int k = 2; k < TRACE_MAX_INJECT; k++)
+        cr_assert_eq(trace_add_inject(t, 0, &slow), 0);
+    cr_assert_eq(trace_add_inject(t, 0, &slow), -ENOSPC);
+    trace_destroy(t);
+}
+
+Test(trace, a_step_phase_fault_fires_at_the_steps_sync) {
+    struct trace *t;
+    struct trace_inject in;
+    char err[128];
+    cr_assert_eq(trace_create(&t, NULL, 1), 0);
+    cr_assert_eq(trace_inject_parse("hang:forward:0.02", &in, err, sizeof(err)), 0);
+    cr_assert_eq(trace_add_inject(t, 0, &in), 0);
+    cr_assert_lt(trace_test_sync_ns(t, PHASE_EVAL), 20000000ull);
+    cr_assert_geq(trace_test_sync_ns(t, PHASE_SYNC), 20000000ull, "the host waits for the step");
+    trace_destroy(t);
 }

@@ -1,0 +1,26 @@
+/* The hang watchdog: a thread of its own (never the one that may hang) that looks at what every
+ * device has in flight ten times a second and says when a synchronize turns slow, when it turns
+ * into a HANG, and how long it took when it finally returns: alert events on the trace's ring. */
+#ifndef RINGSIDE_BACKEND_TRACE_TRACE_WATCH_H
+#define RINGSIDE_BACKEND_TRACE_TRACE_WATCH_H
+
+#include "backend/trace/trace.h"
+
+#include <stdint.h>
+
+enum trace_watch_state { TRACE_WATCH_OK, TRACE_WATCH_SLOW, TRACE_WATCH_HANG };
+
+struct trace_watch;
+
+/* Watch devices 0..n_dev-1 of t (borrowed; outlives the watch) against slow_ns < hang_ns.
+ * 0 or -errno. */
+int trace_watch_start(struct trace_watch **out, struct trace *t, unsigned n_dev, uint64_t slow_ns,
+                      uint64_t hang_ns);
+
+/* The state the watchdog last saw on dev. Any thread. */
+enum trace_watch_state trace_watch_state(struct trace_watch *w, unsigned dev);
+
+/* Stop promptly and join; NULL is fine. */
+void trace_watch_stop(struct trace_watch *w);
+
+#endif
