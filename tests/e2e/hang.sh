@@ -41,7 +41,7 @@ wait_for "q: the footer names the call that holds the stop" 10 has "not stopping
 tm send-keys -t "$SESSION" q
 wait_for "q again leaves at once, with status 3" 3 rc_is 3
 cmp -s "$DIR/before" "$DIR/after" || fail "the terminal settings changed: $(diff "$DIR/before" "$DIR/after")"
-tm kill-server > /dev/null 2>&1
+next_server
 
 start step --inject hang:forward:3 --sync-slow 1 --sync-timeout 2
 wait_for "a training step's synchronize hangs: HUNG" 30 header_has "HUNG"

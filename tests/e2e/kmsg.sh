@@ -81,6 +81,7 @@ after=$(hwm_kib)
 
 tm send-keys -t "$SESSION" q q
 wait_for "q ends the run" 60 session_gone
+next_server
 
 STEP="an unreadable kernel log"
 RINGSIDE_KMSG_DEVICE=$SCRATCH/no-such-kmsg start

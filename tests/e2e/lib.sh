@@ -31,6 +31,15 @@ trap 'exit 1' INT TERM HUP
 
 capture() { SCREEN=$(tm capture-pane -p -t "$SESSION" 2> /dev/null) || SCREEN=""; }
 
+# next_server: end this tmux server and use a new one for the next case (a server started on
+# the socket of one that is still exiting can die with "server exited unexpectedly")
+E2E_SERVERS=0
+next_server() {
+    tm kill-server > /dev/null 2>&1
+    E2E_SERVERS=$((E2E_SERVERS + 1))
+    SOCK="rs-e2e-$$-$E2E_SERVERS"
+}
+
 fail() {
     echo "$E2E_NAME${VARIANT:+ [$VARIANT]}: FAILED at step: $STEP" >&2
     [ $# -gt 0 ] && echo "  $*" >&2

@@ -27,7 +27,7 @@ run_case() {
     DIR=$d
 }
 rc_is() { [ -s "$DIR/rc" ] && [ "$(cat "$DIR/rc")" = "$1" ]; }
-stop_case() { tm kill-server > /dev/null 2>&1; }
+stop_case() { next_server; }
 
 run_case term
 kill -TERM "$PID"
