@@ -272,11 +272,28 @@ static void app_build_frame(struct app *a) {
     f->kmsg_reason = a->kmsg ? kmsg_watch_reason(a->kmsg) : "";
 }
 
+/* A HANG alert: the diagnostic bundle, once, and where it went in the footer and events. */
+static void app_bundle(struct app *a, const struct ev *e) {
+    char msg[EV_TEXT_BYTES];
+    struct bundle_src b = {.o = a->o,
+                           .snap = a->src->ops->snap(a->src),
+                           .tele = a->tele ? tele_snap_read(a->tele, NULL) : NULL};
+    if (a->src->run.replay || !bundle_on_event(&a->recent, e, &b, msg, sizeof(msg)))
+        return;
+    struct ev log = {.t_ns = mono_now_ns(), .kind = EV_LOG, .dev = EV_DEV_NONE};
+    log.seq = (uint32_t)a->model.last_seq; /* not a gap in the source's sequence */
+    log.u.text.severity = SEV_WARNING;
+    snprintf(log.u.text.text, sizeof(log.u.text.text), "%s", msg);
+    ui_model_add(&a->model, &log);
+    app_notice(a, "%s", msg);
+}
+
 static void app_drain(struct app *a) {
     static struct ev evs[1024];
     size_t n;
     while ((n = a->src->ops->drain(a->src, evs, 1024)) > 0)
         for (size_t i = 0; i < n; i++) {
+            app_bundle(a, &evs[i]);
             ui_model_add(&a->model, &evs[i]);
             if (evs[i].kind == EV_COMMAND) /* a command's result shows where the key was seen */
                 app_notice(a, "%s: %s", ev_cmd_name(evs[i].u.command.cmd), evs[i].u.command.text);

@@ -3,6 +3,7 @@
 #define RINGSIDE_TUI_APP_INTERNAL_H
 
 #include "tui/app.h"
+#include "tui/bundle.h"
 #include "tui/gpu_view.h"
 #include "tui/layout.h"
 #include "tui/panel.h"
@@ -30,8 +31,9 @@ struct app {
     char notice[160]; /* footer message for a few seconds */
     uint64_t notice_until_ns;
     struct ui_frame frame;
-    struct tele *tele;       /* NULL: no telemetry */
-    struct kmsg_watch *kmsg; /* NULL: no kernel-log watcher (replay, --no-kmsg) */
+    struct tele *tele;         /* NULL: no telemetry */
+    struct kmsg_watch *kmsg;   /* NULL: no kernel-log watcher (replay, --no-kmsg) */
+    struct bundle_ring recent; /* the last events, for the hang diagnostics */
     /* the GPU overlay (g, or Enter on the GPU panel) */
     bool gpu_overlay;
     enum gpu_view_page gpu_page;

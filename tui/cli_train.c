@@ -1,7 +1,9 @@
 /* `ringside train`: the training loop headless (JSON lines) or under the dashboard. */
 #include "backend/core/evring.h"
+#include "backend/core/mono.h"
 #include "backend/kmsg/kmsg_watch.h"
 #include "backend/trace/trace_watch.h"
+#include "tui/bundle.h"
 #include "tui/cli.h"
 #include "tui/cli_tele.h"
 #include "tui/record.h"
@@ -52,13 +54,37 @@ static void cli_echo(const struct ev *e) {
                 kmsg_category_name(e->u.kmsg.category), e->u.kmsg.message);
 }
 
-static void cli_write_ring(struct evring *ring, struct rec *out) {
+/* What a headless run needs to write the hang diagnostics. */
+struct cli_hang {
+    const struct cli_train_opts *o;
+    struct engine *e;
+    struct tele *tele;
+    struct bundle_ring recent;
+};
+
+/* A HANG alert: the bundle, once; where it went on stderr and in the JSON lines. */
+static void cli_bundle(struct cli_hang *h, const struct ev *e, struct rec *out) {
+    char msg[EV_TEXT_BYTES];
+    struct bundle_src b = {.o = h->o,
+                           .snap = engine_snap_read(h->e, NULL),
+                           .tele = h->tele ? tele_snap_read(h->tele, NULL) : NULL};
+    if (!bundle_on_event(&h->recent, e, &b, msg, sizeof(msg)))
+        return;
+    struct ev log = {.t_ns = mono_now_ns(), .kind = EV_LOG, .dev = EV_DEV_NONE};
+    log.u.text.severity = SEV_WARNING;
+    snprintf(log.u.text.text, sizeof(log.u.text.text), "%s", msg);
+    cli_echo(&log);
+    rec_event(out, &log);
+}
+
+static void cli_write_ring(struct evring *ring, struct rec *out, struct cli_hang *h) {
     static struct ev evs[CLI_DRAIN];
     size_t n;
     while (ring && (n = evring_drain(ring, evs, CLI_DRAIN)) > 0) {
         for (size_t i = 0; i < n; i++) {
             cli_echo(&evs[i]);
             rec_event(out, &evs[i]);
+            cli_bundle(h, &evs[i], out);
         }
     }
 }
@@ -72,7 +98,8 @@ static void cli_write_layout(struct engine *e, struct rec *out, unsigned dev) {
 }
 
 static int cli_headless_loop(struct engine *e, struct evring *ring, struct evring *kring,
-                             struct kmsg_watch *kwatch, struct rec *out, unsigned dev) {
+                             struct kmsg_watch *kwatch, struct rec *out, unsigned dev,
+                             struct cli_hang *h) {
     bool stop_sent = false;
     while (!engine_done(e)) {
         struct pollfd pf[2] = {{evring_wake_fd(ring), POLLIN, 0},
@@ -82,15 +109,15 @@ static int cli_headless_loop(struct engine *e, struct evring *ring, struct evrin
             engine_command(e, CMD_STOP, 0);
             stop_sent = true;
         }
-        cli_write_ring(ring, out);
-        cli_write_ring(kring, out);
+        cli_write_ring(ring, out, h);
+        cli_write_ring(kring, out, h);
         cli_write_layout(e, out, dev);
     }
     struct engine_result res;
     engine_join(e, &res);
     kmsg_watch_stop(kwatch); /* what the kernel log holds by now still makes the output */
-    cli_write_ring(ring, out);
-    cli_write_ring(kring, out);
+    cli_write_ring(ring, out, h);
+    cli_write_ring(kring, out, h);
     cli_write_layout(e, out, dev);
     rec_summary(out, &res, evring_dropped(ring));
     if (res.state == ENGINE_FAILED) {
@@ -155,7 +182,12 @@ int cli_run_headless(const struct cli_train_opts *o) {
         rc = 1;
         goto done;
     }
-    rc = cli_headless_loop(e, ring, km.ring, km.watch, out, (unsigned)o->conf.device);
+    static struct cli_hang hang; /* the recent events: not on the stack */
+    memset(&hang, 0, sizeof(hang));
+    hang.o = o;
+    hang.e = e;
+    hang.tele = tele;
+    rc = cli_headless_loop(e, ring, km.ring, km.watch, out, (unsigned)o->conf.device, &hang);
 done:
     trace_watch_stop(watch);
     tele_destroy(tele);

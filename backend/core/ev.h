@@ -119,8 +119,12 @@ struct ev_command {
     char text[EV_TEXT_BYTES];
 };
 
+/* What an alert is about, for consumers that act on it (a HANG writes a diagnostic bundle). */
+enum ev_alert_code { ALERT_NONE, ALERT_SYNC_SLOW, ALERT_SYNC_HANG, ALERT_SYNC_BACK };
+
 struct ev_text {
     uint8_t severity; /* enum ev_severity */
+    uint8_t code;     /* enum ev_alert_code (ALERT only; 0 otherwise) */
     char text[EV_TEXT_BYTES];
 };
 

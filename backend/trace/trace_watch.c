@@ -31,18 +31,20 @@ struct trace_watch {
     struct trace_watch_dev dev[TRACE_MAX_DEVICES];
 };
 
-static void trace_watch_alert(struct trace_watch *w, unsigned dev, enum ev_severity sev,
-                              const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void trace_watch_alert(struct trace_watch *w, unsigned dev, enum ev_alert_code code,
+                              enum ev_severity sev, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* "dev 0: stream sync in cleanup" and what fmt says of it. */
-static void trace_watch_alert(struct trace_watch *w, unsigned dev, enum ev_severity sev,
-                              const char *fmt, ...) {
+static void trace_watch_alert(struct trace_watch *w, unsigned dev, enum ev_alert_code code,
+                              enum ev_severity sev, const char *fmt, ...) {
     struct ev e = {.kind = EV_ALERT, .dev = (uint16_t)dev};
     const struct trace_inflight *s = &w->dev[dev].seen;
     char what[96];
     snprintf(what, sizeof(what), "dev %u: %s sync in %s", dev, ev_sync_op_name(s->op),
              s->phase < PHASE_COUNT ? ev_phase_name(s->phase) : "idle");
     e.u.text.severity = (uint8_t)sev;
+    e.u.text.code = (uint8_t)code;
     int n = snprintf(e.u.text.text, sizeof(e.u.text.text), "%s", what);
     if (n > 0 && (size_t)n < sizeof(e.u.text.text)) {
         va_list ap;
@@ -64,7 +66,8 @@ static void trace_watch_look(struct trace_watch *w, unsigned dev, uint64_t now) 
         d->start_ns = 0;
         atomic_store(&d->state, TRACE_WATCH_OK); /* before the alert: whoever reads it sees ok */
         if (was != TRACE_WATCH_OK)
-            trace_watch_alert(w, dev, was == TRACE_WATCH_HANG ? SEV_WARNING : SEV_INFO,
+            trace_watch_alert(w, dev, ALERT_SYNC_BACK,
+                              was == TRACE_WATCH_HANG ? SEV_WARNING : SEV_INFO,
                               " returned after about %.1f s, back to ok", (double)took / 1e9);
         was = TRACE_WATCH_OK;
     }
@@ -80,12 +83,13 @@ static void trace_watch_look(struct trace_watch *w, unsigned dev, uint64_t now) 
         return;
     atomic_store(&d->state, st);
     if (st == TRACE_WATCH_HANG)
-        trace_watch_alert(w, dev, SEV_ERROR,
+        trace_watch_alert(w, dev, ALERT_SYNC_HANG, SEV_ERROR,
                           " in flight for %.1f s: HANG (over the %g s sync timeout)",
                           (double)age / 1e9, (double)w->hang_ns / 1e9);
     else if (st == TRACE_WATCH_SLOW)
-        trace_watch_alert(w, dev, SEV_WARNING, " slow: in flight for %.1f s (over %.1f s)",
-                          (double)age / 1e9, (double)w->slow_ns / 1e9);
+        trace_watch_alert(w, dev, ALERT_SYNC_SLOW, SEV_WARNING,
+                          " slow: in flight for %.1f s (over %.1f s)", (double)age / 1e9,
+                          (double)w->slow_ns / 1e9);
 }
 
 static void *trace_watch_main(void *arg) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end test of a hung GPU call, rehearsed with --inject on the CPU backend: the first
 # synchronize in the pre-training cleanup hangs for 40 s; within the 5 s sync timeout and a
-# second the header says HUNG while its clock keeps moving and the watchdog's alert names the
-# call; q asks for a stop that cannot finish, the footer says which call holds it, q again
+# second the header says HUNG while its clock keeps moving, the watchdog's alert names the call
+# and the diagnostic bundle is written; q asks for a stop that cannot finish, the footer says which call holds it, q again
 # leaves at once (status 3) with the terminal as it was. A 3 s hang in a training step with a
 # 2 s timeout goes HUNG and comes back: the alert says how long it took and training goes on.
 #
@@ -33,6 +33,10 @@ start cleanup --inject hang:cleanup:40 --sync-slow 1 --sync-timeout 5
 wait_for "the cleanup's synchronize is in flight" 30 has "sync in cleanup for"
 hung() { header_has "HUNG" && has "HANG (over the 5 s sync timeout)"; }
 wait_for "HUNG in the header and the watchdog's alert within 5 s + 1 s" 6 hung
+bundle() { has "hang diagnostics written to" && grep -qs '"bundle":"ringside hang diagnostics"' "$OUT"/hang-*.json; }
+wait_for "the diagnostic bundle is written, and the events say where" 5 bundle
+grep -q '"kernel_log":\[' "$OUT"/hang-*.json && grep -q '"events":\[' "$OUT"/hang-*.json &&
+    grep -q '"config":' "$OUT"/hang-*.json || fail "the bundle lacks a section"
 c1=$(clock)
 clock_moves() { [ "$(clock)" != "$c1" ]; }
 wait_for "the header's clock keeps moving while the call hangs" 5 clock_moves

@@ -1,0 +1,72 @@
+/* Tests for the hang diagnostic bundle: written once, on a HANG alert only, as valid JSON with
+ * every section, the kernel log near the hang and the last events. */
+#include "tests/support/rs_test.h"
+#include "tui/bundle.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+
+TestSuite(bundle, .timeout = 30);
+
+static struct bundle_ring bt_ring;
+static struct cli_train_opts bt_opts;
+static struct engine_snap bt_snap;
+
+static struct ev bt_ev(unsigned kind, uint64_t t) {
+    struct ev e = {.t_ns = t, .kind = (uint16_t)kind, .dev = EV_DEV_NONE};
+    return e;
+}
+
+Test(bundle, written_once_on_a_hang_with_every_section) {
+    char dir[1000], msg[EV_TEXT_BYTES];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    memset(&bt_ring, 0, sizeof(bt_ring));
+    memset(&bt_opts, 0, sizeof(bt_opts));
+    engine_conf_default(&bt_opts.conf);
+    snprintf(bt_opts.conf.output_dir, sizeof(bt_opts.conf.output_dir), "%.900s/out", dir);
+    snprintf(bt_snap.backend, sizeof(bt_snap.backend), "cpu");
+    struct bundle_src b = {.o = &bt_opts, .snap = &bt_snap};
+    for (int i = 0; i < BUNDLE_EVENTS + 20; i++) { /* more than the ring holds */
+        struct ev e = bt_ev(EV_LOG, 1000000000ull + (uint64_t)i);
+        snprintf(e.u.text.text, sizeof(e.u.text.text), "line %d", i);
+        cr_assert_not(bundle_on_event(&bt_ring, &e, &b, msg, sizeof(msg)));
+    }
+    struct ev far = bt_ev(EV_KMSG, 1ull), near = bt_ev(EV_KMSG, 250000000000ull);
+    far.u.kmsg.category = near.u.kmsg.category = KMSG_CAT_RING_TIMEOUT;
+    snprintf(near.u.kmsg.message, sizeof(near.u.kmsg.message), "ring gfx timeout");
+    bundle_on_event(&bt_ring, &far, &b, msg, sizeof(msg));
+    bundle_on_event(&bt_ring, &near, &b, msg, sizeof(msg));
+    struct ev slow = bt_ev(EV_ALERT, 290000000000ull);
+    slow.u.text.code = ALERT_SYNC_SLOW;
+    cr_assert_not(bundle_on_event(&bt_ring, &slow, &b, msg, sizeof(msg)), "slow: no bundle");
+    struct ev hang = bt_ev(EV_ALERT, 300000000000ull);
+    hang.dev = 0;
+    hang.u.text.code = ALERT_SYNC_HANG;
+    snprintf(hang.u.text.text, sizeof(hang.u.text.text), "dev 0: device sync in cleanup: HANG");
+    cr_assert(bundle_on_event(&bt_ring, &hang, &b, msg, sizeof(msg)));
+    cr_assert(strstr(msg, "hang diagnostics written to"), "%s", msg);
+    cr_assert_not(bundle_on_event(&bt_ring, &hang, &b, msg, sizeof(msg)), "once per run");
+    const char *path = strstr(msg, dir);
+    cr_assert_not_null(path);
+    json_object *j = json_object_from_file(path);
+    cr_assert_not_null(j, "%s is not JSON", path);
+    static const char *const keys[] = {"hang",   "versions",  "engine",     "pool",
+                                       "config", "telemetry", "kernel_log", "events"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        cr_assert(json_object_object_get_ex(j, keys[i], NULL), "no %s", keys[i]);
+    json_object *ev = json_object_object_get(j, "events");
+    cr_assert_eq(json_object_array_length(ev), BUNDLE_EVENTS, "the last 500 events");
+    json_object *kl = json_object_object_get(j, "kernel_log");
+    cr_assert_eq(json_object_array_length(kl), 1, "only the kernel-log line near the hang");
+    cr_assert_str_eq(
+        json_object_get_string(json_object_object_get(json_object_array_get_idx(kl, 0), "message")),
+        "ring gfx timeout");
+    cr_assert_str_eq(json_object_get_string(
+                         json_object_object_get(json_object_object_get(j, "hang"), "message")),
+                     "dev 0: device sync in cleanup: HANG");
+    json_object_put(j);
+    rs_test_rmtree(dir);
+}
