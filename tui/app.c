@@ -227,6 +227,15 @@ static void app_key(struct app *a, int ch) {
         return;
     if (app_global_key(a, ch))
         return;
+    uint64_t age;
+    if (ch == 'c' && !a->src->run.replay && ui_frame_watch(&a->frame, &age) == UI_WATCH_HANG) {
+        app_notice(a,
+                   "safe cleanup refused: a %s sync in %s has hung for %.1f s; it would wait "
+                   "behind it",
+                   ev_sync_op_name(a->frame.inflight.op), ev_phase_name(a->frame.inflight.phase),
+                   (double)age / 1e9);
+        return;
+    }
     char msg[160];
     if (a->src->ops->key(a->src, ch, msg, sizeof(msg))) {
         if (msg[0])

@@ -156,6 +156,7 @@ static void engine_apply(struct engine *e, const struct ev_command *cmd) {
         return;
     case CMD_CLEANUP: {
         int rc = engine_cleanup(e, msg, sizeof(msg));
+        atomic_store(&e->cleanup_busy, false);
         engine_reply(e, cmd, rc, "%s", msg);
         return;
     }
@@ -213,6 +214,11 @@ void engine_command(struct engine *e, enum ev_cmd_id cmd, int64_t arg) {
     struct ev ev = {.t_ns = mono_now_ns(), .kind = EV_COMMAND, .dev = EV_DEV_NONE};
     ev.u.command.cmd = (uint8_t)cmd;
     ev.u.command.arg = arg;
+    if (cmd == CMD_CLEANUP && atomic_exchange(&e->cleanup_busy, true)) { /* never two at once */
+        engine_reply(e, &ev.u.command, -EBUSY,
+                     "refused: a safe cleanup is already queued or running");
+        return;
+    }
     evring_push(e->cmds, &ev);
 }
 

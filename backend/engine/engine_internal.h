@@ -34,6 +34,8 @@ struct engine {
     pthread_t thread;
     bool started;
     atomic_bool done;
+    atomic_bool cleanup_busy; /* a `c` cleanup is queued or running: a second is refused (they
+                                 all run on the training thread, never two at once) */
 
     /* data, owned by the engine thread after engine_start */
     struct data_series ds; /* freed once features are built (counts stay in s.bars) */

@@ -40,6 +40,8 @@ grep -q '"kernel_log":\[' "$OUT"/hang-*.json && grep -q '"events":\[' "$OUT"/han
 c1=$(clock)
 clock_moves() { [ "$(clock)" != "$c1" ]; }
 wait_for "the header's clock keeps moving while the call hangs" 5 clock_moves
+tm send-keys -t "$SESSION" c
+wait_for "c: the safe cleanup is refused while a sync hangs" 5 has "safe cleanup refused: a device sync in cleanup has hung"
 tm send-keys -t "$SESSION" q
 wait_for "q: the footer names the call that holds the stop" 10 has "not stopping: a device sync in cleanup"
 tm send-keys -t "$SESSION" q

@@ -147,6 +147,14 @@ Test(engine, commands_apply_at_safe_points) {
     /* queued before the thread starts: applied at the first safe point, in order */
     engine_command(e, CMD_SET_CHUNK, 7);
     engine_command(e, CMD_CLEANUP, 0);
+    engine_command(e, CMD_CLEANUP, 0); /* a second while the first is queued: refused at once */
+    eng_drain(r);
+    const struct ev *twice = eng_find_cmd(CMD_CLEANUP);
+    cr_assert_not_null(twice, "the refusal is a command result, at once");
+    cr_assert_eq(twice->u.command.rc, -EBUSY);
+    cr_assert(strstr(twice->u.command.text, "already queued or running"), "%s",
+              twice->u.command.text);
+    eng_n = 0;
     engine_command(e, CMD_SET_CHUNK, -3);
     engine_command(e, CMD_PROBE, 0);
     engine_command(e, CMD_PAUSE, 0);
