@@ -18,14 +18,13 @@ static bool tele_fdinfo_size(const char *v, uint64_t *out) {
     char *end;
     uint64_t n = strtoull(v, &end, 10);
     end += strspn(end, " \t");
-    if (*end == '\0')
-        *out = n;
-    else if (strcmp(end, "KiB") == 0)
-        *out = n << 10;
-    else if (strcmp(end, "MiB") == 0)
-        *out = n << 20;
-    else
-        return false;
+    unsigned shift = *end == '\0'              ? 0
+                     : strcmp(end, "KiB") == 0 ? 10
+                     : strcmp(end, "MiB") == 0 ? 20
+                                               : 64;
+    if (shift == 64 || n > (UINT64_MAX >> shift))
+        return false; /* an unknown unit, or more bytes than 64 bits hold */
+    *out = n << shift;
     return true;
 }
 

@@ -3,6 +3,7 @@
 #include "backend/telemetry/tele_prov.h"
 #include "backend/telemetry/tele_sysfs_internal.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <inttypes.h>
 #include <math.h>
@@ -84,9 +85,10 @@ static bool tele_sysfs_read_dpm(const char *text, double *mhz) {
         const char *colon = memchr(line, ':', len);
         if (colon && memchr(line, '*', len)) {
             char *end;
-            unsigned long long v = strtoull(colon + 1, &end, 10);
-            if (end == colon + 1 || strncasecmp(end, "mhz", 3) != 0)
-                return false;
+            const char *num = colon + 1 + strspn(colon + 1, " \t");
+            unsigned long long v = strtoull(num, &end, 10);
+            if (!isdigit((unsigned char)*num) || strncasecmp(end, "mhz", 3) != 0)
+                return false; /* strtoull would take "-5" as a huge number */
             *mhz = (double)v;
             return true;
         }
@@ -161,6 +163,8 @@ static bool tele_sysfs_read_ras_file(const char *dir, const char *name, uint64_t
     char *end_u, *end_c;
     if (!u || !c)
         return false;
+    if (!isdigit((unsigned char)u[4]) || !isdigit((unsigned char)c[4]))
+        return false; /* no sign: strtoull would take "-1" as a huge count */
     *ue = strtoull(u + 4, &end_u, 10);
     *ce = strtoull(c + 4, &end_c, 10);
     return end_u != u + 4 && end_c != c + 4;

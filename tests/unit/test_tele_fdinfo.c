@@ -95,6 +95,13 @@ Test(tele_fdinfo, units_ranks_and_capacity) {
                                    &c),
                  0);
     cr_assert_not(c.vram_valid); /* not a unit drm-usage-stats.rst allows */
+    cr_assert_eq(tele_fdinfo_parse("drm-driver:\tamdgpu\ndrm-pdev:\t0000:03:00.0\n"
+                                   "drm-memory-vram:\t18446744073709551615 MiB\n"
+                                   "drm-memory-gtt: \t17592186044416 MiB\n",
+                                   &c),
+                 0);
+    cr_assert_not(c.vram_valid, "more bytes than 64 bits hold is no size (found by fuzz_fdinfo)");
+    cr_assert_not(c.gtt_valid, "2^44 MiB is 2^64 bytes: one too many");
 }
 
 Test(tele_fdinfo, other_files_are_refused) {
