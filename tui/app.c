@@ -284,11 +284,12 @@ static void app_build_frame(struct app *a) {
 /* A HANG alert: the diagnostic bundle, once, and where it went in the footer and events. */
 static void app_bundle(struct app *a, const struct ev *e) {
     char msg[EV_TEXT_BYTES];
+    if (!bundle_due(&a->recent, e) || a->src->run.replay)
+        return;
     struct bundle_src b = {.o = a->o,
                            .snap = a->src->ops->snap(a->src),
                            .tele = a->tele ? tele_snap_read(a->tele, NULL) : NULL};
-    if (a->src->run.replay || !bundle_on_event(&a->recent, e, &b, msg, sizeof(msg)))
-        return;
+    bundle_on_hang(&a->recent, e, &b, msg, sizeof(msg));
     struct ev log = {.t_ns = mono_now_ns(), .kind = EV_LOG, .dev = EV_DEV_NONE};
     log.seq = (uint32_t)a->model.last_seq; /* not a gap in the source's sequence */
     log.u.text.severity = SEV_WARNING;

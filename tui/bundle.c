@@ -137,11 +137,13 @@ int bundle_write(const struct bundle_src *b, char *path, size_t pathlen, char *e
     return rc;
 }
 
-bool bundle_on_event(struct bundle_ring *r, const struct ev *e, const struct bundle_src *b,
-                     char *msg, size_t msglen) {
+bool bundle_due(struct bundle_ring *r, const struct ev *e) {
     bundle_ring_add(r, e);
-    if (e->kind != EV_ALERT || e->u.text.code != ALERT_SYNC_HANG || r->written)
-        return false;
+    return e->kind == EV_ALERT && e->u.text.code == ALERT_SYNC_HANG && !r->written;
+}
+
+void bundle_on_hang(struct bundle_ring *r, const struct ev *e, const struct bundle_src *b,
+                    char *msg, size_t msglen) {
     r->written = true;
     char path[ENGINE_PATH_MAX + 64], err[512];
     struct bundle_src src = *b;
@@ -151,5 +153,4 @@ bool bundle_on_event(struct bundle_ring *r, const struct ev *e, const struct bun
         snprintf(msg, msglen, "hang diagnostics written to %.180s", path);
     else
         snprintf(msg, msglen, "hang diagnostics not written: %.180s", err);
-    return true;
 }

@@ -36,9 +36,14 @@ struct bundle_src {
  * with err. */
 int bundle_write(const struct bundle_src *b, char *path, size_t pathlen, char *err, size_t errlen);
 
-/* If e is a HANG alert and no bundle was written yet: write it, and say where (or why not) in
- * msg. True when it tried. Every event goes into the ring first. */
-bool bundle_on_event(struct bundle_ring *r, const struct ev *e, const struct bundle_src *b,
-                     char *msg, size_t msglen);
+/* Add e to the ring; true when it is the run's first HANG alert, so a bundle is due (the
+ * caller then reads its snapshots, which it must not do for every event: their readers are
+ * told only once what changed). */
+bool bundle_due(struct bundle_ring *r, const struct ev *e);
+
+/* Write the bundle for the HANG alert e (b's ring and hang are filled in here), and say where
+ * (or why not) in msg. Never a second one in a run. */
+void bundle_on_hang(struct bundle_ring *r, const struct ev *e, const struct bundle_src *b,
+                    char *msg, size_t msglen);
 
 #endif

@@ -65,11 +65,12 @@ struct cli_hang {
 /* A HANG alert: the bundle, once; where it went on stderr and in the JSON lines. */
 static void cli_bundle(struct cli_hang *h, const struct ev *e, struct rec *out) {
     char msg[EV_TEXT_BYTES];
+    if (!bundle_due(&h->recent, e))
+        return;
     struct bundle_src b = {.o = h->o,
                            .snap = engine_snap_read(h->e, NULL),
                            .tele = h->tele ? tele_snap_read(h->tele, NULL) : NULL};
-    if (!bundle_on_event(&h->recent, e, &b, msg, sizeof(msg)))
-        return;
+    bundle_on_hang(&h->recent, e, &b, msg, sizeof(msg));
     struct ev log = {.t_ns = mono_now_ns(), .kind = EV_LOG, .dev = EV_DEV_NONE};
     log.u.text.severity = SEV_WARNING;
     snprintf(log.u.text.text, sizeof(log.u.text.text), "%s", msg);

@@ -32,23 +32,24 @@ Test(bundle, written_once_on_a_hang_with_every_section) {
     for (int i = 0; i < BUNDLE_EVENTS + 20; i++) { /* more than the ring holds */
         struct ev e = bt_ev(EV_LOG, 1000000000ull + (uint64_t)i);
         snprintf(e.u.text.text, sizeof(e.u.text.text), "line %d", i);
-        cr_assert_not(bundle_on_event(&bt_ring, &e, &b, msg, sizeof(msg)));
+        cr_assert_not(bundle_due(&bt_ring, &e));
     }
     struct ev far = bt_ev(EV_KMSG, 1ull), near = bt_ev(EV_KMSG, 250000000000ull);
     far.u.kmsg.category = near.u.kmsg.category = KMSG_CAT_RING_TIMEOUT;
     snprintf(near.u.kmsg.message, sizeof(near.u.kmsg.message), "ring gfx timeout");
-    bundle_on_event(&bt_ring, &far, &b, msg, sizeof(msg));
-    bundle_on_event(&bt_ring, &near, &b, msg, sizeof(msg));
+    cr_assert_not(bundle_due(&bt_ring, &far));
+    cr_assert_not(bundle_due(&bt_ring, &near));
     struct ev slow = bt_ev(EV_ALERT, 290000000000ull);
     slow.u.text.code = ALERT_SYNC_SLOW;
-    cr_assert_not(bundle_on_event(&bt_ring, &slow, &b, msg, sizeof(msg)), "slow: no bundle");
+    cr_assert_not(bundle_due(&bt_ring, &slow), "slow: no bundle");
     struct ev hang = bt_ev(EV_ALERT, 300000000000ull);
     hang.dev = 0;
     hang.u.text.code = ALERT_SYNC_HANG;
     snprintf(hang.u.text.text, sizeof(hang.u.text.text), "dev 0: device sync in cleanup: HANG");
-    cr_assert(bundle_on_event(&bt_ring, &hang, &b, msg, sizeof(msg)));
+    cr_assert(bundle_due(&bt_ring, &hang));
+    bundle_on_hang(&bt_ring, &hang, &b, msg, sizeof(msg));
     cr_assert(strstr(msg, "hang diagnostics written to"), "%s", msg);
-    cr_assert_not(bundle_on_event(&bt_ring, &hang, &b, msg, sizeof(msg)), "once per run");
+    cr_assert_not(bundle_due(&bt_ring, &hang), "once per run");
     const char *path = strstr(msg, dir);
     cr_assert_not_null(path);
     json_object *j = json_object_from_file(path);
