@@ -114,7 +114,8 @@ static void replay_epoch_seen(struct replay *r, int32_t epoch) {
     if (epoch <= 0)
         return;
     if (!r->epochs_known) { /* as the engine counts: first epoch + epochs of this run - 1 */
-        r->snap.epochs = epoch + (r->run_epochs > 0 ? r->run_epochs : 1) - 1;
+        int64_t total = (int64_t)epoch + (r->run_epochs > 0 ? r->run_epochs : 1) - 1;
+        r->snap.epochs = total > INT32_MAX ? INT32_MAX : (int32_t)total;
         r->epochs_known = true;
     }
     if (epoch > r->snap.epoch)
@@ -172,7 +173,8 @@ static void replay_apply_metric(struct replay *r, const struct ev_metric *m) {
     s->has_val = true;
     if (m->epoch > 0 && m->step > 0) { /* at an epoch's end, step = epoch * steps per epoch */
         s->steps_per_epoch = m->step / m->epoch;
-        s->total_steps = s->steps_per_epoch * s->epochs;
+        int64_t per = s->steps_per_epoch, n = s->epochs; /* saturated: a recording can lie */
+        s->total_steps = n > 0 && per > INT64_MAX / n ? INT64_MAX : per * n;
     }
 }
 
