@@ -1,6 +1,6 @@
-/* libFuzzer target for `ringside replay`: arbitrary bytes as the lines of a recording, each
- * parsed (and every event written back as JSON and parsed the same), then the whole input opened
- * as a recording and played to its end on a fake clock. */
+/* libFuzzer target for recordings (`ringside replay`): arbitrary bytes as the lines of a recording,
+ * each parsed (and every event written back as JSON and parsed the same), then the whole input
+ * opened as a recording and played to its end on a fake clock. */
 #include "backend/engine/engine.h"
 #include "tests/fuzz/fuzz_target.h"
 #include "tui/record.h"
@@ -16,50 +16,51 @@
 #include <string.h>
 #include <unistd.h>
 
-#define FUZZ_REPLAY_WHY    256
-#define FUZZ_REPLAY_JSON   8192 /* an event written back: far more than any one needs */
-#define FUZZ_REPLAY_DRAIN  64
-#define FUZZ_REPLAY_STEPS  48
-#define FUZZ_REPLAY_MAX_NS (1ull << 63) /* the fake clock stops here: d * speed stays in range */
+#define FUZZ_RECORDING_WHY   256
+#define FUZZ_RECORDING_JSON  8192 /* an event written back: far more than any one needs */
+#define FUZZ_RECORDING_DRAIN 64
+#define FUZZ_RECORDING_STEPS 48
+/* The fake clock stops here, so that d * speed stays in range. */
+#define FUZZ_RECORDING_MAX_NS (1ull << 63)
 
-static char fuzz_replay_path[64];
-static uint64_t fuzz_replay_now;
+static char fuzz_recording_path[64];
+static uint64_t fuzz_recording_now;
 
 /* A fixed-size string: NUL-terminated inside its array. */
-#define FUZZ_REPLAY_STR(s) FUZZ_CHECK(memchr((s), '\0', sizeof(s)) != NULL)
+#define FUZZ_RECORDING_STR(s) FUZZ_CHECK(memchr((s), '\0', sizeof(s)) != NULL)
 
 /* Whether a key or string anywhere in v holds a newline (a message may quote one). */
-static bool fuzz_replay_has_nl(json_object *v) {
+static bool fuzz_recording_has_nl(json_object *v) {
     if (json_object_is_type(v, json_type_string))
         return memchr(json_object_get_string(v), '\n', (size_t)json_object_get_string_len(v)) !=
                NULL;
     if (json_object_is_type(v, json_type_array)) {
         for (size_t i = 0; i < json_object_array_length(v); i++)
-            if (fuzz_replay_has_nl(json_object_array_get_idx(v, i)))
+            if (fuzz_recording_has_nl(json_object_array_get_idx(v, i)))
                 return true;
         return false;
     }
     if (!json_object_is_type(v, json_type_object))
         return false;
     json_object_object_foreach(v, key, val) {
-        if (strchr(key, '\n') || fuzz_replay_has_nl(val))
+        if (strchr(key, '\n') || fuzz_recording_has_nl(val))
             return true;
     }
     return false;
 }
 
 /* The line as JSON quotes a newline somewhere. */
-static bool fuzz_replay_quotes_nl(const char *line, size_t len) {
+static bool fuzz_recording_quotes_nl(const char *line, size_t len) {
     json_tokener *tok = json_tokener_new();
     FUZZ_CHECK(tok != NULL);
     json_object *o = json_tokener_parse_ex(tok, line, (int)len);
     json_tokener_free(tok);
-    bool nl = o && fuzz_replay_has_nl(o);
+    bool nl = o && fuzz_recording_has_nl(o);
     json_object_put(o);
     return nl;
 }
 
-static bool fuzz_replay_has_ctl(const char *s) {
+static bool fuzz_recording_has_ctl(const char *s) {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
         if (*p < 0x20 || *p == 0x7f)
             return true;
@@ -67,7 +68,7 @@ static bool fuzz_replay_has_ctl(const char *s) {
 }
 
 /* Every enum in range, every string terminated, t_ns as replay_internal.h defines it. */
-static void fuzz_replay_check_ev(const struct ev *e) {
+static void fuzz_recording_check_ev(const struct ev *e) {
     FUZZ_CHECK(e->kind < EV_KIND_COUNT);
     switch ((enum ev_kind)e->kind) {
     case EV_PHASE:
@@ -85,23 +86,23 @@ static void fuzz_replay_check_ev(const struct ev *e) {
         break;
     case EV_COMMAND:
         FUZZ_CHECK(e->u.command.cmd < CMD_COUNT);
-        FUZZ_REPLAY_STR(e->u.command.text);
+        FUZZ_RECORDING_STR(e->u.command.text);
         break;
     case EV_ALERT:
     case EV_LOG:
         FUZZ_CHECK(e->u.text.severity <= SEV_ERROR);
-        FUZZ_REPLAY_STR(e->u.text.text);
+        FUZZ_RECORDING_STR(e->u.text.text);
         break;
     case EV_KMSG: {
         const struct kmsg_event *k = &e->u.kmsg;
         FUZZ_CHECK(k->category < KMSG_CAT_COUNT && k->vendor < KMSG_VENDOR_COUNT);
         FUZZ_CHECK(k->severity <= SEV_ERROR && k->source <= KMSG_SRC_STDERR && k->lines >= 1);
-        FUZZ_REPLAY_STR(k->message);
-        FUZZ_REPLAY_STR(k->pci);
-        FUZZ_REPLAY_STR(k->ring);
-        FUZZ_REPLAY_STR(k->process);
-        FUZZ_REPLAY_STR(k->thread);
-        FUZZ_REPLAY_STR(k->client);
+        FUZZ_RECORDING_STR(k->message);
+        FUZZ_RECORDING_STR(k->pci);
+        FUZZ_RECORDING_STR(k->ring);
+        FUZZ_RECORDING_STR(k->process);
+        FUZZ_RECORDING_STR(k->thread);
+        FUZZ_RECORDING_STR(k->client);
         break;
     }
     case EV_KIND_COUNT:
@@ -109,10 +110,10 @@ static void fuzz_replay_check_ev(const struct ev *e) {
     }
 }
 
-static void fuzz_replay_check_item(const struct replay_item *it) {
+static void fuzz_recording_check_item(const struct replay_item *it) {
     switch (it->kind) {
     case REPLAY_EVENT:
-        fuzz_replay_check_ev(&it->ev);
+        fuzz_recording_check_ev(&it->ev);
         FUZZ_CHECK(it->t_ns == it->ev.t_ns);
         break;
     case REPLAY_LAYOUT:
@@ -126,10 +127,10 @@ static void fuzz_replay_check_item(const struct replay_item *it) {
     case REPLAY_RUN:
         FUZZ_CHECK(it->extra.version >= 1 && it->extra.version <= REC_VERSION);
         FUZZ_CHECK(it->t_ns == it->run.start_ns && it->run.n_devices <= 0xFFFF);
-        FUZZ_REPLAY_STR(it->run.host);
-        FUZZ_REPLAY_STR(it->run.backend);
-        FUZZ_REPLAY_STR(it->run.dev_name);
-        FUZZ_REPLAY_STR(it->run.dev_arch);
+        FUZZ_RECORDING_STR(it->run.host);
+        FUZZ_RECORDING_STR(it->run.backend);
+        FUZZ_RECORDING_STR(it->run.dev_name);
+        FUZZ_RECORDING_STR(it->run.dev_arch);
         break;
     case REPLAY_BLANK:
         break;
@@ -139,14 +140,14 @@ static void fuzz_replay_check_item(const struct replay_item *it) {
 }
 
 /* Doubles written with %.10g: equal to 9 digits, or both not numbers (null). */
-static bool fuzz_replay_near(double a, double b) {
+static bool fuzz_recording_near(double a, double b) {
     if (!isfinite(a) || !isfinite(b))
         return !isfinite(a) && isnan(b);
     return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b));
 }
 
 /* The fields of an event the writer writes, as the reader reads them back. */
-static bool fuzz_replay_same_ev(const struct ev *a, const struct ev *b) {
+static bool fuzz_recording_same_ev(const struct ev *a, const struct ev *b) {
     if (a->kind != b->kind || a->seq != b->seq || a->t_ns != b->t_ns || a->dev != b->dev)
         return false;
     switch ((enum ev_kind)a->kind) {
@@ -162,14 +163,14 @@ static bool fuzz_replay_same_ev(const struct ev *a, const struct ev *b) {
         return x->allocated_bytes == y->allocated_bytes && x->reserved_bytes == y->reserved_bytes &&
                x->largest_free_bytes == y->largest_free_bytes &&
                x->total_free_bytes == y->total_free_bytes && x->free_blocks == y->free_blocks &&
-               x->segments == y->segments && fuzz_replay_near(x->frag, y->frag);
+               x->segments == y->segments && fuzz_recording_near(x->frag, y->frag);
     }
     case EV_METRIC: {
         const struct ev_metric *x = &a->u.metric, *y = &b->u.metric;
         return x->epoch == y->epoch && x->step == y->step && x->has_val == y->has_val &&
-               fuzz_replay_near(x->loss, y->loss) &&
-               fuzz_replay_near(x->samples_per_s, y->samples_per_s) &&
-               (!x->has_val || fuzz_replay_near(x->val_loss, y->val_loss));
+               fuzz_recording_near(x->loss, y->loss) &&
+               fuzz_recording_near(x->samples_per_s, y->samples_per_s) &&
+               (!x->has_val || fuzz_recording_near(x->val_loss, y->val_loss));
     }
     case EV_COMMAND:
         return a->u.command.cmd == b->u.command.cmd && a->u.command.rc == b->u.command.rc &&
@@ -203,84 +204,86 @@ static bool fuzz_replay_same_ev(const struct ev *a, const struct ev *b) {
 /* An event written as a recording line reads back as the same event. Kernel-log events whose
  * strings hold control bytes are left out: the classifier never makes those, and escaped six
  * bytes each they can outgrow the writer's buffer for the kernel-log members. */
-static void fuzz_replay_round_trip(const struct ev *e) {
+static void fuzz_recording_round_trip(const struct ev *e) {
     const struct kmsg_event *k = &e->u.kmsg;
-    if (e->kind == EV_KMSG && (fuzz_replay_has_ctl(k->message) || fuzz_replay_has_ctl(k->pci) ||
-                               fuzz_replay_has_ctl(k->ring) || fuzz_replay_has_ctl(k->process) ||
-                               fuzz_replay_has_ctl(k->thread) || fuzz_replay_has_ctl(k->client)))
+    if (e->kind == EV_KMSG &&
+        (fuzz_recording_has_ctl(k->message) || fuzz_recording_has_ctl(k->pci) ||
+         fuzz_recording_has_ctl(k->ring) || fuzz_recording_has_ctl(k->process) ||
+         fuzz_recording_has_ctl(k->thread) || fuzz_recording_has_ctl(k->client)))
         return;
-    char *json = malloc(FUZZ_REPLAY_JSON);
+    char *json = malloc(FUZZ_RECORDING_JSON);
     struct replay_item *back = malloc(sizeof(*back));
     FUZZ_CHECK(json != NULL && back != NULL);
-    int n = engine_json_event(e, json, FUZZ_REPLAY_JSON);
-    FUZZ_CHECK(n > 0 && n < FUZZ_REPLAY_JSON && (size_t)n == strlen(json));
-    char why[FUZZ_REPLAY_WHY];
+    int n = engine_json_event(e, json, FUZZ_RECORDING_JSON);
+    FUZZ_CHECK(n > 0 && n < FUZZ_RECORDING_JSON && (size_t)n == strlen(json));
+    char why[FUZZ_RECORDING_WHY];
     FUZZ_CHECK(replay_parse_line(json, (size_t)n, back, why, sizeof(why)) == 0);
     FUZZ_CHECK(back->kind == REPLAY_EVENT);
-    FUZZ_CHECK(fuzz_replay_same_ev(e, &back->ev));
+    FUZZ_CHECK(fuzz_recording_same_ev(e, &back->ev));
     free(back);
     free(json);
 }
 
 /* One line, copied at its exact size so that an over-read is caught. */
-static void fuzz_replay_line(const char *line, size_t len, struct replay_item *it) {
+static void fuzz_recording_line(const char *line, size_t len, struct replay_item *it) {
     char *copy = malloc(len ? len : 1);
     FUZZ_CHECK(copy != NULL);
     if (len)
         memcpy(copy, line, len);
-    char why[FUZZ_REPLAY_WHY];
+    char why[FUZZ_RECORDING_WHY];
     memset(why, 'x', sizeof(why));
     int rc = replay_parse_line(copy, len, it, why, sizeof(why));
     if (rc == 0) {
-        fuzz_replay_check_item(it);
+        fuzz_recording_check_item(it);
         if (it->kind == REPLAY_EVENT)
-            fuzz_replay_round_trip(&it->ev);
+            fuzz_recording_round_trip(&it->ev);
     } else {
         FUZZ_CHECK(rc == -EINVAL);
         FUZZ_CHECK(memchr(why, '\0', sizeof(why)) != NULL && why[0] != '\0');
-        FUZZ_CHECK(!strchr(why, '\n') || fuzz_replay_quotes_nl(copy, len));
+        FUZZ_CHECK(!strchr(why, '\n') || fuzz_recording_quotes_nl(copy, len));
     }
     free(copy);
 }
 
-static uint64_t fuzz_replay_clock(void *ctx) {
+static uint64_t fuzz_recording_clock(void *ctx) {
     (void)ctx;
-    return fuzz_replay_now;
+    return fuzz_recording_now;
 }
 
 /* The whole input as a recording file: opened, then played on a clock that leaps ahead until
  * the recording is over (or the clock's end), every released event checked. */
-static void fuzz_replay_play(const uint8_t *data, size_t size, bool quotes_nl) {
-    FILE *f = fopen(fuzz_replay_path, "wb");
+static void fuzz_recording_play(const uint8_t *data, size_t size, bool quotes_nl) {
+    FILE *f = fopen(fuzz_recording_path, "wb");
     FUZZ_CHECK(f != NULL);
     FUZZ_CHECK(size == 0 || fwrite(data, 1, size, f) == size);
     FUZZ_CHECK(fclose(f) == 0);
     struct ui_source *src = NULL;
     char err[512];
     memset(err, 'x', sizeof(err));
-    int rc = replay_open(&src, fuzz_replay_path, 1.0, err, sizeof(err));
+    int rc = replay_open(&src, fuzz_recording_path, 1.0, err, sizeof(err));
     if (rc != 0) {
         FUZZ_CHECK(rc == -EINVAL && src == NULL);
         FUZZ_CHECK(memchr(err, '\0', sizeof(err)) != NULL);
-        FUZZ_CHECK(strncmp(err, fuzz_replay_path, strlen(fuzz_replay_path)) == 0);
-        FUZZ_CHECK(strlen(err) > strlen(fuzz_replay_path) + 2);
+        FUZZ_CHECK(strncmp(err, fuzz_recording_path, strlen(fuzz_recording_path)) == 0);
+        FUZZ_CHECK(strlen(err) > strlen(fuzz_recording_path) + 2);
         FUZZ_CHECK(!strchr(err, '\n') || quotes_nl);
         return;
     }
     FUZZ_CHECK(src != NULL && src->run.replay);
-    fuzz_replay_now = 0;
-    replay_set_clock(src, fuzz_replay_clock, NULL);
-    static struct ev out[FUZZ_REPLAY_DRAIN];
-    for (int step = 0; step < FUZZ_REPLAY_STEPS && !src->ops->done(src); step++) {
+    fuzz_recording_now = 0;
+    replay_set_clock(src, fuzz_recording_clock, NULL);
+    static struct ev out[FUZZ_RECORDING_DRAIN];
+    for (int step = 0; step < FUZZ_RECORDING_STEPS && !src->ops->done(src); step++) {
         uint64_t leap = 1ull << (step + 16);
-        fuzz_replay_now = fuzz_replay_now > FUZZ_REPLAY_MAX_NS - leap ? FUZZ_REPLAY_MAX_NS
-                                                                      : fuzz_replay_now + leap;
+        fuzz_recording_now = fuzz_recording_now > FUZZ_RECORDING_MAX_NS - leap
+                                 ? FUZZ_RECORDING_MAX_NS
+                                 : fuzz_recording_now + leap;
         uint64_t now = src->ops->now_ns(src);
         size_t n;
-        while ((n = src->ops->drain(src, out, FUZZ_REPLAY_DRAIN)) > 0) {
-            FUZZ_CHECK(n <= FUZZ_REPLAY_DRAIN);
+        while ((n = src->ops->drain(src, out, FUZZ_RECORDING_DRAIN)) > 0) {
+            FUZZ_CHECK(n <= FUZZ_RECORDING_DRAIN);
             for (size_t i = 0; i < n; i++) {
-                fuzz_replay_check_ev(&out[i]);
+                fuzz_recording_check_ev(&out[i]);
                 FUZZ_CHECK(out[i].t_ns <= now);
             }
         }
@@ -293,13 +296,13 @@ static void fuzz_replay_play(const uint8_t *data, size_t size, bool quotes_nl) {
     }
     src->ops->stop(src);
     FUZZ_CHECK(src->ops->done(src));
-    FUZZ_CHECK(src->ops->drain(src, out, FUZZ_REPLAY_DRAIN) == 0);
+    FUZZ_CHECK(src->ops->drain(src, out, FUZZ_RECORDING_DRAIN) == 0);
     src->ops->destroy(src);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (!fuzz_replay_path[0])
-        snprintf(fuzz_replay_path, sizeof(fuzz_replay_path), "/tmp/fuzz_replay_%ld.jsonl",
+    if (!fuzz_recording_path[0])
+        snprintf(fuzz_recording_path, sizeof(fuzz_recording_path), "/tmp/fuzz_recording_%ld.jsonl",
                  (long)getpid());
     const char *text = (const char *)data;
     struct replay_item *it = malloc(sizeof(*it));
@@ -309,18 +312,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (size_t off = 0; off < size;) {
         const char *nl = memchr(text + off, '\n', size - off);
         size_t len = nl ? (size_t)(nl - (text + off)) + 1 : size - off;
-        fuzz_replay_line(text + off, len, it);
+        fuzz_recording_line(text + off, len, it);
         /* the file reader sees each line up to its first NUL (fgets, then strlen) */
-        quotes_nl = quotes_nl || fuzz_replay_quotes_nl(text + off, len) ||
-                    fuzz_replay_quotes_nl(text + off, strnlen(text + off, len));
+        quotes_nl = quotes_nl || fuzz_recording_quotes_nl(text + off, len) ||
+                    fuzz_recording_quotes_nl(text + off, strnlen(text + off, len));
         off += len;
     }
     free(it);
-    fuzz_replay_play(data, size, quotes_nl);
+    fuzz_recording_play(data, size, quotes_nl);
     return 0;
 }
 
-const char fuzz_target_name[] = "fuzz_replay";
+const char fuzz_target_name[] = "fuzz_recording";
 
 /* Pieces of real recording lines (tests/fixtures/replay, `ringside train --headless`). */
 const char *const fuzz_fragments[] = {
