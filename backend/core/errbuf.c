@@ -10,6 +10,10 @@ int errbuf_set(char *err, size_t errlen, int rc, const char *fmt, ...) {
         va_start(ap, fmt);
         vsnprintf(err, errlen, fmt, ap);
         va_end(ap);
+        /* one line, whatever the input it quotes holds (a key with a newline, an escape) */
+        for (unsigned char *p = (unsigned char *)err; *p; p++)
+            if (*p < 0x20 || *p == 0x7f)
+                *p = *p == '\t' ? ' ' : '?';
     }
     return rc;
 }

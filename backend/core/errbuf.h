@@ -4,7 +4,8 @@
 
 #include <stddef.h>
 
-/* printf into err (if non-NULL and errlen > 0); returns rc so callers can
+/* printf into err (if non-NULL and errlen > 0), control characters (from quoted input)
+ * replaced so the message stays one line; returns rc so callers can
  * `return errbuf_set(err, errlen, -EINVAL, "...")`. */
 int errbuf_set(char *err, size_t errlen, int rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

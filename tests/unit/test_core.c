@@ -1,6 +1,7 @@
 /* Tests for the core module: event ring, snapshots, CRC32, atomic files. */
 #include "backend/core/afile.h"
 #include "backend/core/crc32.h"
+#include "backend/core/errbuf.h"
 #include "backend/core/ev.h"
 #include "backend/core/evring.h"
 #include "backend/core/snap.h"
@@ -151,4 +152,10 @@ Test(core, names_round_trip) {
     cr_assert_str_eq(ev_kind_name(EV_METRIC), "metric");
     cr_assert_str_eq(ev_phase_name(PHASE_COUNT), "?");
     cr_assert_eq(ev_phase_from_name("nope"), -1);
+}
+
+Test(core, error_text_stays_one_line) {
+    char err[64];
+    cr_assert_eq(errbuf_set(err, sizeof(err), -22, "unknown key '%s'", "x\n\x1b[31mred\tz"), -22);
+    cr_assert_str_eq(err, "unknown key 'x??[31mred z'");
 }
