@@ -125,18 +125,26 @@ static void app_kernel_key(struct app *a) {
 }
 
 /* A stop that takes longer than 2 s is a hung call: say which, and how to leave anyway. */
+/* "a device sync in cleanup has been in flight for 12.3 s" into buf; false when nothing is. */
+static bool app_stuck_call(bool busy, const struct trace_inflight *inf, uint64_t now, char *buf,
+                           size_t n) {
+    if (!busy || now <= inf->start_ns)
+        return false;
+    snprintf(buf, n, "a %s sync in %s has been in flight for %.1f s", ev_sync_op_name(inf->op),
+             ev_phase_name(inf->phase), (double)(now - inf->start_ns) / 1e9);
+    return true;
+}
+
 static void app_quit_notice(struct app *a) {
     uint64_t now = mono_now_ns();
     if (!a->quitting || a->leave_now || a->src->ops->done(a->src) ||
         now - a->quit_ns < 2000000000ull)
         return;
     struct trace_inflight inf;
-    if (a->src->ops->inflight(a->src, a->frame.gpu, &inf) && now > inf.start_ns)
-        app_notice(a,
-                   "not stopping: a %s sync in %s has been in flight for %.1f s - q again "
-                   "leaves now",
-                   ev_sync_op_name(inf.op), ev_phase_name(inf.phase),
-                   (double)(now - inf.start_ns) / 1e9);
+    char stuck[128];
+    if (app_stuck_call(a->src->ops->inflight(a->src, a->frame.gpu, &inf), &inf, now, stuck,
+                       sizeof(stuck)))
+        app_notice(a, "not stopping: %s - q again leaves now", stuck);
     else
         app_notice(a, "not stopping after %.1f s - q again leaves now",
                    (double)(now - a->quit_ns) / 1e9);
@@ -465,17 +473,16 @@ static int app_redirect_stderr(const struct cli_train_opts *o) {
     return saved;
 }
 
-static int app_finish(struct engine *e, struct rec *rec, struct evring *ring, bool left_early) {
+static int app_finish(struct engine *e, unsigned dev, struct rec *rec, struct evring *ring,
+                      bool left_early) {
     if (left_early && !engine_done(e)) {
         struct trace_inflight inf;
-        uint64_t now = mono_now_ns();
+        char stuck[128];
         /* runtime destructors could block on the hung call: no exit handlers, no joins */
-        if (trace_inflight(engine_trace(e), 0, &inf) && now > inf.start_ns)
-            fprintf(stderr,
-                    "ringside: leaving while a %s synchronize (phase %s) has been in flight "
-                    "for %.1f s; the training thread did not stop\n",
-                    ev_sync_op_name(inf.op), ev_phase_name(inf.phase),
-                    (double)(now - inf.start_ns) / 1e9);
+        if (app_stuck_call(trace_inflight(engine_trace(e), dev, &inf), &inf, mono_now_ns(), stuck,
+                           sizeof(stuck)))
+            fprintf(stderr, "ringside: leaving while %s; the training thread did not stop\n",
+                    stuck);
         else
             fprintf(stderr, "ringside: the training thread did not stop; leaving without "
                             "waiting\n");
@@ -578,7 +585,7 @@ int app_run(const struct cli_train_opts *o) {
         close(saved);
     }
     if (rc == 0)
-        rc = app_finish(e, rec, ring, !engine_done(e));
+        rc = app_finish(e, (unsigned)o->conf.device, rec, ring, !engine_done(e));
 done:
     pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     app_record_close(rec, &rc);
