@@ -120,6 +120,7 @@ static void app_kernel_key(struct app *a) {
     app_focus(a, 0);
     struct panel *p = &a->panels[APP_EVENTS_PANEL];
     p->selected = p->scroll = (int)k;
+    p->list_added = a->model.event_added;
     p->detail = false;
     p->ops->key(p, '\n', &a->frame);
 }

@@ -149,7 +149,7 @@ static const char *const app_help_keys[] = {
     "m          memory probe: the largest block the GPU could allocate now",
     "< >        timeline span, 5 s to 30 min",
     "Tab S-Tab  focus the next / previous panel (hidden ones come into view)",
-    "arrows PgUp PgDn Home End  scroll the focused panel",
+    "arrows PgUp PgDn Home End  scroll the focused panel (events: Home follows the newest)",
     "Enter      details of the selected event (Esc or Enter: back)",
     "k          the latest kernel-log failure: its fields and what helps",
     "g          GPU overlay: every field with its source, VRAM reconciliation, providers",

@@ -35,3 +35,14 @@ bool panel_nav_key(struct panel *p, int ch, int n, int visible) {
         p->scroll = p->selected - visible + 1;
     return true;
 }
+
+void panel_list_follow(struct panel *p, uint64_t added, int n) {
+    uint64_t delta = added - p->list_added;
+    p->list_added = added;
+    if (delta == 0 || (p->selected == 0 && p->scroll == 0))
+        return;
+    int last = n > 0 ? n - 1 : 0;
+    uint64_t sel = (uint64_t)p->selected + delta, top = (uint64_t)p->scroll + delta;
+    p->selected = sel > (uint64_t)last ? last : (int)sel;
+    p->scroll = top > (uint64_t)p->selected ? p->selected : (int)top;
+}

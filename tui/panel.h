@@ -6,6 +6,7 @@
 #include "tui/ui.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct panel;
 
@@ -29,10 +30,11 @@ struct panel {
     WINDOW *win; /* owned by the app; NULL while hidden */
     int h, w;
     bool focused;
-    int scroll;        /* first line shown, for scrollable panels */
-    int selected;      /* selected line, for panels with a selection */
-    bool detail;       /* showing the selection's detail (events) */
-    int detail_scroll; /* first line of the detail view shown */
+    int scroll;          /* first line shown, for scrollable panels */
+    int selected;        /* selected line, for panels with a selection */
+    bool detail;         /* showing the selection's detail (events) */
+    int detail_scroll;   /* first line of the detail view shown */
+    uint64_t list_added; /* the list's count of appended entries that scroll/selected refer to */
 };
 
 /* The panels, in focus order. */
@@ -45,5 +47,11 @@ extern const struct panel_ops panel_events_ops;
 /* Scroll helpers for list panels: apply a navigation key to scroll/selected over n lines with
  * `visible` rows shown; true when the key was a navigation key. */
 bool panel_nav_key(struct panel *p, int ch, int n, int visible);
+
+/* Keep a newest-first list's selection on its entry while entries arrive: `added` is the
+ * list's count of entries appended so far, n its length now. At the top (nothing scrolled,
+ * the newest selected) the panel follows the newest; anywhere else scroll and selection move
+ * down with the entries, clamped to the oldest still kept. */
+void panel_list_follow(struct panel *p, uint64_t added, int n);
 
 #endif

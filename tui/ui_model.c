@@ -135,6 +135,7 @@ void ui_model_list_add(struct ui_model *m, struct ui_event *u) {
     u->repeat = 1;
     m->events[m->event_head] = *u;
     m->event_head = (m->event_head + 1) % UI_EVENTS;
+    m->event_added++;
     if (m->event_count < UI_EVENTS)
         m->event_count++;
 }

@@ -78,6 +78,7 @@ struct ui_model {
     size_t phase_head, phase_count;
     struct ui_event events[UI_EVENTS]; /* ring, newest at (event_head - 1) */
     size_t event_head, event_count;
+    uint64_t event_added; /* list entries appended so far (a folded repeat adds none) */
     uint64_t cat_count[UI_CAT_COUNT];
     struct ui_series loss, val_loss, allocated, reserved, frag;
     uint64_t sync_ns[SYNC_OP_COUNT][UI_SYNCS]; /* ring per op */

@@ -46,11 +46,17 @@ wait_for "the timeline has a kernel row with the failures' letters" 10 marker
 STEP="open the ring timeout's details"
 for _ in 1 2 3 4; do tm send-keys -t "$SESSION" Tab; done
 wait_for "the events panel has the focus" 10 has "> events"
+selection() { printf '%s\n' "$SCREEN" | grep -E '^ > [0-9-]' || true; }
+moved() { [ "$(selection)" != "$BEFORE" ]; }
+BEFORE=$(selection)
 tm send-keys -t "$SESSION" End
+wait_for "End selects the oldest entry" 5 moved
 for _ in $(seq 1 20); do # select the ring timeout: the oldest entries are at the end
     capture
-    printf '%s\n' "$SCREEN" | grep -F '>' | grep -qF "ring timeout:" && break
+    BEFORE=$(selection)
+    printf '%s\n' "$BEFORE" | grep -qF "ring timeout:" && break
     tm send-keys -t "$SESSION" Up
+    wait_for "the selection moves up" 5 moved # one key at a time: never past the entry
 done
 tm send-keys -t "$SESSION" Enter
 detail() { has "event detail" && has "fences: signaled 1234, emitted 1236" && has "What helps:"; }
@@ -63,6 +69,9 @@ latest() { has "event detail" && has "MES failed to respond to msg=REMOVE_QUEUE"
 wait_for "k opens the latest kernel failure (the MES one) with what helps" 10 latest
 tm send-keys -t "$SESSION" Escape
 wait_for "Esc goes back to the list" 10 eval '! has "event detail"'
+wait_for "the list holds still under the selection, and says so" 10 has "newer above: Home"
+tm send-keys -t "$SESSION" Home
+wait_for "Home goes back to the newest" 10 eval '! has "newer above"'
 
 STEP="flood"
 before=$(hwm_kib)

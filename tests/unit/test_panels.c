@@ -323,6 +323,57 @@ Test(panels, events_newest_first_with_counts_and_detail) {
     pt_close();
 }
 
+/* The selection is an entry, not a row number: new lines arriving between a look and a key
+ * press must not move Enter onto another event. At the top the list follows the newest. */
+Test(panels, events_selection_stays_on_its_entry_while_new_ones_arrive) {
+    pt_open(24, 80);
+    pt_fixture();
+    struct panel p;
+    WINDOW *w = pt_draw(&panel_events_ops, &p, 6, 80);
+    p.focused = true;
+    pt_event(EV_LOG, pt_frame.now_ns, SEV_INFO, 41); /* at the top: followed */
+    werase(w);
+    panel_events_ops.draw(&p, &pt_frame);
+    cr_assert(strstr(pt_row(w, 1), "> ") && strstr(pt_row(w, 1), "log line p41"), "%s",
+              pt_row(w, 1));
+    cr_assert(panel_events_ops.key(&p, KEY_DOWN, &pt_frame));
+    cr_assert(panel_events_ops.key(&p, KEY_DOWN, &pt_frame)); /* c28 */
+    pt_event(EV_LOG, pt_frame.now_ns, SEV_INFO, 42);
+    pt_event(EV_LOG, pt_frame.now_ns, SEV_INFO, 43);
+    werase(w);
+    panel_events_ops.draw(&p, &pt_frame);
+    cr_assert(strstr(pt_row(w, 1), "log line p41"), "the view should hold still: %s", pt_row(w, 1));
+    cr_assert(strstr(pt_row(w, 3), "> ") && strstr(pt_row(w, 3), "log line c28"),
+              "the selection should stay on its line: %s", pt_row(w, 3));
+    cr_assert(strstr(pt_row(w, 0), "events (2 newer above: Home)"), "%s", pt_row(w, 0));
+    pt_event(EV_LOG, pt_frame.now_ns, SEV_INFO, 44); /* between the look and the key */
+    cr_assert(panel_events_ops.key(&p, '\n', &pt_frame));
+    werase(w);
+    panel_events_ops.draw(&p, &pt_frame);
+    cr_assert(pt_has(w, "log line c28"), "Enter opened another event");
+    delwin(w);
+    pt_close();
+}
+
+/* An entry that drops off the end of the list leaves the selection on the oldest kept. */
+Test(panels, events_selection_clamps_when_its_entry_is_dropped) {
+    pt_open(24, 80);
+    pt_fixture();
+    struct panel p;
+    WINDOW *w = pt_draw(&panel_events_ops, &p, 6, 80);
+    p.focused = true;
+    cr_assert(panel_events_ops.key(&p, KEY_END, &pt_frame));
+    for (int k = 0; k < UI_EVENTS; k++)
+        pt_event(EV_LOG, pt_frame.now_ns, SEV_INFO, 100 + k);
+    werase(w);
+    panel_events_ops.draw(&p, &pt_frame);
+    cr_assert_eq(p.selected, UI_EVENTS - 1);
+    cr_assert_geq(p.scroll, UI_EVENTS - 5);
+    cr_assert_leq(p.scroll, p.selected);
+    delwin(w);
+    pt_close();
+}
+
 Test(panels, gpu_without_telemetry_says_why_and_shows_the_runtime) {
     pt_open(24, 80);
     pt_fixture();

@@ -36,7 +36,10 @@ static void panel_events_title(struct panel *p, const struct ui_frame *f) {
                                 (unsigned long long)dropped);
     if (len < sizeof(info))
         panel_events_kmsg(f, info + len, sizeof(info) - len);
-    w_title(p->win, p->detail ? "event detail (Enter: back, arrows: scroll)" : "events", info,
+    char title[64] = "events";
+    if (p->scroll > 0) /* held still under the selection: say what is above */
+        snprintf(title, sizeof(title), "events (%d newer above: Home)", p->scroll);
+    w_title(p->win, p->detail ? "event detail (Enter: back, arrows: scroll)" : title, info,
             p->focused, f);
 }
 
@@ -115,6 +118,7 @@ static void panel_events_detail(struct panel *p, const struct ui_frame *f) {
 }
 
 static void panel_events_draw(struct panel *p, const struct ui_frame *f) {
+    panel_list_follow(p, f->model->event_added, (int)f->model->event_count);
     panel_events_title(p, f);
     if (p->detail) {
         panel_events_detail(p, f);
@@ -173,6 +177,7 @@ static bool panel_events_detail_key(struct panel *p, int ch) {
 }
 
 static bool panel_events_key(struct panel *p, int ch, const struct ui_frame *f) {
+    panel_list_follow(p, f->model->event_added, (int)f->model->event_count);
     if (ch == '\n' || ch == KEY_ENTER || ch == '\r') {
         const struct ui_event *e = ui_model_event(f->model, (size_t)p->selected);
         p->detail = !p->detail && e != NULL;
