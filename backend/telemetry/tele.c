@@ -5,9 +5,9 @@
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
 #include "backend/core/snap.h"
+#include "backend/core/worker.h"
 #include "backend/telemetry/tele_internal.h"
 #include "backend/telemetry/tele_prov.h"
-#include "backend/telemetry/tele_worker.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -33,7 +33,7 @@ struct tele {
     struct tele_gpu recs[TELE_MAX_GPUS];
     struct snap *snap;
     uint64_t seq;
-    struct tele_worker w;
+    struct worker w;
 };
 
 static void tele_emit(const struct tele_ctx *ctx, enum ev_severity sev, const char *pci,
@@ -115,7 +115,7 @@ int tele_create(struct tele **out, const struct tele_conf *conf, struct evring *
     t->conf = *conf;
     t->events = events;
     t->ctx = (struct tele_ctx){&t->conf.roots, getpid(), tele_emit, t};
-    tele_worker_init(&t->w);
+    worker_init(&t->w);
     bool none = strcmp(conf->only, "none") == 0;
     for (size_t i = 0; i < tele_prov_count && t->n_slots < TELE_MAX_PROVIDERS; i++)
         if (!none && tele_wanted(conf->only, tele_prov_table[i]->name))
@@ -168,12 +168,12 @@ static void *tele_thread(void *arg) {
     struct tele *t = arg;
     do
         tele_sample_now(t);
-    while (!tele_worker_nap(&t->w, t->conf.interval_ns));
+    while (!worker_nap(&t->w, t->conf.interval_ns));
     return NULL;
 }
 
 int tele_start(struct tele *t) {
-    return tele_worker_start(&t->w, tele_thread, t);
+    return worker_start(&t->w, tele_thread, t);
 }
 
 const struct tele_snap *tele_snap_read(struct tele *t, bool *fresh) {
@@ -183,7 +183,7 @@ const struct tele_snap *tele_snap_read(struct tele *t, bool *fresh) {
 void tele_destroy(struct tele *t) {
     if (!t)
         return;
-    tele_worker_fini(&t->w); /* the sampling thread ends before its providers close */
+    worker_fini(&t->w); /* the sampling thread ends before its providers close */
     for (unsigned k = 0; k < t->n_slots; k++)
         if (t->slots[k].open)
             t->slots[k].ops->close(t->slots[k].state);

@@ -3,9 +3,9 @@
  * descriptor of every process, so that index is rebuilt by a background thread every 2 s and
  * each sample re-reads only the fdinfo files it lists. */
 #include "backend/core/mono.h"
+#include "backend/core/worker.h"
 #include "backend/telemetry/tele_fdinfo_internal.h"
 #include "backend/telemetry/tele_prov.h"
-#include "backend/telemetry/tele_worker.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -32,7 +32,7 @@ struct tele_fdinfo_index {
 struct tele_fdinfo {
     char proc[TELE_PATH_MAX]; /* set at open, read-only after: shared with the thread */
     int32_t self_pid;
-    struct tele_worker w; /* its mutex guards index and gen */
+    struct worker w; /* its mutex guards index and gen */
     struct tele_fdinfo_index index;
     uint64_t gen; /* bumped at each rebuild */
     /* the sampling thread's own */
@@ -126,7 +126,7 @@ static int tele_fdinfo_scan(const char *proc, struct tele_fdinfo_index *x) {
 static void *tele_fdinfo_thread(void *arg) {
     struct tele_fdinfo *s = arg;
     struct tele_fdinfo_index fresh = {0};
-    while (!tele_worker_nap(&s->w, TELE_FDINFO_REBUILD_NS)) {
+    while (!worker_nap(&s->w, TELE_FDINFO_REBUILD_NS)) {
         if (tele_fdinfo_scan(s->proc, &fresh) != 0)
             continue;
         pthread_mutex_lock(&s->w.mu);
@@ -142,7 +142,7 @@ static void *tele_fdinfo_thread(void *arg) {
 
 /* Stops the thread first, so nothing below is in use. */
 static void tele_fdinfo_free(struct tele_fdinfo *s) {
-    tele_worker_fini(&s->w);
+    worker_fini(&s->w);
     free(s->index.v);
     free(s->work.v);
     free(s->clients);
@@ -161,11 +161,11 @@ static int tele_fdinfo_open(const struct tele_ctx *ctx, void **state, char *reas
     }
     snprintf(s->proc, sizeof(s->proc), "%s", ctx->roots->proc);
     s->self_pid = (int32_t)ctx->self_pid;
-    tele_worker_init(&s->w);
+    worker_init(&s->w);
     int rc = tele_fdinfo_scan(s->proc, &s->index);
     if (rc < 0)
         tele_reason_errno(reason, reasonlen, rc, s->proc);
-    else if ((rc = tele_worker_start(&s->w, tele_fdinfo_thread, s)) < 0)
+    else if ((rc = worker_start(&s->w, tele_fdinfo_thread, s)) < 0)
         snprintf(reason, reasonlen, "cannot start the fdinfo index thread: %s", strerror(-rc));
     if (rc < 0) {
         tele_fdinfo_free(s);

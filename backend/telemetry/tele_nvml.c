@@ -184,7 +184,7 @@ static struct tele_nvml *tele_nvml_alloc(const struct tele_ctx *ctx) {
     if (!s)
         return NULL;
     s->ctx = ctx;
-    tele_worker_init(&s->w);
+    worker_init(&s->w);
     return s;
 }
 

@@ -96,13 +96,13 @@ static void tele_nvml_events_wait(struct tele_nvml *s) {
             return;
     }
     /* no event set, or its wait failed: a lost GPU must not turn the loop into a spin */
-    tele_worker_nap(&s->w, (uint64_t)TELE_NVML_EVENTS_WAIT_MS * 1000000ull);
+    worker_nap(&s->w, (uint64_t)TELE_NVML_EVENTS_WAIT_MS * 1000000ull);
 }
 
 static void *tele_nvml_events_main(void *arg) {
     struct tele_nvml *s = arg;
     uint64_t next_pcie = mono_now_ns() + TELE_NVML_EVENTS_PCIE_NS; /* open read them once */
-    while (!tele_worker_stopping(&s->w)) {
+    while (!worker_stopping(&s->w)) {
         if (mono_now_ns() >= next_pcie) {
             tele_nvml_events_read_pcie(s);
             next_pcie = mono_now_ns() + TELE_NVML_EVENTS_PCIE_NS;
@@ -134,11 +134,11 @@ static void tele_nvml_events_register(struct tele_nvml *s) {
 
 int tele_nvml_events_start(struct tele_nvml *s) {
     tele_nvml_events_register(s);
-    return tele_worker_start(&s->w, tele_nvml_events_main, s);
+    return worker_start(&s->w, tele_nvml_events_main, s);
 }
 
 void tele_nvml_events_stop(struct tele_nvml *s) {
-    tele_worker_fini(&s->w);
+    worker_fini(&s->w);
     if (s->events) {
         s->fn.event_set_free(s->events);
         s->events = NULL;

@@ -3,8 +3,8 @@
 #ifndef RINGSIDE_BACKEND_TELEMETRY_TELE_NVML_INTERNAL_H
 #define RINGSIDE_BACKEND_TELEMETRY_TELE_NVML_INTERNAL_H
 
+#include "backend/core/worker.h"
 #include "backend/telemetry/tele_prov.h"
-#include "backend/telemetry/tele_worker.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -157,7 +157,7 @@ struct tele_nvml {
     struct tele_nvml_dev devs[TELE_MAX_GPUS];
     unsigned int n_devs;
     tele_nvml_event_set_t events; /* NULL: no Xid events on this system */
-    struct tele_worker w;         /* the event thread; its mutex also guards the cached rates */
+    struct worker w;              /* the event thread; its mutex also guards the cached rates */
 };
 
 /* tele_nvml_sample.c: fill g from device d (every call that fails leaves its field unset). */

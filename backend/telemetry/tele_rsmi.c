@@ -1,8 +1,8 @@
 /* The rocm-smi-lib telemetry provider: finds the AMD GPUs through librocm_smi64, reads each one
  * every interval without waking a runtime-suspended device, lists the compute processes, and
  * turns KFD SMI events (VM faults, resets, throttling) into events on a thread of its own. */
+#include "backend/core/worker.h"
 #include "backend/telemetry/tele_rsmi_internal.h"
-#include "backend/telemetry/tele_worker.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,7 +34,7 @@ struct tele_rsmi {
     struct tele_rsmi_dev devs[TELE_MAX_GPUS];
     uint32_t n_devs;
     struct tele_rsmi_procs procs; /* this sample's compute processes */
-    struct tele_worker w;         /* the KFD event thread */
+    struct worker w;              /* the KFD event thread */
 };
 
 static const char *tele_rsmi_status(rsmi_status_t st) {
@@ -215,14 +215,14 @@ static void tele_rsmi_deliver(const struct tele_rsmi *s, rsmi_evt_notification_d
 static void *tele_rsmi_events_main(void *arg) {
     struct tele_rsmi *s = arg;
     rsmi_evt_notification_data_t data[TELE_RSMI_BATCH];
-    while (!tele_worker_stopping(&s->w)) {
+    while (!worker_stopping(&s->w)) {
         uint32_t n = TELE_RSMI_BATCH;
         rsmi_status_t st = rsmi_event_notification_get(TELE_RSMI_WAIT_MS, &n, data);
         if (st == RSMI_STATUS_SUCCESS)
             for (uint32_t i = 0; i < n && i < TELE_RSMI_BATCH; i++)
                 tele_rsmi_deliver(s, &data[i]);
         else if (st != RSMI_STATUS_NO_DATA) /* a failing wait returns at once: no spin */
-            tele_worker_nap(&s->w, (uint64_t)TELE_RSMI_WAIT_MS * 1000000ull);
+            worker_nap(&s->w, (uint64_t)TELE_RSMI_WAIT_MS * 1000000ull);
     }
     return NULL;
 }
@@ -245,7 +245,7 @@ static bool tele_rsmi_events_init(struct tele_rsmi *s) {
 }
 
 static void tele_rsmi_events_stop(struct tele_rsmi *s) {
-    tele_worker_fini(&s->w);
+    worker_fini(&s->w);
     for (uint32_t i = 0; i < s->n_devs; i++)
         if (s->devs[i].events)
             rsmi_event_notification_stop(s->devs[i].dv);
@@ -304,7 +304,7 @@ static struct tele_rsmi *tele_rsmi_alloc(const struct tele_ctx *ctx) {
     if (!s)
         return NULL;
     s->ctx = ctx;
-    tele_worker_init(&s->w);
+    worker_init(&s->w);
     return s;
 }
 
@@ -319,7 +319,7 @@ static int tele_rsmi_open(const struct tele_ctx *ctx, void **state, char *reason
     int rc = tele_rsmi_discover(s, reason, reasonlen);
     tele_rsmi_loud(quiet);
     if (rc == 0 && s->want_events) {
-        rc = tele_worker_start(&s->w, tele_rsmi_events_main, s);
+        rc = worker_start(&s->w, tele_rsmi_events_main, s);
         if (rc < 0)
             snprintf(reason, reasonlen, "rocm-smi: cannot start the event thread: %s",
                      strerror(-rc));

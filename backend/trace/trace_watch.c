@@ -2,15 +2,14 @@
 #include "backend/trace/trace_watch.h"
 
 #include "backend/core/mono.h"
+#include "backend/core/worker.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #define TRACE_WATCH_PERIOD_NS 100000000ull /* ten looks a second */
 
@@ -24,10 +23,7 @@ struct trace_watch {
     struct trace *t;
     unsigned n_dev;
     uint64_t slow_ns, hang_ns;
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool stop;
+    struct worker w;
     struct trace_watch_dev dev[TRACE_MAX_DEVICES];
 };
 
@@ -94,22 +90,13 @@ static void trace_watch_look(struct trace_watch *w, unsigned dev, uint64_t now) 
 
 static void *trace_watch_main(void *arg) {
     struct trace_watch *w = arg;
-    struct timespec next;
-    clock_gettime(CLOCK_MONOTONIC, &next);
-    pthread_mutex_lock(&w->mu);
-    while (!w->stop) {
-        pthread_mutex_unlock(&w->mu);
+    uint64_t next = mono_now_ns();
+    do {
         uint64_t now = mono_now_ns();
         for (unsigned d = 0; d < w->n_dev; d++)
             trace_watch_look(w, d, now);
-        uint64_t ns = (uint64_t)next.tv_nsec + TRACE_WATCH_PERIOD_NS;
-        next.tv_sec += (time_t)(ns / 1000000000ull);
-        next.tv_nsec = (long)(ns % 1000000000ull);
-        pthread_mutex_lock(&w->mu);
-        while (!w->stop && pthread_cond_timedwait(&w->cv, &w->mu, &next) != ETIMEDOUT)
-            ;
-    }
-    pthread_mutex_unlock(&w->mu);
+        next += TRACE_WATCH_PERIOD_NS; /* a steady period: a slow look does not shift it */
+    } while (!worker_nap_until(&w->w, next));
     return NULL;
 }
 
@@ -123,18 +110,12 @@ int trace_watch_start(struct trace_watch **out, struct trace *t, unsigned n_dev,
     w->n_dev = n_dev < TRACE_MAX_DEVICES ? n_dev : TRACE_MAX_DEVICES;
     w->slow_ns = slow_ns;
     w->hang_ns = hang_ns;
-    pthread_mutex_init(&w->mu, NULL);
-    pthread_condattr_t a;
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&w->cv, &a);
-    pthread_condattr_destroy(&a);
-    int rc = pthread_create(&w->thread, NULL, trace_watch_main, w);
+    worker_init(&w->w);
+    int rc = worker_start(&w->w, trace_watch_main, w);
     if (rc != 0) {
-        pthread_cond_destroy(&w->cv);
-        pthread_mutex_destroy(&w->mu);
+        worker_fini(&w->w);
         free(w);
-        return -rc;
+        return rc;
     }
     *out = w;
     return 0;
@@ -148,12 +129,6 @@ enum trace_watch_state trace_watch_state(struct trace_watch *w, unsigned dev) {
 void trace_watch_stop(struct trace_watch *w) {
     if (!w)
         return;
-    pthread_mutex_lock(&w->mu);
-    w->stop = true;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-    pthread_join(w->thread, NULL);
-    pthread_cond_destroy(&w->cv);
-    pthread_mutex_destroy(&w->mu);
+    worker_fini(&w->w);
     free(w);
 }

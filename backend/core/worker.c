@@ -1,10 +1,12 @@
-/* Background threads of the telemetry service and its providers: start, prompt stop, join. */
-#include "backend/telemetry/tele_worker.h"
+/* Background threads of services: start, prompt stop, join. */
+#include "backend/core/worker.h"
+
+#include "backend/core/mono.h"
 
 #include <errno.h>
 #include <time.h>
 
-void tele_worker_init(struct tele_worker *w) {
+void worker_init(struct worker *w) {
     pthread_mutex_init(&w->mu, NULL);
     pthread_condattr_t a;
     pthread_condattr_init(&a);
@@ -14,18 +16,14 @@ void tele_worker_init(struct tele_worker *w) {
     w->started = w->stop = false;
 }
 
-int tele_worker_start(struct tele_worker *w, void *(*fn)(void *), void *arg) {
+int worker_start(struct worker *w, void *(*fn)(void *), void *arg) {
     int rc = pthread_create(&w->thread, NULL, fn, arg);
     w->started = rc == 0;
     return -rc;
 }
 
-bool tele_worker_nap(struct tele_worker *w, uint64_t ns) {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    uint64_t t = (uint64_t)until.tv_nsec + ns;
-    until.tv_sec += (time_t)(t / 1000000000ull);
-    until.tv_nsec = (long)(t % 1000000000ull);
+bool worker_nap_until(struct worker *w, uint64_t until_ns) {
+    struct timespec until = {(time_t)(until_ns / 1000000000ull), (long)(until_ns % 1000000000ull)};
     pthread_mutex_lock(&w->mu);
     while (!w->stop && pthread_cond_timedwait(&w->cv, &w->mu, &until) != ETIMEDOUT)
         ;
@@ -34,14 +32,18 @@ bool tele_worker_nap(struct tele_worker *w, uint64_t ns) {
     return stop;
 }
 
-bool tele_worker_stopping(struct tele_worker *w) {
+bool worker_nap(struct worker *w, uint64_t ns) {
+    return worker_nap_until(w, mono_now_ns() + ns);
+}
+
+bool worker_stopping(struct worker *w) {
     pthread_mutex_lock(&w->mu);
     bool stop = w->stop;
     pthread_mutex_unlock(&w->mu);
     return stop;
 }
 
-void tele_worker_fini(struct tele_worker *w) {
+void worker_fini(struct worker *w) {
     if (w->started) {
         pthread_mutex_lock(&w->mu);
         w->stop = true;
