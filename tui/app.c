@@ -493,12 +493,18 @@ static int app_finish(struct engine *e, unsigned dev, struct rec *rec, struct ev
     engine_join(e, &res);
     if (rec)
         rec_summary(rec, &res, evring_dropped(ring));
-    if (res.state == ENGINE_FAILED)
+    char note[2 * ENGINE_PATH_MAX + 768];
+    if (res.state == ENGINE_FAILED) {
         fprintf(stderr, "ringside: training failed: %s\n", res.error);
-    else if (res.checkpoint[0])
+    } else if (res.checkpoint_error[0]) { /* trained, but the result is not saved: status 1 */
+        engine_checkpoint_note(&res, note, sizeof(note));
+        fprintf(stderr, "ringside: %s after %d epochs; %s\n", res.stopped ? "stopped" : "finished",
+                res.epochs_done, note);
+    } else if (res.checkpoint[0]) {
         fprintf(stderr, "ringside: %s after %d epochs, checkpoint %s\n",
                 res.stopped ? "stopped" : "finished", res.epochs_done, res.checkpoint);
-    return res.state == ENGINE_FAILED ? 1 : 0;
+    }
+    return res.state == ENGINE_FAILED || res.checkpoint_error[0] ? 1 : 0;
 }
 
 /* --record FILE: opened before the terminal is taken, so a bad path is a plain error. */

@@ -125,6 +125,13 @@ static int cli_headless_loop(struct engine *e, struct evring *ring, struct evrin
         fprintf(stderr, "ringside train: %s\n", res.error);
         return 1;
     }
+    if (res.checkpoint_error[0]) { /* trained, but the result is not saved */
+        char note[2 * ENGINE_PATH_MAX + 768];
+        engine_checkpoint_note(&res, note, sizeof(note));
+        fprintf(stderr, "ringside train: %s after %d epochs; %s\n",
+                res.stopped ? "stopped" : "finished", res.epochs_done, note);
+        return 1;
+    }
     return 0;
 }
 

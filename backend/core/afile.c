@@ -3,10 +3,13 @@
 
 #include "backend/core/errbuf.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -81,6 +84,40 @@ int afile_write_all(const char *path, const void *buf, size_t len, char *err, si
         return errbuf_set(err, errlen, rc, "cannot write %s: %s", path, strerror(-rc));
     }
     return afile_commit(&af, err, errlen);
+}
+
+/* The pid in "<prefix>.tmp.<pid>", or 0 when name is not one of prefix's temp files. */
+static long afile_stale_pid(const char *name, const char *prefix) {
+    size_t n = strlen(prefix);
+    if (strncmp(name, prefix, n) != 0 || strncmp(name + n, ".tmp.", 5) != 0)
+        return 0;
+    const char *digits = name + n + 5;
+    size_t len = strspn(digits, "0123456789");
+    if (len == 0 || len > 9 || digits[len] != '\0')
+        return 0;
+    return strtol(digits, NULL, 10);
+}
+
+int afile_sweep_stale(const char *dir, const char *prefix, char *err, size_t errlen) {
+    DIR *d = opendir(dir);
+    if (!d)
+        return errbuf_set(err, errlen, -errno, "cannot read directory %s: %s", dir,
+                          strerror(errno));
+    int removed = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        long pid = afile_stale_pid(de->d_name, prefix);
+        struct stat st;
+        if (pid <= 0 || pid == (long)getpid() ||
+            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) /* alive, or not ours to know (EPERM) */
+            continue;
+        if (unlinkat(dirfd(d), de->d_name, 0) == 0)
+            removed++;
+    }
+    closedir(d);
+    return removed;
 }
 
 int afile_mkdirs(const char *dir, char *err, size_t errlen) {

@@ -25,6 +25,12 @@ void afile_abort(struct afile *af);
 /* One-shot: write len bytes atomically. */
 int afile_write_all(const char *path, const void *buf, size_t len, char *err, size_t errlen);
 
+/* Remove what crashed writers left in dir: regular files named exactly "<prefix>.tmp.<pid>"
+ * (prefix is a file name, "vpoc_mlp.rsmodel") whose pid is not a running process. A live
+ * writer's temp file (another ringside on the same directory) is kept. The number removed, or
+ * -errno with err filled when dir cannot be read. */
+int afile_sweep_stale(const char *dir, const char *prefix, char *err, size_t errlen);
+
 /* mkdir -p for an output directory; 0 or -errno with err filled. */
 int afile_mkdirs(const char *dir, char *err, size_t errlen);
 

@@ -285,6 +285,20 @@ static int engine_open_backend(struct engine *e, char *err, size_t errlen) {
     return 0;
 }
 
+/* A crash mid-write leaves "<name>.rsmodel.tmp.<pid>" (or the metadata's) beside the
+ * checkpoint: remove those whose writer is gone, saying so. */
+static void engine_sweep_stale(struct engine *e) {
+    char prefix[ENGINE_PATH_MAX], err[256];
+    static const char *const suffixes[] = {".rsmodel", "_metadata.json"};
+    for (size_t k = 0; k < sizeof(suffixes) / sizeof(suffixes[0]); k++) {
+        snprintf(prefix, sizeof(prefix), "%s%s", e->conf.name, suffixes[k]);
+        int n = afile_sweep_stale(e->conf.output_dir, prefix, err, sizeof(err));
+        if (n > 0)
+            engine_log(e, SEV_INFO, "removed %d stale %s.tmp.* file%s (a write cut short)", n,
+                       prefix, n == 1 ? "" : "s");
+    }
+}
+
 int engine_create(struct engine **out, const struct engine_conf *conf, struct evring *events,
                   char *err, size_t errlen) {
     int rc = engine_conf_validate(conf, err, errlen);
@@ -320,6 +334,7 @@ int engine_create(struct engine **out, const struct engine_conf *conf, struct ev
         rc = -EINVAL;
         goto fail;
     }
+    engine_sweep_stale(e);
     engine_publish(e, true);
     *out = e;
     return 0;

@@ -103,8 +103,17 @@ struct engine_result {
     double train_loss, val_loss, best_val_loss;
     bool has_train_loss, has_val;
     double elapsed_s, samples_per_s;
+    /* The last good checkpoint: the one this run wrote last or, until it writes one, the one
+     * it resumed from when that is the same file. "" when there is none. */
     char checkpoint[ENGINE_PATH_MAX + 160];
-    char error[512]; /* FAILED: why */
+    int32_t checkpoint_epoch; /* the epoch it holds (valid when checkpoint is set) */
+    /* The latest checkpoint that could not be written (disk full, quota, I/O error): why, and
+     * for which epoch. Training goes on and the next epoch tries again; a later success clears
+     * it, so a reason left at the end means the final result is not saved (exit status 1). */
+    char checkpoint_error[512];
+    int32_t checkpoint_error_epoch;
+    bool checkpoint_error_meta; /* only the metadata failed: the model file is that epoch's */
+    char error[512];            /* FAILED: why */
 };
 
 struct engine;
@@ -132,6 +141,10 @@ bool engine_done(struct engine *e);
 
 /* Wait for the thread and fill res. 0 or -errno. */
 int engine_join(struct engine *e, struct engine_result *res);
+
+/* One line on a checkpoint that was not written (res->checkpoint_error set): "checkpoint for
+ * epoch N not written: REASON; the last good one (epoch M, PATH) is kept". */
+void engine_checkpoint_note(const struct engine_result *res, char *buf, size_t n);
 
 /* The tracer, for the UI's watchdog and tests. */
 struct trace *engine_trace(struct engine *e);

@@ -135,6 +135,12 @@ int engine_json_summary(const struct engine_result *r, uint64_t dropped, char *b
     engine_json_num(&b, "samples_per_s", r->samples_per_s);
     engine_json_put(&b, ",\"dropped_events\":%llu", (unsigned long long)dropped);
     engine_json_str(&b, "checkpoint", r->checkpoint);
+    if (r->checkpoint[0])
+        engine_json_put(&b, ",\"checkpoint_epoch\":%d", r->checkpoint_epoch);
+    if (r->checkpoint_error[0]) { /* the final checkpoint was not written */
+        engine_json_str(&b, "checkpoint_error", r->checkpoint_error);
+        engine_json_put(&b, ",\"checkpoint_error_epoch\":%d", r->checkpoint_error_epoch);
+    }
     if (r->state == ENGINE_FAILED)
         engine_json_str(&b, "error", r->error);
     engine_json_put(&b, "}");

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define ENGINE_EVAL_ROWS 1024 /* rows per evaluation forward (sizes the model's scratch) */
 
@@ -237,6 +238,60 @@ static int engine_eval(struct engine *e, int32_t epoch, double *val_loss, char *
     return 0;
 }
 
+void engine_checkpoint_note(const struct engine_result *res, char *buf, size_t n) {
+    if (res->checkpoint_error_meta)
+        snprintf(buf, n,
+                 "metadata for epoch %d not written: %s; the checkpoint (epoch %d, %s) is written",
+                 res->checkpoint_error_epoch, res->checkpoint_error, res->checkpoint_epoch,
+                 res->checkpoint);
+    else if (res->checkpoint[0])
+        snprintf(buf, n,
+                 "checkpoint for epoch %d not written: %s; the last good one (epoch %d, %s) "
+                 "is kept",
+                 res->checkpoint_error_epoch, res->checkpoint_error, res->checkpoint_epoch,
+                 res->checkpoint);
+    else
+        snprintf(buf, n, "checkpoint for epoch %d not written: %s; no checkpoint written yet",
+                 res->checkpoint_error_epoch, res->checkpoint_error);
+}
+
+/* Write the checkpoint and then its metadata, each atomically. A write that fails (disk full,
+ * quota, I/O error) costs this epoch's checkpoint, not the run: the previous file stays as it
+ * was, the failure is logged and kept in res, and the next epoch tries again. */
+static void engine_checkpoint_write(struct engine *e, int32_t epoch) {
+    char path[ENGINE_PATH_MAX + 160], meta[ENGINE_PATH_MAX + 160], err[512];
+    snprintf(path, sizeof(path), "%s/%s.rsmodel", e->conf.output_dir, e->conf.name);
+    snprintf(meta, sizeof(meta), "%s/%s_metadata.json", e->conf.output_dir, e->conf.name);
+    int rc = afile_mkdirs(e->conf.output_dir, err, sizeof(err));
+    rc = rc ? rc : mlp_ckpt_save(path, &e->ck, err, sizeof(err));
+    bool model_ok = rc == 0;
+    if (model_ok) {
+        snprintf(e->res.checkpoint, sizeof(e->res.checkpoint), "%s", path);
+        e->res.checkpoint_epoch = epoch;
+        rc = engine_meta_write(e, meta, err, sizeof(err));
+    }
+    if (rc == 0) {
+        e->res.checkpoint_error[0] = '\0';
+        engine_log(e, SEV_INFO, "checkpoint written: %s (epoch %d)", path, epoch);
+        return;
+    }
+    snprintf(e->res.checkpoint_error, sizeof(e->res.checkpoint_error), "%s", err);
+    e->res.checkpoint_error_epoch = epoch;
+    e->res.checkpoint_error_meta = model_ok;
+    char note[EV_TEXT_BYTES + 1];
+    engine_checkpoint_note(&e->res, note, sizeof(note));
+    if (strlen(note) >= EV_TEXT_BYTES) { /* too long for an event: the kept file by name */
+        struct engine_result r = e->res;
+        const char *base = strrchr(r.checkpoint, '/');
+        if (base)
+            memmove(r.checkpoint, base + 1, strlen(base));
+        engine_checkpoint_note(&r, note, sizeof(note));
+    }
+    engine_log(e, SEV_ERROR, "%s", note);
+}
+
+/* Read the model back from the device (a failure there is fatal: the device state is in
+ * doubt) and write it. */
 static int engine_checkpoint(struct engine *e, int32_t epoch, char *err, size_t errlen) {
     const struct compute_ops *ops = e->c->ops;
     uint64_t t0 = mono_now_ns();
@@ -252,18 +307,22 @@ static int engine_checkpoint(struct engine *e, int32_t epoch, char *err, size_t 
     e->ck.step = e->s.step;
     e->ck.train_loss = e->last_train_loss;
     e->ck.val_loss = e->s.val_loss;
-    char path[ENGINE_PATH_MAX + 160], meta[ENGINE_PATH_MAX + 160];
-    snprintf(path, sizeof(path), "%s/%s.rsmodel", e->conf.output_dir, e->conf.name);
-    snprintf(meta, sizeof(meta), "%s/%s_metadata.json", e->conf.output_dir, e->conf.name);
-    rc = afile_mkdirs(e->conf.output_dir, err, errlen);
-    rc = rc ? rc : mlp_ckpt_save(path, &e->ck, err, errlen);
-    rc = rc ? rc : engine_meta_write(e, meta, err, errlen);
+    engine_checkpoint_write(e, epoch);
     engine_phase_done(e, PHASE_CHECKPOINT, t0, epoch, -1, -1);
-    if (rc == 0) {
+    return 0;
+}
+
+/* Resuming from the file this run writes to: that file is the last good checkpoint until the
+ * first one is written (what a failed write reports as kept). */
+static void engine_checkpoint_resumed(struct engine *e) {
+    char path[ENGINE_PATH_MAX + 160];
+    struct stat a, b;
+    snprintf(path, sizeof(path), "%s/%s.rsmodel", e->conf.output_dir, e->conf.name);
+    if (e->resumed && stat(path, &a) == 0 && stat(e->conf.resume_path, &b) == 0 &&
+        a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
         snprintf(e->res.checkpoint, sizeof(e->res.checkpoint), "%s", path);
-        engine_log(e, SEV_INFO, "checkpoint written: %s (epoch %d)", path, epoch);
+        e->res.checkpoint_epoch = e->ck.epoch;
     }
-    return rc;
 }
 
 /* One epoch of steps; returns with *stopped set when a stop command arrived. */
@@ -323,6 +382,7 @@ int engine_train(struct engine *e, char *err, size_t errlen) {
     int rc = engine_train_setup(e, err, errlen);
     if (rc != 0)
         return rc;
+    engine_checkpoint_resumed(e);
     e->first_epoch = e->ck.epoch + 1;
     e->s.step = e->ck.step;
     e->s.best_val_loss = 0;

@@ -2,6 +2,7 @@
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "tests/support/rs_test.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -113,4 +114,14 @@ int rs_test_run(const char *const *argv, char *out, size_t outlen, char *errb, s
     if (WIFEXITED(st))
         return WEXITSTATUS(st);
     return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
+}
+
+int rs_test_count_tmp(const char *dir) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *de; d && (de = readdir(d)) != NULL;)
+        n += strstr(de->d_name, ".tmp.") != NULL;
+    if (d)
+        closedir(d);
+    return n;
 }

@@ -14,6 +14,9 @@ void rs_test_rmtree(const char *dir);
 int rs_test_write_file(const char *dir, const char *name, const char *text, char *out,
                        size_t outlen);
 
+/* Entries of dir whose name holds ".tmp." (afile's temp files); 0 when dir cannot be read. */
+int rs_test_count_tmp(const char *dir);
+
 /* "<fixtures>/rel" into out. */
 const char *rs_test_fixture(const char *rel, char *out, size_t outlen);
 

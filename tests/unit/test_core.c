@@ -8,11 +8,16 @@
 #include "tests/support/rs_test.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 TestSuite(core, .timeout = 30);
@@ -128,6 +133,155 @@ Test(core, afile_errors_name_the_path) {
     char err[256];
     cr_assert_lt(afile_write_all("/nonexistent-dir/x/y.bin", "a", 1, err, sizeof(err)), 0);
     cr_assert(strstr(err, "/nonexistent-dir/x/y.bin") != NULL, "%s", err);
+}
+
+/* The whole of path into buf (at most cap bytes); the byte count, or -1. */
+static long core_slurp(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, cap, f);
+    fclose(f);
+    return (long)n;
+}
+
+/* What a child writing under a small RLIMIT_FSIZE saw: a large write (fwrite writes through)
+ * and a small one (buffered: the failure comes at commit's flush). */
+struct core_fsize_result {
+    int rc_large, rc_small;
+    char err_large[256], err_small[256];
+};
+
+static void core_fsize_child(const char *path, int fd) {
+    struct core_fsize_result r = {0};
+    static char big[64 * 1024];
+    memset(big, 'B', sizeof(big));
+    signal(SIGXFSZ, SIG_IGN); /* past the limit write() fails with EFBIG instead */
+    struct rlimit lim = {.rlim_cur = 1024, .rlim_max = 1024};
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0)
+        _exit(2);
+    r.rc_large = afile_write_all(path, big, sizeof(big), r.err_large, sizeof(r.err_large));
+    struct afile af;
+    r.rc_small = afile_open(&af, path, r.err_small, sizeof(r.err_small));
+    if (r.rc_small == 0) {
+        fwrite(big, 1, 3000, af.fp); /* stays in stdio's buffer */
+        r.rc_small = afile_commit(&af, r.err_small, sizeof(r.err_small));
+    }
+    _exit(write(fd, &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 3);
+}
+
+Test(core, afile_write_failure_keeps_the_old_file) {
+    char dir[256], path[512], old[4096], now[8192];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    snprintf(path, sizeof(path), "%s/model.rsmodel", dir);
+    for (size_t i = 0; i < sizeof(old); i++)
+        old[i] = (char)(i * 7 + 3);
+    cr_assert_eq(afile_write_all(path, old, sizeof(old), NULL, 0), 0);
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        close(fds[0]);
+        core_fsize_child(path, fds[1]);
+    }
+    close(fds[1]);
+    struct core_fsize_result r;
+    ssize_t got = read(fds[0], &r, sizeof(r));
+    close(fds[0]);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+    cr_assert_eq(got, (ssize_t)sizeof(r));
+    cr_assert_eq(r.rc_large, -EFBIG, "%d: %s", r.rc_large, r.err_large);
+    cr_assert_eq(r.rc_small, -EFBIG, "%d: %s", r.rc_small, r.err_small);
+    cr_assert(strstr(r.err_large, path), "%s", r.err_large);
+    cr_assert(strstr(r.err_small, path), "%s", r.err_small);
+    cr_assert(strstr(r.err_small, "File too large"), "%s", r.err_small);
+    cr_assert_eq(core_slurp(path, now, sizeof(now)), (long)sizeof(old));
+    cr_assert_eq(memcmp(now, old, sizeof(old)), 0, "the old file changed");
+    cr_assert_eq(rs_test_count_tmp(dir), 0, "a temp file was left behind");
+    rs_test_rmtree(dir);
+}
+
+Test(core, afile_crash_mid_write_keeps_the_old_file_and_sweep_removes_the_temp) {
+    char dir[256], path[512], tmp[600], buf[64];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    snprintf(path, sizeof(path), "%s/out.bin", dir);
+    cr_assert_eq(afile_write_all(path, "old content", 11, NULL, 0), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) { /* half the new content reaches the temp file, then the process dies */
+        struct afile af;
+        if (afile_open(&af, path, NULL, 0) != 0)
+            _exit(2);
+        fputs("new co", af.fp);
+        fflush(af.fp);
+        _exit(0);
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    cr_assert_eq(core_slurp(path, buf, sizeof(buf)), 11);
+    cr_assert_eq(memcmp(buf, "old content", 11), 0);
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)pid);
+    cr_assert_eq(core_slurp(tmp, buf, sizeof(buf)), 6, "the dead writer's temp file");
+    /* the next start removes it: its writer is gone */
+    cr_assert_eq(afile_sweep_stale(dir, "out.bin", NULL, 0), 1);
+    cr_assert_neq(access(tmp, F_OK), 0);
+    cr_assert_eq(core_slurp(path, buf, sizeof(buf)), 11);
+    rs_test_rmtree(dir);
+}
+
+/* A pid that no process has: a child's, after it was reaped. */
+static long core_dead_pid(void) {
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(0);
+    waitpid(pid, NULL, 0);
+    return (long)pid;
+}
+
+Test(core, sweep_removes_only_dead_writers_temp_files_of_the_prefix) {
+    char dir[256], p[600], err[256];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    long dead = core_dead_pid();
+    static const struct {
+        const char *head, *tail; /* the name is head, the dead pid when tail, and tail */
+    } keep[] = {
+        {"x.rsmodel", NULL},          /* the checkpoint itself */
+        {"x.rsmodel.tmp.", ".bak"},   /* not exactly the pattern */
+        {"x.rsmodel.tmp.", NULL},     /* no pid */
+        {"x.rsmodel.tmp.12ab", NULL}, /* not a pid */
+        {"y.rsmodel.tmp.", ""},       /* another name's */
+        {"xx.rsmodel.tmp.", ""},      /* a longer name that starts alike */
+    };
+    char name[128];
+    for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++) {
+        if (keep[k].tail)
+            snprintf(name, sizeof(name), "%s%ld%s", keep[k].head, dead, keep[k].tail);
+        else
+            snprintf(name, sizeof(name), "%s", keep[k].head);
+        cr_assert_eq(rs_test_write_file(dir, name, "k", p, sizeof(p)), 0);
+    }
+    snprintf(name, sizeof(name), "x.rsmodel.tmp.%ld", (long)getpid()); /* a live writer: us */
+    cr_assert_eq(rs_test_write_file(dir, name, "live", p, sizeof(p)), 0);
+    cr_assert_eq(rs_test_write_file(dir, "x.rsmodel.tmp.1", "init", p, sizeof(p)), 0);
+    snprintf(name, sizeof(name), "x.rsmodel.tmp.%ld", dead);
+    cr_assert_eq(rs_test_write_file(dir, name, "stale", p, sizeof(p)), 0);
+    long dead2 = core_dead_pid(); /* a directory of that name is not a temp file */
+    snprintf(p, sizeof(p), "%s/x.rsmodel.tmp.%ld", dir, dead2);
+    cr_assert_eq(mkdir(p, 0755), 0);
+
+    cr_assert_eq(afile_sweep_stale(dir, "x.rsmodel", err, sizeof(err)), 1, "%s", err);
+    snprintf(p, sizeof(p), "%s/x.rsmodel.tmp.%ld", dir, dead);
+    cr_assert_neq(access(p, F_OK), 0, "the dead writer's temp file is still there");
+    cr_assert_eq(rs_test_count_tmp(dir), 8, "something else was removed");
+    cr_assert_eq(afile_sweep_stale(dir, "x.rsmodel", err, sizeof(err)), 0);
+    snprintf(p, sizeof(p), "%s/missing", dir);
+    cr_assert_eq(afile_sweep_stale(p, "x.rsmodel", err, sizeof(err)), -ENOENT);
+    cr_assert(strstr(err, p), "%s", err);
+    rs_test_rmtree(dir);
 }
 
 Test(core, mkdirs_creates_nested_and_rejects_files) {
