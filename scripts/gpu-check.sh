@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Build the HIP backend on a GPU machine and run the GPU tests, the dashboard end-to-end test on
-# the GPU backend (needs tmux) and the benchmark against PyTorch there, in one command:
-#   scripts/gpu-check.sh [build|test|dashboard|bench|all] [BUILD_DIR]  (default: all build-gpu)
+# Build the HIP backend on a GPU machine and run the GPU tests, the dashboard, hang and fault
+# end-to-end tests on the GPU backend (tmux) and the benchmark against PyTorch there, in one
+# command:
+#   scripts/gpu-check.sh [build|test|dashboard|faults|bench|all] [BUILD_DIR]  (default: all build-gpu)
 # NVIDIA (nvcc found) builds RINGSIDE_HIP=NVIDIA, otherwise AMD (hipcc). When ./sysroot exists
 # (made by scripts/sysroot.sh on a machine that reaches Debian's packages, then copied here) the
 # headers and libraries the machine lacks come from it; nothing is installed.
@@ -36,20 +37,28 @@ build() {
     cmake --build "$dir" -j"$jobs"
 }
 
+# the rehearsed faults on the GPU: the hang kernel under the watchdog (tmux), oom and errors
+faults() {
+    E2E_BACKEND=hip bash "$top/tests/e2e/hang.sh" "$dir/ringside" "$dir/e2e-hang"
+    E2E_BACKEND=hip bash "$top/tests/e2e/inject.sh" "$dir/ringside" "$dir/e2e-inject"
+}
+
 export RINGSIDE_GPU_TESTS_REQUIRE_DEVICE=1 # here a missing device is a failure, not a skip
 case "$what" in
 build) build ;;
 test) build && ctest --test-dir "$dir" --output-on-failure -L gpu ;;
 dashboard) build && E2E_BACKEND=hip bash "$top/tests/e2e/dashboard.sh" "$dir/ringside" "$dir/e2e-gpu" ;;
+faults) build && faults ;;
 bench) build && "$top/scripts/gpu-bench.sh" "$dir" ;;
 all)
     build
     ctest --test-dir "$dir" --output-on-failure -L gpu
     E2E_BACKEND=hip bash "$top/tests/e2e/dashboard.sh" "$dir/ringside" "$dir/e2e-gpu"
+    faults
     "$top/scripts/gpu-bench.sh" "$dir"
     ;;
 *)
-    echo "usage: scripts/gpu-check.sh [build|test|dashboard|bench|all] [BUILD_DIR]" >&2
+    echo "usage: scripts/gpu-check.sh [build|test|dashboard|faults|bench|all] [BUILD_DIR]" >&2
     exit 2
     ;;
 esac

@@ -28,9 +28,10 @@ struct cli_kmsg_run {
 };
 
 /* Load the remedies (--kmsg-rules or the user's file, then the shipped ones) and, unless
- * --no-kmsg, start the watcher on its own ring; with session_log, it also follows
+ * --no-kmsg without an --inject kmsg:FILE, start the watcher on its own ring (with --no-kmsg it
+ * reads no kernel log, only the injected lines); with session_log, it also follows
  * <output>/session.log (where the dashboard sends stderr). 0, or the exit status after
- * printing "ringside CMD: why" (a bad --kmsg-file or rules file: 2). */
+ * printing "ringside CMD: why" (a bad --kmsg-file, --inject kmsg:FILE or rules file: 2). */
 int cli_kmsg_start(const struct cli_train_opts *o, bool session_log, struct cli_kmsg_run *out,
                    const char *cmd);
 

@@ -258,7 +258,7 @@ int cli_kmsg_start(const struct cli_train_opts *o, bool session_log, struct cli_
         fprintf(stderr, "ringside%s%s: %s\n", sp, cmd, err);
         return CLI_EXIT_USAGE;
     }
-    if (o->kmsg.off)
+    if (o->kmsg.off && !o->kmsg.inject[0]) /* --no-kmsg turns off the real kernel log only */
         return 0;
     struct kmsg_conf c = o->kmsg;
     if (session_log)

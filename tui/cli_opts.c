@@ -67,8 +67,15 @@ static const char cli_train_help[] =
     "  --sync-slow SECONDS      a sync in flight longer than this is slow (default 1)\n"
     "  --sync-timeout SECONDS   ... and longer than this is a HANG (default 30)\n"
     "  --inject SPEC[,SPEC]     rehearse a fault (repeatable): hang:PHASE:SECONDS (the first\n"
-    "                           sync in PHASE waits that long), slow-sync:PHASE:MS (every sync\n"
-    "                           in PHASE waits MS more); PHASE: vpoc, cleanup, forward, ...\n"
+    "                           sync in PHASE waits that long; GPU: behind the hang kernel),\n"
+    "                           slow-sync:PHASE:MS (every sync in PHASE waits MS more),\n"
+    "                           oom:vpoc|h2d (the next allocation meets a full device),\n"
+    "                           error:PHASE:NAME (the next sync reports a runtime error:\n"
+    "                           no-kernel-image, ecc, illegal-address, launch-timeout,\n"
+    "                           launch-failure); PHASE: vpoc, cleanup, forward, ...;\n"
+    "                           kmsg:FILE (FILE's lines reach the kernel-log watcher as if the\n"
+    "                           kernel printed them, at their [seconds] stamps' pace, silences\n"
+    "                           cut to 10 s; FILE cannot contain a comma)\n"
     "Telemetry (every GPU in the machine, whatever runs on it):\n" CLI_TELE_HELP
     "Kernel log (driver errors on the timeline and in the events):\n"
     "  --kmsg-file FILE         follow FILE or a FIFO (dmesg / journalctl -k text) instead of\n"
@@ -255,13 +262,29 @@ static int cli_seconds(const char *flag, const char *s, uint64_t *ns, char *err,
     return rc;
 }
 
-/* --inject SPEC[,SPEC...]: each spec added to the engine's list. */
-static int cli_inject(const char *v, struct engine_conf *c, char *err, size_t errlen) {
-    char buf[512];
+/* --inject kmsg:FILE: the kernel-log watcher replays FILE (one at a time). */
+static int cli_inject_kmsg(const char *path, struct kmsg_conf *k, char *err, size_t errlen) {
+    if (k->inject[0])
+        return errbuf_set(err, errlen, -EINVAL, "--inject kmsg: given twice; one file at a time");
+    if (!path[0])
+        return errbuf_set(err, errlen, -EINVAL, "--inject kmsg: needs a file: kmsg:FILE");
+    return cli_copy("--inject kmsg:FILE", k->inject, sizeof(k->inject), path, err, errlen);
+}
+
+/* --inject SPEC[,SPEC...]: kmsg:FILE to the kernel-log watcher, each other spec added to the
+ * engine's list. Commas separate specs, so a kmsg: path cannot hold one (it may hold ':'). */
+static int cli_inject(const char *v, struct cli_train_opts *o, char *err, size_t errlen) {
+    struct engine_conf *c = &o->conf;
+    char buf[KMSG_PATH_MAX + 512];
     if (cli_copy("--inject", buf, sizeof(buf), v, err, errlen) != 0)
         return -EINVAL;
     for (char *save = NULL, *spec = strtok_r(buf, ",", &save); spec;
          spec = strtok_r(NULL, ",", &save)) {
+        if (strncmp(spec, "kmsg:", 5) == 0) {
+            if (cli_inject_kmsg(spec + 5, &o->kmsg, err, errlen) != 0)
+                return -EINVAL;
+            continue;
+        }
         if (c->n_inject >= TRACE_MAX_INJECT)
             return errbuf_set(err, errlen, -EINVAL, "--inject: at most %d faults",
                               TRACE_MAX_INJECT);
@@ -393,7 +416,7 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
         o->kmsg.off = true;
         return 0;
     case OPT_INJECT:
-        return cli_inject(v, c, err, errlen);
+        return cli_inject(v, o, err, errlen);
     case OPT_CONFIG: /* read before the other flags, by cli_train_parse */
     case OPT_PRINT_CONFIG:
         return 0;

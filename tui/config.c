@@ -264,13 +264,16 @@ static void config_put_dashboard(struct json_object *j, const struct cli_train_o
     config_put_str(j, "record", o->record);
     config_put_num(j, "sync-slow", (double)o->sync_slow_ns / 1e9);
     config_put_num(j, "sync-timeout", (double)o->sync_timeout_ns / 1e9);
-    char inject[TRACE_MAX_INJECT * 40] = "";
+    char inject[TRACE_MAX_INJECT * 48 + KMSG_PATH_MAX + 8] = "";
     for (int k = 0; k < o->conf.n_inject; k++) {
-        char spec[40];
+        char spec[48];
         trace_inject_format(&o->conf.inject[k], spec, sizeof(spec));
         snprintf(inject + strlen(inject), sizeof(inject) - strlen(inject), "%s%s", k ? "," : "",
                  spec);
     }
+    if (o->kmsg.inject[0]) /* the replayed kernel log goes last: its path may hold a ':' */
+        snprintf(inject + strlen(inject), sizeof(inject) - strlen(inject), "%skmsg:%s",
+                 inject[0] ? "," : "", o->kmsg.inject);
     config_put_str(j, "inject", inject);
 }
 

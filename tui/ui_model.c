@@ -91,6 +91,7 @@ static bool ui_model_entry(const struct ev *e, struct ui_event *u) {
     if (e->dev != EV_DEV_NONE)
         snprintf(dev, sizeof(dev), "%u", e->dev);
     u->severity = e->u.text.severity;
+    u->code = e->u.text.code;
     u->category = e->kind == EV_ALERT                 ? UI_CAT_ALERT
                   : e->u.text.severity >= SEV_WARNING ? UI_CAT_WARNING
                                                       : UI_CAT_INFO;
@@ -287,23 +288,6 @@ size_t ui_model_sync_hist(const struct ui_model *m, enum ev_sync_op op, uint64_t
         bins[b < 0 ? 0 : b >= n_bins ? n_bins - 1 : b]++;
     }
     return m->sync_n[op];
-}
-
-int ui_chunk_step(int chunk, int dir) {
-    static const int ladder[] = {125, 250, 500, 1000, 2000, 3500, 0};
-    const int n = (int)(sizeof(ladder) / sizeof(ladder[0]));
-    int pos = n - 1; /* whole session, or anything larger than the ladder */
-    for (int i = 0; i < n - 1; i++)
-        if (chunk > 0 && chunk <= ladder[i]) {
-            pos = chunk == ladder[i] ? i : (dir > 0 ? i - 1 : i);
-            break;
-        }
-    pos += dir;
-    if (pos < 0)
-        pos = 0;
-    if (pos >= n)
-        pos = n - 1;
-    return ladder[pos];
 }
 
 void ui_fmt_bytes(char *buf, size_t n, uint64_t bytes) {

@@ -38,11 +38,13 @@ struct ui_event {
     uint8_t severity; /* enum ev_severity */
     uint8_t category; /* enum ui_category */
     uint32_t repeat;  /* times this line came in a row (the same but for its numbers) */
+    uint8_t code;     /* an alert's or log line's enum ev_alert_code (ALERT_NONE otherwise) */
     char text[EV_TEXT_BYTES + 32];
     char detail[UI_DETAIL]; /* the event's fields, one per line, for the detail view */
     uint8_t kcat;           /* a kernel-log event's enum kmsg_category (NONE otherwise) */
     uint16_t xid;           /* ... and its Xid number, when kcat is KMSG_CAT_XID */
-    bool chatter;           /* a GPU driver's line that is not a failure: shown dim */
+    char kmsg_message[KMSG_MSG_BYTES]; /* ... and its first line, for the remedy rules */
+    bool chatter;                      /* a GPU driver's line that is not a failure: shown dim */
 };
 
 /* A kernel-log failure on the timeline. */
@@ -151,9 +153,6 @@ size_t ui_series_last(const struct ui_series *s, double *out, size_t max);
  * hi_ns (values outside are clamped to the end bins). Returns the number of samples. */
 size_t ui_model_sync_hist(const struct ui_model *m, enum ev_sync_op op, uint64_t lo_ns,
                           uint64_t hi_ns, unsigned *bins, int n_bins);
-
-/* Next/previous VPOC chunk size on the ladder 125, 250, 500, 1000, 2000, 3500, whole (0). */
-int ui_chunk_step(int chunk, int dir);
 
 /* "12.3 MiB"-style sizes, "00:01:23" durations, "733.2us"-style latencies. */
 void ui_fmt_bytes(char *buf, size_t n, uint64_t bytes);

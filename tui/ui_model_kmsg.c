@@ -140,6 +140,7 @@ void ui_model_kmsg(struct ui_model *m, const struct ev *e) {
     u.severity = k->severity;
     u.kcat = k->category;
     u.xid = k->xid;
+    snprintf(u.kmsg_message, sizeof(u.kmsg_message), "%s", k->message);
     u.category = k->category != KMSG_CAT_NONE ? UI_CAT_KERNEL : UI_CAT_INFO;
     u.chatter = k->category == KMSG_CAT_NONE;
     char label[24];

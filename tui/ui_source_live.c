@@ -2,6 +2,7 @@
 #include "tui/ui_source_live.h"
 
 #include "backend/core/mono.h"
+#include "backend/vpoc/vpoc.h"
 #include "tui/record.h"
 #include "tui/ui_model.h"
 
@@ -18,6 +19,7 @@ struct ui_live {
     struct evring *kring; /* kernel-log events, or NULL */
     int wake_fd;          /* an epoll fd over both rings' wake fds (-1 with one ring) */
     int chunk;            /* last chunk size asked for */
+    int chunk_seen;       /* the engine's chunk size when last looked at */
     struct rec *rec;      /* --record: every event and snapshot shown is also written (or NULL) */
 };
 
@@ -61,14 +63,18 @@ static bool ui_live_key(struct ui_source *s, int ch, char *msg, size_t msglen) {
     }
     case '+':
     case '=':
-    case '-':
-        l->chunk = ui_chunk_step(l->chunk, ch == '-' ? -1 : 1);
+    case '-': {
+        int now = engine_snap_read(l->e, NULL)->chunk_bars;
+        if (now != l->chunk_seen) /* the engine changed it (out of memory): step from there */
+            l->chunk = l->chunk_seen = now;
+        l->chunk = vpoc_chunk_step(l->chunk, ch == '-' ? -1 : 1);
         engine_command(l->e, CMD_SET_CHUNK, l->chunk);
         if (l->chunk)
             snprintf(msg, msglen, "VPOC chunk size %d bars from the next chunk", l->chunk);
         else
             snprintf(msg, msglen, "VPOC chunk size: whole sessions from the next session");
         return true;
+    }
     case 'c':
         engine_command(l->e, CMD_CLEANUP, 0);
         snprintf(msg, msglen, "safe cleanup requested");
@@ -148,7 +154,7 @@ int ui_source_live(struct ui_source **out, struct engine *e, struct evring *ring
             close(wake);
         return kring && wake < 0 ? wake : -ENOMEM;
     }
-    *l = (struct ui_live){e, ring, kring, wake, chunk, rec};
+    *l = (struct ui_live){e, ring, kring, wake, chunk, chunk, rec};
     s->ops = &ui_live_ops;
     s->priv = l;
     const struct engine_snap *snap = engine_snap_read(e, NULL);

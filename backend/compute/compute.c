@@ -120,22 +120,31 @@ int compute_sync(struct compute *c, enum ev_sync_op op) {
     int (*fn)(void *) = op == SYNC_OP_DEVICE ? compute_sync_device_cb : compute_sync_stream_cb;
     if (!c->trace)
         return fn(c);
+    struct trace_inject in;
+    if (c->ops->inject_hang && trace_fault_take(c->trace, c->dev, TRACE_FAULT_HANG, &in))
+        c->ops->inject_hang(c, in.extra_ns); /* on failure the fault is spent: no wait */
+    if (trace_fault_take(c->trace, c->dev, TRACE_FAULT_ERROR, &in))
+        c->ops->inject_error(c, (enum trace_runtime_error)in.error);
     return trace_sync(c->trace, c->dev, op, fn, c);
 }
 
 int compute_alloc(struct compute *c, size_t bytes, void **out, char *err, size_t errlen) {
+    struct trace_inject in;
+    bool injected = c->trace && trace_fault_take(c->trace, c->dev, TRACE_FAULT_OOM, &in);
+    if (injected)
+        mem_pool_refuse_next(c->pool);
     int rc = mem_pool_alloc(c->pool, bytes, out);
     if (rc == 0)
         return 0;
     struct mem_stats st;
     mem_pool_stats(c->pool, &st);
     return errbuf_set(err, errlen, rc,
-                      "out of memory allocating %zu bytes on %s device %u (pool: %.1f MiB "
+                      "out of memory%s allocating %zu bytes on %s device %u (pool: %.1f MiB "
                       "allocated, %.1f MiB reserved, largest free block %.1f MiB, "
                       "fragmentation %.0f%%): try a smaller --chunk or "
                       "--alloc-conf max_split_size_mb:128",
-                      bytes, c->ops->name, c->dev, (double)st.allocated_bytes / 1048576.0,
-                      (double)st.reserved_bytes / 1048576.0,
+                      injected ? " (injected)" : "", bytes, c->ops->name, c->dev,
+                      (double)st.allocated_bytes / 1048576.0, (double)st.reserved_bytes / 1048576.0,
                       (double)st.largest_free_bytes / 1048576.0, st.frag * 100.0);
 }
 

@@ -135,6 +135,16 @@ struct compute_ops {
 
     /* Text for a backend error code. */
     const char *(*strerror)(int rc);
+
+    /* Fault injection (--inject), called by compute_sync just before the traced wait. */
+    /* Enqueue the hang kernel: the stream stays busy for ns of device time, as behind a hung
+     * kernel, so the sync really waits on the GPU. 0 or error. NULL: the backend has no such
+     * kernel, and the traced sync waits instead (the CPU backend's worker blocks there). */
+    int (*inject_hang)(struct compute *c, uint64_t ns);
+    /* Make the named runtime error the stream's sticky error, as a failed kernel leaves it:
+     * the sync about to run reports it in the backend's own terms (the runtime's name and
+     * text on a GPU). */
+    void (*inject_error)(struct compute *c, enum trace_runtime_error which);
 };
 
 struct compute {
@@ -160,10 +170,12 @@ void compute_close(struct compute *c);
 /* Names of the compiled-in backends, "cpu" or "hip, cpu", for --help. */
 const char *compute_backends(void);
 
-/* Traced synchronize (op DEVICE or STREAM); returns the sticky error, if any. */
+/* Traced synchronize (op DEVICE or STREAM); returns the sticky error, if any. Faults armed
+ * for the current phase (--inject hang, error) are carried out here. */
 int compute_sync(struct compute *c, enum ev_sync_op op);
 
-/* Pool allocation on the device; -ENOMEM with the pool's stats in err when it fails. */
+/* Pool allocation on the device; -ENOMEM with the pool's stats in err when it fails (also
+ * when an oom fault armed for the current phase fires: the pool meets a "full device"). */
 int compute_alloc(struct compute *c, size_t bytes, void **out, char *err, size_t errlen);
 void compute_free(struct compute *c, void *ptr);
 

@@ -162,8 +162,28 @@ static int compute_cpu_sync(struct compute *c) {
     return compute_stream_wait(compute_cpu_priv(c)->stream);
 }
 
+/* Injected runtime errors: -(CPU_RUNTIME_ERR_BASE + enum trace_runtime_error), beyond any
+ * errno. */
+#define CPU_RUNTIME_ERR_BASE 100000
+
+static int compute_cpu_error_run(void *arg) {
+    return -(CPU_RUNTIME_ERR_BASE + *(const int *)arg);
+}
+
+static void compute_cpu_inject_error(struct compute *c, enum trace_runtime_error which) {
+    int k = (int)which;
+    compute_cpu_enqueue(c, compute_cpu_error_run, &k, sizeof(k)); /* after the queued work */
+}
+
 static const char *compute_cpu_strerror(int rc) {
-    return strerror(rc < 0 ? -rc : rc);
+    static _Thread_local char buf[160];
+    int e = rc < 0 ? -rc : rc;
+    if (e < CPU_RUNTIME_ERR_BASE || e >= CPU_RUNTIME_ERR_BASE + TRACE_ERR_COUNT)
+        return strerror(e);
+    enum trace_runtime_error which = (enum trace_runtime_error)(e - CPU_RUNTIME_ERR_BASE);
+    snprintf(buf, sizeof(buf), "%s (GPU runtime error %d, injected)", trace_error_text(which),
+             trace_error_code(which));
+    return buf;
 }
 
 const struct compute_ops compute_cpu_ops = {
@@ -194,4 +214,6 @@ const struct compute_ops compute_cpu_ops = {
     .sync_stream = compute_cpu_sync,
     .sync_device = compute_cpu_sync,
     .strerror = compute_cpu_strerror,
+    .inject_hang = NULL, /* the traced sync waits: the worker "blocks in its synchronize" */
+    .inject_error = compute_cpu_inject_error,
 };

@@ -240,6 +240,8 @@ static void compute_hip_release(struct compute_hip *h) {
     free(h->stage.extra);
     if (h->stage.ring)
         rs_gpu_host_free(h->stage.ring);
+    if (h->hang)
+        rs_gpu_host_free(h->hang);
     if (h->stream)
         rs_gpu_stream_destroy(h->stream);
     free(h);
@@ -393,6 +395,22 @@ static int compute_hip_vpoc_finalize(struct compute *c, const struct compute_vpo
     return rc ? rc : compute_hip_pend(c, &p);
 }
 
+/* ---- fault injection ---- */
+
+static int compute_hip_inject_hang(struct compute *c, uint64_t ns) {
+    struct compute_hip *h = compute_hip_priv(c);
+    void *mem = h->hang;
+    if (!mem && rs_gpu_host_alloc(&mem, 2 * sizeof(uint32_t)) != 0)
+        return -ENOMEM;
+    h->hang = mem;
+    h->hang[0] = 0; /* never released early: a rehearsal hangs as a real hang does */
+    return compute_hip_fail(c, rs_gpu_hang(&h->hang[0], ns, &h->hang[1], h->stream));
+}
+
+static void compute_hip_inject_error(struct compute *c, enum trace_runtime_error which) {
+    compute_hip_fail(c, trace_error_code(which)); /* the runtime's own number, name and text */
+}
+
 const struct compute_ops compute_hip_ops = {
     .name = "hip",
     .elem_bytes = sizeof(float),
@@ -421,4 +439,6 @@ const struct compute_ops compute_hip_ops = {
     .sync_stream = compute_hip_sync_stream,
     .sync_device = compute_hip_sync_device,
     .strerror = compute_hip_strerror,
+    .inject_hang = compute_hip_inject_hang,
+    .inject_error = compute_hip_inject_error,
 };

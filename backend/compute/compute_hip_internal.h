@@ -51,6 +51,7 @@ struct compute_hip {
     void *events[HIP_EVENTS];                /* the pool */
     struct compute_event *owner[HIP_EVENTS]; /* whose time each recorded event gives */
     size_t n_events;
+    uint32_t *hang;     /* pinned: [0] the hang kernel's release flag, [1] its status; or NULL */
     uint64_t anchor_ns; /* mono time the first event since the last sync was recorded at: on
                            the idle stream, the device reaches it then; the others are timed
                            from it */

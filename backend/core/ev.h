@@ -119,12 +119,19 @@ struct ev_command {
     char text[EV_TEXT_BYTES];
 };
 
-/* What an alert is about, for consumers that act on it (a HANG writes a diagnostic bundle). */
-enum ev_alert_code { ALERT_NONE, ALERT_SYNC_SLOW, ALERT_SYNC_HANG, ALERT_SYNC_BACK };
+/* What an alert or log line is about, for consumers that act on it (a HANG writes a
+ * diagnostic bundle; the kernel log being off brings the ways out in the event's details). */
+enum ev_alert_code {
+    ALERT_NONE,
+    ALERT_SYNC_SLOW,
+    ALERT_SYNC_HANG,
+    ALERT_SYNC_BACK,
+    ALERT_KMSG_OFF
+};
 
 struct ev_text {
     uint8_t severity; /* enum ev_severity */
-    uint8_t code;     /* enum ev_alert_code (ALERT only; 0 otherwise) */
+    uint8_t code;     /* enum ev_alert_code (ALERT_NONE for most) */
     char text[EV_TEXT_BYTES];
 };
 

@@ -72,13 +72,33 @@ static void engine_vpoc_emit(struct engine *e, const struct compute_event *ev, s
     }
 }
 
+/* A session's VPOC ran out of device memory: say so with the pool's numbers and drop the
+ * chunk size a rung (chunks are what the pool holds at once), as a user would with '-'.
+ * true: retry the session; false: already at the smallest chunk, the error stands. */
+static bool engine_vpoc_oom(struct engine *e, const struct data_session *s, const char *why) {
+    int used = e->chunk_bars > 0 && (size_t)e->chunk_bars < s->n ? e->chunk_bars : (int)s->n;
+    int smaller = vpoc_chunk_step(used, -1);
+    engine_emit_mem(e);
+    if (smaller <= 0 || smaller >= used) {
+        engine_log(e, SEV_ERROR, "VPOC at the smallest chunk (%d bars): %s", used, why);
+        return false;
+    }
+    engine_log(e, SEV_ERROR, "VPOC: %s", why);
+    engine_log(e, SEV_WARNING, "VPOC out of memory at chunk %d bars: dropping to %d and retrying",
+               used, smaller);
+    e->chunk_bars = smaller;
+    e->s.chunk_bars = smaller;
+    engine_publish(e, true);
+    return true;
+}
+
 int engine_vpoc_all(struct engine *e, char *err, size_t errlen) {
     const struct vpoc_bar *bars = e->vbars;
     engine_set_phase(e, PHASE_VPOC);
     int rc = 0;
     struct mem_stats pass_peak = {0}, pass_base;
     mem_pool_stats(e->c->pool, &pass_base);
-    for (size_t k = 0; rc == 0 && k < e->ss.n; k++) {
+    for (size_t k = 0; rc == 0 && k < e->ss.n;) {
         if (engine_safe_point(e))
             break;
         const struct data_session *s = &e->ss.s[k];
@@ -92,7 +112,11 @@ int engine_vpoc_all(struct engine *e, char *err, size_t errlen) {
         if (rc == 0 && e->peek.stats.allocated_bytes >= pass_peak.allocated_bytes)
             pass_peak = e->peek.stats;
         free(ev);
-        e->s.sessions_done = k + 1;
+        if (rc == -ENOMEM && ev && engine_vpoc_oom(e, s, err)) {
+            rc = 0;
+            continue; /* the same session again, in smaller chunks */
+        }
+        e->s.sessions_done = ++k;
         engine_emit_mem(e);
     }
     engine_set_phase(e, PHASE_COUNT);

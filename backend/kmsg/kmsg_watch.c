@@ -4,11 +4,13 @@
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
 #include "backend/kmsg/kmsg_classify.h"
+#include "backend/kmsg/kmsg_inject.h"
 #include "backend/kmsg/kmsg_lines.h"
 #include "backend/kmsg/kmsg_parse.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -49,6 +51,9 @@ struct kmsg_watch {
     struct kmsg_conf conf;
     struct evring *ring;
     struct kmsg_src kern, log;
+    struct kmsg_src inj;       /* --inject kmsg:FILE: no fd, its own classifier and line times */
+    struct kmsg_inject replay; /* ... and its lines, due after start_ns */
+    uint64_t start_ns;         /* when the thread was started */
     struct kmsg_clock clock;
     int stop_fd;
     pthread_t thread;
@@ -85,26 +90,29 @@ static void kmsg_watch_push(struct kmsg_watch *w, const struct kmsg_event *e, ui
     evring_push(w->ring, &ev);
 }
 
-static void kmsg_watch_warn(struct kmsg_watch *w, const char *text) {
+static void kmsg_watch_warn(struct kmsg_watch *w, enum ev_alert_code code, const char *text) {
     struct ev ev;
     memset(&ev, 0, sizeof(ev));
     ev.kind = EV_LOG;
     ev.dev = EV_DEV_NONE;
     ev.t_ns = mono_now_ns();
     ev.u.text.severity = SEV_WARNING;
+    ev.u.text.code = (uint8_t)code;
     snprintf(ev.u.text.text, sizeof(ev.u.text.text), "%s", text);
     evring_push(w->ring, &ev);
 }
 
-/* Events a line completed, onto the ring: kernel time mapped, or the time it was read. */
-static void kmsg_watch_line(struct kmsg_watch *w, struct kmsg_src *s, const struct kmsg_line *l) {
+/* Events a line (input line lineno of s) completed, onto the ring: kernel time mapped, or the
+ * time it was read. */
+static void kmsg_watch_line(struct kmsg_watch *w, struct kmsg_src *s, const struct kmsg_line *l,
+                            uint32_t lineno) {
     struct kmsg_event out[2];
     uint64_t now = mono_now_ns();
     s->last_ns = now;
     atomic_fetch_add(&w->lines, 1);
     if (s->live && l->has_ts)
         kmsg_clock_observe(&w->clock, l->ts_ns, now);
-    int n = kmsg_classifier_feed(&s->cls, l, ++s->lineno, out);
+    int n = kmsg_classifier_feed(&s->cls, l, lineno, out);
     for (int i = 0; i < n; i++)
         kmsg_watch_push(w, &out[i],
                         out[i].has & KMSG_HAS(TS) ? kmsg_clock_map(&w->clock, out[i].ts_ns) : now);
@@ -127,7 +135,7 @@ static void kmsg_watch_record(struct kmsg_watch *w, struct kmsg_src *s, const ch
         s->last_seq = l.seq;
         s->has_seq = true;
     }
-    kmsg_watch_line(w, s, &l);
+    kmsg_watch_line(w, s, &l, ++s->lineno);
 }
 
 /* A text line: a saved /dev/kmsg record ("6,123,456,-;msg"), else a dmesg/journalctl line. */
@@ -278,6 +286,31 @@ static void kmsg_watch_log_open(struct kmsg_watch *w) {
         w->log.live = true;
 }
 
+/* Feed the injected lines due by now (its own file line numbers; a budget, so a stop request
+ * is looked at between batches). */
+static void kmsg_watch_inject(struct kmsg_watch *w, uint64_t now) {
+    const struct kmsg_inject_line *il;
+    for (int k = 0; k < KMSG_READ_BUDGET; k++) {
+        if (!(il = kmsg_inject_due(&w->replay, now - w->start_ns)))
+            return;
+        struct kmsg_line l;
+        kmsg_inject_line(&w->replay, il, &l);
+        kmsg_watch_line(w, &w->inj, &l, il->lineno);
+    }
+}
+
+/* The poll timeout (ms; -1: none) cut short to wake when the next injected line is due. */
+static int kmsg_watch_timeout(const struct kmsg_watch *w, int timeout_ms) {
+    uint64_t due = kmsg_inject_next_ns(&w->replay);
+    if (due == UINT64_MAX)
+        return timeout_ms;
+    uint64_t at = w->start_ns + due, now = mono_now_ns();
+    uint64_t ms = at > now ? (at - now + 999999u) / 1000000u : 0; /* rounded up: no early spin */
+    if (timeout_ms >= 0 && ms > (uint64_t)timeout_ms)
+        return timeout_ms;
+    return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
 static void *kmsg_watch_main(void *arg) {
     struct kmsg_watch *w = arg;
     for (;;) {
@@ -286,8 +319,8 @@ static void *kmsg_watch_main(void *arg) {
         if (w->kern.kind == KMSG_SRC_DEVICE || w->kern.kind == KMSG_SRC_FIFO)
             pf[1].fd = w->kern.fd;
         bool tick = w->kern.kind == KMSG_SRC_TEXT || w->conf.session_log[0] ||
-                    kmsg_classifier_pending(&w->kern.cls);
-        if (poll(pf, 2, tick ? KMSG_TICK_MS : -1) < 0 && errno != EINTR)
+                    kmsg_classifier_pending(&w->kern.cls) || kmsg_classifier_pending(&w->inj.cls);
+        if (poll(pf, 2, kmsg_watch_timeout(w, tick ? KMSG_TICK_MS : -1)) < 0 && errno != EINTR)
             break;
         if (pf[0].revents)
             break;
@@ -295,14 +328,16 @@ static void *kmsg_watch_main(void *arg) {
             char msg[EV_TEXT_BYTES];
             snprintf(msg, sizeof(msg), "kernel log: reading %.100s failed (%s); no longer followed",
                      w->kern.path, strerror(errno));
-            kmsg_watch_warn(w, msg);
+            kmsg_watch_warn(w, ALERT_NONE, msg);
             kmsg_src_close(&w->kern);
         }
         if (w->log.kind != KMSG_SRC_NONE && !kmsg_watch_read(w, &w->log))
             kmsg_src_close(&w->log);
-        uint64_t now = mono_now_ns();
+        kmsg_watch_inject(w, mono_now_ns());
+        uint64_t now = mono_now_ns(); /* after every line's last_ns */
         kmsg_watch_idle(w, &w->kern, now);
         kmsg_watch_idle(w, &w->log, now);
+        kmsg_watch_idle(w, &w->inj, now);
     }
     return NULL;
 }
@@ -317,33 +352,17 @@ static void kmsg_watch_unreadable(struct kmsg_watch *w, int rc) {
              "kernel log off: %s. Fix: sudo setcap cap_syslog+ep $(which ringside), or "
              "sysctl kernel.dmesg_restrict=0, or --kmsg-file FIFO fed by journalctl -kf",
              strerror(-rc));
-    kmsg_watch_warn(w, msg);
+    kmsg_watch_warn(w, ALERT_KMSG_OFF, msg);
 }
 
-int kmsg_watch_create(struct kmsg_watch **out, const struct kmsg_conf *c, struct evring *ring,
-                      char *err, size_t errlen) {
-    struct kmsg_watch *w = calloc(1, sizeof(*w));
-    *out = NULL;
-    if (!w)
-        return errbuf_set(err, errlen, -ENOMEM, "out of memory");
-    w->conf = *c;
-    w->ring = ring;
-    w->kern.fd = w->log.fd = -1;
-    kmsg_classifier_init(&w->kern.cls, c->file[0] ? KMSG_SRC_FILE : KMSG_SRC_KMSG, c->chatter);
-    kmsg_classifier_init(&w->log.cls, KMSG_SRC_STDERR, false);
-    w->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (w->stop_fd < 0) {
-        int rc = -errno;
-        free(w);
-        return errbuf_set(err, errlen, rc, "cannot create an eventfd: %s", strerror(-rc));
-    }
-    atomic_store(&w->state, KMSG_STATE_OFF);
+/* The kernel's source: --kmsg-file (an error when it cannot be opened), else /dev/kmsg (not an
+ * error: the state says why), unless --no-kmsg. 0 or -errno with err. */
+static int kmsg_watch_open_kern(struct kmsg_watch *w, char *err, size_t errlen) {
+    const struct kmsg_conf *c = &w->conf;
     if (!c->off && c->file[0]) {
         int rc = kmsg_src_open(&w->kern, c->file, false);
-        if (rc != 0) {
-            kmsg_watch_destroy(w);
+        if (rc != 0)
             return errbuf_set(err, errlen, rc, "--kmsg-file: %s: %s", c->file, strerror(-rc));
-        }
         atomic_store(&w->state, KMSG_STATE_FILE);
     } else if (!c->off) {
         int rc = kmsg_src_open(&w->kern, c->kmsg_path, false);
@@ -354,13 +373,54 @@ int kmsg_watch_create(struct kmsg_watch **out, const struct kmsg_conf *c, struct
         else
             kmsg_watch_unreadable(w, rc);
     }
+    return 0;
+}
+
+/* Say what --inject kmsg:FILE armed. */
+static void kmsg_watch_armed(struct kmsg_watch *w) {
+    char msg[EV_TEXT_BYTES];
+    snprintf(msg, sizeof(msg), "fault injection armed: kmsg:%.160s (%u lines over %.1f s)",
+             w->conf.inject, w->replay.n, (double)kmsg_inject_span_ns(&w->replay) / 1e9);
+    kmsg_watch_warn(w, ALERT_NONE, msg);
+}
+
+int kmsg_watch_create(struct kmsg_watch **out, const struct kmsg_conf *c, struct evring *ring,
+                      char *err, size_t errlen) {
+    struct kmsg_watch *w = calloc(1, sizeof(*w));
+    *out = NULL;
+    if (!w)
+        return errbuf_set(err, errlen, -ENOMEM, "out of memory");
+    w->conf = *c;
+    w->ring = ring;
+    w->kern.fd = w->log.fd = w->inj.fd = -1;
+    kmsg_classifier_init(&w->kern.cls, c->file[0] ? KMSG_SRC_FILE : KMSG_SRC_KMSG, c->chatter);
+    kmsg_classifier_init(&w->log.cls, KMSG_SRC_STDERR, false);
+    kmsg_classifier_init(&w->inj.cls, KMSG_SRC_FILE, c->chatter);
+    w->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (w->stop_fd < 0) {
+        int rc = -errno;
+        free(w);
+        return errbuf_set(err, errlen, rc, "cannot create an eventfd: %s", strerror(-rc));
+    }
+    atomic_store(&w->state, KMSG_STATE_OFF);
+    /* the errors first: a failed create pushes nothing */
+    int rc = c->inject[0] ? kmsg_inject_load(&w->replay, c->inject, err, errlen) : 0;
+    if (rc == 0)
+        rc = kmsg_watch_open_kern(w, err, errlen);
+    if (rc != 0) {
+        kmsg_watch_destroy(w);
+        return rc;
+    }
     if (c->session_log[0] && kmsg_src_open(&w->log, c->session_log, true) == 0)
         w->log.live = true;
+    if (c->inject[0])
+        kmsg_watch_armed(w);
     *out = w;
     return 0;
 }
 
 int kmsg_watch_start(struct kmsg_watch *w) {
+    w->start_ns = mono_now_ns(); /* the injected lines' times count from here */
     int rc = pthread_create(&w->thread, NULL, kmsg_watch_main, w);
     w->started = rc == 0;
     return -rc;
@@ -394,8 +454,11 @@ void kmsg_watch_stop(struct kmsg_watch *w) {
         kmsg_watch_read(w, &w->kern);
     if (w->log.kind != KMSG_SRC_NONE)
         kmsg_watch_read(w, &w->log);
+    /* injected lines due by now too, not the later ones: the run ended before they came */
+    kmsg_watch_inject(w, mono_now_ns());
     kmsg_watch_idle(w, &w->kern, UINT64_MAX);
     kmsg_watch_idle(w, &w->log, UINT64_MAX);
+    kmsg_watch_idle(w, &w->inj, UINT64_MAX);
 }
 
 void kmsg_watch_destroy(struct kmsg_watch *w) {
@@ -404,6 +467,7 @@ void kmsg_watch_destroy(struct kmsg_watch *w) {
     kmsg_watch_stop(w);
     kmsg_src_close(&w->kern);
     kmsg_src_close(&w->log);
+    kmsg_inject_fini(&w->replay);
     close(w->stop_fd);
     free(w);
 }

@@ -51,6 +51,7 @@ struct mem_pool {
     size_t n_spare;
     struct mem_pool_seg *seg_head, *seg_tail;
     struct mem_stats st; /* incremental fields; the derived ones are filled in mem_pool_stats */
+    bool refuse_next;    /* mem_pool_refuse_next: the next alloc meets a full device */
 };
 
 size_t mem_pool_round(size_t bytes) {
@@ -227,6 +228,10 @@ static uint64_t mem_pool_seg_release(struct mem_pool *p, struct mem_pool_seg *s)
     return bytes;
 }
 
+void mem_pool_refuse_next(struct mem_pool *p) {
+    p->refuse_next = true;
+}
+
 uint64_t mem_pool_empty_cache(struct mem_pool *p) {
     uint64_t released = 0;
     struct mem_pool_seg *s = p->seg_head, *next;
@@ -337,6 +342,13 @@ int mem_pool_alloc(struct mem_pool *p, size_t bytes, void **out) {
     bool small = size <= MEM_SMALL_LIMIT;
     struct mem_pool_freeset *fs = &p->pools[small ? 0 : 1];
     struct mem_pool_block *b;
+    if (p->refuse_next) { /* what a full device does to the request: see mem_pool_raw_alloc */
+        p->refuse_next = false;
+        p->st.n_oom_retries++;
+        mem_pool_empty_cache(p);
+        p->st.n_oom++;
+        return -ENOMEM;
+    }
     if (bytes > MEM_POOL_MAX_BYTES || mem_pool_reserve(p, fs) < 0) {
         p->st.n_oom++;
         return -ENOMEM;

@@ -72,6 +72,11 @@ int mem_pool_alloc(struct mem_pool *p, size_t bytes, void **out);
  * A pointer that is not a live block returns -EINVAL (and changes nothing). */
 int mem_pool_free(struct mem_pool *p, void *ptr);
 
+/* Fault injection: the next mem_pool_alloc fails as it does when the device is full (the raw
+ * allocator refuses, the cache is released and the retry is refused too): counted as an OOM
+ * retry and an OOM, -ENOMEM. */
+void mem_pool_refuse_next(struct mem_pool *p);
+
 /* Release every wholly free segment to the raw allocator; returns bytes released. */
 uint64_t mem_pool_empty_cache(struct mem_pool *p);
 

@@ -95,17 +95,36 @@ static bool trace_inject_matches(uint32_t want, uint32_t phase) {
     return want == phase || (step && phase == PHASE_SYNC);
 }
 
-/* What the armed injections add to a sync in phase (spending the one-shot ones). */
+/* What the armed slow-syncs and an untaken hang add to a sync in phase. */
 static uint64_t trace_inject_delay(struct trace_dev *d, uint32_t phase) {
     uint64_t ns = 0;
     for (unsigned k = 0; k < d->n_inject; k++) {
         const struct trace_inject *in = &d->inject[k];
         if (!trace_inject_matches(in->phase, phase) ||
-            (in->once && atomic_exchange(&d->inject_spent[k], true)))
+            (in->kind != TRACE_FAULT_SLOW && in->kind != TRACE_FAULT_HANG) ||
+            (in->kind == TRACE_FAULT_HANG && atomic_exchange(&d->inject_spent[k], true)))
             continue;
         ns += in->extra_ns;
     }
     return ns;
+}
+
+bool trace_fault_take(struct trace *t, unsigned dev, enum trace_fault kind,
+                      struct trace_inject *out) {
+    if (dev >= t->n_dev || kind == TRACE_FAULT_SLOW)
+        return false;
+    struct trace_dev *d = &t->dev[dev];
+    uint32_t phase = atomic_load(&d->phase);
+    for (unsigned k = 0; k < d->n_inject; k++) {
+        const struct trace_inject *in = &d->inject[k];
+        bool here = kind == TRACE_FAULT_OOM ? in->phase == phase /* where it allocates */
+                                            : trace_inject_matches(in->phase, phase);
+        if (in->kind == kind && here && !atomic_exchange(&d->inject_spent[k], true)) {
+            *out = *in;
+            return true;
+        }
+    }
+    return false;
 }
 
 int trace_add_inject(struct trace *t, unsigned dev, const struct trace_inject *in) {

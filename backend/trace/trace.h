@@ -53,19 +53,49 @@ int trace_sync(struct trace *t, unsigned dev, enum ev_sync_op op, int (*fn)(void
 /* Test/injection hook: every trace_sync on dev first waits extra_ns in addition (0 = none). */
 void trace_set_sync_delay(struct trace *t, unsigned dev, uint64_t extra_ns);
 
-/* A fault to rehearse with (--inject): synchronizes of a device in one phase wait longer, as a
- * hung or slow GPU would make them: only the first one (hang), or every one (slow-sync). The
- * wait happens inside the traced sync, so the watchdog sees it in flight. A training step's
- * phases (h2d, forward, backward, optimizer) are waited for by the step's sync (phase sync). */
+/* A fault to rehearse with (--inject), armed on a device for one phase. A training step's
+ * phases (h2d, forward, backward, optimizer) are waited for by the step's sync (phase sync),
+ * so their hang, slow-sync and error faults fire there. */
+enum trace_fault {
+    TRACE_FAULT_HANG,  /* the first sync in the phase waits extra_ns more (GPU backends: behind
+                          the hang kernel), as a hung GPU would make it */
+    TRACE_FAULT_SLOW,  /* every sync in the phase waits extra_ns more */
+    TRACE_FAULT_OOM,   /* the next allocation in the phase fails as the runtime's would */
+    TRACE_FAULT_ERROR, /* the next sync in the phase reports a named runtime error */
+};
+
+/* The runtime errors error:PHASE:NAME can name; each backend reports them as its runtime
+ * would (HIP and CUDA share these numbers). */
+#define TRACE_RUNTIME_ERRORS(X)                                                                    \
+    X(NO_KERNEL_IMAGE, "no-kernel-image", 209,                                                     \
+      "no kernel image is available for execution on "                                             \
+      "the device")                                                                                \
+    X(ECC, "ecc", 214, "uncorrectable ECC error encountered")                                      \
+    X(ILLEGAL_ADDRESS, "illegal-address", 700, "an illegal memory access was encountered")         \
+    X(LAUNCH_TIMEOUT, "launch-timeout", 702, "the launch timed out and was terminated")            \
+    X(LAUNCH_FAILURE, "launch-failure", 719, "unspecified launch failure")
+
+enum trace_runtime_error {
+#define X(id, name, code, text) TRACE_ERR_##id,
+    TRACE_RUNTIME_ERRORS(X)
+#undef X
+        TRACE_ERR_COUNT
+};
+
+const char *trace_error_name(enum trace_runtime_error e); /* "no-kernel-image" */
+int trace_error_code(enum trace_runtime_error e);         /* hipError_t/cudaError_t: 209 */
+const char *trace_error_text(enum trace_runtime_error e); /* the runtimes' description */
+
 struct trace_inject {
+    uint8_t kind;      /* enum trace_fault */
     uint8_t phase;     /* enum ev_phase_id */
-    bool once;         /* hang: the first sync in the phase only */
-    uint64_t extra_ns; /* added to the sync */
+    uint8_t error;     /* ERROR: enum trace_runtime_error */
+    uint64_t extra_ns; /* HANG, SLOW: added to the sync */
 };
 #define TRACE_MAX_INJECT 8
 
-/* "hang:PHASE:SECONDS" or "slow-sync:PHASE:MS" into *out. 0, or -EINVAL with err naming the
- * spec and what is wrong. */
+/* "hang:PHASE:SECONDS", "slow-sync:PHASE:MS", "oom:PHASE" or "error:PHASE:NAME" into *out.
+ * 0, or -EINVAL with err naming the spec and what is wrong. */
 int trace_inject_parse(const char *spec, struct trace_inject *out, char *err, size_t errlen);
 
 /* The spec back ("hang:cleanup:40"), for messages and the printed configuration. */
@@ -73,6 +103,12 @@ void trace_inject_format(const struct trace_inject *in, char *buf, size_t n);
 
 /* Arm an injection on dev (before the first sync). 0, or -ENOSPC past TRACE_MAX_INJECT. */
 int trace_add_inject(struct trace *t, unsigned dev, const struct trace_inject *in);
+
+/* Take a one-shot fault of kind armed on dev for the phase dev is in now: true (and *out
+ * set) the one time it fires, so whoever takes it carries it out (a GPU backend launches the
+ * hang kernel for a HANG it takes; one left untaken is waited for in trace_sync). Any thread. */
+bool trace_fault_take(struct trace *t, unsigned dev, enum trace_fault kind,
+                      struct trace_inject *out);
 
 /* What is in flight on dev now; false (and *out zeroed) when nothing is. Any thread. */
 bool trace_inflight(const struct trace *t, unsigned dev, struct trace_inflight *out);

@@ -1,4 +1,5 @@
-/* Fault-injection specs: "hang:PHASE:SECONDS" and "slow-sync:PHASE:MS". */
+/* Fault-injection specs: "hang:PHASE:SECONDS", "slow-sync:PHASE:MS", "oom:PHASE" and
+ * "error:PHASE:NAME", and the runtime errors the last one can name. */
 #include "backend/core/errbuf.h"
 #include "backend/trace/trace.h"
 
@@ -7,6 +8,41 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static const struct {
+    const char *name, *text;
+    int code;
+} trace_errors[TRACE_ERR_COUNT] = {
+#define X(id, name, code, text) [TRACE_ERR_##id] = {name, text, code},
+    TRACE_RUNTIME_ERRORS(X)
+#undef X
+};
+
+const char *trace_error_name(enum trace_runtime_error e) {
+    return e < TRACE_ERR_COUNT ? trace_errors[e].name : "unknown";
+}
+
+int trace_error_code(enum trace_runtime_error e) {
+    return e < TRACE_ERR_COUNT ? trace_errors[e].code : 0;
+}
+
+const char *trace_error_text(enum trace_runtime_error e) {
+    return e < TRACE_ERR_COUNT ? trace_errors[e].text : "unknown error";
+}
+
+/* What each kind is called and takes after its phase. */
+static const struct {
+    const char *name;
+    const char *usage; /* the whole spec's form */
+    const char *arg;   /* what follows the phase, or NULL for nothing */
+} trace_kinds[] = {
+    [TRACE_FAULT_HANG] = {"hang", "hang:PHASE:SECONDS", "SECONDS"},
+    [TRACE_FAULT_SLOW] = {"slow-sync", "slow-sync:PHASE:MS", "MS"},
+    [TRACE_FAULT_OOM] = {"oom", "oom:PHASE", NULL},
+    [TRACE_FAULT_ERROR] = {"error", "error:PHASE:NAME", "NAME"},
+};
+#define TRACE_KINDS (sizeof(trace_kinds) / sizeof(trace_kinds[0]))
+#define TRACE_USAGE "use hang:PHASE:SECONDS, slow-sync:PHASE:MS, oom:PHASE or error:PHASE:NAME"
 
 /* The phase named by s[0..n), or -1. */
 static int trace_inject_phase(const char *s, size_t n) {
@@ -18,39 +54,93 @@ static int trace_inject_phase(const char *s, size_t n) {
     return ev_phase_from_name(name);
 }
 
+/* The kind named by s[0..n), or -1. */
+static int trace_inject_kind(const char *s, size_t n) {
+    for (unsigned k = 0; k < TRACE_KINDS; k++)
+        if (strlen(trace_kinds[k].name) == n && strncmp(s, trace_kinds[k].name, n) == 0)
+            return (int)k;
+    return -1;
+}
+
+/* NAME of error:PHASE:NAME into out->error. */
+static int trace_inject_error(const char *spec, const char *name, struct trace_inject *out,
+                              char *err, size_t errlen) {
+    for (unsigned k = 0; k < TRACE_ERR_COUNT; k++)
+        if (strcmp(name, trace_errors[k].name) == 0) {
+            out->error = (uint8_t)k;
+            return 0;
+        }
+    char names[200] = "";
+    for (unsigned k = 0; k < TRACE_ERR_COUNT; k++)
+        snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", k ? ", " : "",
+                 trace_errors[k].name);
+    return errbuf_set(err, errlen, -EINVAL, "--inject '%s': unknown error '%s' (%s)", spec, name,
+                      names);
+}
+
+/* SECONDS of hang or MS of slow-sync into out->extra_ns. */
+static int trace_inject_time(const char *spec, const char *arg, struct trace_inject *out, char *err,
+                             size_t errlen) {
+    bool hang = out->kind == TRACE_FAULT_HANG;
+    char *end;
+    double v = strtod(arg, &end);
+    double lo = hang ? 0.001 : 1, hi = hang ? 86400 : 3600000;
+    if (end == arg || *end || !isfinite(v) || v < lo || v > hi)
+        return errbuf_set(err, errlen, -EINVAL,
+                          "--inject '%s': %s '%s' is not a number in [%g, %g]", spec,
+                          trace_kinds[out->kind].arg, arg, lo, hi);
+    out->extra_ns = (uint64_t)llround(v * (hang ? 1e9 : 1e6));
+    return 0;
+}
+
 int trace_inject_parse(const char *spec, struct trace_inject *out, char *err, size_t errlen) {
-    static const char usage[] = "use hang:PHASE:SECONDS or slow-sync:PHASE:MS";
-    const char *c1 = strchr(spec, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-    if (!c1 || !c2)
-        return errbuf_set(err, errlen, -EINVAL, "--inject '%s': %s", spec, usage);
-    size_t kind_n = (size_t)(c1 - spec);
-    bool hang = kind_n == 4 && strncmp(spec, "hang", 4) == 0;
-    bool slow = kind_n == 9 && strncmp(spec, "slow-sync", 9) == 0;
-    if (!hang && !slow)
+    const char *c1 = strchr(spec, ':');
+    int kind = c1 ? trace_inject_kind(spec, (size_t)(c1 - spec)) : -1;
+    if (!c1)
+        return errbuf_set(err, errlen, -EINVAL, "--inject '%s': %s", spec, TRACE_USAGE);
+    if (kind < 0)
         return errbuf_set(err, errlen, -EINVAL, "--inject '%s': unknown kind '%.*s' (%s)", spec,
-                          (int)kind_n, spec, usage);
-    int ph = trace_inject_phase(c1 + 1, (size_t)(c2 - c1 - 1));
+                          (int)(c1 - spec), spec, TRACE_USAGE "; or kmsg:FILE");
+    const char *c2 = strchr(c1 + 1, ':');
+    bool wants_arg = trace_kinds[kind].arg != NULL;
+    if (wants_arg != (c2 != NULL))
+        return errbuf_set(err, errlen, -EINVAL, "--inject '%s': use %s", spec,
+                          trace_kinds[kind].usage);
+    size_t phase_n = c2 ? (size_t)(c2 - c1 - 1) : strlen(c1 + 1);
+    int ph = trace_inject_phase(c1 + 1, phase_n);
     if (ph < 0)
         return errbuf_set(err, errlen, -EINVAL,
                           "--inject '%s': unknown phase '%.*s' (load, vpoc, features, h2d, "
                           "cleanup, forward, backward, optimizer, eval, checkpoint)",
-                          spec, (int)(c2 - c1 - 1), c1 + 1);
-    char *end;
-    double v = strtod(c2 + 1, &end);
-    double lo = hang ? 0.001 : 1, hi = hang ? 86400 : 3600000;
-    if (end == c2 + 1 || *end || !isfinite(v) || v < lo || v > hi)
+                          spec, (int)phase_n, c1 + 1);
+    *out = (struct trace_inject){.kind = (uint8_t)kind, .phase = (uint8_t)ph};
+    if (kind == TRACE_FAULT_OOM && ph != PHASE_VPOC && ph != PHASE_H2D)
         return errbuf_set(err, errlen, -EINVAL,
-                          "--inject '%s': %s '%s' is not a number in "
-                          "[%g, %g]",
-                          spec, hang ? "SECONDS" : "MS", c2 + 1, lo, hi);
-    *out = (struct trace_inject){
-        .phase = (uint8_t)ph, .once = hang, .extra_ns = (uint64_t)llround(v * (hang ? 1e9 : 1e6))};
+                          "--inject '%s': nothing is allocated in phase %s (oom:vpoc for the "
+                          "VPOC chunk buffers, oom:h2d for the training buffers)",
+                          spec, ev_phase_name((enum ev_phase_id)ph));
+    if (kind == TRACE_FAULT_ERROR)
+        return trace_inject_error(spec, c2 + 1, out, err, errlen);
+    if (wants_arg)
+        return trace_inject_time(spec, c2 + 1, out, err, errlen);
     return 0;
 }
 
 void trace_inject_format(const struct trace_inject *in, char *buf, size_t n) {
-    if (in->once)
-        snprintf(buf, n, "hang:%s:%g", ev_phase_name(in->phase), (double)in->extra_ns / 1e9);
-    else
-        snprintf(buf, n, "slow-sync:%s:%g", ev_phase_name(in->phase), (double)in->extra_ns / 1e6);
+    const char *phase = ev_phase_name((enum ev_phase_id)in->phase);
+    switch (in->kind) {
+    case TRACE_FAULT_HANG:
+        snprintf(buf, n, "hang:%s:%g", phase, (double)in->extra_ns / 1e9);
+        break;
+    case TRACE_FAULT_SLOW:
+        snprintf(buf, n, "slow-sync:%s:%g", phase, (double)in->extra_ns / 1e6);
+        break;
+    case TRACE_FAULT_OOM:
+        snprintf(buf, n, "oom:%s", phase);
+        break;
+    default:
+        snprintf(buf, n, "error:%s:%s", phase,
+                 trace_error_name((enum trace_runtime_error)in->error));
+        break;
+    }
 }

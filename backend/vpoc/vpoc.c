@@ -136,3 +136,20 @@ int vpoc_sessions_check(const struct vpoc_bar *bars, const struct data_sessions 
     }
     return 0;
 }
+
+int vpoc_chunk_step(int chunk, int dir) {
+    static const int ladder[] = {125, 250, 500, 1000, 2000, 3500, 0};
+    const int n = (int)(sizeof(ladder) / sizeof(ladder[0]));
+    int pos = n - 1; /* whole session, or anything larger than the ladder */
+    for (int i = 0; i < n - 1; i++)
+        if (chunk > 0 && chunk <= ladder[i]) {
+            pos = chunk == ladder[i] ? i : (dir > 0 ? i - 1 : i);
+            break;
+        }
+    pos += dir;
+    if (pos < 0)
+        pos = 0;
+    if (pos >= n)
+        pos = n - 1;
+    return ladder[pos];
+}

@@ -78,4 +78,9 @@ void vpoc_bars_from_series(const struct data_bar *in, size_t n, struct vpoc_bar 
 int vpoc_session(const struct vpoc_bar *bars, size_t n, const struct vpoc_params *p,
                  struct vpoc_result *out);
 
+/* The next (dir > 0) or previous (dir < 0) VPOC chunk size on the ladder 125, 250, 500, 1000,
+ * 2000, 3500, whole session (0); a size off the ladder moves to the nearest rung that way;
+ * the ends stay where they are. */
+int vpoc_chunk_step(int chunk, int dir);
+
 #endif

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end test of a hung GPU call, rehearsed with --inject on the CPU backend: the first
+# End-to-end test of a hung GPU call, rehearsed with --inject on the CPU backend (or the one
+# E2E_BACKEND names: with hip the hang is the hang kernel on the GPU's stream): the first
 # synchronize in the pre-training cleanup hangs for 40 s; within the 5 s sync timeout and a
 # second the header says HUNG while its clock keeps moving, the watchdog's alert names the call
 # and the diagnostic bundle is written; q asks for a stop that cannot finish, the footer says which call holds it, q again
@@ -22,7 +23,7 @@ start() { # name, extra flags...
     OUT=$d/out
     DIR=$d
     tm new-session -d -s "$SESSION" -x 160 -y 48 sh -c "stty -a > '$d/before'; \
-        '$RINGSIDE' --backend cpu --synthetic-days 5 --epochs 100000 --telemetry none \
+        '$RINGSIDE' --backend ${E2E_BACKEND:-cpu} --synthetic-days 5 --epochs 100000 --telemetry none \
             --no-kmsg --output '$OUT' $* < /dev/tty; echo \$? > '$d/rc'; \
         stty -a > '$d/after'; sleep 30" || fail "tmux new-session failed"
 }

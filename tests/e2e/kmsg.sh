@@ -3,7 +3,8 @@
 # FIFO (--kmsg-file) reach the events panel as one event per group, a marker row on the
 # timeline, and a detail view with what helps; a flood of 300,000 lines leaves the screen
 # refreshing, memory bounded and a drop count in the title; an unreadable kernel log is said
-# in the events panel with the ways out, and everything else keeps working.
+# in the events panel with the ways out, and everything else keeps working; --inject kmsg:FILE
+# replays a capture with the real kernel log off, and a bad one stops the start with status 2.
 #
 # usage: kmsg.sh RINGSIDE SCRATCH_DIR
 E2E_NAME="kmsg e2e"
@@ -99,4 +100,28 @@ wait_for "the events panel says the kernel log cannot be read" 30 unreadable
 wait_for "training goes on" 30 has "RUNNING"
 tm send-keys -t "$SESSION" q q
 wait_for "q ends the run" 60 session_gone
+next_server
+
+STEP="an injected kernel log (--inject kmsg:FILE), with the real one off"
+INJECT=$(cd "$(dirname "$0")/../fixtures/kmsg/inject" && pwd)/ring-timeout-reset.log
+start --no-kmsg --inject "kmsg:$INJECT"
+wait_for "a notice says what is armed" 30 has "fault injection armed: kmsg:"
+wait_for "the injected ring timeout is an event" 20 has "ring timeout: ring gfx_0.0.0 timeout"
+wait_for "the reset lines follow at their pace (1 and 2.5 s later)" 20 has "GPU reset(1) succeeded!"
+has "kmsg off" || fail "the title should say the real kernel log is off"
+tm send-keys -t "$SESSION" q q
+wait_for "q ends the run" 60 session_gone
+
+STEP="a bad --inject kmsg: spec"
+bad_spec() { # expected-message spec: status 2 before the dashboard starts, the message first
+    "$RINGSIDE" --backend cpu --synthetic-days 5 --epochs 1 --telemetry none --output "$OUT" \
+        --no-kmsg --inject "$2" < /dev/null > "$SCRATCH/bad.out" 2> "$SCRATCH/bad.err"
+    local rc=$?
+    SCREEN=$(cat "$SCRATCH/bad.err")
+    [ "$rc" -eq 2 ] || fail "--inject $2: exit status $rc, expected 2"
+    head -n 1 "$SCRATCH/bad.err" | grep -qF -- "$1" || fail "--inject $2: the first line lacks '$1'"
+}
+bad_spec "--inject kmsg: needs a file" "kmsg:"
+bad_spec "ringside: --inject kmsg:/nonexistent: No such file or directory" "kmsg:/nonexistent"
+[ "$(wc -l < "$SCRATCH/bad.err")" -eq 1 ] || fail "an unreadable file should be one line on stderr"
 echo "kmsg e2e: ok ($((SECONDS - t0)) s)"

@@ -16,6 +16,7 @@
 #include "tests/gpu/gpu_fixtures.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -860,6 +861,62 @@ Test(gpu, traced_sync_covers_device_work) {
     tg_trace_device(c, t, ring);
     tg_trace_stream(c, t, ring);
     cr_assert_eq(evring_dropped(ring), 0);
+    compute_close(c);
+    trace_destroy(t);
+    evring_destroy(ring);
+}
+
+/* Rehearsed faults (--inject) on the GPU: a hang is the hang kernel on the backend's stream
+ * (device time, not a host sleep), an oom is the pool meeting a full device, an error is the
+ * runtime's own. */
+Test(gpu, injected_faults_run_on_the_device) {
+    struct evring *ring = NULL;
+    struct trace *t = NULL;
+    cr_assert_eq(evring_create(&ring, 4096), 0);
+    cr_assert_eq(trace_create(&t, ring, 1), 0);
+    struct compute *c = tg_open_hip(t);
+    const char *specs[] = {"hang:cleanup:0.3", "oom:vpoc", "error:eval:illegal-address"};
+    for (size_t k = 0; k < 3; k++) {
+        struct trace_inject in;
+        char err[256];
+        cr_assert_eq(trace_inject_parse(specs[k], &in, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(trace_add_inject(t, c->dev, &in), 0);
+    }
+    struct compute_event e0, e1;
+    trace_set_phase(t, c->dev, PHASE_CLEANUP);
+    cr_assert_eq(c->ops->event_record(c, &e0), 0);
+    uint64_t h0 = mono_now_ns();
+    int rc = compute_sync(c, SYNC_OP_DEVICE);
+    uint64_t waited = mono_now_ns() - h0;
+    cr_assert_eq(rc, 0, "%s", c->ops->strerror(rc));
+    cr_assert_eq(c->ops->event_record(c, &e1), 0); /* after the hang kernel on the stream */
+    cr_assert_eq(compute_sync(c, SYNC_OP_STREAM), 0);
+    uint64_t device = tg_event_span(c, &e0, &e1);
+    cr_log_info("inject: hang:cleanup:0.3 held the stream %.1f ms (device), the sync %.1f ms",
+                (double)device / 1e6, (double)waited / 1e6);
+    cr_assert_geq(device, 297 * TG_MS, "the hang kernel ran %.1f ms on the device",
+                  (double)device / 1e6);
+    cr_assert_geq(waited + 5 * TG_MS, device, "the sync returned before the kernel ended");
+
+    trace_set_phase(t, c->dev, PHASE_VPOC);
+    void *p = NULL;
+    char err[512] = "";
+    cr_assert_eq(compute_alloc(c, 1 << 20, &p, err, sizeof(err)), -ENOMEM);
+    cr_assert(strstr(err, "out of memory (injected)") && strstr(err, "pool:"), "%s", err);
+    struct mem_stats st;
+    mem_pool_stats(c->pool, &st);
+    cr_assert_eq(st.n_oom, 1);
+    cr_assert_eq(compute_alloc(c, 1 << 20, &p, err, sizeof(err)), 0, "once: %s", err);
+    compute_free(c, p);
+
+    trace_set_phase(t, c->dev, PHASE_EVAL);
+    rc = compute_sync(c, SYNC_OP_STREAM);
+    cr_assert_lt(rc, 0, "the injected error is reported by the sync");
+    cr_log_info("inject: error:eval:illegal-address -> %s", c->ops->strerror(rc));
+    cr_assert(strstr(c->ops->strerror(rc), "IllegalAddress") &&
+                  strstr(c->ops->strerror(rc), "illegal memory access"),
+              "the runtime's name and text: %s", c->ops->strerror(rc));
+    cr_assert_eq(compute_sync(c, SYNC_OP_STREAM), 0, "once");
     compute_close(c);
     trace_destroy(t);
     evring_destroy(ring);

@@ -263,5 +263,7 @@ const struct thread_case thread_cases[] = {
     {"kmsg_missing_file", thread_case_kmsg_missing_file},
     {"kmsg_prompt_stop", thread_case_kmsg_prompt_stop},
     {"kmsg_flood", thread_case_kmsg_flood},
+    {"kmsg_inject", thread_case_kmsg_inject},
+    {"kmsg_inject_stop", thread_case_kmsg_inject_stop},
     {NULL, NULL},
 };

@@ -27,5 +27,7 @@ int thread_case_kmsg_session_late(char *why, size_t whylen);
 int thread_case_kmsg_missing_file(char *why, size_t whylen);
 int thread_case_kmsg_prompt_stop(char *why, size_t whylen);
 int thread_case_kmsg_flood(char *why, size_t whylen);
+int thread_case_kmsg_inject(char *why, size_t whylen);
+int thread_case_kmsg_inject_stop(char *why, size_t whylen);
 
 #endif

@@ -1,6 +1,7 @@
 /* The kernel-log watcher under threads: its thread follows a FIFO, a file, saved records and the
- * session log this thread writes, pushes classified events onto a ring read here, and stops
- * promptly; a flood into a ring nobody drains stays bounded, every event pushed or dropped. */
+ * session log this thread writes, replays an --inject kmsg: file at its pace, pushes classified
+ * events onto a ring read here, and stops promptly; a flood into a ring nobody drains stays
+ * bounded, every event pushed or dropped. */
 #include "backend/core/errbuf.h"
 #include "backend/core/evring.h"
 #include "backend/core/mono.h"
@@ -390,10 +391,11 @@ int thread_case_kmsg_unreadable(char *why, size_t whylen) {
     if (rc == 0)
         rc = thread_kmsg_await(&r, 2, why, whylen);
     if (rc == 0 && (r.ev[0].kind != EV_LOG || r.ev[0].u.text.severity != SEV_WARNING ||
+                    r.ev[0].u.text.code != ALERT_KMSG_OFF ||
                     !strstr(r.ev[0].u.text.text, "setcap cap_syslog") ||
                     !strstr(r.ev[0].u.text.text, "dmesg_restrict")))
-        rc = TK_FAIL("first event: kind %u severity %u '%s'", r.ev[0].kind, r.ev[0].u.text.severity,
-                     r.ev[0].u.text.text);
+        rc = TK_FAIL("first event: kind %u severity %u code %u '%s'", r.ev[0].kind,
+                     r.ev[0].u.text.severity, r.ev[0].u.text.code, r.ev[0].u.text.text);
     if (rc == 0)
         rc = thread_kmsg_hip_check(&r.ev[1], 2, 0x7f0c2c000000ull, 1, why, whylen);
     /* one line read: the old one was skipped; the warning is not a counted kernel event */
@@ -585,6 +587,106 @@ int thread_case_kmsg_flood(char *why, size_t whylen) {
                      (unsigned long long)s.events, TK_FLOOD_LINES);
     if (rc == 0)
         rc = thread_kmsg_flood_check(&r, why, whylen);
+    thread_kmsg_close(&r);
+    return rc;
+}
+
+/* --inject kmsg:FILE's three lines: a ring timeout and its process line (one event), and a GPU
+ * reset 0.3 s later; their stamps are another boot's, far from this monotonic clock. */
+#define TK_INJECT_TEXT                                                                             \
+    "[ 9000.000000] amdgpu 0000:03:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=10, "        \
+    "emitted seq=12\n"                                                                             \
+    "[ 9000.000100] amdgpu 0000:03:00.0: amdgpu:  Process information: process python3 pid 4242 "  \
+    "thread python3 pid 4243\n"                                                                    \
+    "[ 9000.300100] amdgpu 0000:03:00.0: amdgpu: GPU reset begin!\n"
+#define TK_INJECT_GAP_NS 300000000ull /* the reset's due time after the start, rounded down */
+
+/* An injected line's event: its category and file line, no kernel stamp, and a time on this
+ * monotonic clock no earlier than not_before and no later than now. */
+static int thread_kmsg_inject_check(const struct ev *e, unsigned category, uint32_t line,
+                                    uint64_t not_before, uint64_t now, char *why, size_t whylen) {
+    const struct kmsg_event *k = &e->u.kmsg;
+    if (e->kind != EV_KMSG || k->category != category || k->line != line ||
+        k->source != KMSG_SRC_FILE || (k->has & KMSG_HAS(TS)))
+        return TK_FAIL("expected category %u at line %u, got kind %u category %u line %u source "
+                       "%u has 0x%x",
+                       category, line, e->kind, k->category, k->line, k->source, k->has);
+    if (e->t_ns < not_before || e->t_ns > now)
+        return TK_FAIL("\"%s\": t_ns %llu outside [%llu, %llu]", k->message,
+                       (unsigned long long)e->t_ns, (unsigned long long)not_before,
+                       (unsigned long long)now);
+    return 0;
+}
+
+int thread_case_kmsg_inject(char *why, size_t whylen) {
+    struct thread_kmsg_run r;
+    struct kmsg_conf c;
+    if (thread_kmsg_init(&r, why, whylen) != 0)
+        return -1;
+    kmsg_conf_default(&c);
+    c.off = true; /* --no-kmsg: the injection alone */
+    int rc = rs_test_write_file(r.dir, "inject.log", TK_INJECT_TEXT, c.inject, sizeof(c.inject));
+    if (rc != 0)
+        rc = TK_FAIL("writing the injected file");
+    uint64_t t0 = mono_now_ns(); /* the watcher's start is later: its lines are due after it */
+    if (rc == 0)
+        rc = thread_kmsg_open(&r, &c, 64, why, whylen);
+    if (rc == 0)
+        rc = thread_kmsg_await(&r, 3, why, whylen);
+    uint64_t now = mono_now_ns();
+    if (rc == 0 && (r.ev[0].kind != EV_LOG || r.ev[0].u.text.severity != SEV_WARNING ||
+                    !strstr(r.ev[0].u.text.text, "fault injection armed: kmsg:") ||
+                    !strstr(r.ev[0].u.text.text, "inject.log (3 lines over 0.3 s)")))
+        rc = TK_FAIL("first event: kind %u '%s'", r.ev[0].kind, r.ev[0].u.text.text);
+    if (rc == 0)
+        rc = thread_kmsg_inject_check(&r.ev[1], KMSG_CAT_RING_TIMEOUT, 1, t0, now, why, whylen);
+    if (rc == 0 && r.ev[1].u.kmsg.lines != 2)
+        rc = TK_FAIL("the process line was not folded into the ring timeout");
+    /* only a lower bound: the reset came no earlier than its 0.3 s after the start */
+    if (rc == 0)
+        rc = thread_kmsg_inject_check(&r.ev[2], KMSG_CAT_GPU_RESET, 3, t0 + TK_INJECT_GAP_NS, now,
+                                      why, whylen);
+    if (rc == 0)
+        rc = thread_kmsg_check_stats(r.w, KMSG_STATE_OFF, 3, 2, why, whylen);
+    if (rc == 0)
+        rc = thread_kmsg_no_more(&r, why, whylen);
+    thread_kmsg_close(&r);
+    return rc;
+}
+
+int thread_case_kmsg_inject_stop(char *why, size_t whylen) {
+    struct thread_kmsg_run r;
+    struct kmsg_conf c;
+    if (thread_kmsg_init(&r, why, whylen) != 0)
+        return -1;
+    kmsg_conf_default(&c);
+    c.off = true;
+    /* a ring timeout whose group stays open, then a reset 30 s later (due after 10 s: cut) */
+    int rc = rs_test_write_file(r.dir, "inject.log",
+                                "[ 50.000000] amdgpu 0000:03:00.0: amdgpu: ring gfx_0.0.0 timeout, "
+                                "signaled seq=10, emitted seq=12\n"
+                                "[ 80.000000] amdgpu 0000:03:00.0: amdgpu: GPU reset begin!\n",
+                                c.inject, sizeof(c.inject));
+    if (rc != 0)
+        rc = TK_FAIL("writing the injected file");
+    uint64_t t0 = mono_now_ns();
+    if (rc == 0)
+        rc = thread_kmsg_open(&r, &c, 64, why, whylen);
+    /* stopped at once: the first line counts (its group closed), the one not due yet does not */
+    if (rc == 0)
+        kmsg_watch_stop(r.w);
+    if (rc == 0)
+        rc = thread_kmsg_await(&r, 2, why, whylen);
+    if (rc == 0 &&
+        (r.ev[0].kind != EV_LOG || !strstr(r.ev[0].u.text.text, "(2 lines over 10.0 s)")))
+        rc = TK_FAIL("first event: kind %u '%s'", r.ev[0].kind, r.ev[0].u.text.text);
+    if (rc == 0)
+        rc = thread_kmsg_inject_check(&r.ev[1], KMSG_CAT_RING_TIMEOUT, 1, t0, mono_now_ns(), why,
+                                      whylen);
+    if (rc == 0)
+        rc = thread_kmsg_check_stats(r.w, KMSG_STATE_OFF, 1, 1, why, whylen);
+    if (rc == 0)
+        rc = thread_kmsg_no_more(&r, why, whylen);
     thread_kmsg_close(&r);
     return rc;
 }

@@ -44,7 +44,8 @@ int thread_case_watchdog(char *why, size_t whylen) {
     struct evring *r = NULL;
     struct trace *t = NULL;
     struct trace_watch *w = NULL;
-    struct trace_inject in = {.phase = PHASE_CLEANUP, .once = true, .extra_ns = 1500000000ull};
+    struct trace_inject in = {
+        .kind = TRACE_FAULT_HANG, .phase = PHASE_CLEANUP, .extra_ns = 1500000000ull};
     pthread_t th;
     int rc = -1;
     if (evring_create(&r, 64) != 0 || trace_create(&t, r, 1) != 0 ||

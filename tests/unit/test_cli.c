@@ -1029,3 +1029,46 @@ Test(cli, train_headless_writes_kernel_log_events) {
     cli_test_status(2);
     CLI_TEST_ERR_HAS("--no-kmsg and --kmsg-file exclude each other");
 }
+
+/* Lines without stamps are all due at the start: the run's end finds them fed, however short. */
+Test(cli, train_headless_replays_an_injected_kernel_log) {
+    static const char text[] =
+        "amdgpu 0000:03:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=7, emitted seq=9\n"
+        "amdgpu 0000:03:00.0: amdgpu:  Process information: process python3 pid 4242 thread "
+        "python3 pid 4243\n"
+        "NVRM: Xid (PCI:0000:3b:00): 79, pid=77, name=train, GPU has fallen off the bus.\n";
+    const char *inj = cli_test_path("in:ject.log"), *jsonl = cli_test_path("i.jsonl");
+    cli_test_spit(inj, text, strlen(text));
+    char spec[4400];
+    snprintf(spec, sizeof(spec), "kmsg:%s", inj); /* a ':' in the path is fine */
+    CLI_TEST_RUN("train", "--headless", "--synthetic-days", "5", "--epochs", "1", "--output",
+                 cli_test_path("out"), "--jsonl", jsonl, "--no-kmsg", "--inject", spec);
+    cli_test_status(0);
+    CLI_TEST_ERR_HAS(
+        "ringside: warning: fault injection armed: kmsg:", "in:ject.log (3 lines over 0.0 s)",
+        "ringside: kernel error: ring_timeout: amdgpu 0000:03:00.0");
+    char *j = cli_test_slurp(jsonl, NULL);
+    cr_assert_eq(cli_test_count(j, "\"type\":\"kmsg\""), 2, "%s", j);
+    cr_assert(strstr(j, "\"source\":\"file\",\"line\":1,\"ts\":null,\"vendor\":\"amdgpu\","
+                        "\"category\":\"ring_timeout\""),
+              "no kernel stamp on an injected line: %s", j);
+    cr_assert(strstr(j, "\"category\":\"xid\",\"severity\":\"error\""), "%s", j);
+    free(j);
+}
+
+Test(cli, inject_kmsg_errors_are_one_line) {
+    const char *out = cli_test_path("out");
+    CLI_TEST_RUN("train", "--headless", "--inject", "kmsg:");
+    cli_test_status(2);
+    CLI_TEST_ERR_HAS("--inject kmsg: needs a file");
+    CLI_TEST_RUN("train", "--headless", "--inject", "kmsg:a.log,hang:cleanup:1,kmsg:b.log");
+    cli_test_status(2);
+    CLI_TEST_ERR_HAS("--inject kmsg: given twice; one file at a time");
+    char spec[4400];
+    snprintf(spec, sizeof(spec), "kmsg:%s", cli_test_path("none.log"));
+    CLI_TEST_RUN("train", "--headless", "--synthetic-days", "5", "--epochs", "1", "--output", out,
+                 "--jsonl", cli_test_path("n.jsonl"), "--inject", spec);
+    cli_test_status(2);
+    CLI_TEST_ERR_HAS("--inject kmsg:", "none.log: No such file or directory");
+    cr_assert_eq(cli_test_count(cli_test_res.err, "\n"), 1, "%s", cli_test_res.err);
+}

@@ -1,15 +1,22 @@
 /* Tests for the engine: a whole run on the CPU backend, commands at safe points, and the
  * JSON-lines schema of its events. */
 #include "backend/engine/engine.h"
+#include "backend/mlp/mlp_ckpt.h"
 #include "tests/support/rs_test.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 TestSuite(engine, .timeout = 120);
@@ -70,6 +77,17 @@ static const struct ev *eng_find_cmd(enum ev_cmd_id cmd) {
     for (size_t i = 0; i < eng_n; i++)
         if (eng_events[i].kind == EV_COMMAND && eng_events[i].u.command.cmd == cmd)
             return &eng_events[i];
+    return NULL;
+}
+
+/* The first text event (log or alert) of severity sev containing s, or NULL. */
+static const struct ev *eng_find_text(enum ev_severity sev, const char *s) {
+    for (size_t i = 0; i < eng_n; i++) {
+        const struct ev *e = &eng_events[i];
+        if ((e->kind == EV_LOG || e->kind == EV_ALERT) && e->u.text.severity == sev &&
+            strstr(e->u.text.text, s))
+            return e;
+    }
     return NULL;
 }
 
@@ -367,4 +385,273 @@ Test(engine, chunk_size_shapes_the_vpoc_peak) {
     cr_assert_geq(small.vpoc_peak.allocated_bytes, 198u * 512u);
     cr_assert_lt(whole.vpoc_peak.allocated_bytes, 64u * 1024u);
     cr_assert_gt(small.vpoc_peak.active_blocks, whole.vpoc_peak.active_blocks + 190);
+}
+
+/* ---- rehearsed faults (--inject) ---- */
+
+static void eng_inject(struct engine_conf *c, const char *spec) {
+    char err[256];
+    cr_assert_eq(trace_inject_parse(spec, &c->inject[c->n_inject], err, sizeof(err)), 0, "%s", err);
+    c->n_inject++;
+}
+
+/* oom:vpoc: the pool meets a full device in VPOC; the run says so with the pool's numbers,
+ * drops the chunk a rung and carries on to the end. */
+Test(engine, out_of_memory_in_vpoc_drops_the_chunk_and_training_goes_on) {
+    struct engine_conf c;
+    eng_conf(&c, "/tmp/rs-eng-oom");
+    c.chunk_bars = 500;
+    eng_inject(&c, "oom:vpoc");
+    struct engine_result res;
+    struct engine_snap snap;
+    eng_run(&c, &res, &snap);
+    cr_assert_eq(res.state, ENGINE_FINISHED, "%s", res.error);
+    cr_assert_eq(res.epochs_done, 2);
+    const struct ev *oom = eng_find_text(SEV_ERROR, "out of memory (injected)");
+    cr_assert_not_null(oom, "the refusal is reported");
+    cr_assert(strstr(oom->u.text.text, "pool:") && strstr(oom->u.text.text, "largest free block"),
+              "%s", oom->u.text.text);
+    cr_assert_not_null(eng_find_text(SEV_WARNING, "chunk 500 bars: dropping to 250"));
+    cr_assert_eq(snap.chunk_bars, 250);
+    cr_assert_eq(snap.mem.n_oom, 1, "one refusal, counted by the pool");
+    cr_assert_eq(snap.mem.n_oom_retries, 1, "the cache was released first");
+    cr_assert_eq(snap.sessions_done, snap.sessions, "every session got its profile");
+}
+
+/* At the smallest chunk there is nothing left to drop: the out-of-memory error stands. */
+Test(engine, out_of_memory_at_the_smallest_chunk_fails_the_run) {
+    struct engine_conf c;
+    eng_conf(&c, "/tmp/rs-eng-oom-min");
+    c.chunk_bars = 125;
+    eng_inject(&c, "oom:vpoc");
+    struct engine_result res;
+    eng_run(&c, &res, NULL);
+    cr_assert_eq(res.state, ENGINE_FAILED);
+    cr_assert(strstr(res.error, "out of memory (injected)"), "%s", res.error);
+    cr_assert_not_null(
+        eng_find_text(SEV_ERROR, "VPOC at the smallest chunk (125 bars): out of memory"));
+}
+
+/* error:PHASE:NAME: the step's sync reports the runtime error, and the run ends with it. */
+Test(engine, an_injected_runtime_error_ends_training_with_its_text) {
+    struct engine_conf c;
+    eng_conf(&c, "/tmp/rs-eng-err");
+    eng_inject(&c, "error:backward:illegal-address");
+    struct engine_result res;
+    eng_run(&c, &res, NULL);
+    cr_assert_eq(res.state, ENGINE_FAILED);
+    cr_assert(strstr(res.error, "an illegal memory access was encountered") &&
+                  strstr(res.error, "700"),
+              "%s", res.error);
+    cr_assert_not_null(eng_find_text(SEV_ERROR, "training failed"));
+    cr_assert_not_null(eng_find_text(SEV_WARNING, "fault injection armed: "
+                                                  "error:backward:illegal-address"));
+}
+
+/* ---- checkpoints that cannot be written ---- */
+
+/* The epoch a checkpoint file holds (-1 when it does not load). */
+static int32_t eng_ckpt_epoch(const char *path) {
+    struct mlp_ckpt ck;
+    char err[512];
+    if (mlp_ckpt_load(path, &ck, err, sizeof(err)) != 0)
+        return -1;
+    int32_t epoch = ck.epoch;
+    mlp_ckpt_fini(&ck);
+    return epoch;
+}
+
+static size_t eng_count_log(enum ev_severity sev) {
+    size_t n = 0;
+    for (size_t i = 0; i < eng_n; i++)
+        n += eng_events[i].kind == EV_LOG && eng_events[i].u.text.severity == sev;
+    return n;
+}
+
+/* Read a FIFO to its end: the engine opens it as a checkpoint's temp file, writes and
+ * closes; its fsync of a FIFO fails (EINVAL), so that write fails whoever runs the test. */
+static void eng_read_fifo(const char *path) {
+    int fd = open(path, O_RDONLY); /* waits for the engine to open it for writing */
+    cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+    char buf[4096];
+    while (read(fd, buf, sizeof(buf)) > 0)
+        continue;
+    close(fd);
+}
+
+/* One epoch's metadata and the next epoch's model cannot be written: training goes on, each
+ * failure is an error event naming what is kept, the file on disk stays the last good one,
+ * and the third epoch's checkpoint (written) clears the error. */
+Test(engine, failed_checkpoint_write_costs_the_epoch_not_the_run) {
+    char dir[256], model[512], model_tmp[600], meta_tmp[600], err[512], want[1024];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    struct engine_conf c;
+    eng_conf(&c, dir);
+    c.epochs = 3;
+    snprintf(model, sizeof(model), "%s/vpoc_mlp.rsmodel", dir);
+    snprintf(model_tmp, sizeof(model_tmp), "%s.tmp.%ld", model, (long)getpid());
+    snprintf(meta_tmp, sizeof(meta_tmp), "%s/vpoc_mlp_metadata.json.tmp.%ld", dir, (long)getpid());
+    cr_assert_eq(mkfifo(meta_tmp, 0600), 0); /* epoch 1's metadata */
+    struct evring *r;
+    struct engine *e;
+    cr_assert_eq(evring_create(&r, 1u << 16), 0);
+    cr_assert_eq(engine_create(&e, &c, r, err, sizeof(err)), 0, "%s", err);
+    eng_n = 0;
+    cr_assert_eq(engine_start(e), 0);
+    /* epoch 1's model is in place; its metadata waits on the FIFO, so epoch 2 cannot start */
+    struct stat st;
+    while (stat(model, &st) != 0 && !engine_done(e)) {
+        eng_drain(r);
+        usleep(1000);
+    }
+    cr_assert_eq(mkfifo(model_tmp, 0600), 0); /* epoch 2's model */
+    eng_read_fifo(meta_tmp);
+    /* epoch 2's model waits on its FIFO: the file is epoch 1's */
+    cr_assert_eq(eng_ckpt_epoch(model), 1);
+    eng_read_fifo(model_tmp);
+    eng_wait(e, r, eng_is_done);
+    struct engine_result res;
+    cr_assert_eq(engine_join(e, &res), 0);
+    eng_drain(r);
+    engine_destroy(e);
+    evring_destroy(r);
+
+    cr_assert_eq(res.state, ENGINE_FINISHED, "%s", res.error);
+    cr_assert_eq(res.epochs_done, 3);
+    cr_assert_eq(eng_count_log(SEV_ERROR), 2);
+    const struct ev *m = eng_find_text(SEV_ERROR, "metadata for epoch 1 not written: ");
+    cr_assert_not_null(m, "no error event for epoch 1's metadata");
+    cr_assert(strstr(m->u.text.text, "vpoc_mlp_metadata.json (fsync)"), "%s", m->u.text.text);
+    const struct ev *k = eng_find_text(SEV_ERROR, "checkpoint for epoch 2 not written: ");
+    cr_assert_not_null(k, "no error event for epoch 2");
+    snprintf(want, sizeof(want), "; the last good one (epoch 1, %s) is kept", model);
+    cr_assert(strstr(k->u.text.text, want), "%s", k->u.text.text);
+    cr_assert(m < k, "the events are out of order");
+    snprintf(want, sizeof(want), "checkpoint written: %s (epoch 3)", model);
+    cr_assert_not_null(eng_find_text(SEV_INFO, want), "epoch 3 was not retried");
+    /* the success cleared the failure */
+    cr_assert_str_eq(res.checkpoint_error, "");
+    cr_assert_str_eq(res.checkpoint, model);
+    cr_assert_eq(res.checkpoint_epoch, 3);
+    cr_assert_eq(eng_ckpt_epoch(model), 3);
+    cr_assert_eq(rs_test_count_tmp(dir), 0, "a temp file was left behind");
+    rs_test_rmtree(dir);
+}
+
+/* What the child that trains under RLIMIT_FSIZE reports. */
+struct eng_fsize_report {
+    int rc;
+    struct engine_result res;
+    size_t n_errors;
+    char first_error[EV_TEXT_BYTES];
+    char summary[2048];
+};
+
+/* Train with c under a file size limit below a checkpoint's size: each write fails with EFBIG
+ * (a full disk as the process sees it). The report goes to fd; no Criterion asserts here. */
+static void eng_fsize_child(const struct engine_conf *c, int fd) {
+    static struct eng_fsize_report rep;
+    struct evring *r;
+    struct engine *e;
+    char err[512];
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim = {.rlim_cur = 4096, .rlim_max = 4096};
+    rep.rc = setrlimit(RLIMIT_FSIZE, &lim);
+    if (rep.rc == 0 && (rep.rc = evring_create(&r, 1u << 16)) == 0 &&
+        (rep.rc = engine_create(&e, c, r, err, sizeof(err))) == 0 &&
+        (rep.rc = engine_start(e)) == 0) {
+        eng_n = 0;
+        eng_wait(e, r, eng_is_done);
+        rep.rc = engine_join(e, &rep.res);
+        eng_drain(r);
+        engine_destroy(e);
+        evring_destroy(r);
+    }
+    rep.n_errors = eng_count_log(SEV_ERROR);
+    const struct ev *first = eng_find_text(SEV_ERROR, "");
+    if (first)
+        snprintf(rep.first_error, sizeof(rep.first_error), "%s", first->u.text.text);
+    engine_json_summary(&rep.res, 0, rep.summary, sizeof(rep.summary));
+    _exit(write(fd, &rep, sizeof(rep)) == (ssize_t)sizeof(rep) ? 0 : 3);
+}
+
+static size_t eng_slurp(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    size_t n = fread(buf, 1, cap, f);
+    fclose(f);
+    return n;
+}
+
+/* Resumed from its checkpoint, a run whose every checkpoint write fails (EFBIG) still trains
+ * to the end; the result says the final checkpoint was not written and which one is kept,
+ * and that file is byte for byte the one it resumed from. */
+Test(engine, final_checkpoint_not_written_keeps_the_last_good_one) {
+    char dir[256], model[512], want[1024];
+    static char before[1 << 20], after[1 << 20];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    struct engine_conf c;
+    eng_conf(&c, dir);
+    c.epochs = 1;
+    struct engine_result res;
+    eng_run(&c, &res, NULL);
+    cr_assert_eq(res.state, ENGINE_FINISHED, "%s", res.error);
+    snprintf(model, sizeof(model), "%s/vpoc_mlp.rsmodel", dir);
+    size_t n_before = eng_slurp(model, before, sizeof(before));
+    cr_assert_gt(n_before, 4096, "the checkpoint must be larger than the limit");
+
+    c.epochs = 2;
+    snprintf(c.resume_path, sizeof(c.resume_path), "%s", model);
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        close(fds[0]);
+        eng_fsize_child(&c, fds[1]);
+    }
+    close(fds[1]);
+    static struct eng_fsize_report rep;
+    size_t got = 0;
+    for (ssize_t n;
+         got < sizeof(rep) && (n = read(fds[0], (char *)&rep + got, sizeof(rep) - got)) > 0;)
+        got += (size_t)n;
+    close(fds[0]);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+    cr_assert_eq(got, sizeof(rep));
+    cr_assert_eq(rep.rc, 0);
+
+    cr_assert_eq(rep.res.state, ENGINE_FINISHED, "%s", rep.res.error);
+    cr_assert_eq(rep.res.epochs_done, 3, "training stopped early");
+    cr_assert_eq(rep.n_errors, 2, "one error per epoch");
+    snprintf(want, sizeof(want), "checkpoint for epoch 2 not written: cannot write %s", model);
+    cr_assert(strstr(rep.first_error, want), "%s", rep.first_error);
+    snprintf(want, sizeof(want), "File too large; the last good one (epoch 1, %s) is kept", model);
+    cr_assert(strstr(rep.first_error, want), "%s", rep.first_error);
+    cr_assert_str_eq(rep.res.checkpoint, model);
+    cr_assert_eq(rep.res.checkpoint_epoch, 1);
+    cr_assert_eq(rep.res.checkpoint_error_epoch, 3);
+    cr_assert_not(rep.res.checkpoint_error_meta);
+    cr_assert(strstr(rep.res.checkpoint_error, "File too large"), "%s", rep.res.checkpoint_error);
+    char note[3000];
+    engine_checkpoint_note(&rep.res, note, sizeof(note));
+    snprintf(want, sizeof(want), "checkpoint for epoch 3 not written: cannot write %s", model);
+    cr_assert(strstr(note, want), "%s", note);
+    json_object *sum = json_tokener_parse(rep.summary);
+    cr_assert_not_null(sum, "%s", rep.summary);
+    cr_assert_str_eq(eng_str(sum, "state"), "completed");
+    cr_assert_str_eq(eng_str(sum, "checkpoint"), model);
+    cr_assert_eq(eng_int(sum, "checkpoint_epoch"), 1);
+    cr_assert(strstr(eng_str(sum, "checkpoint_error"), "File too large"), "%s", rep.summary);
+    cr_assert_eq(eng_int(sum, "checkpoint_error_epoch"), 3);
+    json_object_put(sum);
+
+    size_t n_after = eng_slurp(model, after, sizeof(after));
+    cr_assert_eq(n_after, n_before);
+    cr_assert_eq(memcmp(before, after, n_before), 0, "the last good checkpoint changed");
+    cr_assert_eq(eng_ckpt_epoch(model), 1);
+    cr_assert_eq(rs_test_count_tmp(dir), 0, "a temp file was left behind");
+    rs_test_rmtree(dir);
 }

@@ -194,6 +194,7 @@ Test(panels, memory_shows_pool_numbers_and_segment_map) {
         WINDOW *w = pt_draw(&panel_memory_ops, &p, pt_sizes[s][0], pt_sizes[s][1]);
         cr_assert(pt_has(w, "memory pool"), "%s", pt_row(w, 0));
         cr_assert(pt_has(w, "frag 5%"), "%s", pt_row(w, 0));
+        cr_assert_not(pt_has(w, "OOM"), "no refusal yet: %s", pt_row(w, 0));
         cr_assert(pt_has(w, s ? "allocated 3.0 MiB" : "alloc 3.0 MiB"), "%s", pt_row(w, 1));
         cr_assert(pt_has(w, "reserved 22.0 MiB"));
         cr_assert(pt_has(w, "largest free 18.0 MiB"));
@@ -221,6 +222,18 @@ Test(panels, memory_shows_pool_numbers_and_segment_map) {
     }
 }
 
+/* An allocation the device refused is counted in the title, before the fragmentation. */
+Test(panels, memory_title_counts_refused_allocations) {
+    pt_open(24, 80);
+    pt_fixture();
+    pt_snap.mem.n_oom = 2;
+    struct panel p;
+    WINDOW *w = pt_draw(&panel_memory_ops, &p, 5, 80);
+    cr_assert(pt_has(w, "OOM 2  frag 5%"), "%s", pt_row(w, 0));
+    delwin(w);
+    pt_close();
+}
+
 Test(panels, sync_shows_percentiles_and_watch_state) {
     pt_open(60, 200);
     pt_fixture();
@@ -244,10 +257,53 @@ Test(panels, sync_shows_percentiles_and_watch_state) {
     pt_frame.inflight.start_ns = 20000000000ull;
     w = pt_draw(&panel_sync_ops, &p, 4, 80); /* compact: the watch line comes first */
     cr_assert(strstr(pt_row(w, 1), "[HANG]"), "%s", pt_row(w, 1));
-    /* then the busiest op, labelled: only stream has syncs in the fixture */
+    /* then, hung, the driver's side: no kernel log is read in the fixture */
+    cr_assert(strstr(pt_row(w, 2), "driver: the kernel log is not read"), "%s", pt_row(w, 2));
+    cr_assert(pt_has(w, "HANG  slow > 1.0s  hang > 30.0s"));
+    delwin(w);
+    pt_frame.inflight.start_ns = 0; /* nothing in flight: the busiest op, labelled */
+    pt_frame.has_inflight = false;
+    w = pt_draw(&panel_sync_ops, &p, 4, 80);
     cr_assert(strstr(pt_row(w, 2), "stream x1234  p50 733.2us  p99 905.2us  max 17.1ms"), "%s",
               pt_row(w, 2));
-    cr_assert(pt_has(w, "HANG  slow > 1.0s  hang > 30.0s"));
+    delwin(w);
+    pt_close();
+}
+
+/* A hung sync shows the latest kernel-log failures under it, newest first. */
+Test(panels, sync_hang_shows_the_latest_driver_failures) {
+    pt_open(60, 200);
+    pt_fixture();
+    static const char *const msgs[] = {
+        "amdgpu 0000:03:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=10, emitted seq=12",
+        "amdgpu 0000:03:00.0: amdgpu: MES failed to respond to msg=REMOVE_QUEUE"};
+    for (int k = 0; k < 2; k++) {
+        struct ev e = {.kind = EV_KMSG, .t_ns = 19000000000ull, .dev = EV_DEV_NONE};
+        e.u.kmsg.category = (uint8_t)(k ? KMSG_CAT_MES : KMSG_CAT_RING_TIMEOUT);
+        e.u.kmsg.severity = SEV_ERROR;
+        e.u.kmsg.lines = 1;
+        snprintf(e.u.kmsg.message, sizeof(e.u.kmsg.message), "%s", msgs[k]);
+        ui_model_add(&pt_model, &e);
+    }
+    pt_frame.now_ns = 60000000000ull; /* a minute into the run, the sync began at 20 s */
+    pt_frame.has_inflight = true;
+    pt_frame.inflight = (struct trace_inflight){20000000000ull, SYNC_OP_DEVICE, PHASE_CLEANUP};
+    struct panel p;
+    WINDOW *w = pt_draw(&panel_sync_ops, &p, 11, 100);
+    const char *mes = NULL, *ring = NULL;
+    int mes_y = -1, ring_y = -1;
+    for (int y = 0; y < p.h; y++) {
+        if (!mes && strstr(pt_row(w, y), "driver ") && strstr(pt_row(w, y), "MES failed")) {
+            mes = pt_row(w, y);
+            mes_y = y;
+        } else if (strstr(pt_row(w, y), "driver ") && strstr(pt_row(w, y), "ring gfx_0.0.0")) {
+            ring = pt_row(w, y);
+            ring_y = y;
+        }
+    }
+    cr_assert_geq(mes_y, 0, "the newest failure is shown");
+    cr_assert(ring && ring_y == mes_y + 1, "then the one before it");
+    cr_assert(strstr(pt_row(w, mes_y), "(k: details)"), "%s", pt_row(w, mes_y));
     delwin(w);
     pt_close();
 }
@@ -351,6 +407,40 @@ Test(panels, events_selection_stays_on_its_entry_while_new_ones_arrive) {
     werase(w);
     panel_events_ops.draw(&p, &pt_frame);
     cr_assert(pt_has(w, "log line c28"), "Enter opened another event");
+    delwin(w);
+    pt_close();
+}
+
+/* The kernel log being off is known by its code, not its wording: Enter on it shows the ways
+ * out; a line that merely says the same words does not. */
+Test(panels, events_kernel_log_off_details_give_the_ways_out) {
+    pt_open(24, 80);
+    pt_fixture();
+    pt_frame.kmsg_reason = "cannot read /dev/kmsg: Operation not permitted";
+    for (int k = 0; k < 2; k++) {
+        struct ev e = {.kind = EV_LOG, .t_ns = pt_frame.now_ns, .dev = EV_DEV_NONE};
+        e.u.text.severity = SEV_WARNING;
+        e.u.text.code = (uint8_t)(k ? ALERT_KMSG_OFF : ALERT_NONE);
+        snprintf(e.u.text.text, sizeof(e.u.text.text), "%s",
+                 k ? "kernel log off: Operation not permitted"
+                   : "note: kernel log off is a phrase");
+        ui_model_add(&pt_model, &e);
+    }
+    struct panel p;
+    WINDOW *w = pt_draw(&panel_events_ops, &p, 20, 80);
+    p.focused = true;
+    cr_assert(panel_events_ops.key(&p, '\n', &pt_frame)); /* the newest: the coded one */
+    werase(w);
+    panel_events_ops.draw(&p, &pt_frame);
+    cr_assert(pt_has(w, "Ways out:"), "%s", pt_row(w, 2));
+    cr_assert(pt_has(w, "setcap cap_syslog+ep"));
+    cr_assert(panel_events_ops.key(&p, '\n', &pt_frame)); /* back */
+    cr_assert(panel_events_ops.key(&p, KEY_DOWN, &pt_frame));
+    cr_assert(panel_events_ops.key(&p, '\n', &pt_frame));
+    werase(w);
+    panel_events_ops.draw(&p, &pt_frame);
+    cr_assert(pt_has(w, "is a phrase"));
+    cr_assert_not(pt_has(w, "Ways out:"), "the wording alone does not make it the kernel log");
     delwin(w);
     pt_close();
 }

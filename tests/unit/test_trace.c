@@ -102,23 +102,43 @@ Test(trace, inject_specs_parse_and_format) {
     char err[256], back[64];
     cr_assert_eq(trace_inject_parse("hang:cleanup:40", &in, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(in.phase, PHASE_CLEANUP);
-    cr_assert(in.once);
+    cr_assert_eq(in.kind, TRACE_FAULT_HANG);
     cr_assert_eq(in.extra_ns, 40000000000ull);
     trace_inject_format(&in, back, sizeof(back));
     cr_assert_str_eq(back, "hang:cleanup:40");
     cr_assert_eq(trace_inject_parse("slow-sync:forward:2.5", &in, err, sizeof(err)), 0);
-    cr_assert_not(in.once);
+    cr_assert_eq(in.kind, TRACE_FAULT_SLOW);
     cr_assert_eq(in.extra_ns, 2500000ull);
     trace_inject_format(&in, back, sizeof(back));
     cr_assert_str_eq(back, "slow-sync:forward:2.5");
+    cr_assert_eq(trace_inject_parse("oom:vpoc", &in, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(in.kind, TRACE_FAULT_OOM);
+    cr_assert_eq(in.phase, PHASE_VPOC);
+    trace_inject_format(&in, back, sizeof(back));
+    cr_assert_str_eq(back, "oom:vpoc");
+    cr_assert_eq(trace_inject_parse("error:forward:no-kernel-image", &in, err, sizeof(err)), 0);
+    cr_assert_eq(in.kind, TRACE_FAULT_ERROR);
+    cr_assert_eq(in.phase, PHASE_FORWARD);
+    cr_assert_eq(trace_error_code(in.error), 209, "the runtimes' own number");
+    cr_assert(strstr(trace_error_text(in.error), "no kernel image is available"));
+    trace_inject_format(&in, back, sizeof(back));
+    cr_assert_str_eq(back, "error:forward:no-kernel-image");
     static const struct {
         const char *spec, *why;
     } bad[] = {
-        {"hang", "use hang:PHASE:SECONDS"},         {"hang:vpoc", "use hang:PHASE:SECONDS"},
-        {"oom:vpoc:1", "unknown kind 'oom'"},       {"hang:nowhere:3", "unknown phase 'nowhere'"},
-        {"hang:vpoc:abc", "SECONDS 'abc'"},         {"hang:vpoc:0", "SECONDS '0'"},
-        {"slow-sync:eval:0.5", "MS '0.5'"},         {"hang:vpoc:3x", "SECONDS '3x'"},
+        {"hang", "use hang:PHASE:SECONDS"},
+        {"hang:vpoc", "use hang:PHASE:SECONDS"},
+        {"boom:vpoc:1", "unknown kind 'boom'"},
+        {"hang:nowhere:3", "unknown phase 'nowhere'"},
+        {"hang:vpoc:abc", "SECONDS 'abc'"},
+        {"hang:vpoc:0", "SECONDS '0'"},
+        {"slow-sync:eval:0.5", "MS '0.5'"},
+        {"hang:vpoc:3x", "SECONDS '3x'"},
         {"slow-sync:eval:3600001", "MS '3600001'"},
+        {"oom:vpoc:1", "use oom:PHASE"},
+        {"oom:eval", "nothing is allocated in phase eval"},
+        {"error:vpoc", "use error:PHASE:NAME"},
+        {"error:vpoc:segfault", "unknown error 'segfault' (no-kernel-image, ecc"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         cr_assert_eq(trace_inject_parse(bad[i].spec, &in, err, sizeof(err)), -EINVAL, "%s",
@@ -167,5 +187,37 @@ Test(trace, a_step_phase_fault_fires_at_the_steps_sync) {
     cr_assert_eq(trace_add_inject(t, 0, &in), 0);
     cr_assert_lt(trace_test_sync_ns(t, PHASE_EVAL), 20000000ull);
     cr_assert_geq(trace_test_sync_ns(t, PHASE_SYNC), 20000000ull, "the host waits for the step");
+    trace_destroy(t);
+}
+
+/* One-shot faults fire once, in their phase, for whoever takes them; a hang taken (launched
+ * on the GPU) is not waited for again by the traced sync. */
+Test(trace, one_shot_faults_are_taken_once_in_their_phase) {
+    struct trace *t;
+    struct trace_inject oom, err_in, hang, got;
+    char err[128];
+    cr_assert_eq(trace_create(&t, NULL, 1), 0);
+    cr_assert_eq(trace_inject_parse("oom:vpoc", &oom, err, sizeof(err)), 0);
+    cr_assert_eq(trace_inject_parse("error:backward:illegal-address", &err_in, err, sizeof(err)),
+                 0);
+    cr_assert_eq(trace_inject_parse("hang:cleanup:0.05", &hang, err, sizeof(err)), 0);
+    cr_assert_eq(trace_add_inject(t, 0, &oom), 0);
+    cr_assert_eq(trace_add_inject(t, 0, &err_in), 0);
+    cr_assert_eq(trace_add_inject(t, 0, &hang), 0);
+    trace_set_phase(t, 0, PHASE_H2D);
+    cr_assert_not(trace_fault_take(t, 0, TRACE_FAULT_OOM, &got), "not in h2d");
+    trace_set_phase(t, 0, PHASE_VPOC);
+    cr_assert_not(trace_fault_take(t, 0, TRACE_FAULT_ERROR, &got), "another kind");
+    cr_assert(trace_fault_take(t, 0, TRACE_FAULT_OOM, &got));
+    cr_assert_eq(got.kind, TRACE_FAULT_OOM);
+    cr_assert_not(trace_fault_take(t, 0, TRACE_FAULT_OOM, &got), "once");
+    trace_set_phase(t, 0, PHASE_SYNC); /* the step's sync waits for backward */
+    cr_assert(trace_fault_take(t, 0, TRACE_FAULT_ERROR, &got));
+    cr_assert_eq(got.error, TRACE_ERR_ILLEGAL_ADDRESS);
+    trace_set_phase(t, 0, PHASE_CLEANUP);
+    cr_assert(trace_fault_take(t, 0, TRACE_FAULT_HANG, &got));
+    cr_assert_eq(got.extra_ns, 50000000ull);
+    cr_assert_lt(trace_test_sync_ns(t, PHASE_CLEANUP), 50000000ull, "taken: not waited again");
+    cr_assert_not(trace_fault_take(t, 1, TRACE_FAULT_HANG, &got), "no device 1");
     trace_destroy(t);
 }

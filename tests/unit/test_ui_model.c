@@ -130,17 +130,6 @@ Test(ui_model, seq_gaps_count_dropped_events) {
     cr_assert_eq(am.allocated.n, 3);
 }
 
-Test(ui_model, chunk_ladder) {
-    cr_assert_eq(ui_chunk_step(500, 1), 1000);
-    cr_assert_eq(ui_chunk_step(500, -1), 250);
-    cr_assert_eq(ui_chunk_step(125, -1), 125); /* bottom stays */
-    cr_assert_eq(ui_chunk_step(3500, 1), 0);   /* then the whole session */
-    cr_assert_eq(ui_chunk_step(0, 1), 0);
-    cr_assert_eq(ui_chunk_step(0, -1), 3500);
-    cr_assert_eq(ui_chunk_step(700, 1), 1000); /* off the ladder: the next rung */
-    cr_assert_eq(ui_chunk_step(700, -1), 500);
-}
-
 Test(ui_model, formatting) {
     char b[32];
     ui_fmt_bytes(b, sizeof(b), 512);

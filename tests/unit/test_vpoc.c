@@ -452,3 +452,14 @@ Test(vpoc, feat_split) {
     feat_set_fini(&fs);
     data_series_fini(&ds);
 }
+
+Test(vpoc, chunk_ladder) {
+    cr_assert_eq(vpoc_chunk_step(500, 1), 1000);
+    cr_assert_eq(vpoc_chunk_step(500, -1), 250);
+    cr_assert_eq(vpoc_chunk_step(125, -1), 125); /* bottom stays */
+    cr_assert_eq(vpoc_chunk_step(3500, 1), 0);   /* then the whole session */
+    cr_assert_eq(vpoc_chunk_step(0, 1), 0);
+    cr_assert_eq(vpoc_chunk_step(0, -1), 3500);
+    cr_assert_eq(vpoc_chunk_step(700, 1), 1000); /* off the ladder: the next rung */
+    cr_assert_eq(vpoc_chunk_step(700, -1), 500);
+}

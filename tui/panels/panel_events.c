@@ -70,9 +70,7 @@ static void panel_events_remedy(const struct ui_event *e, const struct ui_frame 
     k.category = e->kcat;
     k.xid = e->xid;
     k.has = e->kcat == KMSG_CAT_XID ? KMSG_HAS(XID) : 0;
-    const char *msg = strrchr(e->detail, '\n'); /* the message is the detail's last line */
-    msg = msg ? msg + 1 : e->detail;
-    snprintf(k.message, sizeof(k.message), "%.*s", (int)sizeof(k.message) - 1, msg);
+    snprintf(k.message, sizeof(k.message), "%s", e->kmsg_message);
     const struct remedy *r = remedies_find(f->remedies, &k);
     if (!r) {
         panel_events_put(len, "\n\nNo remedy is known for this event (see --kmsg-rules).");
@@ -94,7 +92,7 @@ static void panel_events_compose(const struct ui_event *e, const struct ui_frame
                      ui_category_name(e->category), e->text, e->detail);
     if (e->kcat != KMSG_CAT_NONE)
         panel_events_remedy(e, f, &len);
-    if (e->category != UI_CAT_COMMAND && strstr(e->text, "kernel log off") && f->kmsg_reason[0])
+    if (e->code == ALERT_KMSG_OFF && f->kmsg_reason[0])
         panel_events_put(&len,
                          "\n\n%s.\nWays out:\n  - sudo setcap cap_syslog+ep $(which ringside)"
                          "\n  - sudo sysctl kernel.dmesg_restrict=0"

@@ -71,7 +71,11 @@ static void panel_memory_draw(struct panel *p, const struct ui_frame *f) {
     const struct mem_stats *m = &f->snap->mem;
     const struct mem_layout *l = &f->snap->layout;
     char info[48], al[24], re[24], lf[24];
-    snprintf(info, sizeof(info), "frag %.0f%%", m->frag * 100.0);
+    if (m->n_oom) /* a refusal is the fact to see first */
+        snprintf(info, sizeof(info), "OOM %llu  frag %.0f%%", (unsigned long long)m->n_oom,
+                 m->frag * 100.0);
+    else
+        snprintf(info, sizeof(info), "frag %.0f%%", m->frag * 100.0);
     w_title(p->win, "memory pool", info, p->focused, f);
     ui_fmt_bytes(al, sizeof(al), m->allocated_bytes);
     ui_fmt_bytes(re, sizeof(re), m->reserved_bytes);

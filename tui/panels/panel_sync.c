@@ -64,6 +64,30 @@ static void panel_sync_inflight(struct panel *p, int y, const struct ui_frame *f
            panel_sync_watch_names[st]);
 }
 
+/* While a sync is slow or hung: the latest kernel-log failures, the driver's side of the
+ * story (the 'k' key opens the newest), or why there are none to show. */
+static void panel_sync_driver(struct panel *p, int y, const struct ui_frame *f) {
+    int shown = 0;
+    const struct ui_event *e;
+    for (size_t k = 0; y < p->h && shown < 2 && (e = ui_model_event(f->model, k)); k++) {
+        if (e->category != UI_CAT_KERNEL)
+            continue;
+        char when[16];
+        uint64_t t0 = f->run->start_ns;
+        ui_fmt_hms(when, sizeof(when), (double)(e->t_ns > t0 ? e->t_ns - t0 : 0) / 1e9);
+        w_text(p->win, y++, 1, p->w - 2, e->severity == SEV_ERROR ? THEME_ERROR : THEME_WARN, f,
+               "driver %s %s%s", when, e->text, shown ? "" : "  (k: details)");
+        shown++;
+    }
+    if (shown == 0 && y < p->h) {
+        bool off = !f->has_kmsg || f->kmsg.state == KMSG_STATE_OFF ||
+                   f->kmsg.state == KMSG_STATE_UNREADABLE;
+        w_text(p->win, y, 1, p->w - 2, THEME_DIM, f, "%s",
+               off ? "driver: the kernel log is not read (see the events panel)"
+                   : "driver: no kernel-log failure so far");
+    }
+}
+
 /* Ops by descending count, one line each with its own labels. */
 static void panel_sync_compact(struct panel *p, int y, const struct ui_frame *f) {
     bool shown[SYNC_OP_COUNT] = {false};
@@ -98,20 +122,26 @@ static void panel_sync_draw(struct panel *p, const struct ui_frame *f) {
     int y = 1;
     if (p->h <= 5) { /* compact: the watch line, then the busiest ops, self-labelled */
         panel_sync_inflight(p, y++, f);
-        panel_sync_compact(p, y, f);
+        if (st != UI_WATCH_OK)
+            panel_sync_driver(p, y, f);
+        else
+            panel_sync_compact(p, y, f);
         return;
     }
     panel_sync_table(p, &y, f);
     if (y < p->h - 1)
         panel_sync_hist(p, y++, f);
     if (y < p->h)
-        panel_sync_inflight(p, y, f);
+        panel_sync_inflight(p, y++, f);
+    if (st != UI_WATCH_OK)
+        panel_sync_driver(p, y, f);
 }
 
 const struct panel_ops panel_sync_ops = {
     .name = "sync",
     .title = "synchronize",
-    .help = "latency per op, histogram; in flight: ok, SLOW, HANG",
+    .help = "latency per op, histogram; in flight: ok, SLOW, HANG, with the latest driver "
+            "failures while a sync is slow or hung",
     .min_h = 4,
     .pref_h = 8,
     .column = 1,
