@@ -19,6 +19,7 @@ static const struct cli_cmd cli_cmds[] = {
     {"replay", cli_replay, "show a recorded run (JSON lines) in the dashboard"},
     {"probe", cli_probe, "print what every telemetry provider finds, per GPU (--json)"},
     {"kmsg", cli_kmsg, "classify kernel-log lines: 'kmsg classify [FILE|-] [--all]'"},
+    {"doctor", cli_doctor, "check this machine: drivers, runtime, archs, permissions, GPU tests"},
 };
 
 static void cli_help(void) {

@@ -15,6 +15,7 @@ int cli_synth(int argc, char **argv);
 int cli_replay(int argc, char **argv);
 int cli_probe(int argc, char **argv);
 int cli_kmsg(int argc, char **argv);
+int cli_doctor(int argc, char **argv);
 
 struct evring;
 struct kmsg_watch;

@@ -31,6 +31,18 @@ const char *compute_backends(void) {
 #endif
 }
 
+#ifdef RS_HAVE_HIP
+void compute_hip_runtime_info(char *runtime, size_t rn, char *archs, size_t an);
+#endif
+
+void compute_runtime_info(char *runtime, size_t rn, char *archs, size_t an) {
+    errbuf_set(runtime, rn, 0, "%s", "");
+    errbuf_set(archs, an, 0, "%s", "");
+#ifdef RS_HAVE_HIP
+    compute_hip_runtime_info(runtime, rn, archs, an);
+#endif
+}
+
 static const struct compute_ops *compute_find(const char *name) {
     for (size_t i = 0; compute_table[i]; i++)
         if (strcmp(compute_table[i]->name, name) == 0)

@@ -170,6 +170,11 @@ void compute_close(struct compute *c);
 /* Names of the compiled-in backends, "cpu" or "hip, cpu", for --help. */
 const char *compute_backends(void);
 
+/* The GPU runtime compiled in: "HIP on NVIDIA CUDA 13.0 (driver 13.0)" into runtime, and the
+ * archs its kernels were built for ("sm_90", "gfx1030;gfx90a") into archs; both "" in a build
+ * without a GPU backend. Asks the runtime for its versions (does not open a device). */
+void compute_runtime_info(char *runtime, size_t rn, char *archs, size_t an);
+
 /* Traced synchronize (op DEVICE or STREAM); returns the sticky error, if any. Faults armed
  * for the current phase (--inject hang, error) are carried out here. */
 int compute_sync(struct compute *c, enum ev_sync_op op);

@@ -395,6 +395,15 @@ static int compute_hip_vpoc_finalize(struct compute *c, const struct compute_vpo
     return rc ? rc : compute_hip_pend(c, &p);
 }
 
+void compute_hip_runtime_info(char *runtime, size_t rn, char *archs, size_t an);
+
+void compute_hip_runtime_info(char *runtime, size_t rn, char *archs, size_t an) {
+    struct rs_gpu_runtime rt;
+    rs_gpu_runtime_get(&rt);
+    snprintf(runtime, rn, "%s %s (driver %s)", rt.platform, rt.runtime_text, rt.driver_text);
+    snprintf(archs, an, "%s", rt.built_archs);
+}
+
 /* ---- fault injection ---- */
 
 static int compute_hip_inject_hang(struct compute *c, uint64_t ns) {
