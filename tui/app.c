@@ -35,9 +35,7 @@ static const struct panel_ops *const app_panel_table[APP_PANELS] = {
 #define APP_RING_EVENTS (1u << 12)
 #define APP_DRAIN_NS    50000000ull
 
-static void app_notice(struct app *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void app_notice(struct app *a, const char *fmt, ...) {
+void app_notice(struct app *a, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(a->notice, sizeof(a->notice), fmt, ap);
@@ -164,6 +162,9 @@ static bool app_global_key(struct app *a, int ch) {
         return true;
     case 'k':
         app_kernel_key(a);
+        return true;
+    case 'D':
+        app_doctor_key(a);
         return true;
     case 'g':
         a->gpu_overlay = !a->gpu_overlay;
@@ -361,6 +362,7 @@ static void app_loop(struct app *a) {
             app_key(a, ch);
         if (!a->frozen)
             app_drain(a);
+        app_doctor_pickup(a);
         app_build_frame(a);
         if (!a->hangup)
             app_draw_frame(a, a->quitting);
@@ -451,7 +453,9 @@ int app_main(struct ui_source *src, const struct cli_train_opts *o,
     }
     app_signals_install();
     app_setup_terminal(&a);
+    app_doctor_init(&a.doctor);
     app_loop(&a);
+    app_doctor_fini(&a.doctor); /* a run under way is waited for: it reads files only */
     app_signals_uninstall();
     app_free_windows(&a);
     if (!a.hangup) /* after a hangup the terminal is gone: nothing is written to it */

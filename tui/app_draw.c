@@ -153,6 +153,7 @@ static const char *const app_help_keys[] = {
     "Enter      details of the selected event (Esc or Enter: back)",
     "k          the latest kernel-log failure: its fields and what helps",
     "g          GPU overlay: every field with its source, VRAM reconciliation, providers",
+    "D          doctor: the environment checks in the background (g shows them)",
     "f  t       freeze the display (training continues); next colour theme",
     "1-9        select a GPU        mouse: click focuses, wheel scrolls",
     "?          this help (any key closes it)",

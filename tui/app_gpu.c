@@ -68,18 +68,30 @@ static void app_gpu_tabs(struct app *a, WINDOW *win, int w, int gpu) {
         w_text(win, 0, x, w - 2 - x, THEME_TITLE, f, " GPU %d (%u in all) ", gpu, f->tele->n_gpus);
 }
 
+/* The details page opens with the doctor section (D): the latest run's summary and its fail
+ * and warn rows in up to a third of the overlay, then a blank line. */
+static int app_gpu_doctor(struct app *a, int rows) {
+    if (a->gpu_page != GPU_VIEW_DETAIL)
+        return 0;
+    const struct app_doctor *d = &a->doctor;
+    int max = rows / 3 > 3 ? rows / 3 : 3;
+    int n = gpu_view_doctor(d->last, d->when, d->running, app_gpu_lines, max);
+    app_gpu_lines[n++] = (struct gpu_view_line){.role = THEME_DIM};
+    return n;
+}
+
 void app_draw_gpu_overlay(struct app *a) {
     const struct ui_frame *f = &a->frame;
     int gpu = app_gpu_selected(a);
-    int n = gpu_view_lines(f->tele, f->snap, gpu, a->gpu_page, app_gpu_lines, APP_GPU_LINES);
-    int h = LINES - 4, w = COLS - 4;
+    int h = LINES - 4, w = COLS - 4, rows = h - 3;
+    int n = app_gpu_doctor(a, rows);
+    n += gpu_view_lines(f->tele, f->snap, gpu, a->gpu_page, app_gpu_lines + n, APP_GPU_LINES - n);
     WINDOW *win = h > 4 && w > 20 ? newwin(h, w, 2, 2) : NULL;
     if (!win)
         return;
     werase(win);
     box(win, 0, 0);
     app_gpu_tabs(a, win, w, gpu);
-    int rows = h - 3;
     int max_scroll = n - rows > 0 ? n - rows : 0;
     a->gpu_scroll = a->gpu_scroll > max_scroll ? max_scroll : a->gpu_scroll;
     for (int y = 0; y < rows && a->gpu_scroll + y < n; y++) {

@@ -3,6 +3,7 @@
 #define RINGSIDE_TUI_APP_INTERNAL_H
 
 #include "tui/app.h"
+#include "tui/app_doctor.h"
 #include "tui/bundle.h"
 #include "tui/gpu_view.h"
 #include "tui/layout.h"
@@ -38,6 +39,7 @@ struct app {
     bool gpu_overlay;
     enum gpu_view_page gpu_page;
     int gpu_scroll;
+    struct app_doctor doctor; /* D: the environment checks in the background */
 };
 
 #define APP_GPU_PANEL    0 /* the GPU panel's slot: its selection is the overlay's GPU */
@@ -51,6 +53,14 @@ void app_draw_frame(struct app *a, bool quitting);
 void app_relayout(struct app *a);
 void app_free_windows(struct app *a);
 void app_draw_gpu_overlay(struct app *a);
+
+/* app.c: a footer message for a few seconds. */
+void app_notice(struct app *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* app_doctor.c: D starts the environment checks (or says they are already running); each
+ * frame picks a finished run up: a notice, and an error event per failed check. */
+void app_doctor_key(struct app *a);
+void app_doctor_pickup(struct app *a);
 
 /* app_gpu.c: keys while the GPU overlay is open (true when consumed). */
 bool app_gpu_overlay_key(struct app *a, int ch);

@@ -14,11 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char cli_doctor_usage[] =
     "usage: ringside doctor [--quick] [--json | --markdown] [--timeout S] [--rules FILE] "
-    "[--backend NAME] [--inject SPEC] [--root DIR]";
+    "[--bundle FILE] [--backend NAME] [--inject SPEC] [--root DIR]";
 
 static const char cli_doctor_help[] =
     "Check this machine the way a GPU user would by hand, one row per check: kernel, drivers,\n"
@@ -36,6 +37,8 @@ static const char cli_doctor_help[] =
     "                           rehearse), even where telemetry lists no GPU\n"
     "  --inject SPEC            rehearse a fault in the smoke tests (as 'ringside --inject':\n"
     "                           hang:vpoc:60 shows a hung test's row)\n"
+    "  --bundle FILE            also write FILE: the report as JSON with the versions found, the\n"
+    "                           telemetry snapshot and the kernel log's latest driver errors\n"
     "  --root DIR               read the machine's files under DIR (a copied /proc, /sys, /dev,\n"
     "                           /etc, /opt tree) instead of /; the GPU tests are then skipped\n"
     "  -h, --help               this help\n";
@@ -43,7 +46,7 @@ static const char cli_doctor_help[] =
 struct cli_doctor_args {
     bool quick, json, markdown;
     double timeout_s;
-    char rules[1024], root[1024], backend[16], inject[64];
+    char rules[1024], root[1024], backend[16], inject[64], bundle[1024];
 };
 
 static int cli_doctor_opt(int id, const char *v, void *ctx, char *err, size_t n) {
@@ -62,6 +65,8 @@ static int cli_doctor_opt(int id, const char *v, void *ctx, char *err, size_t n)
         return cli_parse_double("--timeout", v, 1, 3600, &a->timeout_s, err, n);
     case 'r':
         return cli_copy("--rules", a->rules, sizeof(a->rules), v, err, n);
+    case 'B':
+        return cli_copy("--bundle", a->bundle, sizeof(a->bundle), v, err, n);
     case 'b':
         return cli_copy("--backend", a->backend, sizeof(a->backend), v, err, n);
     case 'i': {
@@ -76,28 +81,48 @@ static int cli_doctor_opt(int id, const char *v, void *ctx, char *err, size_t n)
 
 static int cli_doctor_parse(int argc, char **argv, struct cli_doctor_args *a) {
     static const struct option longopts[] = {
-        {"quick", no_argument, NULL, 'q'},         {"json", no_argument, NULL, 'j'},
-        {"markdown", no_argument, NULL, 'm'},      {"timeout", required_argument, NULL, 't'},
-        {"rules", required_argument, NULL, 'r'},   {"root", required_argument, NULL, 'R'},
-        {"backend", required_argument, NULL, 'b'}, {"inject", required_argument, NULL, 'i'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"quick", no_argument, NULL, 'q'},
+        {"json", no_argument, NULL, 'j'},
+        {"markdown", no_argument, NULL, 'm'},
+        {"timeout", required_argument, NULL, 't'},
+        {"rules", required_argument, NULL, 'r'},
+        {"root", required_argument, NULL, 'R'},
+        {"backend", required_argument, NULL, 'b'},
+        {"inject", required_argument, NULL, 'i'},
+        {"bundle", required_argument, NULL, 'B'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     memset(a, 0, sizeof(*a));
     a->timeout_s = 20;
     int rc = cli_getopt_run(argc, argv, "doctor", cli_doctor_usage, cli_doctor_help, ":h", longopts,
                             cli_doctor_opt, a);
+    if (rc == 0 && a->bundle[0]) { /* a bundle that could not be written is known now */
+        char dir[1024];
+        snprintf(dir, sizeof(dir), "%s", a->bundle);
+        char *slash = strrchr(dir, '/');
+        struct stat st;
+        if (slash)
+            *(slash == dir ? slash + 1 : slash) = '\0';
+        if (stat(slash ? dir : ".", &st) != 0 || !S_ISDIR(st.st_mode)) {
+            char msg[1200];
+            snprintf(msg, sizeof(msg), "--bundle %.500s: the directory %.500s does not exist",
+                     a->bundle, slash ? dir : ".");
+            return cli_usage_error("doctor", cli_doctor_usage, msg);
+        }
+    }
     if (rc == 0 && a->json && a->markdown)
         return cli_usage_error("doctor", cli_doctor_usage,
                                "--json and --markdown exclude each other");
     return rc;
 }
 
-/* The GPUs as telemetry sees them (names, archs, vendors), into e. */
-static void cli_doctor_gpus(struct doctor_env *e) {
-    struct evring *ring = NULL;
-    struct tele *t = NULL;
+/* Telemetry for the report: the GPUs it sees (names, archs, vendors) into e, and the open
+ * service in *tp (for the bundle's snapshot; NULL when it could not open). */
+static void cli_doctor_gpus(struct doctor_env *e, struct tele **tp, struct evring **rp) {
     struct tele_conf tc;
     char err[256];
+    *tp = NULL;
     tele_conf_default(&tc);
     if (e->root[0]) { /* the fixture's files, not this machine's */
         snprintf(tc.roots.sys, sizeof(tc.roots.sys), "%s/sys", e->root);
@@ -106,12 +131,12 @@ static void cli_doctor_gpus(struct doctor_env *e) {
         snprintf(tc.roots.debugfs, sizeof(tc.roots.debugfs), "%s/sys/kernel/debug", e->root);
         snprintf(tc.only, sizeof(tc.only), "sysfs");
     }
-    if (evring_create(&ring, 64) != 0 || tele_create(&t, &tc, ring, err, sizeof(err)) != 0) {
-        evring_destroy(ring);
+    if (evring_create(rp, 64) != 0 || tele_create(tp, &tc, *rp, err, sizeof(err)) != 0) {
+        *tp = NULL;
         return;
     }
-    tele_sample_now(t);
-    const struct tele_snap *s = tele_snap_read(t, NULL);
+    tele_sample_now(*tp);
+    const struct tele_snap *s = tele_snap_read(*tp, NULL);
     for (unsigned k = 0; k < s->n_gpus && e->n_gpus < DOCTOR_MAX_GPUS; k++) {
         const struct tele_gpu *g = &s->gpus[k];
         struct doctor_gpu *d = &e->gpus[e->n_gpus++];
@@ -121,8 +146,6 @@ static void cli_doctor_gpus(struct doctor_env *e) {
         d->amd = g->vendor == TELE_VENDOR_AMD;
         d->nvidia = g->vendor == TELE_VENDOR_NVIDIA;
     }
-    tele_destroy(t);
-    evring_destroy(ring);
 }
 
 /* What the GPU rows run on, or why they are skipped. */
@@ -164,7 +187,9 @@ int cli_doctor(int argc, char **argv) {
     e.hip_runtime = runtime;
     e.built_archs = archs;
     e.backends = compute_backends();
-    cli_doctor_gpus(&e);
+    struct tele *tele = NULL;
+    struct evring *ring = NULL;
+    cli_doctor_gpus(&e, &tele, &ring);
     struct doctor_report *r = calloc(1, sizeof(*r));
     if (!r) {
         doctor_rules_free(rules);
@@ -174,7 +199,8 @@ int cli_doctor(int argc, char **argv) {
     doctor_facts_read(&e, &f);
     doctor_check_env(&e, r);
     doctor_check_rules(rules, &e, &f, r);
-    doctor_check_kmsg(&e, r);
+    static struct doctor_kmsg_events kept;
+    doctor_check_kmsg_keep(&e, r, &kept);
     bool hung = false;
     if (!a.quick) {
         struct doctor_gpu_opts g;
@@ -187,10 +213,23 @@ int cli_doctor(int argc, char **argv) {
     int status = rc != 0 ? 1 : doctor_exit_status(r);
     if (rc != 0)
         fprintf(stderr, "ringside doctor: writing the report failed: %s\n", strerror(-rc));
+    if (a.bundle[0]) {
+        if (tele)
+            tele_sample_now(tele); /* the machine after the smoke tests */
+        const struct tele_snap *snap = tele ? tele_snap_read(tele, NULL) : NULL;
+        if (doctor_write_bundle(a.bundle, r, &f, snap, &kept, err, sizeof(err)) != 0) {
+            fprintf(stderr, "ringside doctor: --bundle: %s\n", err);
+            status = 1;
+        } else if (!a.json && !a.markdown) {
+            printf("bundle written to %s\n", a.bundle);
+        }
+    }
     if (hung) { /* a GPU call never returned: runtime destructors could block on it */
         fflush(NULL);
         _exit(status);
     }
+    tele_destroy(tele);
+    evring_destroy(ring);
     free(r);
     doctor_rules_free(rules);
     return status;

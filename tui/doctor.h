@@ -5,6 +5,8 @@
 #ifndef RINGSIDE_TUI_DOCTOR_H
 #define RINGSIDE_TUI_DOCTOR_H
 
+#include "backend/kmsg/kmsg.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -126,6 +128,18 @@ void doctor_rules_free(struct doctor_rules *rs);
 void doctor_check_rules(const struct doctor_rules *rs, const struct doctor_env *e,
                         const struct doctor_facts *f, struct doctor_report *r);
 
+/* The latest driver-error events a kernel-log check saw (for the bundle). */
+#define DOCTOR_KMSG_KEEP 32
+struct doctor_kmsg_events {
+    struct kmsg_event ev[DOCTOR_KMSG_KEEP]; /* oldest first */
+    size_t n;
+    unsigned long total; /* driver-error events seen in all */
+};
+
+/* As doctor_check_kmsg, also keeping the last DOCTOR_KMSG_KEEP driver-error events in *keep. */
+void doctor_check_kmsg_keep(const struct doctor_env *e, struct doctor_report *r,
+                            struct doctor_kmsg_events *keep);
+
 /* Kernel-log health: the backlog of root/dev/kmsg classified, a row per driver-error category
  * seen (count, the last one and its age), ok when none; skip with the reason when unreadable. */
 void doctor_check_kmsg(const struct doctor_env *e, struct doctor_report *r);
@@ -148,6 +162,20 @@ struct doctor_gpu_opts {
  * never came back; its thread and the device are left as they are, and the caller must leave
  * with _exit (runtime destructors could block on the hung call). */
 void doctor_check_gpu(const struct doctor_gpu_opts *o, struct doctor_report *r, bool *hung);
+
+struct tele_snap;
+struct json_object;
+
+/* The report as a json-c object {"rows":[...],"summary":{...}} (the caller puts it). */
+struct json_object *doctor_report_json(const struct doctor_report *r);
+
+/* --bundle FILE, written atomically: {"bundle":"ringside doctor","ringside":VERSION,
+ * "facts":{...},"report":{"rows":[...],"summary":{...}},"telemetry":<the probe --json
+ * snapshot, or null>,"kernel_log":[<kmsg classify objects>]}. 0, or -errno with err naming
+ * the file. */
+int doctor_write_bundle(const char *path, const struct doctor_report *r,
+                        const struct doctor_facts *f, const struct tele_snap *snap,
+                        const struct doctor_kmsg_events *k, char *err, size_t errlen);
 
 /* Output. Table: aligned columns, colour when colour is true. JSON: one object with "rows"
  * and "summary". Markdown: a table for a bug report. Each returns 0 or -errno of the write. */

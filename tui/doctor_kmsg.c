@@ -31,6 +31,7 @@ struct doctor_kmsg {
     struct doctor_kmsg_cat cat[KMSG_CAT_COUNT];
     unsigned long records;
     unsigned long lineno;
+    struct doctor_kmsg_events *keep; /* or NULL */
 };
 
 static void doctor_kmsg_event(struct doctor_kmsg *k, const struct kmsg_event *e) {
@@ -41,6 +42,15 @@ static void doctor_kmsg_event(struct doctor_kmsg *k, const struct kmsg_event *e)
         c->severity = e->severity;
     c->count++;
     c->last = *e;
+    struct doctor_kmsg_events *kp = k->keep;
+    if (!kp)
+        return;
+    if (kp->n == DOCTOR_KMSG_KEEP) { /* drop the oldest */
+        memmove(kp->ev, kp->ev + 1, (DOCTOR_KMSG_KEEP - 1) * sizeof(kp->ev[0]));
+        kp->n--;
+    }
+    kp->ev[kp->n++] = *e;
+    kp->total++;
 }
 
 static void doctor_kmsg_feed(struct doctor_kmsg *k, const struct kmsg_line *l) {
@@ -170,6 +180,13 @@ static void doctor_kmsg_rows(struct doctor_kmsg *k, const struct doctor_env *e,
 }
 
 void doctor_check_kmsg(const struct doctor_env *e, struct doctor_report *r) {
+    doctor_check_kmsg_keep(e, r, NULL);
+}
+
+void doctor_check_kmsg_keep(const struct doctor_env *e, struct doctor_report *r,
+                            struct doctor_kmsg_events *keep) {
+    if (keep)
+        memset(keep, 0, sizeof(*keep));
     char path[4096];
     struct stat st;
     snprintf(path, sizeof(path), "%s/dev/kmsg", e->root);
@@ -180,6 +197,8 @@ void doctor_check_kmsg(const struct doctor_env *e, struct doctor_report *r) {
     }
     struct doctor_kmsg *k = calloc(1, sizeof(*k));
     int rc = k ? 0 : -ENOMEM;
+    if (k)
+        k->keep = keep;
     if (rc == 0 && fstat(fd, &st) != 0)
         rc = -errno;
     if (rc == 0 && S_ISDIR(st.st_mode))

@@ -109,7 +109,7 @@ int doctor_print_table(FILE *out, const struct doctor_report *r, bool colour) {
 
 /* ---- JSON ---- */
 
-int doctor_print_json(FILE *out, const struct doctor_report *r) {
+json_object *doctor_report_json(const struct doctor_report *r) {
     json_object *j = json_object_new_object(), *rows = json_object_new_array();
     for (size_t i = 0; i < r->n; i++) {
         const struct doctor_row *row = &r->rows[i];
@@ -133,6 +133,11 @@ int doctor_print_json(FILE *out, const struct doctor_report *r) {
                            json_object_new_string(doctor_status_name(doctor_worst(r))));
     json_object_object_add(j, "rows", rows);
     json_object_object_add(j, "summary", sum);
+    return j;
+}
+
+int doctor_print_json(FILE *out, const struct doctor_report *r) {
+    json_object *j = doctor_report_json(r);
     fprintf(out, "%s\n",
             json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
                                                   JSON_C_TO_STRING_NOSLASHESCAPE));

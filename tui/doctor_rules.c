@@ -17,7 +17,7 @@
  *        "env":    {"NAME": "set" | "unset" | "=VALUE" | "!=VALUE"}   ("!=" holds when unset)
  *     }
  *     "remedy": "..."                     what to do (required)
- *     "source": "https://... or seeds/<file>: <entry>"   where it is known from (required)
+ *     "source": "https://... or a named report and its entry"   where it is known from (required)
  *     "comment": "..."                    ignored
  *   }
  * Unknown keys are errors, so a typo never disables a condition silently. */

@@ -6,9 +6,12 @@
 
 #include "backend/engine/engine.h"
 #include "backend/telemetry/tele.h"
+#include "tui/doctor.h"
 #include "tui/theme.h"
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 enum gpu_view_page { GPU_VIEW_DETAIL, GPU_VIEW_RECONCILE, GPU_VIEW_PROVIDERS, GPU_VIEW_PAGES };
 
@@ -32,5 +35,16 @@ int gpu_view_training(const struct tele_snap *t, const struct engine_snap *es);
 
 /* A field's value in its unit: "20.1 GiB", "1.2 MiB/s", "97", "68.5". */
 void gpu_view_fmt(char *buf, size_t n, enum tele_field f, double v);
+
+/* Rows of r per status (indexed by enum doctor_status); all 0 when r is NULL. */
+void gpu_view_doctor_counts(const struct doctor_report *r, size_t counts[DOCTOR_SKIP + 1]);
+
+/* The doctor section of the details page: "doctor: not run yet ..." when r is NULL, else
+ * "doctor HH:MM:SS: N ok, N warn, N fail, N skipped" (when: the run's local time), then the fail
+ * rows and the warn rows (status, name, value; the remedy on the next line), as many as fit in
+ * max lines, and how many more there are. running: a run is under way. Returns the lines
+ * written. */
+int gpu_view_doctor(const struct doctor_report *r, time_t when, bool running,
+                    struct gpu_view_line *out, int max);
 
 #endif

@@ -25,6 +25,12 @@ footer_ok() { printf '%s\n' "$SCREEN" | tail -n 1 | grep -q '^ *q quit'; }
 width_is() { [ "$(tm display -p -t "$SESSION" '#{pane_width}x#{pane_height}')" = "$1" ]; }
 layout_at() { width_is "$1" && footer_ok && has "memory pool" && ! has "terminal too small"; }
 normal_at() { layout_at "$1" && has "timeline" && has "synchronize" && header_has "RUNNING"; }
+# The GPU overlay's doctor section: "doctor HH:MM:SS: N ok, N warn, N fail, N skipped".
+doctor_summary() {
+    printf '%s\n' "$SCREEN" | grep -E 'doctor [0-9]{2}:[0-9]{2}:[0-9]{2}: [0-9]+ ok, ' |
+        grep -q 'skipped'
+}
+overlay_closed() { ! doctor_summary && normal_at 120x40; }
 too_small() { width_is "$1" && has "terminal too small"; }
 
 # The pane's script: terminal modes before and after, ringside's exit status.
@@ -68,6 +74,13 @@ run_variant() {
     wait_for "'p': header shows PAUSED" 10 header_has "PAUSED"
     tm send-keys -t "$SESSION" p
     wait_for "'p' again: header shows RUNNING" 10 header_has "RUNNING"
+
+    tm send-keys -t "$SESSION" D
+    wait_for "'D': the doctor's result in a notice" 30 has "g: GPU details"
+    tm send-keys -t "$SESSION" g
+    wait_for "'g': the overlay shows the doctor's summary" 10 doctor_summary
+    tm send-keys -t "$SESSION" g
+    wait_for "'g' again: the overlay closes" 10 overlay_closed
 
     STEP="resize to 80x24"
     tm resize-window -t "$SESSION" -x 80 -y 24 || fail "resize-window failed"

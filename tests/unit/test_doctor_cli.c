@@ -4,6 +4,7 @@
 
 #include <criterion/criterion.h>
 #include <json-c/json.h>
+#include <stdio.h>
 #include <string.h>
 
 TestSuite(doctor_cli, .timeout = 120);
@@ -100,13 +101,13 @@ Test(doctor_cli, smoke_tests_run_on_the_cpu_backend) {
 /* A smoke test that hangs (rehearsed on the CPU backend) is a failed row after the timeout, the
  * rest are skipped, and doctor still prints its report and exits 1. */
 Test(doctor_cli, a_hung_smoke_test_is_a_row_not_a_frozen_terminal) {
-    int rc = DC_RUN("--json", "--backend", "cpu", "--timeout", "2", "--inject", "hang:vpoc:600");
+    int rc = DC_RUN("--json", "--backend", "cpu", "--timeout", "5", "--inject", "hang:vpoc:600");
     cr_assert_eq(rc, 1, "exit %d: %s", rc, dc.err);
     json_object *root, *rows = dc_rows(&root);
     json_object *v = dc_row(rows, "gpu", "VPOC kernel");
     cr_assert_not_null(v);
     cr_assert_str_eq(dc_str(v, "status"), "fail");
-    cr_assert(strstr(dc_str(v, "value"), "hung after 2 s"), "%s", dc_str(v, "value"));
+    cr_assert(strstr(dc_str(v, "value"), "hung after 5 s"), "%s", dc_str(v, "value"));
     json_object *after = dc_row(rows, "gpu", "MLP 24-32-32-1");
     cr_assert_str_eq(dc_str(after, "status"), "skip");
     cr_assert(strstr(dc_str(after, "remedy"), "hung"), "%s", dc_str(after, "remedy"));
@@ -121,6 +122,7 @@ Test(doctor_cli, usage_errors_exit_2_with_one_line) {
         {"--timeout", "0", "--timeout"},
         {"--rules", "/nonexistent/rules.json", "/nonexistent/rules.json"},
         {"--frobnicate", NULL, "frobnicate"},
+        {"--bundle", "/nonexistent-dir/b.json", "the directory /nonexistent-dir does not exist"},
     };
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
         int rc = bad[k][1] ? DC_RUN(bad[k][0], bad[k][1]) : DC_RUN(bad[k][0]);
@@ -128,4 +130,29 @@ Test(doctor_cli, usage_errors_exit_2_with_one_line) {
         cr_assert(strstr(dc.err, bad[k][2]), "%s: stderr: %s", bad[k][0], dc.err);
         cr_assert_str_eq(dc.out, "", "%s: nothing on stdout", bad[k][0]);
     }
+}
+
+/* --bundle: the report as JSON beside the versions, the telemetry snapshot and the kernel
+ * log's driver errors, the same rows as the report printed. */
+Test(doctor_cli, bundle_holds_the_report_and_what_a_bug_report_needs) {
+    char dir[512], path[600];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    snprintf(path, sizeof(path), "%s/doctor.json", dir);
+    int rc = DC_RUN("--quick", "--json", "--bundle", path);
+    cr_assert(rc == 0 || rc == 1, "exit %d: %s", rc, dc.err);
+    json_object *root, *rows = dc_rows(&root);
+    json_object *b = json_object_from_file(path), *v;
+    cr_assert_not_null(b, "the bundle is not JSON");
+    cr_assert_str_eq(dc_str(b, "bundle"), "ringside doctor");
+    cr_assert(json_object_object_get_ex(b, "report", &v));
+    json_object *brows;
+    cr_assert(json_object_object_get_ex(v, "rows", &brows));
+    cr_assert_eq(json_object_array_length(brows), json_object_array_length(rows));
+    cr_assert(json_object_object_get_ex(b, "facts", &v));
+    cr_assert(json_object_object_get_ex(b, "telemetry", &v));
+    cr_assert(json_object_object_get_ex(b, "kernel_log", &v));
+    cr_assert(json_object_is_type(v, json_type_array));
+    json_object_put(b);
+    json_object_put(root);
+    rs_test_rmtree(dir);
 }

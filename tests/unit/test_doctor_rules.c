@@ -212,7 +212,7 @@ Test(doctor_rules, kernel_range_and_prefix) {
                                     "{\"version\":1,\"comment\":\"c\",\"rules\":[{\"id\":\"old-"
                                     "kernel\",\"title\":\"t\",\"status\":\"fail\",\"when\":{"
                                     "\"arch\":[\"gfx11*\"],\"kernel\":[\">=5.15\",\"<6.2\"]},"
-                                    "\"remedy\":\"upgrade\",\"source\":\"seeds/x: y\"}]}",
+                                    "\"remedy\":\"upgrade\",\"source\":\"report x: y\"}]}",
                                     path, sizeof(path)),
                  0);
     cr_assert_eq(doctor_rules_load(&rs, path, err, sizeof(err)), 0, "%s", err);
@@ -223,7 +223,7 @@ Test(doctor_rules, kernel_range_and_prefix) {
     const struct doctor_row *row = test_doctor_find(&r, "old-kernel");
     cr_assert_not_null(row);
     cr_expect(strstr(row->value, "gfx1102 with kernel 6.1.0-13-amd64"), "%s", row->value);
-    cr_expect(strstr(row->remedy, "upgrade (source: seeds/x: y)"), "%s", row->remedy);
+    cr_expect(strstr(row->remedy, "upgrade (source: report x: y)"), "%s", row->remedy);
     memset(&r, 0, sizeof(r));
     snprintf(f.kernel, sizeof(f.kernel), "6.8.0");
     doctor_check_rules(rs, &e, &f, &r);

@@ -148,3 +148,83 @@ Test(gpu_view, values_in_their_units) {
     gpu_view_fmt(b, sizeof(b), TELE_F_BUSY, 97);
     cr_assert_str_eq(b, "97");
 }
+
+/* The doctor section of the details page. */
+static struct doctor_report gv_doc;
+
+static void gv_doctor_fixture(void) {
+    memset(&gv_doc, 0, sizeof(gv_doc));
+    doctor_add(&gv_doc, "environment", "kernel", DOCTOR_OK, "6.8.0-49-generic");
+    doctor_remedy(
+        doctor_add(&gv_doc, "variables", "HSA_OVERRIDE_GFX_VERSION", DOCTOR_WARN, "11.0.0"),
+        "unset it: the GPUs present are supported");
+    doctor_add(&gv_doc, "environment", "rocm", DOCTOR_OK, "6.2.4");
+    doctor_remedy(doctor_add(&gv_doc, "permissions", "/dev/kfd", DOCTOR_FAIL, "not readable"),
+                  "add alice to the render group");
+    doctor_remedy(doctor_add(&gv_doc, "kernel log", "kernel log", DOCTOR_SKIP, "n/a"),
+                  "/dev/kmsg is not readable");
+    doctor_add(&gv_doc, "variables", "ROCR_VISIBLE_DEVICES", DOCTOR_WARN, "7"); /* no remedy */
+}
+
+static int gv_index(int n, const char *needle) {
+    for (int i = 0; i < n; i++)
+        if (strstr(gv_lines[i].text, needle))
+            return i;
+    return -1;
+}
+
+Test(gpu_view, doctor_not_run_yet) {
+    int n = gpu_view_doctor(NULL, 0, false, gv_lines, GV_MAX);
+    cr_assert_eq(n, 1);
+    cr_assert_str_eq(gv_lines[0].text, "doctor: not run yet (D runs the environment checks)");
+    n = gpu_view_doctor(NULL, 0, true, gv_lines, GV_MAX);
+    cr_assert(gv_find(n, "running"), "%s", gv_lines[0].text);
+}
+
+Test(gpu_view, doctor_summary_and_problem_rows) {
+    gv_doctor_fixture();
+    time_t when = 1700000000;
+    struct tm tm;
+    char hms[16];
+    localtime_r(&when, &tm);
+    strftime(hms, sizeof(hms), "%H:%M:%S", &tm);
+    char want[96];
+    snprintf(want, sizeof(want), "doctor %s: 2 ok, 2 warn, 1 fail, 1 skipped", hms);
+    int n = gpu_view_doctor(&gv_doc, when, false, gv_lines, GV_MAX);
+    cr_assert_str_eq(gv_lines[0].text, want);
+    cr_assert_eq(gv_lines[0].role, THEME_ERROR, "a failure colours the summary");
+    int kfd = gv_index(n, "/dev/kfd"), hsa = gv_index(n, "HSA_OVERRIDE_GFX_VERSION"),
+        vis = gv_index(n, "ROCR_VISIBLE_DEVICES");
+    cr_assert(kfd > 0 && hsa > 0 && vis > 0, "%d %d %d", kfd, hsa, vis);
+    cr_assert(kfd < hsa && hsa < vis, "fail rows before warn rows: %d %d %d", kfd, hsa, vis);
+    cr_assert(strstr(gv_lines[kfd].text, "fail") && strstr(gv_lines[kfd].text, "not readable"),
+              "%s", gv_lines[kfd].text);
+    cr_assert_eq(gv_lines[kfd].role, THEME_ERROR);
+    cr_assert_eq(gv_lines[hsa].role, THEME_WARN);
+    /* each remedy on the line after its row, dimmed */
+    cr_assert(strstr(gv_lines[kfd + 1].text, "add alice to the render group"), "%s",
+              gv_lines[kfd + 1].text);
+    cr_assert_eq(gv_lines[kfd + 1].role, THEME_DIM);
+    cr_assert(strstr(gv_lines[hsa + 1].text, "unset it"), "%s", gv_lines[hsa + 1].text);
+    cr_assert_eq(n, vis + 1, "a row without a remedy has no remedy line");
+    cr_assert_eq(gv_index(n, "6.8.0-49"), -1, "ok rows are not listed");
+    cr_assert_eq(gv_index(n, "kmsg"), -1, "skipped rows are not listed");
+}
+
+Test(gpu_view, doctor_rows_as_many_as_fit) {
+    gv_doctor_fixture();
+    /* summary + the fail row and its remedy + "more" */
+    int n = gpu_view_doctor(&gv_doc, 0, false, gv_lines, 4);
+    cr_assert_eq(n, 4);
+    cr_assert(strstr(gv_lines[1].text, "/dev/kfd"));
+    cr_assert(strstr(gv_lines[3].text, "2 more"), "%s", gv_lines[3].text);
+    cr_assert_eq(gpu_view_doctor(&gv_doc, 0, false, gv_lines, 1), 1, "never more than max");
+    /* all ok: the summary alone, in the ok colour */
+    memset(&gv_doc, 0, sizeof(gv_doc));
+    doctor_add(&gv_doc, "environment", "kernel", DOCTOR_OK, "6.8");
+    n = gpu_view_doctor(&gv_doc, 0, false, gv_lines, GV_MAX);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(gv_lines[0].role, THEME_OK);
+    cr_assert(strstr(gv_lines[0].text, ": 1 ok, 0 warn, 0 fail, 0 skipped"), "%s",
+              gv_lines[0].text);
+}
