@@ -57,14 +57,21 @@ int doctor_version_cmp(const char *a, const char *b) {
     return 0;
 }
 
-/* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 ..." -> "550.54.15" */
+/* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 ..." or "... Open
+ * Kernel Module for x86_64  580.82.07  Release Build ..." -> the first word after "Kernel
+ * Module" that is a dotted number. */
 static void doctor_nvidia_version(const char *line, char *out, size_t n) {
     const char *k = strstr(line, "Kernel Module");
     const char *p = k ? k + strlen("Kernel Module") : "";
-    while (*p == ' ')
-        p++;
-    size_t len = strcspn(p, " \t");
-    snprintf(out, n, "%.*s", (int)len, p);
+    while (*p) {
+        p += strspn(p, " \t");
+        size_t len = strcspn(p, " \t");
+        if (len > 0 && isdigit((unsigned char)*p) && memchr(p, '.', len)) {
+            snprintf(out, n, "%.*s", (int)len, p);
+            return;
+        }
+        p += len;
+    }
 }
 
 /* The newest "<prefix>X.Y.Z" entry of root+dir: its version into ver, the path into path. */
@@ -114,36 +121,67 @@ static void doctor_rocm(const struct doctor_env *e, struct doctor_facts *f) {
     snprintf(f->rocm_path, sizeof(f->rocm_path), "%.63s", path);
 }
 
-/* PyTorch: torch-X.Y.Z*.dist-info in the usual site directories of every python3.N. */
-static void doctor_torch(const struct doctor_env *e, struct doctor_facts *f) {
-    const char *venv = doctor_getenv(e, "VIRTUAL_ENV"), *home = doctor_getenv(e, "HOME");
-    const char *bases[] = {venv, "/usr/lib", "/usr/local/lib", home, "/opt/conda/lib"};
-    const char *subs[] = {"site-packages", "dist-packages"};
-    for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
-        if (!bases[b])
+/* The newest torch-X.Y.Z dist-info under lib (in python3.N/site-packages or dist-packages),
+ * if newer than what f holds. */
+static void doctor_torch_in(const struct doctor_env *e, const char *lib, struct doctor_facts *f) {
+    static const char *const subs[] = {"site-packages", "dist-packages"};
+    char full[1024];
+    snprintf(full, sizeof(full), "%s%s", e->root, lib);
+    DIR *d = opendir(full);
+    if (!d)
+        return;
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        if (strncmp(de->d_name, "python3", 7) != 0)
             continue;
-        char lib[512];
-        snprintf(lib, sizeof(lib), "%s%s", bases[b], b == 0 ? "/lib" : b == 3 ? "/.local/lib" : "");
-        char full[1024];
-        snprintf(full, sizeof(full), "%s%s", e->root, lib);
-        DIR *d = opendir(full);
-        if (!d)
-            continue;
-        for (struct dirent *de; (de = readdir(d)) != NULL;) {
-            if (strncmp(de->d_name, "python3", 7) != 0)
-                continue;
-            for (size_t s = 0; s < 2; s++) {
-                char dir[800];
-                snprintf(dir, sizeof(dir), "%s/%s/%s", lib, de->d_name, subs[s]);
-                char ver[32] = "", path[256] = "";
-                doctor_newest(e, dir, "torch-", ".dist-info", ver, sizeof(ver), path, sizeof(path));
-                if (ver[0] && (!f->torch[0] || doctor_version_cmp(ver, f->torch) > 0)) {
-                    snprintf(f->torch, sizeof(f->torch), "%s", ver);
-                    snprintf(f->torch_path, sizeof(f->torch_path), "%s", path);
-                }
+        for (size_t s = 0; s < 2; s++) {
+            char dir[1024];
+            snprintf(dir, sizeof(dir), "%.600s/%.200s/%s", lib, de->d_name, subs[s]);
+            char ver[32] = "", path[256] = "";
+            doctor_newest(e, dir, "torch-", ".dist-info", ver, sizeof(ver), path, sizeof(path));
+            if (ver[0] && (!f->torch[0] || doctor_version_cmp(ver, f->torch) > 0)) {
+                snprintf(f->torch, sizeof(f->torch), "%s", ver);
+                snprintf(f->torch_path, sizeof(f->torch_path), "%s", path);
             }
         }
-        closedir(d);
+    }
+    closedir(d);
+}
+
+/* prefix/lib (a virtual environment or an install prefix). */
+static void doctor_torch_under(const struct doctor_env *e, const char *prefix,
+                               struct doctor_facts *f) {
+    char lib[600];
+    snprintf(lib, sizeof(lib), "%s/lib", prefix);
+    doctor_torch_in(e, lib, f);
+}
+
+/* PyTorch in the usual places: $VIRTUAL_ENV, /usr, /usr/local, ~/.local, /opt/conda. */
+static void doctor_torch(const struct doctor_env *e, struct doctor_facts *f) {
+    const char *venv = doctor_getenv(e, "VIRTUAL_ENV"), *home = doctor_getenv(e, "HOME");
+    if (venv)
+        doctor_torch_under(e, venv, f);
+    doctor_torch_under(e, "/usr", f);
+    doctor_torch_under(e, "/usr/local", f);
+    doctor_torch_under(e, "/opt/conda", f);
+    if (home) {
+        char local[512];
+        snprintf(local, sizeof(local), "%.400s/.local", home);
+        doctor_torch_under(e, local, f);
+    }
+}
+
+/* The site directories beside each PATH entry's bin (a virtual environment on the PATH, a
+ * conda prefix), where PyTorch is often installed without VIRTUAL_ENV set. */
+static void doctor_torch_path(const struct doctor_env *e, struct doctor_facts *f) {
+    const char *path = doctor_getenv(e, "PATH");
+    for (const char *p = path; p && *p;) {
+        size_t len = strcspn(p, ":");
+        if (len > 4 && len < 400 && strncmp(p + len - 4, "/bin", 4) == 0) {
+            char prefix[512];
+            snprintf(prefix, sizeof(prefix), "%.*s", (int)len - 4, p);
+            doctor_torch_under(e, prefix, f);
+        }
+        p += len + (p[len] == ':');
     }
 }
 
@@ -164,6 +202,7 @@ void doctor_facts_read(const struct doctor_env *e, struct doctor_facts *f) {
         doctor_nvidia_version(line, f->nvidia, sizeof(f->nvidia));
     doctor_rocm(e, f);
     doctor_torch(e, f);
+    doctor_torch_path(e, f);
 }
 
 void doctor_env_self(struct doctor_env *e) {

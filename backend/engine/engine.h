@@ -143,8 +143,9 @@ bool engine_done(struct engine *e);
 int engine_join(struct engine *e, struct engine_result *res);
 
 /* One line on a checkpoint that was not written (res->checkpoint_error set): "checkpoint for
- * epoch N not written: REASON; the last good one (epoch M, PATH) is kept". */
-void engine_checkpoint_note(const struct engine_result *res, char *buf, size_t n);
+ * epoch N not written: REASON; the last good one (epoch M, PATH) is kept". Returns the length
+ * it would have, as snprintf. */
+int engine_checkpoint_note(const struct engine_result *res, char *buf, size_t n);
 
 /* The tracer, for the UI's watchdog and tests. */
 struct trace *engine_trace(struct engine *e);

@@ -238,21 +238,21 @@ static int engine_eval(struct engine *e, int32_t epoch, double *val_loss, char *
     return 0;
 }
 
-void engine_checkpoint_note(const struct engine_result *res, char *buf, size_t n) {
+int engine_checkpoint_note(const struct engine_result *res, char *buf, size_t n) {
     if (res->checkpoint_error_meta)
-        snprintf(buf, n,
-                 "metadata for epoch %d not written: %s; the checkpoint (epoch %d, %s) is written",
-                 res->checkpoint_error_epoch, res->checkpoint_error, res->checkpoint_epoch,
-                 res->checkpoint);
-    else if (res->checkpoint[0])
-        snprintf(buf, n,
-                 "checkpoint for epoch %d not written: %s; the last good one (epoch %d, %s) "
-                 "is kept",
-                 res->checkpoint_error_epoch, res->checkpoint_error, res->checkpoint_epoch,
-                 res->checkpoint);
-    else
-        snprintf(buf, n, "checkpoint for epoch %d not written: %s; no checkpoint written yet",
-                 res->checkpoint_error_epoch, res->checkpoint_error);
+        return snprintf(buf, n,
+                        "metadata for epoch %d not written: %s; the checkpoint (epoch %d, %s) is "
+                        "written",
+                        res->checkpoint_error_epoch, res->checkpoint_error, res->checkpoint_epoch,
+                        res->checkpoint);
+    if (res->checkpoint[0])
+        return snprintf(buf, n,
+                        "checkpoint for epoch %d not written: %s; the last good one (epoch %d, "
+                        "%s) is kept",
+                        res->checkpoint_error_epoch, res->checkpoint_error, res->checkpoint_epoch,
+                        res->checkpoint);
+    return snprintf(buf, n, "checkpoint for epoch %d not written: %s; no checkpoint written yet",
+                    res->checkpoint_error_epoch, res->checkpoint_error);
 }
 
 /* Write the checkpoint and then its metadata, each atomically. A write that fails (disk full,
@@ -278,9 +278,9 @@ static void engine_checkpoint_write(struct engine *e, int32_t epoch) {
     snprintf(e->res.checkpoint_error, sizeof(e->res.checkpoint_error), "%s", err);
     e->res.checkpoint_error_epoch = epoch;
     e->res.checkpoint_error_meta = model_ok;
-    char note[EV_TEXT_BYTES + 1];
-    engine_checkpoint_note(&e->res, note, sizeof(note));
-    if (strlen(note) >= EV_TEXT_BYTES) { /* too long for an event: the kept file by name */
+    char note[2 * ENGINE_PATH_MAX + 768]; /* all of it: cut to an event's size below */
+    if (engine_checkpoint_note(&e->res, note, sizeof(note)) >= EV_TEXT_BYTES) {
+        /* too long for an event: the kept file by name */
         struct engine_result r = e->res;
         const char *base = strrchr(r.checkpoint, '/');
         if (base)

@@ -494,6 +494,24 @@ Test(doctor, facts_read_fixture) {
     cr_assert_str_eq(f.amdgpu, "in-tree");
 }
 
+/* The open kernel module's version line, and PyTorch in a virtual environment that is only on
+ * the PATH (no VIRTUAL_ENV). */
+Test(doctor, facts_open_module_and_a_venv_on_the_path) {
+    fx_file("proc/driver/nvidia/version",
+            "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.82.07  Release Build  "
+            "(dvs-builder@U16-I3-B13-3-2)  Wed Aug 27 18:19:45 UTC 2025\n",
+            0644);
+    fx_file("opt/torch/.venv/lib/python3.12/site-packages/torch-2.11.0.dist-info/METADATA", "",
+            0644);
+    fx_env("PATH=/usr/bin:/opt/torch/.venv/bin:/bin");
+    struct doctor_facts f;
+    doctor_facts_read(&fx.e, &f);
+    cr_assert_str_eq(f.nvidia, "580.82.07");
+    cr_assert_str_eq(f.torch, "2.11.0");
+    cr_assert(strstr(f.torch_path, "/opt/torch/.venv/lib/python3.12/site-packages/"), "%s",
+              f.torch_path);
+}
+
 /* ---- output ---- */
 
 /* A report of known rows: 2 ok, 1 warn, 1 fail (optionally), 1 skip. */
