@@ -5,6 +5,7 @@
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
 #include "tui/replay_internal.h"
+#include "tui/replay_snap.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -28,11 +29,7 @@ struct replay {
     uint64_t real_base, rec_base;
     double speed;
     bool paused, stopped;
-    /* the snapshot rebuilt from released lines */
-    int32_t run_epochs;
-    bool epochs_known;
-    struct engine_snap snap;
-    struct trace_hist hist[SYNC_OP_COUNT];
+    struct replay_snap rs; /* the snapshot rebuilt from released lines */
 };
 
 static uint64_t replay_mono(void *ctx) {
@@ -108,139 +105,6 @@ static void replay_next(struct replay *r) {
     }
 }
 
-/* ---- the snapshot ---- */
-
-static void replay_epoch_seen(struct replay *r, int32_t epoch) {
-    if (epoch <= 0)
-        return;
-    if (!r->epochs_known) { /* as the engine counts: first epoch + epochs of this run - 1 */
-        int64_t total = (int64_t)epoch + (r->run_epochs > 0 ? r->run_epochs : 1) - 1;
-        r->snap.epochs = total > INT32_MAX ? INT32_MAX : (int32_t)total;
-        r->epochs_known = true;
-    }
-    if (epoch > r->snap.epoch)
-        r->snap.epoch = epoch;
-    if (epoch > r->snap.epochs)
-        r->snap.epochs = epoch;
-}
-
-static void replay_step_seen(struct replay *r, int64_t step) {
-    if (step > r->snap.step)
-        r->snap.step = step;
-}
-
-static void replay_apply_sync(struct replay *r, const struct ev_sync *s) {
-    if (s->op >= SYNC_OP_COUNT)
-        return;
-    struct trace_hist *h = &r->hist[s->op];
-    struct trace_sync_summary *o = &r->snap.sync[s->op];
-    trace_hist_add(h, s->dur_ns);
-    o->count = h->count;
-    o->sum_ns = h->sum_ns;
-    o->max_ns = h->max_ns;
-    o->p50_ns = trace_hist_percentile(h, 50);
-    o->p90_ns = trace_hist_percentile(h, 90);
-    o->p99_ns = trace_hist_percentile(h, 99);
-}
-
-static void replay_apply_mem(struct replay *r, const struct ev_mem *m) {
-    struct mem_stats *s = &r->snap.mem;
-    s->allocated_bytes = m->allocated_bytes;
-    s->reserved_bytes = m->reserved_bytes;
-    s->largest_free_bytes = m->largest_free_bytes;
-    s->total_free_bytes = m->total_free_bytes;
-    s->free_blocks = m->free_blocks;
-    s->segments = m->segments;
-    s->frag = m->frag;
-    if (s->allocated_bytes > s->peak_allocated_bytes)
-        s->peak_allocated_bytes = s->allocated_bytes;
-    if (s->reserved_bytes > s->peak_reserved_bytes)
-        s->peak_reserved_bytes = s->reserved_bytes;
-}
-
-static void replay_apply_metric(struct replay *r, const struct ev_metric *m) {
-    struct engine_snap *s = &r->snap;
-    replay_epoch_seen(r, m->epoch);
-    replay_step_seen(r, m->step);
-    s->loss = m->loss;
-    s->has_loss = true;
-    s->samples_per_s = m->samples_per_s;
-    if (!m->has_val)
-        return;
-    if (!s->has_val || m->val_loss < s->best_val_loss)
-        s->best_val_loss = m->val_loss;
-    s->val_loss = m->val_loss;
-    s->has_val = true;
-    if (m->epoch > 0 && m->step > 0) { /* at an epoch's end, step = epoch * steps per epoch */
-        s->steps_per_epoch = m->step / m->epoch;
-        int64_t per = s->steps_per_epoch, n = s->epochs; /* saturated: a recording can lie */
-        s->total_steps = n > 0 && per > INT64_MAX / n ? INT64_MAX : per * n;
-    }
-}
-
-static void replay_apply_command(struct replay *r, const struct ev_command *c) {
-    if (c->rc != 0)
-        return;
-    if (c->cmd == CMD_SET_CHUNK)
-        r->snap.chunk_bars = (int)c->arg;
-    else if (c->cmd == CMD_PAUSE && r->snap.state == ENGINE_RUNNING)
-        r->snap.state = ENGINE_PAUSED;
-    else if (c->cmd == CMD_RESUME && r->snap.state == ENGINE_PAUSED)
-        r->snap.state = ENGINE_RUNNING;
-    else if (c->cmd == CMD_STOP && r->snap.state < ENGINE_STOPPING)
-        r->snap.state = ENGINE_STOPPING;
-}
-
-static void replay_apply_event(struct replay *r, const struct ev *e) {
-    switch ((enum ev_kind)e->kind) {
-    case EV_PHASE:
-        r->snap.phase = (enum ev_phase_id)e->u.phase.phase;
-        replay_epoch_seen(r, e->u.phase.epoch);
-        replay_step_seen(r, e->u.phase.step);
-        return;
-    case EV_SYNC:
-        replay_apply_sync(r, &e->u.sync);
-        return;
-    case EV_MEM:
-        replay_apply_mem(r, &e->u.mem);
-        return;
-    case EV_METRIC:
-        replay_apply_metric(r, &e->u.metric);
-        return;
-    case EV_COMMAND:
-        replay_apply_command(r, &e->u.command);
-        return;
-    case EV_ALERT:
-    case EV_LOG:
-    case EV_KMSG:
-    case EV_KIND_COUNT:
-        return;
-    }
-}
-
-static void replay_apply_summary(struct replay *r, const struct replay_summary *sum) {
-    struct engine_snap *s = &r->snap;
-    s->state = sum->failed ? ENGINE_FAILED : ENGINE_FINISHED;
-    s->phase = PHASE_COUNT;
-    if (sum->epochs > s->epoch)
-        s->epoch = sum->epochs;
-    replay_step_seen(r, sum->steps);
-    if (sum->has_val) {
-        s->val_loss = sum->val_loss;
-        s->best_val_loss = sum->best_val_loss;
-        s->has_val = true;
-    }
-}
-
-static void replay_apply(struct replay *r, const struct replay_item *it) {
-    if (it->kind == REPLAY_EVENT)
-        replay_apply_event(r, &it->ev);
-    else if (it->kind == REPLAY_LAYOUT)
-        r->snap.layout = it->layout;
-    else if (it->kind == REPLAY_SUMMARY)
-        replay_apply_summary(r, &it->sum);
-}
-
 /* ---- the source ---- */
 
 static int replay_wake_fd(struct ui_source *s) {
@@ -257,16 +121,16 @@ static size_t replay_drain(struct ui_source *s, struct ev *out, size_t max) {
             out[n++] = r->pending.ev;
         if (r->pending.t_ns > r->last_ns)
             r->last_ns = r->pending.t_ns;
-        replay_apply(r, &r->pending);
+        replay_snap_apply(&r->rs, &r->pending);
         replay_next(r);
     }
     return n;
 }
 
-static const struct engine_snap *replay_snap(struct ui_source *s) {
+static const struct engine_snap *replay_get_snap(struct ui_source *s) {
     struct replay *r = replay_of(s);
-    r->snap.t_ns = replay_rec_now(r);
-    return &r->snap;
+    r->rs.snap.t_ns = replay_rec_now(r);
+    return &r->rs.snap;
 }
 
 static uint64_t replay_now_ns(struct ui_source *s) {
@@ -335,7 +199,7 @@ static const struct ui_source_ops replay_ops = {
     .name = "replay",
     .wake_fd = replay_wake_fd,
     .drain = replay_drain,
-    .snap = replay_snap,
+    .snap = replay_get_snap,
     .now_ns = replay_now_ns,
     .key = replay_key,
     .stop = replay_stop,
@@ -371,18 +235,7 @@ static void replay_init_snap(struct replay *r, const char *path) {
     *run = r->pending.run;
     run->replay = true;
     snprintf(run->origin, sizeof(run->origin), "%s", path);
-    r->run_epochs = r->pending.extra.epochs;
-    struct engine_snap *s = &r->snap;
-    s->start_ns = s->t_ns = run->start_ns;
-    s->state = ENGINE_RUNNING;
-    s->phase = PHASE_COUNT;
-    snprintf(s->backend, sizeof(s->backend), "%s", run->backend);
-    snprintf(s->dev.name, sizeof(s->dev.name), "%s", run->dev_name);
-    snprintf(s->dev.arch, sizeof(s->dev.arch), "%s", run->dev_arch);
-    s->chunk_bars = r->pending.extra.chunk_bars;
-    s->epochs = r->run_epochs;
-    for (unsigned op = 0; op < SYNC_OP_COUNT; op++)
-        trace_hist_init(&r->hist[op]);
+    replay_snap_init(&r->rs, run, &r->pending.extra);
 }
 
 int replay_open(struct ui_source **out, const char *path, double speed, char *err, size_t errlen) {

@@ -1,6 +1,7 @@
 /* Recording lines back into events, layouts, summaries and the run line, with json-c: every
  * field checked for presence and type, the first problem named. */
 #include "backend/core/errbuf.h"
+#include "backend/core/json_text.h"
 #include "tui/record.h"
 #include "tui/replay_internal.h"
 
@@ -379,40 +380,15 @@ static void replay_parse_typed(struct replay_p *p, struct replay_item *it) {
         p->rc = errbuf_set(p->why, p->whylen, -EINVAL, "unknown type '%s'", type);
 }
 
-static bool replay_blank(const char *line, size_t len) {
-    for (size_t i = 0; i < len; i++)
-        if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r' && line[i] != '\n')
-            return false;
-    return true;
-}
-
 int replay_parse_line(const char *line, size_t len, struct replay_item *it, char *why,
                       size_t whylen) {
     it->kind = REPLAY_NONE;
-    if (replay_blank(line, len)) {
+    if (json_text_blank(line, len)) {
         it->kind = REPLAY_BLANK;
         return 0;
     }
-    json_tokener *tok = json_tokener_new();
-    if (!tok)
-        return errbuf_set(why, whylen, -ENOMEM, "out of memory");
-    json_object *o = json_tokener_parse_ex(tok, line, (int)len);
-    enum json_tokener_error jerr = json_tokener_get_error(tok);
-    size_t end = json_tokener_get_parse_end(tok);
-    json_tokener_free(tok);
-    int rc = 0;
-    if (jerr == json_tokener_continue)
-        rc = errbuf_set(why, whylen, -EINVAL, "invalid JSON (the line is cut short)");
-    else if (!o || jerr != json_tokener_success)
-        rc = errbuf_set(why, whylen, -EINVAL, "invalid JSON at column %zu: %s", end + 1,
-                        json_tokener_error_desc(jerr));
-    else if (!replay_blank(line + end, len - end)) {
-        while (replay_blank(line + end, 1))
-            end++;
-        rc = errbuf_set(why, whylen, -EINVAL, "invalid JSON at column %zu: text after the object",
-                        end + 1);
-    } else if (!json_object_is_type(o, json_type_object))
-        rc = errbuf_set(why, whylen, -EINVAL, "not a JSON object");
+    json_object *o = NULL;
+    int rc = json_text_parse(line, len, &o, why, whylen);
     if (rc == 0) {
         struct replay_p p = {o, why, whylen, 0};
         replay_parse_typed(&p, it);
