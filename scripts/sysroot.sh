@@ -14,7 +14,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 dest=$(realpath -m "${1:-$top/sysroot}")
 # ncurses' runtime is on every Linux machine: only its headers and link stubs come along.
-packages=(libncurses-dev libjson-c-dev libjson-c5
+packages=(libncurses-dev libjson-c-dev libjson-c5 libmicrohttpd-dev libmicrohttpd12
           libcriterion-dev libcriterion3 libboxfort-dev libnanomsg5 libgit2-1.5
           libhttp-parser2.9 libmbedtls14 libmbedx509-1 libmbedcrypto7 libssh2-1 libffi8
           pkgconf-bin libpkgconf3)

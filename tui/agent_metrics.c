@@ -104,11 +104,18 @@ static void agent_engine(struct prom_writer *w, const struct engine_snap *e) {
     prom_family(w, "ringside_train_steps_total", PROM_COUNTER, "training steps done");
     prom_sample(w, "ringside_train_steps_total", NULL, 0, (double)e->step);
     agent_gauge(w, "ringside_train_samples_per_second", "training throughput", e->samples_per_s);
+    agent_gauge(w, "ringside_vpoc_chunk_bars", "bars per VPOC chunk (0: whole sessions)",
+                e->chunk_bars);
+    agent_gauge(w, "ringside_train_running",
+                "1 while the loop runs or is paused, 0 once it finished, stopped or failed",
+                e->state == ENGINE_RUNNING || e->state == ENGINE_PAUSED ? 1 : 0);
 }
 
-/* The sync latency histogram of op on dev, in decades from 1 us to 100 s. */
+/* The sync latency histogram of op on dev: 1, 2.5 and 5 of each decade from 1 us to 100 s. */
 static void agent_sync(struct prom_writer *w, struct trace *t, unsigned dev) {
-    static const double bounds[] = {1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1, 10, 100};
+    static const double bounds[] = {1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4,
+                                    1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1,  0.25,   0.5,
+                                    1,    2.5,    5,    10,   25,     50,   100};
     enum { NB = sizeof(bounds) / sizeof(bounds[0]) };
     prom_family(w, "ringside_sync_latency_seconds", PROM_HISTOGRAM,
                 "how long a synchronize waited, by operation");
@@ -137,9 +144,45 @@ static void agent_sync(struct prom_writer *w, struct trace *t, unsigned dev) {
     free(h);
 }
 
+static void agent_self(struct prom_writer *w, const struct agent_metrics_self *a) {
+    struct prom_label info[] = {
+        {"version", a->version}, {"host", a->host}, {"backend", a->backend}};
+    prom_family(w, "ringside_agent_info", PROM_GAUGE, "the agent: version, host, training backend");
+    prom_sample(w, "ringside_agent_info", info, 3, 1);
+    prom_family(w, "ringside_agent_start_time_seconds", PROM_GAUGE,
+                "when the agent started, in seconds since the Unix epoch");
+    prom_sample(w, "ringside_agent_start_time_seconds", NULL, 0, a->start_time_seconds);
+    static const char *const http[] = {"answered", "unauthorized", "refused"};
+    uint64_t answered = a->http_requests, bad = a->http_unauthorized + a->http_refused;
+    const uint64_t n[] = {answered > bad ? answered - bad : 0, a->http_unauthorized,
+                          a->http_refused};
+    prom_family(w, "ringside_agent_http_requests_total", PROM_COUNTER,
+                "HTTP requests answered, by outcome");
+    for (unsigned k = 0; k < 3; k++)
+        prom_sample(w, "ringside_agent_http_requests_total",
+                    (struct prom_label[]){{"outcome", http[k]}}, 1, (double)n[k]);
+    prom_family(w, "ringside_agent_http_connections", PROM_GAUGE, "HTTP connections open now");
+    prom_sample(w, "ringside_agent_http_connections", NULL, 0, a->http_connections);
+    prom_family(w, "ringside_agent_event_followers", PROM_GAUGE, "/events streams open now");
+    prom_sample(w, "ringside_agent_event_followers", NULL, 0, a->event_followers);
+    prom_family(w, "ringside_agent_event_lines_total", PROM_COUNTER, "lines written to /events");
+    prom_sample(w, "ringside_agent_event_lines_total", NULL, 0, (double)a->event_lines);
+    prom_family(w, "ringside_agent_event_lines_evicted_total", PROM_COUNTER,
+                "lines pushed out of the /events window (a follower that far behind sees a gap)");
+    prom_sample(w, "ringside_agent_event_lines_evicted_total", NULL, 0, (double)a->events_evicted);
+    prom_family(w, "ringside_agent_events_dropped_total", PROM_COUNTER,
+                "events lost before the agent read them (its rings were full)");
+    prom_sample(w, "ringside_agent_events_dropped_total", NULL, 0, (double)a->ring_dropped);
+}
+
 int agent_metrics_write(FILE *out, const struct agent_metrics_in *in) {
     struct prom_writer w;
-    prom_init(&w, out);
+    if (in->openmetrics)
+        prom_init_openmetrics(&w, out);
+    else
+        prom_init(&w, out);
+    if (in->self)
+        agent_self(&w, in->self);
     if (in->tele)
         agent_gpus(&w, in->tele);
     if (in->engine)
@@ -164,7 +207,9 @@ int agent_metrics_write(FILE *out, const struct agent_metrics_in *in) {
     }
     if (in->phase_seconds) {
         prom_family(&w, "ringside_phase_seconds_total", PROM_COUNTER,
-                    "time the training loop spent in each phase");
+                    "time the training loop spent in each phase (the device's phases overlap the "
+                    "host's sync "
+                    "wait, so phases can add up to more than the wall time)");
         for (unsigned p = 0; p < PHASE_COUNT; p++)
             prom_sample(&w, "ringside_phase_seconds_total",
                         (struct prom_label[]){{"phase", ev_phase_name(p)}}, 1,

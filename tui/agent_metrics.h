@@ -7,6 +7,7 @@
 #include "backend/core/ev.h"
 #include "backend/kmsg/kmsg.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -15,13 +16,25 @@ struct engine_snap;
 struct trace;
 
 struct agent_metrics_in {
-    const struct tele_snap *tele;     /* every GPU's telemetry, or NULL */
-    const struct engine_snap *engine; /* the training loop's state, or NULL (no --train) */
-    struct trace *trace;              /* the synchronize histograms, or NULL */
-    unsigned dev;                     /* the training device (sync histograms, watchdog) */
-    int watch_state;                  /* enum trace_watch_state of dev, or -1 when unknown */
-    const uint64_t *kmsg_counts;      /* [KMSG_CAT_COUNT] driver events since start, or NULL */
-    const double *phase_seconds;      /* [PHASE_COUNT] time spent per phase, or NULL */
+    const struct tele_snap *tele;          /* every GPU's telemetry, or NULL */
+    const struct engine_snap *engine;      /* the training loop's state, or NULL (no --train) */
+    struct trace *trace;                   /* the synchronize histograms, or NULL */
+    unsigned dev;                          /* the training device (sync histograms, watchdog) */
+    int watch_state;                       /* enum trace_watch_state of dev, or -1 when unknown */
+    const uint64_t *kmsg_counts;           /* [KMSG_CAT_COUNT] driver events since start, or NULL */
+    const double *phase_seconds;           /* [PHASE_COUNT] time spent per phase, or NULL */
+    const struct agent_metrics_self *self; /* the agent's own counters, or NULL */
+    bool openmetrics;                      /* OpenMetrics 1.0.0 rather than the text format */
+};
+
+/* The agent about itself. */
+struct agent_metrics_self {
+    const char *version, *host, *backend;                    /* ringside_agent_info's labels */
+    double start_time_seconds;                               /* the Unix time the agent started */
+    uint64_t http_requests, http_unauthorized, http_refused; /* answered since the start */
+    unsigned http_connections, event_followers;              /* open now */
+    uint64_t event_lines, events_evicted; /* lines written to /events; pushed out of its window */
+    uint64_t ring_dropped;                /* events lost before the agent read them */
 };
 
 /* Write every family that has data, in the Prometheus text format. 0, or the first error

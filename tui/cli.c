@@ -20,6 +20,7 @@ static const struct cli_cmd cli_cmds[] = {
     {"probe", cli_probe, "print what every telemetry provider finds, per GPU (--json)"},
     {"kmsg", cli_kmsg, "classify kernel-log lines: 'kmsg classify [FILE|-] [--all]'"},
     {"doctor", cli_doctor, "check this machine: drivers, runtime, archs, permissions, GPU tests"},
+    {"agent", cli_agent, "serve /metrics (Prometheus) and /events without a terminal"},
 };
 
 static void cli_help(void) {

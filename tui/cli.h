@@ -2,7 +2,10 @@
 #ifndef RINGSIDE_TUI_CLI_H
 #define RINGSIDE_TUI_CLI_H
 
+#include "tui/bundle.h"
 #include "tui/cli_opts.h"
+
+#include <stdbool.h>
 
 /* Entry point; returns the process exit status. */
 int cli_main(int argc, char **argv);
@@ -16,6 +19,8 @@ int cli_replay(int argc, char **argv);
 int cli_probe(int argc, char **argv);
 int cli_kmsg(int argc, char **argv);
 int cli_doctor(int argc, char **argv);
+int cli_agent(int argc, char **argv);
+int cli_attach(int argc, char **argv);
 
 struct evring;
 struct kmsg_watch;
@@ -38,6 +43,26 @@ int cli_kmsg_start(const struct cli_train_opts *o, bool session_log, struct cli_
 
 /* Stop the watcher and free everything (safe on a zeroed or failed run). */
 void cli_kmsg_stop(struct cli_kmsg_run *k);
+
+/* A bearer token from the first line of path (trailing blanks dropped; warns on stderr when
+ * other users can read the file). 0, or -errno / -EINVAL with err naming the file. */
+int cli_token_read(const char *path, char *out, size_t cap, char *err, size_t errlen);
+
+/* Warnings, errors and alerts (and the kernel log's failures) also go to stderr, so a run
+ * without a terminal is not silent. */
+void cli_echo(const struct ev *e);
+
+/* What a run without a terminal needs to write the hang diagnostics. */
+struct cli_hang {
+    const struct cli_train_opts *o;
+    struct engine *e;
+    struct tele *tele;         /* or NULL */
+    struct bundle_ring recent; /* the last events */
+};
+
+/* Call with every event: on a HANG alert, the diagnostic bundle, once; then true with *log the
+ * event saying where it went (already echoed to stderr), for the caller to write. */
+bool cli_hang_event(struct cli_hang *h, const struct ev *e, struct ev *log);
 
 /* Headless and dashboard runners for parsed options. */
 int cli_run_headless(const struct cli_train_opts *o);

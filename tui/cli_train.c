@@ -44,9 +44,7 @@ static void cli_install_signals(void) {
     signal(SIGPIPE, SIG_IGN);
 }
 
-/* Warnings, errors and alerts (and the kernel log's failures) also go to stderr, so a
- * headless run is not silent. */
-static void cli_echo(const struct ev *e) {
+void cli_echo(const struct ev *e) {
     if ((e->kind == EV_LOG && e->u.text.severity >= SEV_WARNING) || e->kind == EV_ALERT)
         fprintf(stderr, "ringside: %s: %s\n", ev_severity_name(e->u.text.severity), e->u.text.text);
     if (e->kind == EV_KMSG && e->u.kmsg.severity >= SEV_WARNING)
@@ -54,28 +52,19 @@ static void cli_echo(const struct ev *e) {
                 kmsg_category_name(e->u.kmsg.category), e->u.kmsg.message);
 }
 
-/* What a headless run needs to write the hang diagnostics. */
-struct cli_hang {
-    const struct cli_train_opts *o;
-    struct engine *e;
-    struct tele *tele;
-    struct bundle_ring recent;
-};
-
-/* A HANG alert: the bundle, once; where it went on stderr and in the JSON lines. */
-static void cli_bundle(struct cli_hang *h, const struct ev *e, struct rec *out) {
+bool cli_hang_event(struct cli_hang *h, const struct ev *e, struct ev *log) {
     char msg[EV_TEXT_BYTES];
     if (!bundle_due(&h->recent, e))
-        return;
+        return false;
     struct bundle_src b = {.o = h->o,
                            .snap = engine_snap_read(h->e, NULL),
                            .tele = h->tele ? tele_snap_read(h->tele, NULL) : NULL};
     bundle_on_hang(&h->recent, e, &b, msg, sizeof(msg));
-    struct ev log = {.t_ns = mono_now_ns(), .kind = EV_LOG, .dev = EV_DEV_NONE};
-    log.u.text.severity = SEV_WARNING;
-    snprintf(log.u.text.text, sizeof(log.u.text.text), "%s", msg);
-    cli_echo(&log);
-    rec_event(out, &log);
+    *log = (struct ev){.t_ns = mono_now_ns(), .kind = EV_LOG, .dev = EV_DEV_NONE};
+    log->u.text.severity = SEV_WARNING;
+    snprintf(log->u.text.text, sizeof(log->u.text.text), "%s", msg);
+    cli_echo(log);
+    return true;
 }
 
 static void cli_write_ring(struct evring *ring, struct rec *out, struct cli_hang *h) {
@@ -83,9 +72,11 @@ static void cli_write_ring(struct evring *ring, struct rec *out, struct cli_hang
     size_t n;
     while (ring && (n = evring_drain(ring, evs, CLI_DRAIN)) > 0) {
         for (size_t i = 0; i < n; i++) {
+            struct ev log;
             cli_echo(&evs[i]);
             rec_event(out, &evs[i]);
-            cli_bundle(h, &evs[i], out);
+            if (cli_hang_event(h, &evs[i], &log))
+                rec_event(out, &log);
         }
     }
 }

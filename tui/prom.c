@@ -10,6 +10,11 @@ void prom_init(struct prom_writer *w, FILE *out) {
     w->out = out;
 }
 
+void prom_init_openmetrics(struct prom_writer *w, FILE *out) {
+    prom_init(w, out);
+    w->openmetrics = true;
+}
+
 static bool prom_name_ok(const char *s, bool colon) {
     if (!s || !*s || (*s >= '0' && *s <= '9'))
         return false;
@@ -64,9 +69,18 @@ void prom_family(struct prom_writer *w, const char *name, enum prom_type type, c
     }
     if (strcmp(w->family, name) == 0)
         return;
+    size_t len = strlen(name);
+    if (w->openmetrics && type == PROM_COUNTER) { /* the family is the name without _total */
+        if (len < 7 || strcmp(name + len - 6, "_total") != 0) {
+            prom_fail(w, -EINVAL);
+            return;
+        }
+        len -= 6;
+    }
     char esc[1024];
-    fprintf(w->out, "# HELP %s %s\n# TYPE %s %s\n", name,
-            prom_escape(help, false, esc, sizeof(esc)), name, types[type]);
+    prom_escape(help, w->openmetrics, esc, sizeof(esc));
+    fprintf(w->out, "# HELP %.*s %s\n# TYPE %.*s %s\n", (int)len, name, esc, (int)len, name,
+            types[type]);
     snprintf(w->family, sizeof(w->family), "%s", name);
 }
 
@@ -145,6 +159,8 @@ void prom_histogram(struct prom_writer *w, const char *name, const struct prom_l
 }
 
 int prom_finish(struct prom_writer *w) {
+    if (w->openmetrics)
+        fputs("# EOF\n", w->out);
     if (fflush(w->out) != 0 || ferror(w->out))
         prom_fail(w, -(errno ? errno : EIO));
     return w->err;

@@ -1,6 +1,8 @@
-/* The Prometheus text exposition format (version 0.0.4), written to a stream: each family's
- * HELP and TYPE lines once, before its samples; label values and HELP text escaped; values as
- * Prometheus reads them (NaN, +Inf, -Inf); histograms with cumulative buckets ending in +Inf.
+/* The Prometheus text exposition format (version 0.0.4), or OpenMetrics 1.0.0, written to a
+ * stream: each family's HELP and TYPE lines once, before its samples; label values and HELP text
+ * escaped; values as Prometheus reads them (NaN, +Inf, -Inf); histograms with cumulative buckets
+ * ending in +Inf. OpenMetrics differs in three ways handled here: a counter family is named
+ * without its samples' _total suffix, HELP escapes '"' too, and the text ends with "# EOF".
  * Pure formatting: what to expose is the caller's. */
 #ifndef RINGSIDE_TUI_PROM_H
 #define RINGSIDE_TUI_PROM_H
@@ -21,9 +23,13 @@ struct prom_writer {
     FILE *out;
     char family[128]; /* the family whose HELP/TYPE were written last */
     int err;          /* the first error: -EINVAL for an invalid name, -errno of a write */
+    bool openmetrics; /* OpenMetrics 1.0.0 rather than the 0.0.4 text format */
 };
 
+/* The 0.0.4 text format; prom_init_openmetrics: OpenMetrics 1.0.0 (counter names must then
+ * end in _total, as Prometheus conventions want anyway: another is an -EINVAL). */
 void prom_init(struct prom_writer *w, FILE *out);
+void prom_init_openmetrics(struct prom_writer *w, FILE *out);
 
 /* Whether s is a valid metric name ([a-zA-Z_:][a-zA-Z0-9_:]*) or label name
  * ([a-zA-Z_][a-zA-Z0-9_]*, not starting with "__"). */
@@ -47,7 +53,7 @@ void prom_histogram(struct prom_writer *w, const char *name, const struct prom_l
                     size_t n_labels, const double *bounds, const uint64_t *counts, size_t n,
                     double sum, uint64_t count);
 
-/* Flush; 0 or the first error. */
+/* End the text ("# EOF" in OpenMetrics) and flush; 0 or the first error. */
 int prom_finish(struct prom_writer *w);
 
 /* Escape a label value (\\, ", newline) or HELP text (\\, newline) into out; returns out. */

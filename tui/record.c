@@ -17,7 +17,9 @@
 #endif
 
 struct rec {
-    FILE *f;
+    FILE *f; /* NULL for a sink */
+    rec_sink_fn sink;
+    void *sink_ctx;
     bool is_stdout;
     int err;         /* first write error (-errno), 0 = none */
     bool has_layout; /* last_mem is the state of the last layout line */
@@ -42,10 +44,23 @@ int rec_open(struct rec **out, const char *path, char *err, size_t errlen) {
     return 0;
 }
 
+int rec_open_sink(struct rec **out, rec_sink_fn line, void *ctx) {
+    struct rec *r = calloc(1, sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    r->sink = line;
+    r->sink_ctx = ctx;
+    snprintf(r->path, sizeof(r->path), "the event stream");
+    *out = r;
+    return 0;
+}
+
 /* One line: the text, a newline, a flush (a crash loses at most the line being written). */
 static int rec_line(struct rec *r, const char *text) {
     if (r->err)
         return r->err;
+    if (r->sink)
+        return r->err = r->sink(r->sink_ctx, text, strlen(text));
     errno = 0;
     if (fputs(text, r->f) == EOF || fputc('\n', r->f) == EOF || fflush(r->f) == EOF)
         r->err = errno ? -errno : -EIO;
@@ -227,9 +242,9 @@ int rec_close(struct rec *r, char *err, size_t errlen) {
         return 0;
     int rc = r->err;
     errno = 0;
-    if (fflush(r->f) == EOF && rc == 0)
+    if (r->f && fflush(r->f) == EOF && rc == 0)
         rc = errno ? -errno : -EIO;
-    if (!r->is_stdout && fclose(r->f) != 0 && rc == 0)
+    if (r->f && !r->is_stdout && fclose(r->f) != 0 && rc == 0)
         rc = errno ? -errno : -EIO;
     if (rc != 0)
         errbuf_set(err, errlen, rc, "cannot write %s: %s",

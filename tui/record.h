@@ -19,6 +19,12 @@ struct rec;
  * "cannot write PATH: reason". */
 int rec_open(struct rec **out, const char *path, char *err, size_t errlen);
 
+/* A recorder that hands every line (text without its newline) to line(ctx, text, len) rather
+ * than writing a file; line returns 0, or an error (-errno) that stops later writes. 0 or
+ * -ENOMEM. rec_close frees it. */
+typedef int (*rec_sink_fn)(void *ctx, const char *text, size_t len);
+int rec_open_sink(struct rec **out, rec_sink_fn line, void *ctx);
+
 /* The first line: {"type":"run","version":1,"host":..,"backend":..,"device":..,"arch":..,
  * "devices":N,"start_ns":..,"start_wall_ns":..,"epochs":..,"chunk":..,"config":{..}}.
  * epochs and chunk are conf's (the epochs of this invocation, the initial chunk size).

@@ -167,3 +167,41 @@ Test(agent_metrics, missing_sources_write_no_families) {
     cr_assert_str_eq(text, "");
     free(text);
 }
+
+/* The agent's own families, and the same metrics as OpenMetrics. */
+Test(agent_metrics, the_agent_about_itself_and_openmetrics) {
+    am_fixture();
+    struct agent_metrics_self self = {.version = "1.2.3",
+                                      .host = "node\"7",
+                                      .backend = "hip",
+                                      .start_time_seconds = 1700000000.5,
+                                      .http_requests = 10,
+                                      .http_unauthorized = 3,
+                                      .http_refused = 1,
+                                      .http_connections = 2,
+                                      .event_followers = 1,
+                                      .event_lines = 500,
+                                      .events_evicted = 20,
+                                      .ring_dropped = 4};
+    struct agent_metrics_in in = {.engine = &am_engine, .watch_state = -1, .self = &self};
+    char *text = am_write(&in);
+    cr_assert_gt(am_validate(text), 10, "%s", text);
+    cr_assert(am_has(text, "ringside_agent_info{version=\"1.2.3\",host=\"node\\\"7\","
+                           "backend=\"hip\"} 1\n"),
+              "%s", text);
+    cr_assert(am_has(text, "ringside_agent_http_requests_total{outcome=\"answered\"} 6\n"), "%s",
+              text);
+    cr_assert(am_has(text, "ringside_agent_http_requests_total{outcome=\"unauthorized\"} 3\n"));
+    cr_assert(am_has(text, "ringside_agent_events_dropped_total 4\n"));
+    cr_assert(am_has(text, "ringside_train_steps_total 1200\n"));
+    cr_assert_null(strstr(text, "# EOF"));
+    free(text);
+    in.openmetrics = true;
+    text = am_write(&in);
+    cr_assert(am_has(text, "# TYPE ringside_train_steps counter\n"), "%s", text);
+    cr_assert(am_has(text, "ringside_train_steps_total 1200\n"));
+    cr_assert(am_has(text, "# TYPE ringside_agent_http_requests counter\n"));
+    size_t n = strlen(text);
+    cr_assert(n > 6 && strcmp(text + n - 6, "# EOF\n") == 0, "%s", text);
+    free(text);
+}

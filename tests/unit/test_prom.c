@@ -140,3 +140,43 @@ Test(prom, invalid_names_and_bounds_are_errors_not_output) {
     cr_assert_null(strstr(t, "h_bucket"), "%s", t);
     free(pt_buf);
 }
+
+/* OpenMetrics: a counter family is named without _total (its samples keep it), HELP escapes the
+ * double quote too, and the text ends with # EOF; the text format does neither. */
+Test(prom, openmetrics_names_counter_families_without_total_and_ends_with_eof) {
+    pt_out = open_memstream(&pt_buf, &pt_len);
+    cr_assert_not_null(pt_out);
+    prom_init_openmetrics(&pt_w, pt_out);
+    prom_family(&pt_w, "ringside_train_steps_total", PROM_COUNTER, "steps \"done\"");
+    prom_sample(&pt_w, "ringside_train_steps_total", NULL, 0, 7);
+    prom_family(&pt_w, "ringside_train_loss", PROM_GAUGE, "loss");
+    prom_sample(&pt_w, "ringside_train_loss", NULL, 0, 0.5);
+    const char *t = pt_text(0);
+    cr_assert(strstr(t, "# HELP ringside_train_steps steps \\\"done\\\"\n"), "%s", t);
+    cr_assert(strstr(t, "# TYPE ringside_train_steps counter\n"), "%s", t);
+    cr_assert_eq(pt_value(t, "ringside_train_steps_total"), 7);
+    cr_assert(strstr(t, "# TYPE ringside_train_loss gauge\n"), "%s", t);
+    size_t n = strlen(t);
+    cr_assert(n > 6 && strcmp(t + n - 6, "# EOF\n") == 0, "%s", t);
+    cr_assert_eq(pt_count(t, "# EOF"), 1);
+    free(pt_buf);
+
+    pt_open(); /* the text format: the family keeps _total, HELP leaves quotes, no EOF */
+    prom_family(&pt_w, "ringside_train_steps_total", PROM_COUNTER, "steps \"done\"");
+    prom_sample(&pt_w, "ringside_train_steps_total", NULL, 0, 7);
+    t = pt_text(0);
+    cr_assert(strstr(t, "# HELP ringside_train_steps_total steps \"done\"\n"), "%s", t);
+    cr_assert(strstr(t, "# TYPE ringside_train_steps_total counter\n"), "%s", t);
+    cr_assert_null(strstr(t, "# EOF"), "%s", t);
+    free(pt_buf);
+}
+
+Test(prom, openmetrics_refuses_a_counter_without_total) {
+    pt_out = open_memstream(&pt_buf, &pt_len);
+    cr_assert_not_null(pt_out);
+    prom_init_openmetrics(&pt_w, pt_out);
+    prom_family(&pt_w, "ringside_steps", PROM_COUNTER, "steps");
+    const char *t = pt_text(-EINVAL);
+    cr_assert_null(strstr(t, "ringside_steps"), "%s", t);
+    free(pt_buf);
+}

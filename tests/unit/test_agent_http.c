@@ -1,0 +1,847 @@
+/* The agent's HTTP endpoint, driven over plain sockets: routes, content types, the /events
+ * stream (what is held, then following, keep-alives, the end), the token, /control, the size
+ * and connection limits, the UNIX socket, and start-up errors. Fake handlers, a real log. */
+#include "backend/core/mono.h"
+#include "tests/support/rs_test.h"
+#include "tui/agent_http.h"
+
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define AH_METRICS "# TYPE ringside_up gauge\nringside_up 1\n"
+#define AH_OM      "# TYPE ringside_up gauge\nringside_up 1\n# EOF\n"
+#define AH_TOKEN   "s3cret-token"
+#define AH_TIMEOUT 5 /* seconds, for every socket read */
+
+/* What the fake handlers saw and say. */
+struct ah_fake {
+    atomic_int metrics_calls;
+    atomic_bool openmetrics;
+    atomic_int control_calls;
+    atomic_int cmd;
+    atomic_llong arg;
+    atomic_bool healthy;
+};
+
+static struct ah_fake ah_fake;
+static struct agent_log *ah_log;
+static struct agent_http *ah_srv;
+static char ah_dir[512];
+
+static int ah_metrics(void *ctx, bool openmetrics, char **out, size_t *len) {
+    struct ah_fake *f = ctx;
+    atomic_fetch_add(&f->metrics_calls, 1);
+    atomic_store(&f->openmetrics, openmetrics);
+    *out = strdup(openmetrics ? AH_OM : AH_METRICS);
+    *len = strlen(*out);
+    return 0;
+}
+
+static int ah_control(void *ctx, enum ev_cmd_id cmd, int64_t arg, char *msg, size_t msglen) {
+    struct ah_fake *f = ctx;
+    atomic_fetch_add(&f->control_calls, 1);
+    atomic_store(&f->cmd, (int)cmd);
+    atomic_store(&f->arg, (long long)arg);
+    if (cmd == CMD_PROBE) {
+        snprintf(msg, msglen, "a probe is already running");
+        return -EBUSY;
+    }
+    snprintf(msg, msglen, "done \"%s\"", cmd == CMD_SET_CHUNK ? "chunk" : "other");
+    return 0;
+}
+
+static bool ah_health(void *ctx, char *why, size_t whylen) {
+    struct ah_fake *f = ctx;
+    bool ok = atomic_load(&f->healthy);
+    snprintf(why, whylen, "%s", ok ? "ok" : "training failed: out of memory");
+    return ok;
+}
+
+static struct agent_http_handlers ah_handlers(void) {
+    struct agent_http_handlers h = {.ctx = &ah_fake,
+                                    .metrics = ah_metrics,
+                                    .control = ah_control,
+                                    .health = ah_health,
+                                    .log = ah_log};
+    return h;
+}
+
+static void ah_init(void) {
+    memset(&ah_fake, 0, sizeof(ah_fake));
+    atomic_store(&ah_fake.healthy, true);
+    atomic_store(&ah_fake.cmd, -1);
+    cr_assert_eq(agent_log_create(&ah_log, 100, 1 << 20), 0);
+    cr_assert_eq(agent_log_set_run(ah_log, "{\"type\":\"run\"}"), 0);
+    cr_assert_eq(rs_test_tmpdir(ah_dir, sizeof(ah_dir)), 0);
+}
+
+static void ah_fini(void) {
+    if (ah_log)
+        agent_log_close(ah_log);
+    agent_http_stop(ah_srv);
+    ah_srv = NULL;
+    agent_log_destroy(ah_log);
+    ah_log = NULL;
+    rs_test_rmtree(ah_dir);
+}
+
+TestSuite(agent_http, .init = ah_init, .fini = ah_fini, .timeout = 30);
+
+static struct agent_http_conf ah_conf(void) {
+    struct agent_http_conf c;
+    agent_http_conf_default(&c);
+    snprintf(c.listen, sizeof(c.listen), "127.0.0.1:0");
+    return c;
+}
+
+static void ah_start(const struct agent_http_conf *c) {
+    struct agent_http_handlers h = ah_handlers();
+    char err[256] = "";
+    cr_assert_eq(agent_http_start(&ah_srv, c, &h, err, sizeof(err)), 0, "%s", err);
+    if (c->listen[0])
+        cr_assert_gt(agent_http_port(ah_srv), 0);
+}
+
+/* c->unix_path: the test's directory/agent.sock */
+static void ah_sock_path(struct agent_http_conf *c) {
+    int n = snprintf(c->unix_path, sizeof(c->unix_path), "%s/agent.sock", ah_dir);
+    cr_assert_lt((size_t)n, sizeof(c->unix_path));
+}
+
+/* ---- a tiny client ---- */
+
+static void ah_timeouts(int fd) {
+    struct timeval tv = {AH_TIMEOUT, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+static int ah_connect(void) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    cr_assert_geq(fd, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(agent_http_port(ah_srv))};
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "%s", strerror(errno));
+    ah_timeouts(fd);
+    return fd;
+}
+
+static int ah_connect_unix(const char *path) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    cr_assert_geq(fd, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "%s", strerror(errno));
+    ah_timeouts(fd);
+    return fd;
+}
+
+/* Send all of text (a failed send is no test failure: a refused connection may be closed). */
+static void ah_send(int fd, const char *text) {
+    size_t n = strlen(text), off = 0;
+    while (off < n) {
+        ssize_t w = send(fd, text + off, n - off, MSG_NOSIGNAL);
+        if (w <= 0)
+            return;
+        off += (size_t)w;
+    }
+}
+
+struct ah_buf {
+    char *p;
+    size_t len, cap;
+    bool eof;
+};
+
+/* Read what comes next (blocking, AH_TIMEOUT at most) into b; false at the end. */
+static bool ah_recv(int fd, struct ah_buf *b) {
+    if (b->cap - b->len < 4097) {
+        b->cap = b->cap ? b->cap * 2 : 8192;
+        b->p = realloc(b->p, b->cap);
+        cr_assert_not_null(b->p);
+    }
+    ssize_t n = recv(fd, b->p + b->len, b->cap - b->len - 1, 0);
+    if (n < 0 && errno == ECONNRESET)
+        n = 0;
+    cr_assert_geq(n, 0, "recv: %s", strerror(errno));
+    b->len += (size_t)n;
+    b->p[b->len] = '\0';
+    b->eof = n == 0;
+    return n > 0;
+}
+
+/* Read until needle is in the buffer (the test fails on a timeout or the end before). */
+static void ah_recv_until(int fd, struct ah_buf *b, const char *needle) {
+    while (!b->p || !strstr(b->p, needle))
+        cr_assert(ah_recv(fd, b), "the end before '%s': %s", needle, b->p ? b->p : "");
+}
+
+static void ah_recv_all(int fd, struct ah_buf *b) {
+    while (ah_recv(fd, b))
+        ;
+}
+
+struct ah_resp {
+    int status;
+    char *head; /* status line and headers */
+    char *body;
+    size_t body_len;
+    struct ah_buf raw;
+};
+
+static void ah_parse(struct ah_resp *r) {
+    r->status = 0;
+    r->head = r->body = NULL;
+    if (!r->raw.p || strncmp(r->raw.p, "HTTP/1.", 7) != 0)
+        return;
+    char *end = strstr(r->raw.p, "\r\n\r\n");
+    cr_assert_not_null(end, "no end of headers: %s", r->raw.p);
+    end[2] = '\0';
+    r->head = r->raw.p;
+    r->body = end + 4;
+    r->body_len = r->raw.len - (size_t)(r->body - r->raw.p);
+    r->status = atoi(r->raw.p + 9);
+}
+
+/* The value of header name (in a static buffer), or NULL. */
+static const char *ah_header(const struct ah_resp *r, const char *name) {
+    static char v[512];
+    size_t n = strlen(name);
+    for (const char *l = r->head; l && *l; l = strstr(l, "\r\n") ? strstr(l, "\r\n") + 2 : NULL)
+        if (strncasecmp(l, name, n) == 0 && l[n] == ':') {
+            const char *s = l + n + 1 + strspn(l + n + 1, " ");
+            size_t len = strcspn(s, "\r\n");
+            snprintf(v, sizeof(v), "%.*s", (int)len, s);
+            return v;
+        }
+    return NULL;
+}
+
+/* One request on a new connection; the whole response (the server closes: HTTP/1.0). */
+static struct ah_resp ah_on(int fd, const char *request) {
+    struct ah_resp r;
+    memset(&r, 0, sizeof(r));
+    ah_send(fd, request);
+    ah_recv_all(fd, &r.raw);
+    close(fd);
+    ah_parse(&r);
+    return r;
+}
+
+static struct ah_resp ah_req(const char *request) {
+    return ah_on(ah_connect(), request);
+}
+
+/* METHOD path with the token (NULL: none) and extra header lines. */
+static struct ah_resp ah_call(const char *method, const char *path, const char *token,
+                              const char *extra) {
+    char req[4096];
+    snprintf(req, sizeof(req), "%s %s HTTP/1.0\r\nHost: test\r\n%s%s%s%s\r\n", method, path,
+             token ? "Authorization: Bearer " : "", token ? token : "", token ? "\r\n" : "",
+             extra ? extra : "");
+    return ah_req(req);
+}
+
+static void ah_free(struct ah_resp *r) {
+    free(r->raw.p);
+    memset(r, 0, sizeof(*r));
+}
+
+/* ---- /metrics, /healthz, errors ---- */
+
+Test(agent_http, metrics_in_the_prometheus_text_format) {
+    struct agent_http_conf c = ah_conf();
+    ah_start(&c);
+    struct ah_resp r = ah_call("GET", "/metrics", NULL, NULL);
+    cr_assert_eq(r.status, 200, "%s", r.raw.p);
+    cr_assert_str_eq(ah_header(&r, "Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+    cr_assert_str_eq(ah_header(&r, "Cache-Control"), "no-store");
+    cr_assert_str_eq(ah_header(&r, "X-Content-Type-Options"), "nosniff");
+    cr_assert_str_eq(r.body, AH_METRICS);
+    cr_assert_not(atomic_load(&ah_fake.openmetrics));
+    ah_free(&r);
+}
+
+Test(agent_http, metrics_in_openmetrics_when_accepted) {
+    struct agent_http_conf c = ah_conf();
+    ah_start(&c);
+    struct ah_resp r = ah_call("GET", "/metrics", NULL,
+                               "Accept: application/openmetrics-text;version=1.0.0,"
+                               "text/plain;version=0.0.4;q=0.5\r\n");
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(ah_header(&r, "Content-Type"),
+                     "application/openmetrics-text; version=1.0.0; charset=utf-8");
+    cr_assert_str_eq(r.body, AH_OM);
+    cr_assert(atomic_load(&ah_fake.openmetrics));
+    ah_free(&r);
+}
+
+Test(agent_http, healthz_says_ok_or_why_not) {
+    struct agent_http_conf c = ah_conf();
+    ah_start(&c);
+    struct ah_resp r = ah_call("GET", "/healthz", NULL, NULL);
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(r.body, "ok\n");
+    ah_free(&r);
+    atomic_store(&ah_fake.healthy, false);
+    r = ah_call("GET", "/healthz", NULL, NULL);
+    cr_assert_eq(r.status, 503);
+    cr_assert_str_eq(r.body, "training failed: out of memory\n");
+    ah_free(&r);
+    r = ah_call("HEAD", "/healthz", NULL, NULL);
+    cr_assert_eq(r.status, 503);
+    cr_assert_eq(r.body_len, 0, "HEAD: no body");
+    ah_free(&r);
+}
+
+Test(agent_http, unknown_paths_are_404_and_other_methods_405) {
+    struct agent_http_conf c = ah_conf();
+    ah_start(&c);
+    struct ah_resp r = ah_call("GET", "/nope", NULL, NULL);
+    cr_assert_eq(r.status, 404);
+    cr_assert(strstr(r.body, "not found"), "%s", r.body);
+    ah_free(&r);
+    r = ah_call("GET", "/metrics/", NULL, NULL);
+    cr_assert_eq(r.status, 404);
+    ah_free(&r);
+    r = ah_call("POST", "/metrics", NULL, NULL);
+    cr_assert_eq(r.status, 405);
+    cr_assert_str_eq(ah_header(&r, "Allow"), "GET, HEAD");
+    ah_free(&r);
+    r = ah_call("DELETE", "/events", NULL, NULL);
+    cr_assert_eq(r.status, 405);
+    ah_free(&r);
+    r = ah_call("GET", "/control?cmd=pause", NULL, NULL);
+    cr_assert_eq(r.status, 405);
+    cr_assert_str_eq(ah_header(&r, "Allow"), "POST");
+    ah_free(&r);
+    struct agent_http_stats st;
+    agent_http_stats(ah_srv, &st);
+    cr_assert_eq(st.requests, 5);
+    cr_assert_eq(st.refused, 5);
+    cr_assert_eq(st.unauthorized, 0);
+}
+
+/* ---- /events ---- */
+
+static void ah_fill_log(void) {
+    agent_log_append(ah_log, AGENT_LINE_EVENT, "e1", 2);
+    agent_log_append(ah_log, AGENT_LINE_STATE, "s1", 2);
+    agent_log_append(ah_log, AGENT_LINE_EVENT, "e2", 2);
+    agent_log_append(ah_log, AGENT_LINE_EVENT, "e3", 2);
+}
+
+Test(agent_http, events_without_follow_give_what_is_held_then_end) {
+    ah_fill_log();
+    struct agent_http_conf c = ah_conf();
+    ah_start(&c);
+    struct ah_resp r = ah_call("GET", "/events?since=1&follow=0", NULL, NULL);
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(ah_header(&r, "Content-Type"), "application/x-ndjson");
+    cr_assert_str_eq(ah_header(&r, "Cache-Control"), "no-store");
+    cr_assert_str_eq(r.body, "{\"type\":\"run\"}\ns1\ne2\ne3\n");
+    ah_free(&r);
+    r = ah_call("GET", "/events?follow=0", NULL, NULL);
+    cr_assert_str_eq(r.body, "{\"type\":\"run\"}\ne1\ns1\ne2\ne3\n");
+    ah_free(&r);
+}
+
+Test(agent_http, events_with_http_1_1_are_chunked) {
+    ah_fill_log();
+    struct agent_http_conf c = ah_conf();
+    ah_start(&c);
+    struct ah_resp r =
+        ah_req("GET /events?since=2&follow=0 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(ah_header(&r, "Transfer-Encoding"), "chunked");
+    char body[256] = "";
+    size_t n = 0;
+    for (const char *p = r.body;;) {
+        char *end;
+        unsigned long len = strtoul(p, &end, 16);
+        cr_assert_eq(strncmp(end, "\r\n", 2), 0);
+        if (len == 0)
+            break;
+        cr_assert_lt(n + len, sizeof(body));
+        memcpy(body + n, end + 2, len);
+        n += len;
+        p = end + 2 + len + 2;
+    }
+    body[n] = '\0';
+    cr_assert_str_eq(body, "{\"type\":\"run\"}\ne3\n");
+    ah_free(&r);
+}
+
+Test(agent_http, a_follower_gets_new_lines_and_the_end_when_the_log_closes) {
+    ah_fill_log();
+    struct agent_http_conf c = ah_conf();
+    ah_start(&c);
+    int fd = ah_connect();
+    ah_send(fd, "GET /events?since=3 HTTP/1.0\r\n\r\n");
+    struct ah_buf b = {0};
+    ah_recv_until(fd, &b, "{\"type\":\"run\"}\n");
+    cr_assert(strncmp(b.p, "HTTP/1.", 7) == 0 && strstr(b.p, " 200 "), "%s", b.p);
+    struct agent_http_stats st;
+    agent_http_stats(ah_srv, &st);
+    cr_assert_eq(st.followers, 1);
+    cr_assert_eq(st.connections, 1);
+    agent_log_append(ah_log, AGENT_LINE_EVENT, "e4", 2);
+    ah_recv_until(fd, &b, "{\"type\":\"run\"}\ne4\n");
+    agent_log_close(ah_log);
+    ah_recv_all(fd, &b);
+    cr_assert(strstr(b.p, "\r\n\r\n{\"type\":\"run\"}\ne4\n"), "%s", b.p);
+    close(fd);
+    free(b.p);
+}
+
+Test(agent_http, a_quiet_stream_gets_blank_keep_alive_lines) {
+    struct agent_http_conf c = ah_conf();
+    c.idle_timeout_s = 2; /* keep-alives every second, inside the idle timeout */
+    ah_start(&c);
+    int fd = ah_connect();
+    ah_send(fd, "GET /events HTTP/1.0\r\n\r\n");
+    struct ah_buf b = {0};
+    ah_recv_until(fd, &b, "{\"type\":\"run\"}\n");
+    uint64_t t0 = mono_now_ns();
+    ah_recv_until(fd, &b, "{\"type\":\"run\"}\n\n");
+    uint64_t took = mono_now_ns() - t0;
+    cr_assert_gt(took, 500000000u, "%llu ns", (unsigned long long)took);
+    agent_log_append(ah_log, AGENT_LINE_EVENT, "e1", 2);
+    ah_recv_until(fd, &b, "{\"type\":\"run\"}\n\ne1\n");
+    close(fd);
+    free(b.p);
+}
+
+Test(agent_http, bad_since_or_follow_is_400) {
+    struct agent_http_conf c = ah_conf();
+    ah_start(&c);
+    const char *bad[] = {"/events?since=abc", "/events?since=-1",
+                         "/events?since=", "/events?since=99999999999999999999999",
+                         "/events?follow=yes"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct ah_resp r = ah_call("GET", bad[i], NULL, NULL);
+        cr_assert_eq(r.status, 400, "%s: %d", bad[i], r.status);
+        cr_assert(strstr(r.body, "bad "), "%s", r.body);
+        ah_free(&r);
+    }
+    struct ah_resp r = ah_call("GET", "/events?since=18446744073709551615&follow=0", NULL, NULL);
+    cr_assert_eq(r.status, 200, "the largest uint64");
+    ah_free(&r);
+}
+
+Test(agent_http, stop_ends_open_streams_without_waiting_for_the_log) {
+    struct agent_http_conf c = ah_conf();
+    ah_start(&c);
+    int fd = ah_connect();
+    ah_send(fd, "GET /events HTTP/1.0\r\n\r\n");
+    struct ah_buf b = {0};
+    ah_recv_until(fd, &b, "{\"type\":\"run\"}\n");
+    uint64_t t0 = mono_now_ns();
+    agent_http_stop(ah_srv);
+    ah_srv = NULL;
+    uint64_t took = mono_now_ns() - t0;
+    cr_assert_lt(took, 3000000000u, "%llu ns", (unsigned long long)took);
+    ah_recv_all(fd, &b);
+    close(fd);
+    free(b.p);
+    struct agent_log_stats ls;
+    agent_log_stats(ah_log, &ls);
+    cr_assert_eq(ls.followers, 0);
+}
+
+/* ---- the token ---- */
+
+Test(agent_http, with_a_token_everything_but_metrics_needs_it) {
+    ah_fill_log();
+    struct agent_http_conf c = ah_conf();
+    snprintf(c.token, sizeof(c.token), AH_TOKEN);
+    ah_start(&c);
+    struct ah_resp r = ah_call("GET", "/metrics", NULL, NULL);
+    cr_assert_eq(r.status, 200);
+    ah_free(&r);
+    const char *paths[] = {"/events?follow=0", "/healthz", "/nope"};
+    const char *wrong[] = {NULL, "s3cret-tokem", "s3cret-token2", "s3cret", ""};
+    for (size_t i = 0; i < 3; i++) {
+        for (size_t k = 0; k < sizeof(wrong) / sizeof(wrong[0]); k++) {
+            r = ah_call("GET", paths[i], wrong[k], NULL);
+            cr_assert_eq(r.status, 401, "%s with %s", paths[i], wrong[k] ? wrong[k] : "none");
+            cr_assert_str_eq(ah_header(&r, "WWW-Authenticate"), "Bearer realm=\"ringside\"");
+            ah_free(&r);
+        }
+    }
+    r = ah_call("GET", "/healthz", NULL, "Authorization: bearer " AH_TOKEN "\r\n");
+    cr_assert_eq(r.status, 401, "the scheme exactly");
+    ah_free(&r);
+    r = ah_call("GET", "/healthz", AH_TOKEN, NULL);
+    cr_assert_eq(r.status, 200);
+    ah_free(&r);
+    r = ah_call("GET", "/events?follow=0", AH_TOKEN, NULL);
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(r.body, "{\"type\":\"run\"}\ne1\ns1\ne2\ne3\n");
+    ah_free(&r);
+    struct agent_http_stats st;
+    agent_http_stats(ah_srv, &st);
+    cr_assert_eq(st.unauthorized, 16);
+    cr_assert_eq(st.requests, 19);
+    cr_assert_eq(st.refused, 0);
+}
+
+/* ---- /control ---- */
+
+static struct agent_http_conf ah_control_conf(void) {
+    struct agent_http_conf c = ah_conf();
+    snprintf(c.token, sizeof(c.token), AH_TOKEN);
+    c.allow_control = true;
+    return c;
+}
+
+Test(agent_http, control_is_403_when_off) {
+    struct agent_http_conf c = ah_conf();
+    ah_start(&c);
+    struct ah_resp r = ah_call("POST", "/control?cmd=pause", NULL, NULL);
+    cr_assert_eq(r.status, 403);
+    cr_assert_str_eq(ah_header(&r, "Content-Type"), "application/json");
+    cr_assert_str_eq(r.body, "{\"ok\":false,\"error\":\"control is off: start the agent with "
+                             "--allow-control and --token-file\"}\n");
+    cr_assert_eq(atomic_load(&ah_fake.control_calls), 0);
+    ah_free(&r);
+}
+
+Test(agent_http, control_is_403_with_a_token_but_not_allowed) {
+    struct agent_http_conf c = ah_conf();
+    snprintf(c.token, sizeof(c.token), AH_TOKEN);
+    ah_start(&c);
+    struct ah_resp r = ah_call("POST", "/control?cmd=pause", AH_TOKEN, NULL);
+    cr_assert_eq(r.status, 403);
+    ah_free(&r);
+}
+
+Test(agent_http, control_needs_the_token) {
+    struct agent_http_conf c = ah_control_conf();
+    ah_start(&c);
+    struct ah_resp r = ah_call("POST", "/control?cmd=pause", NULL, NULL);
+    cr_assert_eq(r.status, 401);
+    cr_assert(strstr(r.body, "\"ok\":false"), "%s", r.body);
+    cr_assert_eq(atomic_load(&ah_fake.control_calls), 0);
+    ah_free(&r);
+}
+
+Test(agent_http, control_calls_the_handler_with_the_command) {
+    struct agent_http_conf c = ah_control_conf();
+    ah_start(&c);
+    struct ah_resp r = ah_call("POST", "/control?cmd=set_chunk&arg=250", AH_TOKEN, NULL);
+    cr_assert_eq(r.status, 200, "%s", r.raw.p);
+    cr_assert_str_eq(ah_header(&r, "Content-Type"), "application/json");
+    cr_assert_str_eq(r.body, "{\"ok\":true,\"message\":\"done \\\"chunk\\\"\"}\n");
+    cr_assert_eq(atomic_load(&ah_fake.cmd), CMD_SET_CHUNK);
+    cr_assert_eq(atomic_load(&ah_fake.arg), 250);
+    ah_free(&r);
+    r = ah_call("POST", "/control?cmd=set_chunk&arg=0", AH_TOKEN, NULL);
+    cr_assert_eq(r.status, 200);
+    cr_assert_eq(atomic_load(&ah_fake.arg), 0);
+    ah_free(&r);
+    const char *cmds[] = {"pause", "resume", "cleanup"};
+    const enum ev_cmd_id ids[] = {CMD_PAUSE, CMD_RESUME, CMD_CLEANUP};
+    for (size_t i = 0; i < 3; i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "/control?cmd=%s", cmds[i]);
+        r = ah_call("POST", path, AH_TOKEN, NULL);
+        cr_assert_eq(r.status, 200, "%s", cmds[i]);
+        cr_assert_eq(atomic_load(&ah_fake.cmd), (int)ids[i]);
+        ah_free(&r);
+    }
+    r = ah_call("POST", "/control?cmd=probe", AH_TOKEN, NULL);
+    cr_assert_eq(r.status, 409, "the handler's -EBUSY");
+    cr_assert_str_eq(r.body, "{\"ok\":false,\"error\":\"a probe is already running\"}\n");
+    ah_free(&r);
+    cr_assert_eq(atomic_load(&ah_fake.control_calls), 6);
+}
+
+Test(agent_http, control_refuses_bad_commands) {
+    struct agent_http_conf c = ah_control_conf();
+    ah_start(&c);
+    const char *bad[] = {"/control",
+                         "/control?cmd=stop",
+                         "/control?cmd=%22%0a",
+                         "/control?cmd=set_chunk",
+                         "/control?cmd=set_chunk&arg=-1",
+                         "/control?cmd=set_chunk&arg=1000001",
+                         "/control?cmd=set_chunk&arg=12x"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct ah_resp r = ah_call("POST", bad[i], AH_TOKEN, NULL);
+        cr_assert_eq(r.status, 400, "%s: %d", bad[i], r.status);
+        cr_assert(strncmp(r.body, "{\"ok\":false,\"error\":\"", 21) == 0, "%s", r.body);
+        ah_free(&r);
+    }
+    cr_assert_eq(atomic_load(&ah_fake.control_calls), 0);
+}
+
+Test(agent_http, control_without_a_token_cannot_start) {
+    struct agent_http_conf c = ah_conf();
+    c.allow_control = true;
+    struct agent_http_handlers h = ah_handlers();
+    char err[256] = "";
+    cr_assert_eq(agent_http_start(&ah_srv, &c, &h, err, sizeof(err)), -EINVAL);
+    cr_assert_str_eq(err, "--allow-control needs --token-file");
+    cr_assert_null(ah_srv);
+}
+
+/* ---- limits ---- */
+
+Test(agent_http, a_body_over_the_limit_is_413) {
+    struct agent_http_conf c = ah_control_conf();
+    ah_start(&c);
+    struct ah_resp r =
+        ah_call("POST", "/control?cmd=pause", AH_TOKEN, "Content-Length: 100000\r\n");
+    cr_assert_eq(r.status, 413, "%s", r.raw.p ? r.raw.p : "");
+    ah_free(&r);
+    cr_assert_eq(atomic_load(&ah_fake.control_calls), 0);
+    /* without a Content-Length: the connection is closed once the body runs over */
+    char req[12288];
+    int k =
+        snprintf(req, sizeof(req),
+                 "POST /control?cmd=pause HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " AH_TOKEN
+                 "\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n%x\r\n",
+                 10000);
+    memset(req + k, 'y', 10000);
+    snprintf(req + k + 10000, sizeof(req) - (size_t)k - 10000, "\r\n0\r\n\r\n");
+    r = ah_req(req);
+    cr_assert(r.status == 0 || r.status == 413, "%d", r.status);
+    ah_free(&r);
+    cr_assert_eq(atomic_load(&ah_fake.control_calls), 0);
+    /* a body within the limit is read and ignored */
+    r = ah_req("POST /control?cmd=pause HTTP/1.0\r\nAuthorization: Bearer " AH_TOKEN
+               "\r\nContent-Length: 5\r\n\r\nhello");
+    cr_assert_eq(r.status, 200);
+    ah_free(&r);
+}
+
+Test(agent_http, headers_over_the_limit_are_refused) {
+    struct agent_http_conf c = ah_conf();
+    c.max_request_bytes = 4096;
+    ah_start(&c);
+    size_t n = 20000;
+    char *req = malloc(n + 128);
+    cr_assert_not_null(req);
+    int k = snprintf(req, n + 128, "GET /healthz HTTP/1.0\r\nX-Pad: ");
+    memset(req + k, 'x', n);
+    snprintf(req + k + n, 128, "\r\n\r\n");
+    struct ah_resp r = ah_req(req);
+    cr_assert(r.status == 413 || r.status == 431, "%d: %s", r.status, r.raw.p ? r.raw.p : "");
+    ah_free(&r);
+    free(req);
+    r = ah_call("GET", "/healthz", NULL, "X-Pad: a few hundred bytes are fine\r\n");
+    cr_assert_eq(r.status, 200);
+    ah_free(&r);
+}
+
+Test(agent_http, connections_over_the_limit_are_refused) {
+    struct agent_http_conf c = ah_conf();
+    c.max_connections = 2;
+    ah_start(&c);
+    int fd[2];
+    struct ah_buf b[2] = {{0}, {0}};
+    for (int i = 0; i < 2; i++) {
+        fd[i] = ah_connect();
+        ah_send(fd[i], "GET /events HTTP/1.0\r\n\r\n");
+        ah_recv_until(fd[i], &b[i], "{\"type\":\"run\"}\n");
+    }
+    struct agent_http_stats st;
+    agent_http_stats(ah_srv, &st);
+    cr_assert_eq(st.connections, 2);
+    cr_assert_eq(st.followers, 2);
+    struct ah_resp r = ah_call("GET", "/healthz", NULL, NULL);
+    cr_assert_eq(r.status, 0, "refused: closed without an answer: %s", r.raw.p ? r.raw.p : "");
+    ah_free(&r);
+    agent_http_stats(ah_srv, &st);
+    cr_assert_geq(st.refused, 1);
+    /* a stream ends: its place is free again */
+    close(fd[0]);
+    agent_log_append(ah_log, AGENT_LINE_EVENT, "e1", 2); /* the write finds the closed socket */
+    ah_recv_until(fd[1], &b[1], "e1\n");
+    for (int tries = 0; tries < 500; tries++) {
+        r = ah_call("GET", "/healthz", NULL, NULL);
+        int status = r.status;
+        ah_free(&r);
+        if (status == 200)
+            break;
+        cr_assert_eq(status, 0);
+        /* the closed stream's thread notices at its next write: give it one */
+        agent_log_append(ah_log, AGENT_LINE_EVENT, "ping", 4);
+        ah_recv_until(fd[1], &b[1], "ping\n");
+        b[1].len = 0;
+        b[1].p[0] = '\0';
+        cr_assert_lt(tries, 499);
+    }
+    close(fd[1]);
+    free(b[0].p);
+    free(b[1].p);
+}
+
+/* ---- listeners ---- */
+
+Test(agent_http, a_unix_socket_serves_and_is_removed_at_stop) {
+    struct agent_http_conf c = ah_conf();
+    c.listen[0] = '\0';
+    ah_sock_path(&c);
+    ah_start(&c);
+    cr_assert_eq(agent_http_port(ah_srv), 0);
+    struct stat st;
+    cr_assert_eq(lstat(c.unix_path, &st), 0);
+    cr_assert(S_ISSOCK(st.st_mode));
+    cr_assert_eq(st.st_mode & 0777, 0660);
+    struct ah_resp r = ah_on(ah_connect_unix(c.unix_path), "GET /healthz HTTP/1.0\r\n\r\n");
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(r.body, "ok\n");
+    ah_free(&r);
+    agent_http_stop(ah_srv);
+    ah_srv = NULL;
+    cr_assert_neq(lstat(c.unix_path, &st), 0, "removed at stop");
+}
+
+Test(agent_http, a_unix_socket_replaces_a_stale_one_but_nothing_else) {
+    struct agent_http_conf c = ah_conf();
+    c.listen[0] = '\0';
+    ah_sock_path(&c);
+    /* a stale socket: bound, never listened on, closed */
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", c.unix_path);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    close(fd);
+    ah_start(&c);
+    /* a second agent on the same path: someone is listening there */
+    struct agent_http_handlers h = ah_handlers();
+    struct agent_http *other = NULL;
+    char err[512] = "";
+    cr_assert_eq(agent_http_start(&other, &c, &h, err, sizeof(err)), -EADDRINUSE);
+    cr_assert(strstr(err, "another process is listening"), "%s", err);
+    agent_http_stop(ah_srv);
+    ah_srv = NULL;
+    /* a regular file is never replaced */
+    char path[1024];
+    cr_assert_eq(rs_test_write_file(ah_dir, "agent.sock", "data", path, sizeof(path)), 0);
+    cr_assert_eq(agent_http_start(&other, &c, &h, err, sizeof(err)), -EEXIST);
+    cr_assert(strstr(err, "not a socket"), "%s", err);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert(S_ISREG(st.st_mode));
+}
+
+Test(agent_http, both_listeners_at_once) {
+    struct agent_http_conf c = ah_conf();
+    ah_sock_path(&c);
+    ah_start(&c);
+    struct ah_resp r = ah_on(ah_connect_unix(c.unix_path), "GET /metrics HTTP/1.0\r\n\r\n");
+    cr_assert_eq(r.status, 200);
+    ah_free(&r);
+    r = ah_call("GET", "/metrics", NULL, NULL);
+    cr_assert_eq(r.status, 200);
+    ah_free(&r);
+}
+
+Test(agent_http, a_port_in_use_is_a_clear_error) {
+    struct agent_http_conf c = ah_conf();
+    ah_start(&c);
+    snprintf(c.listen, sizeof(c.listen), "127.0.0.1:%u", agent_http_port(ah_srv));
+    struct agent_http_handlers h = ah_handlers();
+    struct agent_http *other = NULL;
+    char err[256] = "", want[128];
+    cr_assert_eq(agent_http_start(&other, &c, &h, err, sizeof(err)), -EADDRINUSE);
+    int n = snprintf(want, sizeof(want), "cannot listen on %s: Address already in use", c.listen);
+    cr_assert_lt((size_t)n, sizeof(want));
+    cr_assert_str_eq(err, want);
+    cr_assert_null(other);
+}
+
+Test(agent_http, ipv6_loopback) {
+    struct agent_http_conf c = ah_conf();
+    snprintf(c.listen, sizeof(c.listen), "[::1]:0");
+    struct agent_http_handlers h = ah_handlers();
+    char err[256] = "";
+    int rc = agent_http_start(&ah_srv, &c, &h, err, sizeof(err));
+    if (rc == -EAFNOSUPPORT || rc == -EADDRNOTAVAIL)
+        cr_skip_test("no IPv6 here: %s", err);
+    cr_assert_eq(rc, 0, "%s", err);
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_port = htons(agent_http_port(ah_srv))};
+    sa.sin6_addr = in6addr_loopback;
+    cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    ah_timeouts(fd);
+    struct ah_resp r = ah_on(fd, "GET /healthz HTTP/1.0\r\n\r\n");
+    cr_assert_eq(r.status, 200);
+    ah_free(&r);
+}
+
+Test(agent_http, listen_addresses_parse) {
+    char addr[64], why[256];
+    unsigned port = 1;
+    cr_assert_eq(
+        agent_http_parse_listen("127.0.0.1:9464", addr, sizeof(addr), &port, why, sizeof(why)), 0);
+    cr_assert_str_eq(addr, "127.0.0.1");
+    cr_assert_eq(port, 9464);
+    cr_assert_eq(agent_http_parse_listen("0.0.0.0:0", addr, sizeof(addr), &port, why, sizeof(why)),
+                 0);
+    cr_assert_str_eq(addr, "0.0.0.0");
+    cr_assert_eq(port, 0);
+    cr_assert_eq(
+        agent_http_parse_listen("[::1]:65535", addr, sizeof(addr), &port, why, sizeof(why)), 0);
+    cr_assert_str_eq(addr, "::1");
+    cr_assert_eq(port, 65535);
+    cr_assert_eq(
+        agent_http_parse_listen("localhost:80", addr, sizeof(addr), &port, why, sizeof(why)), 0);
+    cr_assert_str_eq(addr, "127.0.0.1");
+    const struct {
+        const char *s, *why;
+    } bad[] = {{"", "no listen address"},
+               {"9464", "no port"},
+               {":9464", "no address"},
+               {"127.0.0.1:", "port ''"},
+               {"127.0.0.1:65536", "port '65536'"},
+               {"127.0.0.1:94a", "port '94a'"},
+               {"127.0.0.1:-1", "port '-1'"},
+               {"1.2.3:80", "not an IPv4 address"},
+               {"example.com:80", "not an IPv4 address"},
+               {"::1:9464", "in brackets"},
+               {"[::1:9464", "no ']'"},
+               {"[::1]9464", "no :PORT"},
+               {"[1.2.3.4]:80", "not an IPv6 address"}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        why[0] = '\0';
+        cr_assert_eq(agent_http_parse_listen(bad[i].s, addr, sizeof(addr), &port, why, sizeof(why)),
+                     -EINVAL, "%s", bad[i].s);
+        cr_assert(strstr(why, bad[i].why), "'%s': %s", bad[i].s, why);
+    }
+    struct agent_http_conf c = ah_conf();
+    snprintf(c.listen, sizeof(c.listen), "nowhere:1");
+    struct agent_http_handlers h = ah_handlers();
+    char err[256] = "";
+    cr_assert_eq(agent_http_start(&ah_srv, &c, &h, err, sizeof(err)), -EINVAL);
+    cr_assert(strstr(err, "'nowhere:1'"), "%s", err);
+}
+
+Test(agent_http, defaults) {
+    struct agent_http_conf c;
+    memset(&c, 0x5a, sizeof(c));
+    agent_http_conf_default(&c);
+    cr_assert_str_eq(c.listen, AGENT_HTTP_DEFAULT_LISTEN);
+    cr_assert_str_eq(c.unix_path, "");
+    cr_assert_str_eq(c.token, "");
+    cr_assert_not(c.allow_control);
+    cr_assert_eq(c.max_connections, 256);
+    cr_assert_eq(c.max_request_bytes, 8192);
+    cr_assert_eq(c.idle_timeout_s, 30);
+    agent_http_stop(NULL);
+}
