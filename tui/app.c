@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <langinfo.h>
-#include <locale.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -100,7 +99,7 @@ static void app_quit_key(struct app *a) {
     a->quitting = true;
     a->quit_ns = mono_now_ns();
     a->src->ops->stop(a->src);
-    if (!a->src->run.replay)
+    if (strcmp(a->src->run.origin, "live") == 0) /* a replay or an attach just ends */
         app_notice(a, "stopping: finishing the step and writing a checkpoint (q again: leave now)");
 }
 
@@ -262,6 +261,13 @@ static void app_key(struct app *a, int ch) {
     }
 }
 
+/* The telemetry shown: the source's own (a remote agent's), else this machine's service. */
+static const struct tele_snap *app_tele(struct app *a) {
+    if (a->src->ops->tele)
+        return a->src->ops->tele(a->src);
+    return a->tele ? tele_snap_read(a->tele, NULL) : NULL;
+}
+
 /* The frame every panel draws from this time round. */
 static void app_build_frame(struct app *a) {
     struct ui_frame *f = &a->frame;
@@ -283,22 +289,24 @@ static void app_build_frame(struct app *a) {
     f->chunk = f->snap->chunk_bars;
     f->frozen = a->frozen;
     f->source_status = a->src->ops->status(a->src);
-    f->tele = a->tele ? tele_snap_read(a->tele, NULL) : NULL;
+    f->tele = app_tele(a);
     f->tele_train = gpu_view_training(f->tele, f->snap);
-    f->has_kmsg = a->kmsg != NULL;
-    if (a->kmsg)
+    const struct ui_source *src = a->src;
+    f->kmsg_reason = "";
+    if (src->ops->kmsg) /* a remote agent's watcher */
+        f->has_kmsg = src->ops->kmsg(a->src, &f->kmsg, &f->kmsg_reason);
+    else if ((f->has_kmsg = a->kmsg != NULL)) {
         kmsg_watch_stats(a->kmsg, &f->kmsg);
-    f->kmsg_reason = a->kmsg ? kmsg_watch_reason(a->kmsg) : "";
+        f->kmsg_reason = kmsg_watch_reason(a->kmsg);
+    }
 }
 
 /* A HANG alert: the diagnostic bundle, once, and where it went in the footer and events. */
 static void app_bundle(struct app *a, const struct ev *e) {
     char msg[EV_TEXT_BYTES];
-    if (!bundle_due(&a->recent, e) || a->src->run.replay)
+    if (!bundle_due(&a->recent, e) || strcmp(a->src->run.origin, "live") != 0) /* here only */
         return;
-    struct bundle_src b = {.o = a->o,
-                           .snap = a->src->ops->snap(a->src),
-                           .tele = a->tele ? tele_snap_read(a->tele, NULL) : NULL};
+    struct bundle_src b = {.o = a->o, .snap = a->src->ops->snap(a->src), .tele = app_tele(a)};
     bundle_on_hang(&a->recent, e, &b, msg, sizeof(msg));
     struct ev log = {.t_ns = mono_now_ns(), .kind = EV_LOG, .dev = EV_DEV_NONE};
     log.seq = (uint32_t)a->model.last_seq; /* not a gap in the source's sequence */
@@ -443,7 +451,6 @@ int app_main(struct ui_source *src, const struct cli_train_opts *o,
                         "for JSON lines\n");
         return CLI_EXIT_USAGE;
     }
-    setlocale(LC_CTYPE, "");
     a.utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
     app_signals_save_tty();
     if (!newterm(NULL, stdout, stdin)) {

@@ -121,20 +121,42 @@ static void app_draw_header(struct app *a, bool quitting) {
     wnoutrefresh(w);
 }
 
+/* The key hints; the keys that act on the loop are greyed out where they do nothing (a
+ * read-only attach), and the reason is said once there is room. */
+static void app_draw_keys(struct app *a, WINDOW *w, int cols) {
+    const struct ui_run *run = a->frame.run;
+    if (run->replay) {
+        mvwaddnstr(w, 0, 0,
+                   " q quit  p pause  +/- speed  </> zoom  Tab focus  Enter details  f freeze  "
+                   "t theme  ? help",
+                   cols);
+        return;
+    }
+    static const char loop_keys[] = "p pause  +/- chunk  c cleanup  ";
+    static const char rest[] = "</> zoom  Tab focus  Enter details  f freeze  t theme  ? help";
+    mvwaddnstr(w, 0, 0, " q quit  ", cols);
+    if (run->control_off[0])
+        wattron(w, A_DIM);
+    waddnstr(w, loop_keys, cols - getcurx(w) > 0 ? cols - getcurx(w) : 0);
+    if (run->control_off[0])
+        wattroff(w, A_DIM);
+    waddnstr(w, rest, cols - getcurx(w) > 0 ? cols - getcurx(w) : 0);
+    int room = cols - getcurx(w) - 2;
+    if (run->control_off[0] && room > 12)
+        mvwprintw(w, 0, cols - room, "  %.*s", room - 2, run->control_off);
+}
+
 static void app_draw_footer(struct app *a) {
     WINDOW *w = a->footer;
     int cols = getmaxx(w);
-    const char *keys =
-        a->frame.run->replay
-            ? " q quit  p pause  +/- speed  </> zoom  Tab focus  Enter details  f freeze  t theme  "
-              "? help"
-            : " q quit  p pause  +/- chunk  c cleanup  </> zoom  Tab focus  Enter details  "
-              "f freeze  t theme  ? help";
     bool notice = a->notice[0] && mono_now_ns() < a->notice_until_ns;
     werase(w);
     wattron(w, ui_attr(&a->frame, THEME_FOOTER));
     mvwhline(w, 0, 0, ' ', cols);
-    mvwaddnstr(w, 0, 0, notice ? a->notice : keys, cols);
+    if (notice)
+        mvwaddnstr(w, 0, 0, a->notice, cols);
+    else
+        app_draw_keys(a, w, cols);
     if (a->lay.hidden > 0 && !notice && cols > 30)
         mvwprintw(w, 0, cols - 24, " %d more panel(s): Tab ", a->lay.hidden);
     wattroff(w, ui_attr(&a->frame, THEME_FOOTER));
@@ -143,7 +165,7 @@ static void app_draw_footer(struct app *a) {
 
 static const char *const app_help_keys[] = {
     "q          quit: finish the step, checkpoint, exit; q again leaves now",
-    "p          pause / resume training (replay: pause playback)",
+    "p          pause / resume training (replay: pause playback; attach: needs control)",
     "+ -        VPOC chunk: 125 250 500 1000 2000 3500 whole (replay: speed)",
     "c          safe cleanup: synchronize, release cached blocks, synchronize",
     "m          memory probe: the largest block the GPU could allocate now",

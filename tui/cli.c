@@ -21,6 +21,7 @@ static const struct cli_cmd cli_cmds[] = {
     {"kmsg", cli_kmsg, "classify kernel-log lines: 'kmsg classify [FILE|-] [--all]'"},
     {"doctor", cli_doctor, "check this machine: drivers, runtime, archs, permissions, GPU tests"},
     {"agent", cli_agent, "serve /metrics (Prometheus) and /events without a terminal"},
+    {"attach", cli_attach, "show a remote agent's run in the dashboard: 'attach URL'"},
 };
 
 static void cli_help(void) {

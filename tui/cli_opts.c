@@ -615,3 +615,29 @@ int cli_train_parse(int argc, char **argv, const char *cmd, struct cli_train_opt
     }
     return t.print_config ? 1 : 0; /* 1: printed, exit 0 */
 }
+
+void cli_view_defaults(struct cli_train_opts *o) {
+    engine_conf_default(&o->conf);
+    o->delay_ds = 5;
+    o->sync_slow_ns = 1000000000ull;
+    o->sync_timeout_ns = 30000000000ull;
+}
+
+int cli_view_opt(struct cli_train_opts *o, int id, const char *v, char *err, size_t errlen) {
+    long x = 0;
+    int rc;
+    switch (id) {
+    case CLI_VIEW_FRAMES:
+        if ((rc = cli_parse_long("--frames", v, 1, 100000000, &x, err, errlen)) == 0)
+            o->frames = (int)x;
+        return rc;
+    case 'd':
+        if ((rc = cli_parse_long("--delay", v, 1, 600, &x, err, errlen)) == 0)
+            o->delay_ds = (int)x;
+        return rc;
+    case CLI_VIEW_THEME:
+        return cli_copy("--theme", o->theme, sizeof(o->theme), v, err, errlen);
+    default:
+        return -ENOENT;
+    }
+}

@@ -58,6 +58,16 @@ int cli_getopt_run(int argc, char **argv, const char *cmd, const char *usage, co
  * CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *usage, const char *msg);
 
+/* The viewing flags the dashboards of a recording and of a remote agent share: --frames N,
+ * -d/--delay N (id 'd') and --theme NAME|PATH, with these ids in their longopts. */
+enum { CLI_VIEW_FRAMES = 200, CLI_VIEW_THEME };
+
+/* A viewer's defaults: refresh every 0.5 s, slow and hung synchronize at 1 s and 30 s. */
+void cli_view_defaults(struct cli_train_opts *o);
+
+/* Apply a viewing flag: 0, -EINVAL with err, or -ENOENT when id is not one of them. */
+int cli_view_opt(struct cli_train_opts *o, int id, const char *v, char *err, size_t errlen);
+
 /* Copy into a fixed buffer; -ENAMETOOLONG with err when it does not fit. */
 int cli_copy(const char *flag, char *dst, size_t cap, const char *src, char *err, size_t errlen);
 

@@ -23,7 +23,7 @@ static const char cli_replay_help[] =
     "  --theme NAME|PATH        colour theme\n"
     "  -h, --help               this help\n";
 
-enum { CLI_REPLAY_SPEED = 256, CLI_REPLAY_FRAMES, CLI_REPLAY_THEME };
+enum { CLI_REPLAY_SPEED = 256 };
 
 struct cli_replay_opts {
     struct cli_train_opts o;
@@ -33,43 +33,30 @@ struct cli_replay_opts {
 
 static int cli_replay_opt(int id, const char *v, void *ctx, char *err, size_t n) {
     struct cli_replay_opts *r = ctx;
-    long x = 0;
     int rc;
     switch (id) {
     case CLI_REPLAY_SPEED:
         return cli_parse_double("--speed", v, REPLAY_SPEED_MIN, REPLAY_SPEED_MAX, &r->speed, err,
                                 n);
-    case CLI_REPLAY_FRAMES:
-        if ((rc = cli_parse_long("--frames", v, 1, 100000000, &x, err, n)) == 0)
-            r->o.frames = (int)x;
-        return rc;
-    case 'd':
-        if ((rc = cli_parse_long("--delay", v, 1, 600, &x, err, n)) == 0)
-            r->o.delay_ds = (int)x;
-        return rc;
-    case CLI_REPLAY_THEME:
-        return cli_copy("--theme", r->o.theme, sizeof(r->o.theme), v, err, n);
     case 1: /* the FILE operand ("-" in shortopts returns operands in order) */
         if (r->file)
             return errbuf_set(err, n, -EINVAL, "unexpected argument '%s'", v);
         r->file = v;
         return 0;
     default:
-        return errbuf_set(err, n, -EINVAL, "internal: unhandled option");
+        rc = cli_view_opt(&r->o, id, v, err, n);
+        return rc == -ENOENT ? errbuf_set(err, n, -EINVAL, "internal: unhandled option") : rc;
     }
 }
 
 static int cli_replay_parse(int argc, char **argv, struct cli_replay_opts *r) {
     static const struct option longopts[] = {{"speed", required_argument, NULL, CLI_REPLAY_SPEED},
-                                             {"frames", required_argument, NULL, CLI_REPLAY_FRAMES},
+                                             {"frames", required_argument, NULL, CLI_VIEW_FRAMES},
                                              {"delay", required_argument, NULL, 'd'},
-                                             {"theme", required_argument, NULL, CLI_REPLAY_THEME},
+                                             {"theme", required_argument, NULL, CLI_VIEW_THEME},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    engine_conf_default(&r->o.conf);
-    r->o.delay_ds = 5;
-    r->o.sync_slow_ns = 1000000000ull;
-    r->o.sync_timeout_ns = 30000000000ull;
+    cli_view_defaults(&r->o);
     r->speed = 1.0;
     int rc = cli_getopt_run(argc, argv, "replay", cli_replay_usage, cli_replay_help, "-:d:h",
                             longopts, cli_replay_opt, r);

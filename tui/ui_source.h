@@ -5,6 +5,8 @@
 
 #include "backend/core/ev.h"
 #include "backend/engine/engine.h"
+#include "backend/kmsg/kmsg_watch.h"
+#include "backend/telemetry/tele.h"
 #include "backend/trace/trace.h"
 
 #include <stdbool.h>
@@ -22,6 +24,9 @@ struct ui_run {
     char origin[256];  /* "live" or the recording's path */
     uint64_t start_ns; /* the run's clock at its start */
     uint64_t start_wall_ns;
+    /* Why the keys that act on the loop (p + - c m) do nothing here, shown greyed out with this
+     * reason ("read-only: ..."); "" when they act (or, in a replay, steer the playback). */
+    char control_off[128];
 };
 
 struct ui_source;
@@ -52,6 +57,14 @@ struct ui_source_ops {
      * line 17: ..."), or "". */
     const char *(*status)(struct ui_source *s);
     void (*destroy)(struct ui_source *s);
+    /* Optional (NULL: the app reads its own telemetry service, if any). The GPUs' telemetry the
+     * source carries (attach: the agent's latest sample), or NULL before the first; valid until
+     * the next call. */
+    const struct tele_snap *(*tele)(struct ui_source *s);
+    /* Optional (NULL: the app asks its own kernel-log watcher, if any). True when the source
+     * carries a kernel-log watcher's counters (attach: the agent's): *out gets them and *reason
+     * why /dev/kmsg is unreadable there, or "" (valid until the next call). */
+    bool (*kmsg)(struct ui_source *s, struct kmsg_stats *out, const char **reason);
 };
 
 struct ui_source {

@@ -1,0 +1,866 @@
+/* The attach source against a fake agent: a listening socket on 127.0.0.1 served by threads
+ * that answer scripted responses and record every request. Checked: the run line, events with
+ * their sequence numbers, the snapshot rebuilt from events, layouts and the summary, status
+ * lines (telemetry, kernel log, the sync in flight, control), reconnection with since=, a
+ * restarted agent, refusals (401, 404, not an agent), the loop's keys and a prompt stop; and
+ * the HTTP client's URL parser and line reader on their own. */
+#include "backend/core/mono.h"
+#include "backend/engine/engine.h"
+#include "backend/vpoc/vpoc.h"
+#include "tui/agent_status.h"
+#include "tui/http_client.h"
+#include "tui/remote.h"
+#include "tui/ui_model.h"
+
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RT_SCRIPTS 8
+#define RT_REQS    16
+#define RT_WAIT_MS 5000 /* the longest any await in these tests takes before it fails */
+#define RT_T0      1000000000ull
+#define RT_T1      7000000000ull /* a restarted agent's run */
+
+/* ---- the fake agent ---- */
+
+struct rt_script {
+    char prefix[32]; /* the request line it answers: "GET /events", "POST /control" */
+    char *response;  /* what is sent (malloc'd) */
+    bool hold;       /* then keep the connection until the client closes it (or the end) */
+    bool used;
+};
+
+struct rt_agent {
+    int lfd;
+    unsigned port;
+    char url[64];
+    pthread_t acceptor;
+    pthread_mutex_t mu;
+    pthread_cond_t cond; /* a request came */
+    struct rt_script script[RT_SCRIPTS];
+    unsigned n_script;
+    char req[RT_REQS][1024]; /* request lines and headers, in the order they came */
+    unsigned n_req;
+    int release[2]; /* written at the end: held connections let go */
+    pthread_t handler[RT_REQS];
+    unsigned n_handler;
+    bool quit;
+};
+
+struct rt_conn {
+    struct rt_agent *a;
+    int fd;
+};
+
+static struct rt_agent rt_agent;
+static struct ev rt_got[256]; /* what the tests drained */
+static size_t rt_n;
+
+static void rt_send(int fd, const char *p, size_t n) {
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w <= 0)
+            return; /* the client went: nothing more to tell it */
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+/* The request head (through its blank line), NUL-terminated. */
+static void rt_read_request(int fd, char *buf, size_t cap) {
+    size_t n = 0;
+    buf[0] = '\0';
+    while (n + 1 < cap && !strstr(buf, "\r\n\r\n")) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        if (poll(&pf, 1, RT_WAIT_MS) <= 0)
+            return;
+        ssize_t r = read(fd, buf + n, cap - n - 1);
+        if (r <= 0)
+            return;
+        n += (size_t)r;
+        buf[n] = '\0';
+    }
+}
+
+/* Record the request and take the first unused script it matches (or NULL). */
+static struct rt_script *rt_match(struct rt_agent *a, const char *req) {
+    struct rt_script *s = NULL;
+    pthread_mutex_lock(&a->mu);
+    if (a->n_req < RT_REQS)
+        snprintf(a->req[a->n_req++], sizeof(a->req[0]), "%s", req);
+    for (unsigned k = 0; !s && k < a->n_script; k++)
+        if (!a->script[k].used &&
+            strncmp(req, a->script[k].prefix, strlen(a->script[k].prefix)) == 0)
+            s = &a->script[k];
+    if (s)
+        s->used = true;
+    pthread_cond_broadcast(&a->cond);
+    pthread_mutex_unlock(&a->mu);
+    return s;
+}
+
+static void *rt_handle(void *arg) {
+    struct rt_conn *c = arg;
+    char req[1024];
+    rt_read_request(c->fd, req, sizeof(req));
+    struct rt_script *s = rt_match(c->a, req);
+    static const char none[] = "HTTP/1.0 503 Service Unavailable\r\n\r\n";
+    if (s)
+        rt_send(c->fd, s->response, strlen(s->response));
+    else
+        rt_send(c->fd, none, sizeof(none) - 1);
+    if (s && s->hold) {
+        struct pollfd pf[2] = {{c->fd, POLLIN, 0}, {c->a->release[0], POLLIN, 0}};
+        poll(pf, 2, 2 * RT_WAIT_MS);
+    }
+    close(c->fd);
+    free(c);
+    return NULL;
+}
+
+static void *rt_accept(void *arg) {
+    struct rt_agent *a = arg;
+    for (;;) {
+        int fd = accept(a->lfd, NULL, NULL);
+        if (fd < 0 && errno == EINTR)
+            continue;
+        if (fd < 0)
+            return NULL; /* shut down: the test is over */
+        struct rt_conn *c = malloc(sizeof(*c));
+        cr_assert(c);
+        *c = (struct rt_conn){a, fd};
+        pthread_mutex_lock(&a->mu);
+        bool room = !a->quit && a->n_handler < RT_REQS &&
+                    pthread_create(&a->handler[a->n_handler], NULL, rt_handle, c) == 0;
+        a->n_handler += room;
+        pthread_mutex_unlock(&a->mu);
+        if (!room) {
+            close(fd);
+            free(c);
+        }
+    }
+}
+
+static void rt_setup(void) {
+    struct rt_agent *a = &rt_agent;
+    memset(a, 0, sizeof(*a));
+    rt_n = 0;
+    pthread_mutex_init(&a->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&a->cond, &ca);
+    cr_assert_eq(pipe(a->release), 0);
+    a->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(sa);
+    cr_assert_eq(bind(a->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    cr_assert_eq(listen(a->lfd, 16), 0);
+    cr_assert_eq(getsockname(a->lfd, (struct sockaddr *)&sa, &len), 0);
+    a->port = ntohs(sa.sin_port);
+    snprintf(a->url, sizeof(a->url), "http://127.0.0.1:%u", a->port);
+    cr_assert_eq(pthread_create(&a->acceptor, NULL, rt_accept, a), 0);
+}
+
+static void rt_teardown(void) {
+    struct rt_agent *a = &rt_agent;
+    pthread_mutex_lock(&a->mu);
+    a->quit = true;
+    pthread_mutex_unlock(&a->mu);
+    shutdown(a->lfd, SHUT_RDWR);
+    cr_assert_eq(write(a->release[1], "x", 1), 1);
+    pthread_join(a->acceptor, NULL);
+    for (unsigned k = 0; k < a->n_handler; k++)
+        pthread_join(a->handler[k], NULL);
+    close(a->lfd);
+    close(a->release[0]);
+    close(a->release[1]);
+    for (unsigned k = 0; k < a->n_script; k++)
+        free(a->script[k].response);
+}
+
+TestSuite(remote, .init = rt_setup, .fini = rt_teardown, .timeout = 30);
+
+/* Answer the next request starting with prefix with text (taken over). */
+static void rt_script(const char *prefix, char *text, bool hold) {
+    struct rt_agent *a = &rt_agent;
+    pthread_mutex_lock(&a->mu);
+    cr_assert_lt(a->n_script, RT_SCRIPTS);
+    struct rt_script *s = &a->script[a->n_script++];
+    snprintf(s->prefix, sizeof(s->prefix), "%s", prefix);
+    s->response = text;
+    s->hold = hold;
+    pthread_mutex_unlock(&a->mu);
+}
+
+/* Wait until n requests came; the k-th of them (0-based) into out. */
+static void rt_await_request(unsigned k, char *out, size_t cap) {
+    struct rt_agent *a = &rt_agent;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += RT_WAIT_MS / 1000;
+    pthread_mutex_lock(&a->mu);
+    while (a->n_req <= k && pthread_cond_timedwait(&a->cond, &a->mu, &ts) == 0)
+        ;
+    bool got = a->n_req > k;
+    if (got)
+        snprintf(out, cap, "%s", a->req[k]);
+    pthread_mutex_unlock(&a->mu);
+    cr_assert(got, "request %u never came", k + 1);
+}
+
+static unsigned rt_requests(void) {
+    pthread_mutex_lock(&rt_agent.mu);
+    unsigned n = rt_agent.n_req;
+    pthread_mutex_unlock(&rt_agent.mu);
+    return n;
+}
+
+/* ---- what the fake agent sends ---- */
+
+static FILE *rt_begin(char **buf, size_t *len) {
+    FILE *f = open_memstream(buf, len);
+    cr_assert(f);
+    fputs("HTTP/1.0 200 OK\r\nContent-Type: application/x-ndjson\r\n\r\n", f);
+    return f;
+}
+
+static void rt_run(FILE *f, uint64_t start_ns) {
+    fprintf(f,
+            "{\"type\":\"run\",\"version\":1,\"ringside\":\"0.1.0\",\"host\":\"gpu-box\","
+            "\"backend\":\"cpu\",\"device\":\"CPU (test)\",\"arch\":\"x86_64\",\"devices\":1,"
+            "\"start_ns\":%llu,\"start_wall_ns\":1700000000000000000,\"epochs\":2,\"chunk\":250,"
+            "\"config\":{}}\n",
+            (unsigned long long)start_ns);
+}
+
+static void rt_event(FILE *f, const struct ev *e) {
+    char line[2048];
+    cr_assert_lt((size_t)engine_json_event(e, line, sizeof(line)), sizeof(line));
+    fprintf(f, "%s\n", line);
+}
+
+/* Event seq: a phase at step seq (an odd one a kernel-log event when kmsg is set). */
+static void rt_events(FILE *f, uint32_t from, uint32_t to, bool kmsg) {
+    for (uint32_t seq = from; seq <= to; seq++) {
+        struct ev e = {.t_ns = RT_T0 + seq * 1000000ull, .seq = seq, .dev = 0};
+        if (kmsg && seq % 2) {
+            e.kind = EV_KMSG;
+            e.dev = EV_DEV_NONE;
+            e.u.kmsg.lines = 1;
+            e.u.kmsg.severity = SEV_ERROR;
+            snprintf(e.u.kmsg.message, sizeof(e.u.kmsg.message), "amdgpu: ring gfx timeout");
+        } else {
+            e.kind = EV_PHASE;
+            e.u.phase = (struct ev_phase){.phase = PHASE_FORWARD,
+                                          .epoch = 1,
+                                          .step = seq,
+                                          .chunk = -1,
+                                          .start_ns = e.t_ns - 1000,
+                                          .end_ns = e.t_ns};
+        }
+        rt_event(f, &e);
+    }
+}
+
+static void rt_layout(FILE *f) {
+    fputs("{\"type\":\"layout\",\"dev\":0,\"t_ns\":1500000000,\"segments\":[{\"size\":2097152,"
+          "\"small\":false,\"truncated\":false,\"blocks\":[[0,1048576,1],[1048576,1048576,0]]}],"
+          "\"n_segments\":3}\n",
+          f);
+}
+
+static void rt_summary(FILE *f) {
+    fputs("{\"type\":\"summary\",\"state\":\"completed\",\"epochs\":2,\"steps\":40,"
+          "\"train_loss\":0.5,\"val_loss\":0.25,\"best_val_loss\":0.2}\n",
+          f);
+}
+
+/* A status line as the agent writes it: control as given, one GPU at 61 C, the kernel log
+ * live, a stream sync in flight on device 0. */
+static void rt_status(FILE *f, bool control, uint64_t t_ns) {
+    static struct agent_status s;
+    memset(&s, 0, sizeof(s));
+    s.t_ns = t_ns;
+    s.control = control;
+    s.has_tele = true;
+    s.tele.n_prov = 1;
+    snprintf(s.tele.prov[0].name, sizeof(s.tele.prov[0].name), "sysfs");
+    s.tele.n_gpus = 1;
+    tele_gpu_init(&s.tele.gpus[0], "0000:03:00.0");
+    s.tele.gpus[0].index = 0;
+    s.tele.gpus[0].f[TELE_F_TEMP] = 61;
+    s.tele.gpus[0].src[TELE_F_TEMP] = 1;
+    s.has_kmsg = true;
+    s.kmsg = (struct kmsg_stats){.state = KMSG_STATE_LIVE, .lines = 12, .events = 2};
+    s.has_inflight = true;
+    s.inflight = (struct trace_inflight){
+        .start_ns = t_ns - 5, .op = SYNC_OP_STREAM, .phase = PHASE_BACKWARD};
+    char *line = NULL;
+    size_t len = 0;
+    cr_assert_eq(agent_status_write(&s, &line, &len), 0);
+    fprintf(f, "%s\n\n", line); /* and a keep-alive */
+    free(line);
+}
+
+/* The stream f holds (the buffer rt_begin set up) answers the next GET /events. */
+static void rt_script_end(FILE *f, char **buf, bool hold) {
+    cr_assert_eq(fclose(f), 0); /* sets *buf */
+    rt_script("GET /events", *buf, hold);
+    *buf = NULL;
+}
+
+/* ---- driving the source as the app does ---- */
+
+static struct ui_source *rt_open(const char *token) {
+    struct remote_conf c;
+    remote_conf_default(&c);
+    snprintf(c.url, sizeof(c.url), "%s", rt_agent.url);
+    snprintf(c.token, sizeof(c.token), "%s", token);
+    c.retry_ms = 10;
+    c.timeout_ms = RT_WAIT_MS;
+    struct ui_source *src = NULL;
+    char err[512] = "";
+    cr_assert_eq(remote_open(&src, &c, err, sizeof(err)), 0, "%s", err);
+    cr_assert(src);
+    return src;
+}
+
+typedef bool (*rt_until_fn)(struct ui_source *s);
+
+/* Drain when the wake descriptor says so, until until(s) holds (false after RT_WAIT_MS). */
+static bool rt_pump(struct ui_source *s, rt_until_fn until) {
+    uint64_t deadline = mono_now_ns() + RT_WAIT_MS * 1000000ull;
+    for (;;) {
+        rt_n += s->ops->drain(s, rt_got + rt_n, sizeof(rt_got) / sizeof(rt_got[0]) - rt_n);
+        if (until(s))
+            return true;
+        uint64_t now = mono_now_ns();
+        if (now >= deadline)
+            return false;
+        struct pollfd pf = {s->ops->wake_fd(s), POLLIN, 0};
+        poll(&pf, 1, (int)((deadline - now) / 1000000) + 1);
+    }
+}
+
+static bool rt_is_done(struct ui_source *s) {
+    return s->ops->done(s);
+}
+
+static bool rt_has_tele(struct ui_source *s) {
+    return s->ops->tele(s) != NULL;
+}
+
+static bool rt_has_control(struct ui_source *s) {
+    return s->run.control_off[0] == '\0';
+}
+
+static bool rt_has_status(struct ui_source *s) {
+    return strncmp(s->run.control_off, "read-only: waiting", 18) != 0;
+}
+
+/* The agent's events drained so far (our own log lines left out), into seqs. */
+static size_t rt_agent_events(uint32_t *seqs, size_t cap) {
+    size_t n = 0;
+    for (size_t i = 0; i < rt_n && n < cap; i++)
+        if (rt_got[i].kind != EV_LOG)
+            seqs[n++] = rt_got[i].seq;
+    return n;
+}
+
+static const struct ev *rt_find_log(const char *needle) {
+    for (size_t i = 0; i < rt_n; i++)
+        if (rt_got[i].kind == EV_LOG && strstr(rt_got[i].u.text.text, needle))
+            return &rt_got[i];
+    return NULL;
+}
+
+static bool rt_has_answer(struct ui_source *s) {
+    (void)s;
+    return rt_find_log("agent: set_chunk:") != NULL;
+}
+
+/* ---- opening ---- */
+
+Test(remote, open_reads_the_run_line) {
+    char *buf = NULL, req[1024];
+    size_t len = 0;
+    FILE *f = rt_begin(&buf, &len);
+    fputs("\n", f); /* a keep-alive before the run line is fine */
+    rt_run(f, RT_T0);
+    rt_script_end(f, &buf, true);
+    struct ui_source *src = rt_open("");
+    cr_assert_str_eq(src->ops->name, "attach");
+    cr_assert_str_eq(src->run.host, "gpu-box");
+    cr_assert_str_eq(src->run.backend, "cpu");
+    cr_assert_str_eq(src->run.dev_name, "CPU (test)");
+    cr_assert_eq(src->run.start_ns, RT_T0);
+    cr_assert_not(src->run.replay);
+    cr_assert_str_eq(src->run.origin, rt_agent.url);
+    cr_assert_str_eq(src->run.control_off, "read-only: waiting for the agent's status");
+    cr_assert_str_eq(src->ops->status(src), "");
+    cr_assert_not(src->ops->done(src));
+    cr_assert_null(src->ops->tele(src));
+    struct kmsg_stats ks;
+    const char *reason = NULL;
+    cr_assert_not(src->ops->kmsg(src, &ks, &reason));
+    const struct engine_snap *snap = src->ops->snap(src);
+    cr_assert_eq(snap->chunk_bars, 250);
+    cr_assert_eq(snap->epochs, 2);
+    cr_assert_eq(snap->state, ENGINE_RUNNING);
+    cr_assert_geq(src->ops->wake_fd(src), 0);
+    rt_await_request(0, req, sizeof(req));
+    cr_assert(strncmp(req, "GET /events?since=0 HTTP/1.0\r\n", 30) == 0, "%s", req);
+    cr_assert(strstr(req, "\r\nAccept: application/x-ndjson\r\n"), "%s", req);
+    cr_assert_null(strstr(req, "Authorization"), "no token, no header: %s", req);
+    src->ops->destroy(src);
+}
+
+struct rt_refusal { /* arrays: the parameters are copied into each test's process */
+    char response[160];
+    int rc;
+    char err[96];
+};
+
+ParameterizedTestParameters(remote, open_refusals) {
+    static struct rt_refusal p[] = {
+        {"HTTP/1.0 401 Unauthorized\r\nWWW-Authenticate: Bearer\r\n\r\n", -EACCES,
+         "/events: 401 Unauthorized: give the agent's token with --token-file"},
+        {"HTTP/1.0 404 Not Found\r\n\r\n", -ENOENT, "/events: not a ringside agent"},
+        {"HTTP/1.0 500 Oops\r\n\r\n", -EPROTO, "/events: the agent answered HTTP 500"},
+        {"HTTP/1.0 200 OK\r\n\r\n{\"type\":\"log\",\"seq\":1,\"t_ns\":1,\"severity\":\"info\","
+         "\"message\":\"hi\"}\n",
+         -EPROTO, "not a ringside agent (its stream does not start with a run line)"},
+        {"HTTP/1.0 200 OK\r\n\r\nhello\n", -EPROTO, "not a ringside agent"},
+        {"HTTP/1.0 200 OK\r\n\r\n", -EPROTO, "the stream ended before its run line"},
+        {"SSH-2.0-OpenSSH_9.2\r\n", -EPROTO, "not an HTTP response"},
+    };
+    return cr_make_param_array(struct rt_refusal, p, sizeof(p) / sizeof(p[0]));
+}
+
+ParameterizedTest(struct rt_refusal *p, remote, open_refusals) {
+    rt_script("GET /events", strdup(p->response), false);
+    struct remote_conf c;
+    remote_conf_default(&c);
+    snprintf(c.url, sizeof(c.url), "%s", rt_agent.url);
+    struct ui_source *src = NULL;
+    char err[512] = "";
+    cr_assert_eq(remote_open(&src, &c, err, sizeof(err)), p->rc, "%s", err);
+    cr_assert_null(src);
+    cr_assert(strstr(err, p->err), "'%s' lacks '%s'", err, p->err);
+}
+
+Test(remote, open_without_an_agent) {
+    struct remote_conf c;
+    remote_conf_default(&c);
+    int fd = socket(AF_INET, SOCK_STREAM, 0); /* a port nobody listens on */
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(sa);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    cr_assert_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    snprintf(c.url, sizeof(c.url), "http://127.0.0.1:%u", ntohs(sa.sin_port));
+    struct ui_source *src = NULL;
+    char err[512] = "", want[128];
+    cr_assert_eq(remote_open(&src, &c, err, sizeof(err)), -ECONNREFUSED, "%s", err);
+    close(fd);
+    snprintf(want, sizeof(want), "cannot connect to 127.0.0.1:%u: Connection refused",
+             ntohs(sa.sin_port));
+    cr_assert_str_eq(err, want);
+    snprintf(c.url, sizeof(c.url), "ftp://127.0.0.1");
+    cr_assert_eq(remote_open(&src, &c, err, sizeof(err)), -EINVAL);
+    cr_assert(strstr(err, "only http:// and unix: URLs"), "%s", err);
+}
+
+/* ---- the stream ---- */
+
+Test(remote, events_layout_and_summary_rebuild_the_snapshot) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = rt_begin(&buf, &len);
+    rt_run(f, RT_T0);
+    rt_events(f, 1, 4, false);
+    struct ev cmd = {.t_ns = RT_T0 + 5000000, .seq = 5, .kind = EV_COMMAND, .dev = EV_DEV_NONE};
+    cmd.u.command = (struct ev_command){.cmd = CMD_SET_CHUNK, .arg = 500, .text = "ok"};
+    rt_event(f, &cmd);
+    rt_layout(f);
+    rt_summary(f);
+    rt_script_end(f, &buf, false);
+    struct ui_source *src = rt_open("");
+    cr_assert(rt_pump(src, rt_is_done), "never done: status '%s'", src->ops->status(src));
+    uint32_t seqs[16];
+    cr_assert_eq(rt_agent_events(seqs, 16), 5);
+    for (uint32_t k = 0; k < 5; k++)
+        cr_assert_eq(seqs[k], k + 1, "event %u has seq %u", k, seqs[k]);
+    const struct engine_snap *snap = src->ops->snap(src);
+    cr_assert_eq(snap->step, 40, "the summary's steps");
+    cr_assert_eq(snap->epoch, 2);
+    cr_assert_eq(snap->chunk_bars, 500, "the set_chunk command's result");
+    cr_assert_eq(snap->layout.n_segments, 3);
+    cr_assert_eq(snap->layout.n_listed, 1);
+    cr_assert_eq(snap->layout.seg[0].n_blocks, 2);
+    cr_assert_eq(snap->state, ENGINE_FINISHED);
+    cr_assert_eq(snap->best_val_loss, 0.2);
+    cr_assert_str_eq(src->ops->status(src), "the agent's run finished");
+    cr_assert_eq(src->ops->now_ns(src), RT_T0 + 5000000, "the clock stops at the end");
+    cr_assert_eq(rt_requests(), 1, "no reconnection after the summary");
+    src->ops->destroy(src);
+}
+
+Test(remote, kernel_log_events_leave_no_gap) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = rt_begin(&buf, &len);
+    rt_run(f, RT_T0);
+    rt_events(f, 1, 7, true); /* 1, 3, 5, 7 kernel-log; 2, 4, 6 phases */
+    rt_summary(f);
+    rt_script_end(f, &buf, false);
+    struct ui_source *src = rt_open("");
+    cr_assert(rt_pump(src, rt_is_done));
+    static struct ui_model m;
+    ui_model_init(&m);
+    for (size_t i = 0; i < rt_n; i++)
+        ui_model_add(&m, &rt_got[i]);
+    cr_assert_eq(m.events_seen, 3);
+    cr_assert_eq(m.gaps, 0);
+    cr_assert_eq(m.kmsg_seen, 4);
+    cr_assert_eq(m.kmsg_gaps, 0);
+    src->ops->destroy(src);
+}
+
+Test(remote, status_line_gives_telemetry_kmsg_and_inflight) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = rt_begin(&buf, &len);
+    rt_run(f, RT_T0);
+    rt_status(f, false, RT_T0 + 3000000000ull);
+    rt_script_end(f, &buf, true);
+    uint64_t before = mono_now_ns();
+    struct ui_source *src = rt_open("");
+    cr_assert(rt_pump(src, rt_has_tele));
+    const struct tele_snap *t = src->ops->tele(src);
+    cr_assert_eq(t->n_gpus, 1);
+    cr_assert_str_eq(t->gpus[0].pci, "0000:03:00.0");
+    cr_assert_eq(t->gpus[0].f[TELE_F_TEMP], 61);
+    cr_assert_eq(t->gpus[0].src[TELE_F_TEMP], 1);
+    struct kmsg_stats ks;
+    const char *reason = NULL;
+    cr_assert(src->ops->kmsg(src, &ks, &reason));
+    cr_assert_eq(ks.state, KMSG_STATE_LIVE);
+    cr_assert_eq(ks.lines, 12);
+    cr_assert_eq(ks.events, 2);
+    cr_assert_str_eq(reason, "");
+    struct trace_inflight inf;
+    cr_assert(src->ops->inflight(src, 0, &inf));
+    cr_assert_eq(inf.op, SYNC_OP_STREAM);
+    cr_assert_eq(inf.phase, PHASE_BACKWARD);
+    cr_assert_eq(inf.start_ns, RT_T0 + 3000000000ull - 5);
+    cr_assert_not(src->ops->inflight(src, 1, &inf), "another device");
+    /* the agent's clock: its t_ns when the line came, and ours since */
+    uint64_t now = src->ops->now_ns(src), waited = mono_now_ns() - before;
+    cr_assert_geq(now, RT_T0 + 3000000000ull);
+    cr_assert_leq(now, RT_T0 + 3000000000ull + waited);
+    cr_assert_str_eq(src->run.control_off,
+                     "read-only: the agent was not started with --allow-control");
+    src->ops->destroy(src);
+}
+
+Test(remote, reconnects_where_it_left_off) {
+    char *buf = NULL, req[1024];
+    size_t len = 0;
+    FILE *f = rt_begin(&buf, &len);
+    rt_run(f, RT_T0);
+    rt_events(f, 1, 3, false);
+    rt_script_end(f, &buf, false); /* and the connection drops */
+    f = rt_begin(&buf, &len);
+    rt_run(f, RT_T0);
+    rt_events(f, 3, 5, false); /* 3 again: already seen */
+    rt_summary(f);
+    rt_script_end(f, &buf, false);
+    struct ui_source *src = rt_open("");
+    cr_assert(rt_pump(src, rt_is_done), "never done: status '%s'", src->ops->status(src));
+    rt_await_request(1, req, sizeof(req));
+    cr_assert(strncmp(req, "GET /events?since=3 HTTP/1.0\r\n", 30) == 0, "%s", req);
+    uint32_t seqs[16];
+    cr_assert_eq(rt_agent_events(seqs, 16), 5, "none lost, none twice");
+    for (uint32_t k = 0; k < 5; k++)
+        cr_assert_eq(seqs[k], k + 1);
+    cr_assert_not_null(rt_find_log("disconnected from the agent: the agent closed the stream"));
+    cr_assert_not_null(rt_find_log("reconnected to the agent (after event 3)"));
+    static struct ui_model m;
+    ui_model_init(&m);
+    for (size_t i = 0; i < rt_n; i++)
+        ui_model_add(&m, &rt_got[i]);
+    cr_assert_eq(m.gaps, 0, "a resumed stream is no gap");
+    src->ops->destroy(src);
+}
+
+Test(remote, follows_a_restarted_agent) {
+    char *buf = NULL, req[1024];
+    size_t len = 0;
+    FILE *f = rt_begin(&buf, &len);
+    rt_run(f, RT_T0);
+    rt_events(f, 1, 2, false);
+    rt_script_end(f, &buf, false);
+    f = rt_begin(&buf, &len); /* since=2 to a new agent: its run line says so */
+    rt_run(f, RT_T1);
+    rt_script_end(f, &buf, false);
+    f = rt_begin(&buf, &len); /* since=0: the new run from its start */
+    rt_run(f, RT_T1);
+    rt_events(f, 1, 1, false);
+    rt_summary(f);
+    rt_script_end(f, &buf, false);
+    struct ui_source *src = rt_open("");
+    cr_assert(rt_pump(src, rt_is_done), "never done: status '%s'", src->ops->status(src));
+    rt_await_request(2, req, sizeof(req));
+    cr_assert(strncmp(req, "GET /events?since=0 ", 20) == 0, "%s", req);
+    rt_await_request(1, req, sizeof(req));
+    cr_assert(strncmp(req, "GET /events?since=2 ", 20) == 0, "%s", req);
+    uint32_t seqs[16];
+    cr_assert_eq(rt_agent_events(seqs, 16), 3);
+    cr_assert_eq(seqs[2], 1, "the new run's first event");
+    cr_assert_not_null(rt_find_log("the agent restarted"));
+    cr_assert_eq(src->run.start_ns, RT_T1);
+    cr_assert_str_eq(src->run.origin, rt_agent.url);
+    cr_assert_str_eq(src->ops->status(src), "the agent restarted: following its new run");
+    cr_assert_eq(src->ops->snap(src)->start_ns, RT_T1);
+    src->ops->destroy(src);
+}
+
+/* ---- keys ---- */
+
+Test(remote, keys_without_control_send_nothing) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = rt_begin(&buf, &len);
+    rt_run(f, RT_T0);
+    rt_script_end(f, &buf, true);
+    struct ui_source *src = rt_open("s3cret");
+    char msg[160];
+    cr_assert(src->ops->key(src, '+', msg, sizeof(msg)));
+    cr_assert_str_eq(msg, "read-only: waiting for the agent's status");
+    cr_assert_not(src->ops->key(src, 'x', msg, sizeof(msg)));
+    cr_assert_not(src->ops->key(src, 0x170, msg, sizeof(msg)), "a curses key code is no 'p'");
+    src->ops->destroy(src);
+    cr_assert_eq(rt_requests(), 1, "only /events");
+}
+
+Test(remote, keys_with_control_but_no_token) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = rt_begin(&buf, &len);
+    rt_run(f, RT_T0);
+    rt_status(f, true, RT_T0);
+    rt_script_end(f, &buf, true);
+    struct ui_source *src = rt_open("");
+    cr_assert(rt_pump(src, rt_has_status));
+    cr_assert_str_eq(src->run.control_off, "read-only: give the agent's token with --token-file");
+    char msg[160];
+    const char *keys = "p+=-cm";
+    for (const char *k = keys; *k; k++) {
+        cr_assert(src->ops->key(src, *k, msg, sizeof(msg)));
+        cr_assert_str_eq(msg, src->run.control_off);
+    }
+    src->ops->destroy(src);
+    cr_assert_eq(rt_requests(), 1, "only /events");
+}
+
+Test(remote, plus_sends_set_chunk_with_the_token) {
+    char *buf = NULL, req[1024], want[96];
+    size_t len = 0;
+    FILE *f = rt_begin(&buf, &len);
+    rt_run(f, RT_T0);
+    rt_status(f, true, RT_T0);
+    rt_script_end(f, &buf, true);
+    int next = vpoc_chunk_step(250, 1);
+    char *answer = malloc(256);
+    cr_assert(answer);
+    snprintf(answer, 256,
+             "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n"
+             "{\"ok\":true,\"message\":\"VPOC chunk size %d bars from the next chunk\"}",
+             next);
+    rt_script("POST /control", answer, false);
+    struct ui_source *src = rt_open("s3cret");
+    cr_assert(rt_pump(src, rt_has_control), "control_off '%s'", src->run.control_off);
+    char msg[160];
+    cr_assert(src->ops->key(src, '+', msg, sizeof(msg)));
+    snprintf(want, sizeof(want), "sent: set_chunk %d", next);
+    cr_assert_str_eq(msg, want);
+    rt_await_request(1, req, sizeof(req));
+    snprintf(want, sizeof(want), "POST /control?cmd=set_chunk&arg=%d HTTP/1.0\r\n", next);
+    cr_assert(strncmp(req, want, strlen(want)) == 0, "%s", req);
+    cr_assert(strstr(req, "\r\nAuthorization: Bearer s3cret\r\n"), "%s", req);
+    cr_assert(rt_pump(src, rt_has_answer), "the answer never came to the events panel");
+    snprintf(want, sizeof(want), "agent: set_chunk: VPOC chunk size %d bars", next);
+    cr_assert_not_null(rt_find_log(want));
+    rt_await_request(0, req, sizeof(req));
+    cr_assert(strstr(req, "\r\nAuthorization: Bearer s3cret\r\n"), "/events too: %s", req);
+    src->ops->destroy(src);
+}
+
+Test(remote, stop_returns_at_once_while_the_reader_waits) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = rt_begin(&buf, &len);
+    rt_run(f, RT_T0);
+    rt_script_end(f, &buf, true); /* then nothing: the reader blocks in its read */
+    struct ui_source *src = rt_open("");
+    uint64_t t0 = mono_now_ns();
+    src->ops->stop(src);
+    uint64_t t1 = mono_now_ns();
+    cr_assert(src->ops->done(src));
+    src->ops->destroy(src);
+    uint64_t t2 = mono_now_ns();
+    cr_assert_lt(t1 - t0, 100000000ull, "stop took %llu ns", (unsigned long long)(t1 - t0));
+    cr_assert_lt(t2 - t0, 200000000ull, "destroy took %llu ns", (unsigned long long)(t2 - t0));
+}
+
+/* ---- the HTTP client ---- */
+
+struct rt_url {
+    char in[64];
+    int rc;
+    char host[32];
+    unsigned port;
+    char base[32];
+    char unix_path[32];
+    char why[64]; /* a piece of the reason */
+};
+
+ParameterizedTestParameters(remote, url_parse) {
+    static struct rt_url p[] = {
+        {"http://localhost", 0, "localhost", 9464, "", "", ""},
+        {"http://10.0.0.2:8080/ringside/", 0, "10.0.0.2", 8080, "/ringside", "", ""},
+        {"HTTP://gpu-box.lan:9464/", 0, "gpu-box.lan", 9464, "", "", ""},
+        {"http://[::1]:9000", 0, "::1", 9000, "", "", ""},
+        {"http://[fe80::1]", 0, "fe80::1", 9464, "", "", ""},
+        {"unix:/run/ringside.sock", 0, "localhost", 0, "", "/run/ringside.sock", ""},
+        {"unix:///tmp/a.sock", 0, "localhost", 0, "", "/tmp/a.sock", ""},
+        {"ftp://x", -EINVAL, "", 0, "", "", "only http:// and unix: URLs"},
+        {"localhost:9464", -EINVAL, "", 0, "", "", "only http:// and unix: URLs"},
+        {"https://x", -EINVAL, "", 0, "", "", "no TLS here"},
+        {"http://h:99999", -EINVAL, "", 0, "", "", "port '99999' is not a number in 1..65535"},
+        {"http://h:0", -EINVAL, "", 0, "", "", "port '0'"},
+        {"http://h:", -EINVAL, "", 0, "", "", "port ''"},
+        {"http://h:80x", -EINVAL, "", 0, "", "", "port '80x'"},
+        {"http://", -EINVAL, "", 0, "", "", "no host"},
+        {"http://:9464", -EINVAL, "", 0, "", "", "no host"},
+        {"http://u:p@h", -EINVAL, "", 0, "", "", "user names"},
+        {"http://h/x?y=1", -EINVAL, "", 0, "", "", "without ? or #"},
+        {"http://h?y", -EINVAL, "", 0, "", "", "without ? or #"},
+        {"http://h/a b", -EINVAL, "", 0, "", "", "a space or control character"},
+        {"http://h_h!", -EINVAL, "", 0, "", "", "not a host name"},
+        {"http://[::1", -EINVAL, "", 0, "", "", "needs [ and ]"},
+        {"http://[::1]x", -EINVAL, "", 0, "", "", "text after the IPv6 address"},
+        {"http://[zz]", -EINVAL, "", 0, "", "", "not an IPv6 address"},
+        {"unix:", -EINVAL, "", 0, "", "", "no socket path"},
+    };
+    return cr_make_param_array(struct rt_url, p, sizeof(p) / sizeof(p[0]));
+}
+
+ParameterizedTest(struct rt_url *p, remote, url_parse) {
+    struct http_url u;
+    char why[256] = "";
+    cr_assert_eq(http_url_parse(p->in, &u, why, sizeof(why)), p->rc, "'%s': %s", p->in, why);
+    if (p->rc != 0) {
+        cr_assert(strstr(why, p->why), "'%s': why is '%s', want '%s'", p->in, why, p->why);
+        return;
+    }
+    cr_assert_str_eq(u.host, p->host);
+    cr_assert_eq(u.port, p->port);
+    cr_assert_str_eq(u.base, p->base);
+    cr_assert_str_eq(u.unix_path, p->unix_path);
+}
+
+Test(remote, url_parse_long_unix_path) {
+    char s[200] = "unix:/";
+    struct http_url u;
+    char why[256] = "";
+    memset(s + 6, 'a', 150);
+    cr_assert_eq(http_url_parse(s, &u, why, sizeof(why)), -EINVAL);
+    cr_assert(strstr(why, "a socket path is at most 107 bytes"), "%s", why);
+}
+
+/* GET path from the fake agent: the connection and its status. */
+static struct http_conn *rt_get(const char *path, int timeout_ms, int want_rc, int *status,
+                                char *why, size_t whylen) {
+    struct http_url u;
+    cr_assert_eq(http_url_parse(rt_agent.url, &u, why, whylen), 0);
+    struct http_conn *c = NULL;
+    cr_assert_eq(
+        http_request(&c, &u, "GET", path, "text/plain", "", timeout_ms, status, why, whylen),
+        want_rc, "%s", why);
+    return c;
+}
+
+Test(remote, http_lines_crlf_length_and_end) {
+    /* Content-Length stops the body before the EXTRA the server sends after it */
+    rt_script("GET /x",
+              strdup("HTTP/1.1 200 OK\r\nContent-Length: 11\r\nX-A: b\r\n\r\n"
+                     "ab\r\n\ncd\nefgEXTRA\n"),
+              false);
+    int status = 0;
+    char why[256] = "";
+    struct http_conn *c = rt_get("/x", RT_WAIT_MS, 0, &status, why, sizeof(why));
+    cr_assert_eq(status, 200);
+    const char *line;
+    size_t len;
+    const char *want[] = {"ab", "", "cd", "efg"};
+    for (size_t k = 0; k < 4; k++) {
+        cr_assert_eq(http_read_line(c, &line, &len, 100), 1);
+        cr_assert_eq(len, strlen(want[k]));
+        cr_assert(memcmp(line, want[k], len) == 0, "line %zu: '%.*s'", k, (int)len, line);
+    }
+    cr_assert_eq(http_read_line(c, &line, &len, 100), 0);
+    cr_assert_eq(http_read_line(c, &line, &len, 100), 0, "and stays at the end");
+    http_close(c);
+}
+
+Test(remote, http_line_over_the_limit) {
+    char *text = malloc(70000);
+    cr_assert(text);
+    int n = snprintf(text, 70000, "HTTP/1.0 200 OK\r\n\r\nshort\n");
+    memset(text + n, 'x', 65536);
+    snprintf(text + n + 65536, 70000 - (size_t)n - 65536, "\nafter\n");
+    rt_script("GET /big", text, false);
+    int status = 0;
+    char why[256] = "";
+    struct http_conn *c = rt_get("/big", RT_WAIT_MS, 0, &status, why, sizeof(why));
+    const char *line;
+    size_t len;
+    cr_assert_eq(http_read_line(c, &line, &len, 4096), 1);
+    cr_assert_eq(len, 5);
+    cr_assert_eq(http_read_line(c, &line, &len, 4096), -E2BIG);
+    http_close(c);
+}
+
+Test(remote, http_body_and_errors) {
+    rt_script("GET /body", strdup("HTTP/1.0 403 Forbidden\r\n\r\n{\"ok\":false}"), false);
+    rt_script("GET /silent", strdup(""), true);
+    int status = 0;
+    char why[256] = "";
+    struct http_conn *c = rt_get("/body", RT_WAIT_MS, 0, &status, why, sizeof(why));
+    cr_assert_eq(status, 403);
+    char *body = NULL;
+    size_t len = 0;
+    cr_assert_eq(http_read_body(c, &body, &len, 64), 0);
+    cr_assert_str_eq(body, "{\"ok\":false}");
+    cr_assert_eq(len, 12);
+    free(body);
+    http_close(c);
+    c = rt_get("/silent", 100, -ETIMEDOUT, &status, why, sizeof(why));
+    cr_assert_null(c);
+    cr_assert(strstr(why, "timed out waiting for the answer"), "%s", why);
+    c = rt_get("bad path", 100, -EINVAL, &status, why, sizeof(why));
+    cr_assert_null(c);
+}
