@@ -2,7 +2,9 @@
 # Build the HIP backend on a GPU machine and run the GPU tests, the dashboard, hang and fault
 # end-to-end tests on the GPU backend (tmux) and the benchmark against PyTorch there, in one
 # command:
-#   scripts/gpu-check.sh [build|test|dashboard|faults|bench|all] [BUILD_DIR]  (default: all build-gpu)
+#   scripts/gpu-check.sh [build|test|dashboard|faults|agent|bench|all] [BUILD_DIR]
+#   (default: all build-gpu); agent: the agent's end-to-end test training on the GPU (NVML
+#   telemetry in /metrics), then its load benchmark there
 # NVIDIA (nvcc found) builds RINGSIDE_HIP=NVIDIA, otherwise AMD (hipcc). When ./sysroot exists
 # (made by scripts/sysroot.sh on a machine that reaches Debian's packages, then copied here) the
 # headers and libraries the machine lacks come from it; nothing is installed.
@@ -43,18 +45,26 @@ faults() {
     E2E_BACKEND=hip bash "$top/tests/e2e/inject.sh" "$dir/ringside" "$dir/e2e-inject"
 }
 
+# the agent training on the GPU: its end-to-end test, then 200 scrapers against it
+agent() {
+    E2E_BACKEND=hip bash "$top/tests/e2e/agent.sh" "$dir/ringside" "$dir/e2e-agent"
+    "$dir/tests/bench/bench_agent" "$dir/ringside" --seconds 30 -- --backend hip
+}
+
 export RINGSIDE_GPU_TESTS_REQUIRE_DEVICE=1 # here a missing device is a failure, not a skip
 case "$what" in
 build) build ;;
 test) build && ctest --test-dir "$dir" --output-on-failure -L gpu ;;
 dashboard) build && E2E_BACKEND=hip bash "$top/tests/e2e/dashboard.sh" "$dir/ringside" "$dir/e2e-gpu" ;;
 faults) build && faults ;;
+agent) build && agent ;;
 bench) build && "$top/scripts/gpu-bench.sh" "$dir" ;;
 all)
     build
     ctest --test-dir "$dir" --output-on-failure -L gpu
     E2E_BACKEND=hip bash "$top/tests/e2e/dashboard.sh" "$dir/ringside" "$dir/e2e-gpu"
     faults
+    agent
     "$top/scripts/gpu-bench.sh" "$dir"
     ;;
 *)

@@ -42,4 +42,7 @@ find "$dest" -type l -name '*.so' | while read -r link; do
         ;;
     esac
 done
+# libmicrohttpd's .pc names gnutls for static links only; the shared library finds the target's
+# own libgnutls.so.30, so pkg-config is not made to look for gnutls' headers here.
+sed -i '/^Requires.private:/d' "$dest"/usr/lib/x86_64-linux-gnu/pkgconfig/libmicrohttpd.pc
 echo "sysroot: ${#packages[@]} packages in $dest"

@@ -471,8 +471,8 @@ static ssize_t http_stream_read(void *cls, uint64_t pos, char *buf, size_t max) 
 
 static void http_stream_free(void *cls) {
     struct http_stream *st = cls;
+    atomic_fetch_sub(&st->s->followers, 1); /* first: the count agrees with the log's */
     agent_follow_close(st->f);
-    atomic_fetch_sub(&st->s->followers, 1);
     free(st);
 }
 

@@ -5,7 +5,7 @@
 # token, a chunk-size change sent both ways, the kernel log counted, SIGTERM. Then the option
 # errors, and an agent without --train or --allow-control.
 #
-# usage: agent.sh RINGSIDE SCRATCH_DIR
+# usage: agent.sh RINGSIDE SCRATCH_DIR    (E2E_BACKEND=hip: train on the GPU, default cpu)
 E2E_NAME="agent e2e"
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -75,7 +75,7 @@ check_format() {
 }
 
 # ---- the agent with the training loop, a token and control ----
-start_agent "$SCRATCH/agent.log" --train --backend cpu --synthetic-days 20 --epochs 100000 \
+start_agent "$SCRATCH/agent.log" --train --backend "${E2E_BACKEND:-cpu}" --synthetic-days 20 --epochs 100000 \
     --output "$OUT" --token-file "$TOKEN" --allow-control --kmsg-file "$KLOG" \
     --metrics-interval 0.2
 
@@ -161,7 +161,7 @@ next_server
 # ---- attach with the token: the dashboard of the remote run; '+' changes the chunk size ----
 tm new-session -d -s "$SESSION" -x 140 -y 40 "$RINGSIDE" attach "$URL" --token-file "$TOKEN" ||
     fail "tmux new-session failed"
-wait_for "the remote run shows: host, backend, epochs" 30 header_has "cpu"
+wait_for "the remote run shows: host, backend, epochs" 30 header_has "${E2E_BACKEND:-cpu}"
 wait_for "the remote run is training" 60 header_has "epoch"
 wait_for "the remote kernel-log event shows" 30 has "ring timeout"
 followed() { grep -q -- "$1" "$SCRATCH/follow.jsonl"; }
@@ -194,7 +194,7 @@ grep -q "stopped" "$SCRATCH/agent.log" || fail "no stop message in the log"
 [ "$(code "$URL/metrics")" = 000 ] || fail "the port still answers"
 
 # ---- training without --allow-control: attach is read-only, /control is refused ----
-start_agent "$SCRATCH/agent2.log" --train --backend cpu --synthetic-days 20 --epochs 100000 \
+start_agent "$SCRATCH/agent2.log" --train --backend "${E2E_BACKEND:-cpu}" --synthetic-days 20 --epochs 100000 \
     --output "$OUT-2" --token-file "$TOKEN" --no-kmsg --telemetry none
 STEP="without --allow-control, /control is off even with the token"
 [ "$(code -X POST -H "$(auth)" "$URL/control?cmd=pause")" = 403 ] || fail "control not refused"

@@ -265,5 +265,8 @@ const struct thread_case thread_cases[] = {
     {"kmsg_flood", thread_case_kmsg_flood},
     {"kmsg_inject", thread_case_kmsg_inject},
     {"kmsg_inject_stop", thread_case_kmsg_inject_stop},
+    {"agent_log_followers", thread_case_agent_log_followers},
+    {"agent_http_streams", thread_case_agent_http_streams},
+    {"remote_attach", thread_case_remote_attach},
     {NULL, NULL},
 };

@@ -29,5 +29,8 @@ int thread_case_kmsg_prompt_stop(char *why, size_t whylen);
 int thread_case_kmsg_flood(char *why, size_t whylen);
 int thread_case_kmsg_inject(char *why, size_t whylen);
 int thread_case_kmsg_inject_stop(char *why, size_t whylen);
+int thread_case_agent_log_followers(char *why, size_t whylen);
+int thread_case_agent_http_streams(char *why, size_t whylen);
+int thread_case_remote_attach(char *why, size_t whylen);
 
 #endif

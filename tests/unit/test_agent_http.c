@@ -633,11 +633,13 @@ Test(agent_http, headers_over_the_limit_are_refused) {
     c.max_request_bytes = 4096;
     ah_start(&c);
     size_t n = 20000;
-    char *req = malloc(n + 128);
+    static const char head[] = "GET /healthz HTTP/1.0\r\nX-Pad: ", tail[] = "\r\n\r\n";
+    size_t k = sizeof(head) - 1;
+    char *req = malloc(k + n + sizeof(tail));
     cr_assert_not_null(req);
-    int k = snprintf(req, n + 128, "GET /healthz HTTP/1.0\r\nX-Pad: ");
+    memcpy(req, head, k);
     memset(req + k, 'x', n);
-    snprintf(req + k + n, 128, "\r\n\r\n");
+    memcpy(req + k + n, tail, sizeof(tail));
     struct ah_resp r = ah_req(req);
     cr_assert(r.status == 413 || r.status == 431, "%d: %s", r.status, r.raw.p ? r.raw.p : "");
     ah_free(&r);
