@@ -185,7 +185,9 @@ int gpu_view_lines(const struct tele_snap *t, const struct engine_snap *es, int 
                    enum gpu_view_page page, struct gpu_view_line *out, int max) {
     struct gpu_view_out o = {out, 0, max};
     if (!t) {
-        gpu_view_add(&o, THEME_DIM, "no telemetry in this run (a replay, or --telemetry none)");
+        gpu_view_add(
+            &o, THEME_DIM,
+            "no telemetry in this run (a replay, --telemetry none, or none from the agent yet)");
         return o.n;
     }
     if (page == GPU_VIEW_PROVIDERS) {

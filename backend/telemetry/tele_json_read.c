@@ -48,16 +48,23 @@ static bool tele_jr_is_num(const json_object *v) {
     return json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double);
 }
 
+/* The member key when it is a number; NULL when absent, or not a number (t then fails). */
+static json_object *tele_jr_number(struct tele_jr *t, const json_object *o, const char *at,
+                                   const char *key) {
+    json_object *v = tele_jr_get(t, o, key);
+    if (v && !tele_jr_is_num(v)) {
+        tele_jr_fail(t, at, key, "not a number");
+        return NULL;
+    }
+    return v;
+}
+
 /* A number (integer or not): true with *out when present. */
 static bool tele_jr_num(struct tele_jr *t, const json_object *o, const char *at, const char *key,
                         double *out) {
-    json_object *v = tele_jr_get(t, o, key);
+    json_object *v = tele_jr_number(t, o, at, key);
     if (!v)
         return false;
-    if (!tele_jr_is_num(v)) {
-        tele_jr_fail(t, at, key, "not a number");
-        return false;
-    }
     *out = json_object_get_double(v);
     return true;
 }
@@ -65,13 +72,9 @@ static bool tele_jr_num(struct tele_jr *t, const json_object *o, const char *at,
 /* A count or a byte size: a number >= 0 (a large one may be written as a double). */
 static bool tele_jr_u64(struct tele_jr *t, const json_object *o, const char *at, const char *key,
                         uint64_t *out) {
-    json_object *v = tele_jr_get(t, o, key);
+    json_object *v = tele_jr_number(t, o, at, key);
     if (!v)
         return false;
-    if (!tele_jr_is_num(v)) {
-        tele_jr_fail(t, at, key, "not a number");
-        return false;
-    }
     if (json_object_is_type(v, json_type_int)) {
         if (json_object_get_int64(v) < 0) {
             tele_jr_fail(t, at, key, "negative");

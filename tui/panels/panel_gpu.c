@@ -86,7 +86,8 @@ static void panel_gpu_why(struct panel *p, int y, const struct ui_frame *f) {
             snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s: %s", why[0] ? "; " : "",
                      t->prov[k].name, t->prov[k].reason);
     w_text(p->win, y, 1, p->w - 2, THEME_DIM, f, "telemetry: %s%s",
-           !t ? "off (replay, or --telemetry none)" : "no GPU found - ", why);
+           !t ? "off (replay, --telemetry none, or none from the agent yet)" : "no GPU found - ",
+           why);
 }
 
 /* The runtime's and the pool's numbers for the device the loop runs on. */
