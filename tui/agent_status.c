@@ -28,21 +28,6 @@ static const char *agent_status_kmsg_state(enum kmsg_state s) {
 
 /* ---- writing ---- */
 
-/* tele_json_write's object, or NULL when out of memory. */
-static json_object *agent_status_tele(const struct tele_snap *t) {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
-        return NULL;
-    int rc = tele_json_write(f, t, false);
-    if (fclose(f) != 0)
-        rc = -1;
-    json_object *o = rc == 0 ? json_tokener_parse(text) : NULL;
-    free(text);
-    return o;
-}
-
 static json_object *agent_status_kmsg(const struct agent_status *s) {
     json_object *o = json_object_new_object();
     if (!o)
@@ -85,7 +70,7 @@ int agent_status_write(const struct agent_status *s, char **out, size_t *len) {
     json_object_object_add(o, "t_ns", json_object_new_uint64(s->t_ns));
     json_object_object_add(o, "control", json_object_new_boolean(s->control));
     bool ok = agent_status_put(o, "telemetry", s->has_tele,
-                               s->has_tele ? agent_status_tele(&s->tele) : NULL);
+                               s->has_tele ? tele_json_object(&s->tele) : NULL);
     ok &= agent_status_put(o, "kmsg", s->has_kmsg, s->has_kmsg ? agent_status_kmsg(s) : NULL);
     ok &= agent_status_put(o, "inflight", s->has_inflight,
                            s->has_inflight ? agent_status_inflight(s) : NULL);

@@ -44,10 +44,6 @@ int cli_kmsg_start(const struct cli_train_opts *o, bool session_log, struct cli_
 /* Stop the watcher and free everything (safe on a zeroed or failed run). */
 void cli_kmsg_stop(struct cli_kmsg_run *k);
 
-/* A bearer token from the first line of path (trailing blanks dropped; warns on stderr when
- * other users can read the file). 0, or -errno / -EINVAL with err naming the file. */
-int cli_token_read(const char *path, char *out, size_t cap, char *err, size_t errlen);
-
 /* Warnings, errors and alerts (and the kernel log's failures) also go to stderr, so a run
  * without a terminal is not silent. */
 void cli_echo(const struct ev *e);

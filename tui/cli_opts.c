@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char cli_train_usage[] =
     "usage: ringside [train] [--headless] [--jsonl FILE|-] [--data FILE | --synthetic-days N] "
@@ -640,4 +641,32 @@ int cli_view_opt(struct cli_train_opts *o, int id, const char *v, char *err, siz
     default:
         return -ENOENT;
     }
+}
+
+int cli_token_read(const char *path, char *out, size_t cap, char *err, size_t errlen) {
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return errbuf_set(err, errlen, -errno, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
+        fprintf(stderr, "ringside: warning: %s can be read by other users (chmod 600 it)\n", path);
+    char line[512];
+    bool got = fgets(line, sizeof(line), f) != NULL;
+    fclose(f);
+    size_t n = got ? strcspn(line, "\r\n") : 0;
+    while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+        n--;
+    if (n == 0)
+        return errbuf_set(err, errlen, -EINVAL, "%s: no token on its first line", path);
+    if (n >= cap || n >= sizeof(line) - 1)
+        return errbuf_set(err, errlen, -EINVAL, "%s: the token is longer than %zu bytes", path,
+                          cap - 1);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)line[i] <= ' ' || line[i] == 0x7f)
+            return errbuf_set(err, errlen, -EINVAL,
+                              "%s: the token has a space or control character at byte %zu", path,
+                              i + 1);
+    memcpy(out, line, n);
+    out[n] = '\0';
+    return 0;
 }

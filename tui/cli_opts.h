@@ -68,6 +68,10 @@ void cli_view_defaults(struct cli_train_opts *o);
 /* Apply a viewing flag: 0, -EINVAL with err, or -ENOENT when id is not one of them. */
 int cli_view_opt(struct cli_train_opts *o, int id, const char *v, char *err, size_t errlen);
 
+/* A bearer token from the first line of path (trailing blanks dropped; warns on stderr when
+ * other users can read the file). 0, or -errno / -EINVAL with err naming the file. */
+int cli_token_read(const char *path, char *out, size_t cap, char *err, size_t errlen);
+
 /* Copy into a fixed buffer; -ENAMETOOLONG with err when it does not fit. */
 int cli_copy(const char *flag, char *dst, size_t cap, const char *src, char *err, size_t errlen);
 

@@ -30,22 +30,6 @@ static json_object *doctor_bundle_facts(const struct doctor_facts *f) {
     return o;
 }
 
-/* The probe --json snapshot as an object (through a memory stream), or null. */
-static json_object *doctor_bundle_tele(const struct tele_snap *snap) {
-    if (!snap)
-        return NULL;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    if (!m)
-        return NULL;
-    int rc = tele_json_write(m, snap, false);
-    fclose(m);
-    json_object *o = rc == 0 && buf ? json_tokener_parse(buf) : NULL;
-    free(buf);
-    return o;
-}
-
 static json_object *doctor_bundle_kmsg(const struct doctor_kmsg_events *k) {
     json_object *a = json_object_new_array();
     for (size_t i = 0; k && i < k->n; i++) {
@@ -68,7 +52,7 @@ int doctor_write_bundle(const char *path, const struct doctor_report *r,
     json_object_object_add(j, "bundle", json_object_new_string("ringside doctor"));
     json_object_object_add(j, "facts", doctor_bundle_facts(f));
     json_object_object_add(j, "report", doctor_report_json(r));
-    json_object_object_add(j, "telemetry", doctor_bundle_tele(snap));
+    json_object_object_add(j, "telemetry", snap ? tele_json_object(snap) : NULL);
     json_object_object_add(j, "kernel_log_events_total",
                            json_object_new_int64(k ? (int64_t)k->total : 0));
     json_object_object_add(j, "kernel_log", doctor_bundle_kmsg(k));

@@ -163,13 +163,18 @@ static json_object *tele_json_gpu(const struct tele_snap *s, const struct tele_g
     return o;
 }
 
-int tele_json_write(FILE *out, const struct tele_snap *s, bool pretty) {
+json_object *tele_json_object(const struct tele_snap *s) {
     json_object *root = json_object_new_object();
     json_object_object_add(root, "providers", tele_json_providers(s));
     json_object *gpus = json_object_new_array();
     for (unsigned i = 0; i < s->n_gpus; i++)
         json_object_array_add(gpus, tele_json_gpu(s, &s->gpus[i]));
     json_object_object_add(root, "gpus", gpus);
+    return root;
+}
+
+int tele_json_write(FILE *out, const struct tele_snap *s, bool pretty) {
+    json_object *root = tele_json_object(s);
     int flags =
         JSON_C_TO_STRING_NOSLASHESCAPE |
         (pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED : JSON_C_TO_STRING_PLAIN);

@@ -11,6 +11,10 @@
 
 struct json_object;
 
+/* The snapshot as the object {"providers":[...],"gpus":[...]} (the caller puts it), for a
+ * document that embeds it. */
+struct json_object *tele_json_object(const struct tele_snap *s);
+
 /* {"providers":[...],"gpus":[...]} and a newline to out. 0, or -1 when the write failed. */
 int tele_json_write(FILE *out, const struct tele_snap *s, bool pretty);
 

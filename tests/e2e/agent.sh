@@ -141,9 +141,11 @@ STEP="/control: 401 without the token, 400 for a bad command"
 [ "$(code -H "$(auth)" "$URL/nothing")" = 404 ] || fail "unknown path"
 
 # ---- attach, read-only: the loop's keys are greyed and send nothing ----
-tm new-session -d -s "$SESSION" -x 140 -y 40 "$RINGSIDE" attach "$URL" ||
+tm new-session -d -s "$SESSION" -x 140 -y 40 \
+    sh -c "'$RINGSIDE' attach '$URL' 2>&1; echo \"attach exit=\$?\"; sleep 30" ||
     fail "tmux new-session failed"
-wait_for "attach without the token: refused with the reason" 10 session_gone
+wait_for "attach without the token: refused with the reason" 10 has "give the agent's token"
+wait_for "attach without the token: exit status 2" 10 has "attach exit=2"
 next_server
 tm new-session -d -s "$SESSION" -x 140 -y 40 \
     sh -c "'$RINGSIDE' attach '$URL' --token-file /dev/null 2>&1; sleep 30" ||
