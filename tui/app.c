@@ -1,15 +1,9 @@
 /* The dashboard: the UI loop over a ui_source. The UI thread never calls a compute API: it
  * drains events, reads snapshots and redraws at the refresh rate; keys act within a frame. */
-#include "backend/core/afile.h"
+#include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
-#include "backend/trace/trace_watch.h"
 #include "tui/app_internal.h"
 #include "tui/app_signals.h"
-#include "tui/cli.h"
-#include "tui/cli_tele.h"
-#include "tui/record.h"
-#include "tui/remedies.h"
-#include "tui/ui_source_live.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,10 +23,8 @@ static const struct panel_ops *const app_panel_table[APP_PANELS] = {
     &panel_gpu_ops, &panel_memory_ops, &panel_timeline_ops, &panel_sync_ops, &panel_events_ops,
 };
 
-/* Events the live ring holds between two drains, which come at most every APP_DRAIN_NS: room
- * for 80,000 events a second. */
-#define APP_RING_EVENTS (1u << 12)
-#define APP_DRAIN_NS    50000000ull
+/* Events are drained at most every APP_DRAIN_NS (app_live sizes the live ring for it). */
+#define APP_DRAIN_NS 50000000ull
 
 void app_notice(struct app *a, const char *fmt, ...) {
     va_list ap;
@@ -123,16 +115,6 @@ static void app_kernel_key(struct app *a) {
 }
 
 /* A stop that takes longer than 2 s is a hung call: say which, and how to leave anyway. */
-/* "a device sync in cleanup has been in flight for 12.3 s" into buf; false when nothing is. */
-static bool app_stuck_call(bool busy, const struct trace_inflight *inf, uint64_t now, char *buf,
-                           size_t n) {
-    if (!busy || now <= inf->start_ns)
-        return false;
-    snprintf(buf, n, "a %s sync in %s has been in flight for %.1f s", ev_sync_op_name(inf->op),
-             ev_phase_name(inf->phase), (double)(now - inf->start_ns) / 1e9);
-    return true;
-}
-
 static void app_quit_notice(struct app *a) {
     uint64_t now = mono_now_ns();
     if (!a->quitting || a->leave_now || a->src->ops->done(a->src) ||
@@ -140,8 +122,8 @@ static void app_quit_notice(struct app *a) {
         return;
     struct trace_inflight inf;
     char stuck[128];
-    if (app_stuck_call(a->src->ops->inflight(a->src, a->frame.gpu, &inf), &inf, now, stuck,
-                       sizeof(stuck)))
+    if (a->src->ops->inflight(a->src, a->frame.gpu, &inf) &&
+        trace_inflight_describe(&inf, now, stuck, sizeof(stuck)))
         app_notice(a, "not stopping: %s - q again leaves now", stuck);
     else
         app_notice(a, "not stopping after %.1f s - q again leaves now",
@@ -283,15 +265,15 @@ static void app_build_frame(struct app *a) {
     f->theme = &a->theme;
     f->color = a->color;
     f->utf8 = a->utf8;
-    f->sync_slow_ns = a->o->sync_slow_ns;
-    f->sync_timeout_ns = a->o->sync_timeout_ns;
+    f->sync_slow_ns = a->v->sync_slow_ns;
+    f->sync_timeout_ns = a->v->sync_timeout_ns;
     f->window_ns = app_zoom_ns[a->zoom];
     f->chunk = f->snap->chunk_bars;
     f->frozen = a->frozen;
     f->source_status = a->src->ops->status(a->src);
     f->tele = app_tele(a);
     f->tele_train = gpu_view_training(f->tele, f->snap);
-    const struct ui_source *src = a->src;
+    const struct source *src = a->src;
     f->kmsg_reason = "";
     if (src->ops->kmsg) /* a remote agent's watcher */
         f->has_kmsg = src->ops->kmsg(a->src, &f->kmsg, &f->kmsg_reason);
@@ -301,28 +283,14 @@ static void app_build_frame(struct app *a) {
     }
 }
 
-/* A HANG alert: the diagnostic bundle, once, and where it went in the footer and events. */
-static void app_bundle(struct app *a, const struct ev *e) {
-    char msg[EV_TEXT_BYTES];
-    if (!bundle_due(&a->recent, e) || strcmp(a->src->run.origin, "live") != 0) /* here only */
-        return;
-    struct bundle_src b = {.o = a->o, .snap = a->src->ops->snap(a->src), .tele = app_tele(a)};
-    bundle_on_hang(&a->recent, e, &b, msg, sizeof(msg));
-    struct ev log = {.t_ns = mono_now_ns(), .kind = EV_LOG, .dev = EV_DEV_NONE};
-    log.seq = (uint32_t)a->model.last_seq; /* not a gap in the source's sequence */
-    log.u.text.severity = SEV_WARNING;
-    snprintf(log.u.text.text, sizeof(log.u.text.text), "%s", msg);
-    ui_model_add(&a->model, &log);
-    app_notice(a, "%s", msg);
-}
-
 static void app_drain(struct app *a) {
     static struct ev evs[1024];
     size_t n;
     while ((n = a->src->ops->drain(a->src, evs, 1024)) > 0)
         for (size_t i = 0; i < n; i++) {
-            app_bundle(a, &evs[i]);
             ui_model_add(&a->model, &evs[i]);
+            if (evs[i].kind == EV_LOG && evs[i].u.text.code == ALERT_HANG_BUNDLE)
+                app_notice(a, "%s", evs[i].u.text.text); /* where the hang diagnostics went */
             if (evs[i].kind == EV_COMMAND) /* a command's result shows where the key was seen */
                 app_notice(a, "%s: %s", ev_cmd_name(evs[i].u.command.cmd), evs[i].u.command.text);
         }
@@ -334,7 +302,7 @@ static void app_drain(struct app *a) {
 static void app_wait(struct app *a, uint64_t deadline_ns) {
     bool tty = isatty(0) && !a->hangup; /* a hung-up terminal would wake poll for ever */
     /* a recording must not drop events: it drains on every wake-up */
-    uint64_t every = a->o->record[0] ? 0 : APP_DRAIN_NS;
+    uint64_t every = a->v->drain_every_wake ? 0 : APP_DRAIN_NS;
     uint64_t last_drain = mono_now_ns();
     for (uint64_t now = last_drain; now < deadline_ns; now = mono_now_ns()) {
         bool drain_due = now - last_drain >= every;
@@ -374,7 +342,7 @@ static void app_loop(struct app *a) {
         app_build_frame(a);
         if (!a->hangup)
             app_draw_frame(a, a->quitting);
-        if (a->o->frames && ++frames == a->o->frames && !a->quitting) {
+        if (a->v->frames && ++frames == a->v->frames && !a->quitting) {
             a->quitting = true;
             a->src->ops->stop(a->src);
         }
@@ -384,13 +352,13 @@ static void app_loop(struct app *a) {
         if (sig)
             app_quit_key(a);
         if (a->hangup && a->quitting && !a->src->ops->done(a->src)) {
-            app_wait(a, mono_now_ns() + (uint64_t)a->o->delay_ds * 100000000ull);
+            app_wait(a, mono_now_ns() + (uint64_t)a->v->delay_ds * 100000000ull);
             continue;
         }
         app_quit_notice(a);
         if (a->leave_now || (a->quitting && a->src->ops->done(a->src)))
             return;
-        app_wait(a, mono_now_ns() + (uint64_t)a->o->delay_ds * 100000000ull);
+        app_wait(a, mono_now_ns() + (uint64_t)a->v->delay_ds * 100000000ull);
     }
 }
 
@@ -399,13 +367,13 @@ static void app_loop(struct app *a) {
 static int app_theme(struct app *a, char *err, size_t errlen) {
     theme_default(&a->theme);
     snprintf(a->theme_name, sizeof(a->theme_name), "default");
-    if (!a->o->theme[0]) {
+    if (!a->v->theme[0]) {
         struct theme t;
         if (theme_open("default", &t, err, errlen) == 0)
             a->theme = t;
         return 0;
     }
-    int rc = theme_open(a->o->theme, &a->theme, err, errlen);
+    int rc = theme_open(a->v->theme, &a->theme, err, errlen);
     if (rc == 0)
         snprintf(a->theme_name, sizeof(a->theme_name), "%s", a->theme.name);
     return rc;
@@ -430,12 +398,11 @@ static void app_setup_terminal(struct app *a) {
     app_relayout(a);
 }
 
-int app_main(struct ui_source *src, const struct cli_train_opts *o,
-             const struct app_services *svc) {
+int app_main(struct source *src, const struct app_view *v, const struct app_services *svc) {
     static struct app a; /* large (the model): not on the stack */
     memset(&a, 0, sizeof(a));
     a.src = src;
-    a.o = o;
+    a.v = v;
     a.tele = svc->tele;
     a.kmsg = svc->kmsg;
     a.frame.remedies = svc->remedies;
@@ -444,19 +411,19 @@ int app_main(struct ui_source *src, const struct cli_train_opts *o,
     char err[512];
     if (app_theme(&a, err, sizeof(err)) != 0) {
         fprintf(stderr, "ringside: %s\n", err);
-        return CLI_EXIT_USAGE;
+        return RS_EXIT_USAGE;
     }
-    if (!isatty(1) && !o->frames) {
+    if (!isatty(1) && !v->frames) {
         fprintf(stderr, "ringside: stdout is not a terminal; use 'ringside train --headless' "
                         "for JSON lines\n");
-        return CLI_EXIT_USAGE;
+        return RS_EXIT_USAGE;
     }
     a.utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
     app_signals_save_tty();
     if (!newterm(NULL, stdout, stdin)) {
         fprintf(stderr, "ringside: cannot initialise the terminal (TERM=%s)\n",
                 getenv("TERM") ? getenv("TERM") : "");
-        return CLI_EXIT_USAGE;
+        return RS_EXIT_USAGE;
     }
     app_signals_install();
     app_setup_terminal(&a);
@@ -468,151 +435,4 @@ int app_main(struct ui_source *src, const struct cli_train_opts *o,
     if (!a.hangup) /* after a hangup the terminal is gone: nothing is written to it */
         endwin();
     return 0;
-}
-
-/* While curses owns the terminal, stderr goes to a session log beside the checkpoints. */
-static int app_redirect_stderr(const struct cli_train_opts *o) {
-    char err[256], log[ENGINE_PATH_MAX + 32];
-    if (afile_mkdirs(o->conf.output_dir, err, sizeof(err)) != 0)
-        return -1;
-    snprintf(log, sizeof(log), "%s/session.log", o->conf.output_dir);
-    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -1;
-    int saved = dup(2);
-    dup2(fd, 2);
-    close(fd);
-    return saved;
-}
-
-static int app_finish(struct engine *e, unsigned dev, struct rec *rec, struct evring *ring,
-                      bool left_early) {
-    if (left_early && !engine_done(e)) {
-        struct trace_inflight inf;
-        char stuck[128];
-        /* runtime destructors could block on the hung call: no exit handlers, no joins */
-        if (app_stuck_call(trace_inflight(engine_trace(e), dev, &inf), &inf, mono_now_ns(), stuck,
-                           sizeof(stuck)))
-            fprintf(stderr, "ringside: leaving while %s; the training thread did not stop\n",
-                    stuck);
-        else
-            fprintf(stderr, "ringside: the training thread did not stop; leaving without "
-                            "waiting\n");
-        _exit(3);
-    }
-    struct engine_result res;
-    engine_join(e, &res);
-    if (rec)
-        rec_summary(rec, &res, evring_dropped(ring));
-    char note[2 * ENGINE_PATH_MAX + 768];
-    if (res.state == ENGINE_FAILED) {
-        fprintf(stderr, "ringside: training failed: %s\n", res.error);
-    } else if (res.checkpoint_error[0]) { /* trained, but the result is not saved: status 1 */
-        engine_checkpoint_note(&res, note, sizeof(note));
-        fprintf(stderr, "ringside: %s after %d epochs; %s\n", res.stopped ? "stopped" : "finished",
-                res.epochs_done, note);
-    } else if (res.checkpoint[0]) {
-        fprintf(stderr, "ringside: %s after %d epochs, checkpoint %s\n",
-                res.stopped ? "stopped" : "finished", res.epochs_done, res.checkpoint);
-    }
-    return res.state == ENGINE_FAILED || res.checkpoint_error[0] ? 1 : 0;
-}
-
-/* --record FILE: opened before the terminal is taken, so a bad path is a plain error. */
-static int app_record_open(const struct cli_train_opts *o, struct engine *e, struct rec **rec) {
-    char err[1024];
-    *rec = NULL;
-    if (!o->record[0])
-        return 0;
-    if (strcmp(o->record, "-") == 0) {
-        fprintf(stderr, "ringside: --record -: the dashboard draws on stdout; record to a file\n");
-        return CLI_EXIT_USAGE;
-    }
-    if (rec_open(rec, o->record, err, sizeof(err)) != 0) {
-        fprintf(stderr, "ringside: %s\n", err);
-        return CLI_EXIT_USAGE;
-    }
-    struct ui_run run;
-    rec_live_run(e, &run);
-    rec_run(*rec, &run, &o->conf);
-    return 0;
-}
-
-static void app_record_close(struct rec *rec, int *rc) {
-    char err[1024];
-    if (rec && rec_close(rec, err, sizeof(err)) != 0) {
-        fprintf(stderr, "ringside: %s\n", err);
-        *rc = *rc ? *rc : 1;
-    }
-}
-
-/* The engine's threads inherit the creating thread's signal mask: created with SIGWINCH,
- * SIGINT, SIGTERM and SIGHUP blocked, they leave those signals to the UI thread, whose poll() they
- * interrupt (a resize is then read at once). */
-static void app_block_signals(sigset_t *old) {
-    sigset_t s;
-    sigemptyset(&s);
-    sigaddset(&s, SIGWINCH);
-    sigaddset(&s, SIGINT);
-    sigaddset(&s, SIGTERM);
-    sigaddset(&s, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &s, old);
-}
-
-int app_run(const struct cli_train_opts *o) {
-    struct evring *ring = NULL;
-    struct engine *e = NULL;
-    struct ui_source *src = NULL;
-    struct rec *rec = NULL;
-    struct tele *tele = NULL;
-    struct cli_kmsg_run km = {0};
-    struct trace_watch *watch = NULL;
-    char err[1024];
-    sigset_t old_mask;
-    app_block_signals(&old_mask);
-    /* a recording should not lose bursts (chunk-1 VPOC emits ~1M phases a second): 4x room */
-    int rc = evring_create(&ring, o->record[0] ? 4 * APP_RING_EVENTS : APP_RING_EVENTS);
-    if (rc == 0 && (rc = engine_create(&e, &o->conf, ring, err, sizeof(err))) != 0) {
-        fprintf(stderr, "ringside: %s\n", err);
-        rc = rc == -ENOMEM ? 1 : CLI_EXIT_USAGE;
-        goto done;
-    }
-    if (rc != 0) {
-        rc = 1;
-        goto done;
-    }
-    if ((rc = app_record_open(o, e, &rec)) != 0)
-        goto done;
-    if ((rc = cli_tele_start(&o->tele, ring, &tele, "")) != 0 ||
-        (rc = cli_kmsg_start(o, isatty(1), &km, "")) != 0)
-        goto done;
-    if ((rc = ui_source_live(&src, e, ring, km.ring, o->conf.chunk_bars, rec)) != 0 ||
-        (rc = engine_start(e)) != 0 ||
-        (rc = trace_watch_start(&watch, engine_trace(e), (unsigned)o->conf.device + 1,
-                                o->sync_slow_ns, o->sync_timeout_ns)) != 0) {
-        fprintf(stderr, "ringside: cannot start: %s\n", strerror(-rc));
-        rc = 1;
-        goto done;
-    }
-    pthread_sigmask(SIG_SETMASK, &old_mask, NULL); /* every engine thread exists now */
-    int saved = isatty(1) ? app_redirect_stderr(o) : -1;
-    struct app_services svc = {tele, km.watch, km.remedies};
-    rc = app_main(src, o, &svc);
-    if (saved >= 0) {
-        dup2(saved, 2);
-        close(saved);
-    }
-    if (rc == 0)
-        rc = app_finish(e, (unsigned)o->conf.device, rec, ring, !engine_done(e));
-done:
-    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
-    app_record_close(rec, &rc);
-    if (src)
-        src->ops->destroy(src);
-    trace_watch_stop(watch);
-    tele_destroy(tele);
-    cli_kmsg_stop(&km);
-    engine_destroy(e);
-    evring_destroy(ring);
-    return rc;
 }

@@ -1,13 +1,28 @@
-/* The dashboard application: runs the UI loop over any data source. */
+/* The dashboard application: runs the UI loop over any source of events (a live run, a
+ * recording, a remote agent). */
 #ifndef RINGSIDE_TUI_APP_H
 #define RINGSIDE_TUI_APP_H
 
-#include "backend/telemetry/tele.h"
-#include "tui/cli_opts.h"
-#include "tui/ui_source.h"
+#include "backend/engine/engine.h"
+#include "backend/run/run_opts.h"
+#include "backend/run/source.h"
 
+#include <stdbool.h>
+#include <stdint.h>
+
+struct tele;
 struct kmsg_watch;
 struct remedies;
+
+/* How the dashboard looks and refreshes. */
+struct app_view {
+    int frames;                  /* render this many frames, then stop gracefully (0 = run) */
+    int delay_ds;                /* refresh in tenths of a second */
+    char theme[ENGINE_PATH_MAX]; /* --theme NAME|PATH, "" = default */
+    uint64_t sync_slow_ns;       /* a synchronize in flight this long is SLOW */
+    uint64_t sync_timeout_ns;    /* ... and this long HUNG */
+    bool drain_every_wake;       /* recording: drain on every wake-up (no event may drop) */
+};
 
 /* What the dashboard shows beside its source; every member is borrowed and may be NULL. */
 struct app_services {
@@ -16,10 +31,13 @@ struct app_services {
     const struct remedies *remedies; /* what helps, for kernel-log events' details */
 };
 
-/* Run the dashboard over src and svc until the user quits, the source is done and --frames
- * is reached, or a signal asks to stop. Uses o's delay_ds, frames, theme, sync thresholds.
- * Takes care of the terminal (restores it on every exit path). Returns the process exit
- * status. */
-int app_main(struct ui_source *src, const struct cli_train_opts *o, const struct app_services *svc);
+/* Run the dashboard over src and svc until the user quits, the source is done and v->frames
+ * is reached, or a signal asks to stop. Takes care of the terminal (restores it on every exit
+ * path). Returns the process exit status. */
+int app_main(struct source *src, const struct app_view *v, const struct app_services *svc);
+
+/* The dashboard over a live run of o in this process: --record, the session log, the loop's
+ * end (a stop that hangs leaves with status 3). Returns the process exit status. */
+int app_live(const struct run_opts *o, const struct app_view *v);
 
 #endif

@@ -7,7 +7,7 @@
 
 #include "backend/core/worker.h"
 #include "backend/telemetry/tele.h"
-#include "tui/doctor.h"
+#include "tui/doctor/doctor.h"
 
 #include <stdbool.h>
 #include <stddef.h>

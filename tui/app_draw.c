@@ -105,7 +105,7 @@ static void app_draw_losses(struct app *a, WINDOW *w) {
 
 static void app_draw_header(struct app *a, bool quitting) {
     WINDOW *w = a->header;
-    const struct ui_run *run = a->frame.run;
+    const struct run_info *run = a->frame.run;
     int cols = getmaxx(w);
     werase(w);
     w_text(w, 0, 0, 8, THEME_TITLE, &a->frame, "ringside");
@@ -124,7 +124,7 @@ static void app_draw_header(struct app *a, bool quitting) {
 /* The key hints; the keys that act on the loop are greyed out where they do nothing (a
  * read-only attach), and the reason is said once there is room. */
 static void app_draw_keys(struct app *a, WINDOW *w, int cols) {
-    const struct ui_run *run = a->frame.run;
+    const struct run_info *run = a->frame.run;
     if (run->replay) {
         mvwaddnstr(w, 0, 0,
                    " q quit  p pause  +/- speed  </> zoom  Tab focus  Enter details  f freeze  "

@@ -4,7 +4,6 @@
 
 #include "tui/app.h"
 #include "tui/app_doctor.h"
-#include "tui/bundle.h"
 #include "tui/gpu_view.h"
 #include "tui/layout.h"
 #include "tui/panel.h"
@@ -14,8 +13,8 @@
 #define APP_ZOOMS  8
 
 struct app {
-    struct ui_source *src;
-    const struct cli_train_opts *o;
+    struct source *src;
+    const struct app_view *v;
     struct ui_model model;
     struct panel panels[APP_PANELS];
     struct ui_rect rects[APP_PANELS];
@@ -32,9 +31,8 @@ struct app {
     char notice[160]; /* footer message for a few seconds */
     uint64_t notice_until_ns;
     struct ui_frame frame;
-    struct tele *tele;         /* NULL: no telemetry */
-    struct kmsg_watch *kmsg;   /* NULL: no kernel-log watcher (replay, --no-kmsg) */
-    struct bundle_ring recent; /* the last events, for the hang diagnostics */
+    struct tele *tele;       /* NULL: no telemetry */
+    struct kmsg_watch *kmsg; /* NULL: no kernel-log watcher (replay, --no-kmsg) */
     /* the GPU overlay (g, or Enter on the GPU panel) */
     bool gpu_overlay;
     enum gpu_view_page gpu_page;

@@ -6,7 +6,7 @@
 
 #include "backend/engine/engine.h"
 #include "backend/telemetry/tele.h"
-#include "tui/doctor.h"
+#include "tui/doctor/doctor.h"
 #include "tui/theme.h"
 
 #include <stdbool.h>

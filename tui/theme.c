@@ -2,7 +2,7 @@
 #include "tui/theme.h"
 
 #include "backend/core/errbuf.h"
-#include "tui/config.h"
+#include "backend/core/json_file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -133,7 +133,7 @@ static int theme_load_obj(const char *path, json_object *root, struct theme *t, 
 
 int theme_load_json(const char *path, struct theme *out, char *err, size_t errlen) {
     json_object *root = NULL;
-    int rc = config_json_read(path, path, 65536, &root, err, errlen);
+    int rc = json_file_read(path, path, 65536, &root, err, errlen);
     if (rc != 0)
         return rc;
     struct theme t;
@@ -151,7 +151,7 @@ int theme_load_json(const char *path, struct theme *out, char *err, size_t errle
 static int theme_dirs(char dirs[3][THEME_DIR_MAX]) {
     int n = 0;
     snprintf(dirs[n++], THEME_DIR_MAX, "themes");
-    if (config_dir(dirs[n], THEME_DIR_MAX - 8) == 0)
+    if (json_config_dir(dirs[n], THEME_DIR_MAX - 8) == 0)
         strcat(dirs[n++], "/themes");
     snprintf(dirs[n++], THEME_DIR_MAX, "%s/themes", RS_DATADIR);
     return n;

@@ -5,10 +5,10 @@
 
 #include "backend/engine/engine.h"
 #include "backend/kmsg/kmsg_watch.h"
+#include "backend/run/source.h"
 #include "backend/telemetry/tele.h"
 #include "tui/theme.h"
 #include "tui/ui_model.h"
-#include "tui/ui_source.h"
 
 #include <curses.h>
 #include <stdbool.h>
@@ -21,7 +21,7 @@ struct ui_frame {
     uint64_t now_ns; /* the run's clock (recorded clock in a replay) */
     const struct engine_snap *snap;
     const struct ui_model *model;
-    const struct ui_run *run;
+    const struct run_info *run;
     const struct theme *theme;
     bool color; /* colour pairs 1..THEME_ROLE_COUNT are set up */
     bool utf8;  /* block and line characters may be used */

@@ -1,5 +1,6 @@
 /* Kernel-log events in the dashboard's model: list entries with their fields, and the
  * timeline's failure markers. */
+#include "backend/kmsg/kmsg.h"
 #include "tui/ui_model.h"
 #include "tui/ui_model_internal.h"
 

@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#define RS_EXIT_USAGE 2 /* the exit status for bad flags or bad input files */
+
 /* printf into err (if non-NULL and errlen > 0), control characters (from quoted input)
  * replaced so the message stays one line; returns rc so callers can
  * `return errbuf_set(err, errlen, -EINVAL, "...")`. */

@@ -3,7 +3,7 @@
 #ifndef RINGSIDE_BACKEND_CORE_EV_H
 #define RINGSIDE_BACKEND_CORE_EV_H
 
-#include "backend/kmsg/kmsg.h"
+#include "backend/core/kmsg_event.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -126,7 +126,8 @@ enum ev_alert_code {
     ALERT_SYNC_SLOW,
     ALERT_SYNC_HANG,
     ALERT_SYNC_BACK,
-    ALERT_KMSG_OFF
+    ALERT_KMSG_OFF,
+    ALERT_HANG_BUNDLE /* a log line: where the hang diagnostics went (or why they did not) */
 };
 
 struct ev_text {

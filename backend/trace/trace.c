@@ -207,3 +207,12 @@ void trace_sync_summary(struct trace *t, unsigned dev, enum ev_sync_op op,
     out->p90_ns = trace_hist_percentile(&h, 90);
     out->p99_ns = trace_hist_percentile(&h, 99);
 }
+
+bool trace_inflight_describe(const struct trace_inflight *inf, uint64_t now_ns, char *buf,
+                             size_t n) {
+    if (now_ns <= inf->start_ns)
+        return false;
+    snprintf(buf, n, "a %s sync in %s has been in flight for %.1f s", ev_sync_op_name(inf->op),
+             ev_phase_name(inf->phase), (double)(now_ns - inf->start_ns) / 1e9);
+    return true;
+}

@@ -113,6 +113,11 @@ bool trace_fault_take(struct trace *t, unsigned dev, enum trace_fault kind,
 /* What is in flight on dev now; false (and *out zeroed) when nothing is. Any thread. */
 bool trace_inflight(const struct trace *t, unsigned dev, struct trace_inflight *out);
 
+/* "a device sync in cleanup has been in flight for 12.3 s" into buf (the footer's and the exit
+ * message's wording); false when inf started at or after now_ns. */
+bool trace_inflight_describe(const struct trace_inflight *inf, uint64_t now_ns, char *buf,
+                             size_t n);
+
 /* Copy of one histogram / its summary. Any thread. */
 void trace_sync_hist(struct trace *t, unsigned dev, enum ev_sync_op op, struct trace_hist *out);
 void trace_sync_summary(struct trace *t, unsigned dev, enum ev_sync_op op,

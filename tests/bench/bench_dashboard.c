@@ -24,7 +24,7 @@ static const struct panel_ops *const bd_ops[BD_PANELS] = {
 /* Everything a frame reads; static, the model is a few MiB. */
 static struct ui_model bd_model;
 static struct engine_snap bd_snap;
-static struct ui_run bd_run;
+static struct run_info bd_run;
 static struct theme bd_theme;
 static struct ui_frame bd_frame;
 static struct panel bd_panels[BD_PANELS];
@@ -179,7 +179,7 @@ static void bd_fixture(void) {
     ui_model_init(&bd_model);
     theme_default(&bd_theme);
     bd_run =
-        (struct ui_run){.host = "bench", .backend = "cpu", .n_devices = 1, .start_ns = bd_now_ns};
+        (struct run_info){.host = "bench", .backend = "cpu", .n_devices = 1, .start_ns = bd_now_ns};
     snprintf(bd_run.dev_name, sizeof(bd_run.dev_name), "host CPU (16 cores, 1 MLP threads)");
     snprintf(bd_run.dev_arch, sizeof(bd_run.dev_arch), "x86_64");
     bd_snapshot();

@@ -4,8 +4,8 @@
 #include "backend/engine/engine.h"
 #include "backend/memory/mem_conf.h"
 #include "tests/fuzz/fuzz_target.h"
-#include "tui/cli_opts.h"
-#include "tui/config.h"
+#include "tui/cli/cli_opts.h"
+#include "tui/cli/config.h"
 
 #include <json-c/json.h>
 #include <stdint.h>
@@ -73,7 +73,7 @@ static void fuzz_config_init(void) {
     fuzz_config_write(fuzz_config_path, conflict, sizeof(conflict) - 1);
     struct cli_train_opts o;
     size_t n;
-    FUZZ_CHECK(fuzz_config_parse(fuzz_config_path, &o, &n) == CLI_EXIT_USAGE);
+    FUZZ_CHECK(fuzz_config_parse(fuzz_config_path, &o, &n) == RS_EXIT_USAGE);
     fuzz_config_usage_lines = fuzz_config_count(fuzz_config_out, '\n') - 1;
     FUZZ_CHECK(fuzz_config_usage_lines >= 2);
 }
@@ -105,16 +105,16 @@ static bool fuzz_config_quotes_nl(const uint8_t *data, size_t size) {
 /* Accepted options: what cli_train_parse promises for a headless run. */
 static void fuzz_config_check_opts(const struct cli_train_opts *o) {
     char err[512];
-    FUZZ_CHECK(engine_conf_validate(&o->conf, err, sizeof(err)) == 0);
-    FUZZ_CHECK(strcmp(o->config, fuzz_config_path) == 0);
-    FUZZ_CHECK(o->headless && o->jsonl[0] != '\0');
-    FUZZ_CHECK(o->frames == 0 && o->record[0] == '\0');
-    FUZZ_CHECK(o->sync_slow_ns < o->sync_timeout_ns);
-    FUZZ_CHECK(!(o->kmsg.off && o->kmsg.file[0]));
-    const struct mem_conf *a = &o->conf.alloc;
+    FUZZ_CHECK(engine_conf_validate(&o->run.conf, err, sizeof(err)) == 0);
+    FUZZ_CHECK(strcmp(o->run.config, fuzz_config_path) == 0);
+    FUZZ_CHECK(o->headless && o->run.jsonl[0] != '\0');
+    FUZZ_CHECK(o->view.frames == 0 && o->run.record[0] == '\0');
+    FUZZ_CHECK(o->run.sync_slow_ns < o->run.sync_timeout_ns);
+    FUZZ_CHECK(!(o->run.kmsg.off && o->run.kmsg.file[0]));
+    const struct mem_conf *a = &o->run.conf.alloc;
     FUZZ_CHECK(a->gc_threshold >= 0.0 && a->gc_threshold < 1.0 && a->round_bytes == 512);
     struct mem_conf again;
-    FUZZ_CHECK(mem_conf_parse(o->conf.alloc_conf, &again, err, sizeof(err)) == 0);
+    FUZZ_CHECK(mem_conf_parse(o->run.conf.alloc_conf, &again, err, sizeof(err)) == 0);
     FUZZ_CHECK(again.max_split_size_bytes == a->max_split_size_bytes);
 }
 
@@ -166,7 +166,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_config_round_trip(o);
     } else {
         /* "ringside train: MSG\n", for a flag conflict followed by the usage lines */
-        FUZZ_CHECK(rc == CLI_EXIT_USAGE);
+        FUZZ_CHECK(rc == RS_EXIT_USAGE);
         FUZZ_CHECK(strncmp(fuzz_config_out, "ringside train: ", 16) == 0);
         FUZZ_CHECK(out_len > 17 && fuzz_config_out[out_len - 1] == '\n');
         FUZZ_CHECK(strlen(fuzz_config_out) == out_len);

@@ -2,10 +2,10 @@
  * each parsed (and every event written back as JSON and parsed the same), then the whole input
  * opened as a recording and played to its end on a fake clock. */
 #include "backend/engine/engine.h"
+#include "backend/record/record.h"
+#include "backend/record/replay_internal.h"
+#include "backend/run/replay.h"
 #include "tests/fuzz/fuzz_target.h"
-#include "tui/record.h"
-#include "tui/replay.h"
-#include "tui/replay_internal.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -257,7 +257,7 @@ static void fuzz_recording_play(const uint8_t *data, size_t size, bool quotes_nl
     FUZZ_CHECK(f != NULL);
     FUZZ_CHECK(size == 0 || fwrite(data, 1, size, f) == size);
     FUZZ_CHECK(fclose(f) == 0);
-    struct ui_source *src = NULL;
+    struct source *src = NULL;
     char err[512];
     memset(err, 'x', sizeof(err));
     int rc = replay_open(&src, fuzz_recording_path, 1.0, err, sizeof(err));

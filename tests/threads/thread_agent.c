@@ -8,10 +8,10 @@
 #include "backend/engine/engine.h"
 #include "backend/vpoc/vpoc.h"
 #include "tests/threads/thread_cases.h"
-#include "tui/agent_http.h"
-#include "tui/agent_log.h"
-#include "tui/agent_status.h"
-#include "tui/remote.h"
+#include "tui/agent/agent_http.h"
+#include "tui/agent/agent_log.h"
+#include "tui/agent/agent_status.h"
+#include "tui/agent/remote.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -751,7 +751,7 @@ int thread_case_agent_http_streams(char *why, size_t whylen) {
 
 /* ---- 3: the attach client against a real agent ---- */
 
-/* The run line as tui/record.c writes it (what replay_parse_line needs). */
+/* The run line as backend/record/record.c writes it (what replay_parse_line needs). */
 static void ta_run_line(char *buf, size_t n) {
     snprintf(buf, n,
              "{\"type\":\"run\",\"version\":1,\"ringside\":\"0.1.0\",\"host\":\"gpu-box\","
@@ -849,7 +849,7 @@ struct ta_ui {
 };
 
 /* Take what the source has, as the app's frame does. */
-static void ta_ui_frame(struct ui_source *src, struct ta_ui *ui) {
+static void ta_ui_frame(struct source *src, struct ta_ui *ui) {
     static struct ev evs[TA_DRAIN];
     size_t n = src->ops->drain(src, evs, TA_DRAIN);
     for (size_t i = 0; i < n && !ui->err[0]; i++) {
@@ -885,7 +885,7 @@ static void ta_ui_frame(struct ui_source *src, struct ta_ui *ui) {
 }
 
 /* Frames until every event came and the control answer too, waiting on the wake descriptor. */
-static void ta_ui_run(struct ui_source *src, struct ta_ui *ui) {
+static void ta_ui_run(struct source *src, struct ta_ui *ui) {
     uint64_t deadline = mono_now_ns() + TA_WAIT_MS * 1000000ull;
     for (;;) {
         ta_ui_frame(src, ui);
@@ -948,7 +948,7 @@ int thread_case_remote_attach(char *why, size_t whylen) {
     snprintf(c.token, sizeof(c.token), "%s", TA_TOKEN);
     c.timeout_ms = TA_WAIT_MS;
     c.retry_ms = 100;
-    struct ui_source *src = NULL;
+    struct source *src = NULL;
     char err[512] = "";
     pthread_t wt;
     bool writing = false;

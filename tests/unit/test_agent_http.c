@@ -3,7 +3,7 @@
  * and connection limits, the UNIX socket, and start-up errors. Fake handlers, a real log. */
 #include "backend/core/mono.h"
 #include "tests/support/rs_test.h"
-#include "tui/agent_http.h"
+#include "tui/agent/agent_http.h"
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>

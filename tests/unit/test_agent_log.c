@@ -2,7 +2,7 @@
  * that fell behind, the sticky status and layout lines for late followers, long lines over
  * several reads, waits that time out or are woken from another thread, and the end after close. */
 #include "backend/core/mono.h"
-#include "tui/agent_log.h"
+#include "tui/agent/agent_log.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
 #include "backend/telemetry/tele.h"
 #include "backend/telemetry/tele_prov.h"
 #include "backend/trace/trace.h"
-#include "tui/agent_metrics.h"
+#include "tui/agent/agent_metrics.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* The agent's status line: agent_status_write's line parses back to the same status (telemetry,
  * kernel-log counters, the synchronize in flight), nulls read as absent, unknown members are
  * ignored and members of the wrong type are refused with a reason. */
-#include "tui/agent_status.h"
+#include "tui/agent/agent_status.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>

@@ -1,7 +1,7 @@
 /* Tests for the hang diagnostic bundle: written once, on a HANG alert only, as valid JSON with
  * every section, the kernel log near the hang and the last events. */
+#include "backend/run/bundle.h"
 #include "tests/support/rs_test.h"
-#include "tui/bundle.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -12,7 +12,7 @@
 TestSuite(bundle, .timeout = 30);
 
 static struct bundle_ring bt_ring;
-static struct cli_train_opts bt_opts;
+static struct engine_conf bt_conf;
 static struct engine_snap bt_snap;
 
 static struct ev bt_ev(unsigned kind, uint64_t t) {
@@ -24,11 +24,10 @@ Test(bundle, written_once_on_a_hang_with_every_section) {
     char dir[1000], msg[EV_TEXT_BYTES];
     cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
     memset(&bt_ring, 0, sizeof(bt_ring));
-    memset(&bt_opts, 0, sizeof(bt_opts));
-    engine_conf_default(&bt_opts.conf);
-    snprintf(bt_opts.conf.output_dir, sizeof(bt_opts.conf.output_dir), "%.900s/out", dir);
+    engine_conf_default(&bt_conf);
+    snprintf(bt_conf.output_dir, sizeof(bt_conf.output_dir), "%.900s/out", dir);
     snprintf(bt_snap.backend, sizeof(bt_snap.backend), "cpu");
-    struct bundle_src b = {.o = &bt_opts, .snap = &bt_snap};
+    struct bundle_src b = {.output_dir = bt_conf.output_dir, .snap = &bt_snap};
     for (int i = 0; i < BUNDLE_EVENTS + 20; i++) { /* more than the ring holds */
         struct ev e = bt_ev(EV_LOG, 1000000000ull + (uint64_t)i);
         snprintf(e.u.text.text, sizeof(e.u.text.text), "line %d", i);

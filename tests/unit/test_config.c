@@ -1,8 +1,9 @@
 /* Tests for the config file and --print-config: values applied, flags overriding them, every
  * error naming the file and key with exit status 2, and the printed configuration reading back
  * to itself; also the new dashboard flags' validation. */
+#include "backend/core/json_file.h"
 #include "tests/support/rs_test.h"
-#include "tui/config.h"
+#include "tui/cli/config.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -389,13 +390,13 @@ Test(config, vpoc_refresh_range) {
 
 Test(config, line_col) {
     int line, col;
-    config_line_col("ab\ncd\n", 4, &line, &col); /* 'd': line 2, its second column */
+    json_line_col("ab\ncd\n", 4, &line, &col); /* 'd': line 2, its second column */
     cr_assert_eq(line, 2);
     cr_assert_eq(col, 2);
-    config_line_col("ab\ncd\n", 0, &line, &col);
+    json_line_col("ab\ncd\n", 0, &line, &col);
     cr_assert_eq(line, 1);
     cr_assert_eq(col, 1);
-    config_line_col("ab\n", 3, &line, &col); /* just past the newline */
+    json_line_col("ab\n", 3, &line, &col); /* just past the newline */
     cr_assert_eq(line, 2);
     cr_assert_eq(col, 1);
 }

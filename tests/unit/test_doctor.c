@@ -2,7 +2,7 @@
  * as plain files with modes, /etc/group, version files), a fake identity and a fake
  * environment; the version facts and comparison; the report's three printed forms. */
 #include "tests/support/rs_test.h"
-#include "tui/doctor.h"
+#include "tui/doctor/doctor.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

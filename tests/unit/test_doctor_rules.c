@@ -1,7 +1,7 @@
 /* ringside doctor: the known-bad-combination rules (loading, errors, matching) and the
  * kernel-log health rows against fixture roots. */
 #include "tests/support/rs_test.h"
-#include "tui/doctor.h"
+#include "tui/doctor/doctor.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -70,8 +70,8 @@ Test(doctor_rules, shipped_file_loads) {
     struct doctor_rules *rs = NULL;
     char err[512] = "";
     cr_assert_eq(
-        doctor_rules_load(&rs, RS_FIXTURES "/../../tui/doctor_rules.json", err, sizeof(err)), 0,
-        "%s", err);
+        doctor_rules_load(&rs, RS_FIXTURES "/../../tui/doctor/doctor_rules.json", err, sizeof(err)),
+        0, "%s", err);
     doctor_rules_free(rs);
 }
 

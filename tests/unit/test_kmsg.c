@@ -7,8 +7,8 @@
 #include "backend/kmsg/kmsg_lines.h"
 #include "backend/kmsg/kmsg_parse.h"
 #include "backend/kmsg/kmsg_watch.h"
+#include "backend/kmsg/remedies.h"
 #include "tests/support/rs_test.h"
-#include "tui/remedies.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

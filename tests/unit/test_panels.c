@@ -16,7 +16,7 @@ static SCREEN *pt_screen;
 static FILE *pt_out, *pt_in;
 static struct engine_snap pt_snap;
 static struct ui_model pt_model;
-static struct ui_run pt_run;
+static struct run_info pt_run;
 static struct theme pt_theme;
 static struct ui_frame pt_frame;
 
@@ -79,12 +79,12 @@ static void pt_fixture(void) {
     memset(&pt_snap, 0, sizeof(pt_snap));
     ui_model_init(&pt_model);
     theme_default(&pt_theme);
-    pt_run = (struct ui_run){.host = "box",
-                             .backend = "cpu",
-                             .dev_name = "host CPU",
-                             .dev_arch = "x86_64",
-                             .n_devices = 1,
-                             .start_ns = 1000000000ull};
+    pt_run = (struct run_info){.host = "box",
+                               .backend = "cpu",
+                               .dev_name = "host CPU",
+                               .dev_arch = "x86_64",
+                               .n_devices = 1,
+                               .start_ns = 1000000000ull};
     pt_snap.state = ENGINE_RUNNING;
     pt_snap.phase = PHASE_FORWARD;
     snprintf(pt_snap.backend, sizeof(pt_snap.backend), "cpu");

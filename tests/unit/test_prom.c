@@ -1,7 +1,7 @@
 /* The Prometheus text format writer against the format's rules, checked by a small reader of
  * the written text: HELP and TYPE once and before a family's samples, escaping, values,
  * histogram buckets cumulative and ending in +Inf equal to _count. */
-#include "tui/prom.h"
+#include "tui/agent/prom.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

@@ -7,9 +7,9 @@
 #include "backend/core/mono.h"
 #include "backend/engine/engine.h"
 #include "backend/vpoc/vpoc.h"
-#include "tui/agent_status.h"
-#include "tui/http_client.h"
-#include "tui/remote.h"
+#include "tui/agent/agent_status.h"
+#include "tui/agent/http_client.h"
+#include "tui/agent/remote.h"
 #include "tui/ui_model.h"
 
 #include <arpa/inet.h>
@@ -323,24 +323,24 @@ static void rt_script_end(FILE *f, char **buf, bool hold) {
 
 /* ---- driving the source as the app does ---- */
 
-static struct ui_source *rt_open(const char *token) {
+static struct source *rt_open(const char *token) {
     struct remote_conf c;
     remote_conf_default(&c);
     snprintf(c.url, sizeof(c.url), "%s", rt_agent.url);
     snprintf(c.token, sizeof(c.token), "%s", token);
     c.retry_ms = 10;
     c.timeout_ms = RT_WAIT_MS;
-    struct ui_source *src = NULL;
+    struct source *src = NULL;
     char err[512] = "";
     cr_assert_eq(remote_open(&src, &c, err, sizeof(err)), 0, "%s", err);
     cr_assert(src);
     return src;
 }
 
-typedef bool (*rt_until_fn)(struct ui_source *s);
+typedef bool (*rt_until_fn)(struct source *s);
 
 /* Drain when the wake descriptor says so, until until(s) holds (false after RT_WAIT_MS). */
-static bool rt_pump(struct ui_source *s, rt_until_fn until) {
+static bool rt_pump(struct source *s, rt_until_fn until) {
     uint64_t deadline = mono_now_ns() + RT_WAIT_MS * 1000000ull;
     for (;;) {
         rt_n += s->ops->drain(s, rt_got + rt_n, sizeof(rt_got) / sizeof(rt_got[0]) - rt_n);
@@ -354,19 +354,19 @@ static bool rt_pump(struct ui_source *s, rt_until_fn until) {
     }
 }
 
-static bool rt_is_done(struct ui_source *s) {
+static bool rt_is_done(struct source *s) {
     return s->ops->done(s);
 }
 
-static bool rt_has_tele(struct ui_source *s) {
+static bool rt_has_tele(struct source *s) {
     return s->ops->tele(s) != NULL;
 }
 
-static bool rt_has_control(struct ui_source *s) {
+static bool rt_has_control(struct source *s) {
     return s->run.control_off[0] == '\0';
 }
 
-static bool rt_has_status(struct ui_source *s) {
+static bool rt_has_status(struct source *s) {
     return strncmp(s->run.control_off, "read-only: waiting", 18) != 0;
 }
 
@@ -386,7 +386,7 @@ static const struct ev *rt_find_log(const char *needle) {
     return NULL;
 }
 
-static bool rt_has_answer(struct ui_source *s) {
+static bool rt_has_answer(struct source *s) {
     (void)s;
     return rt_find_log("agent: set_chunk:") != NULL;
 }
@@ -400,7 +400,7 @@ Test(remote, open_reads_the_run_line) {
     fputs("\n", f); /* a keep-alive before the run line is fine */
     rt_run(f, RT_T0);
     rt_script_end(f, &buf, true);
-    struct ui_source *src = rt_open("");
+    struct source *src = rt_open("");
     cr_assert_str_eq(src->ops->name, "attach");
     cr_assert_str_eq(src->run.host, "gpu-box");
     cr_assert_str_eq(src->run.backend, "cpu");
@@ -454,7 +454,7 @@ ParameterizedTest(struct rt_refusal *p, remote, open_refusals) {
     struct remote_conf c;
     remote_conf_default(&c);
     snprintf(c.url, sizeof(c.url), "%s", rt_agent.url);
-    struct ui_source *src = NULL;
+    struct source *src = NULL;
     char err[512] = "";
     cr_assert_eq(remote_open(&src, &c, err, sizeof(err)), p->rc, "%s", err);
     cr_assert_null(src);
@@ -470,7 +470,7 @@ Test(remote, open_without_an_agent) {
     cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
     cr_assert_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
     snprintf(c.url, sizeof(c.url), "http://127.0.0.1:%u", ntohs(sa.sin_port));
-    struct ui_source *src = NULL;
+    struct source *src = NULL;
     char err[512] = "", want[128];
     cr_assert_eq(remote_open(&src, &c, err, sizeof(err)), -ECONNREFUSED, "%s", err);
     close(fd);
@@ -496,7 +496,7 @@ Test(remote, events_layout_and_summary_rebuild_the_snapshot) {
     rt_layout(f);
     rt_summary(f);
     rt_script_end(f, &buf, false);
-    struct ui_source *src = rt_open("");
+    struct source *src = rt_open("");
     cr_assert(rt_pump(src, rt_is_done), "never done: status '%s'", src->ops->status(src));
     uint32_t seqs[16];
     cr_assert_eq(rt_agent_events(seqs, 16), 5);
@@ -525,7 +525,7 @@ Test(remote, kernel_log_events_leave_no_gap) {
     rt_events(f, 1, 7, true); /* 1, 3, 5, 7 kernel-log; 2, 4, 6 phases */
     rt_summary(f);
     rt_script_end(f, &buf, false);
-    struct ui_source *src = rt_open("");
+    struct source *src = rt_open("");
     cr_assert(rt_pump(src, rt_is_done));
     static struct ui_model m;
     ui_model_init(&m);
@@ -546,7 +546,7 @@ Test(remote, status_line_gives_telemetry_kmsg_and_inflight) {
     rt_status(f, false, RT_T0 + 3000000000ull);
     rt_script_end(f, &buf, true);
     uint64_t before = mono_now_ns();
-    struct ui_source *src = rt_open("");
+    struct source *src = rt_open("");
     cr_assert(rt_pump(src, rt_has_tele));
     const struct tele_snap *t = src->ops->tele(src);
     cr_assert_eq(t->n_gpus, 1);
@@ -587,7 +587,7 @@ Test(remote, reconnects_where_it_left_off) {
     rt_events(f, 3, 5, false); /* 3 again: already seen */
     rt_summary(f);
     rt_script_end(f, &buf, false);
-    struct ui_source *src = rt_open("");
+    struct source *src = rt_open("");
     cr_assert(rt_pump(src, rt_is_done), "never done: status '%s'", src->ops->status(src));
     rt_await_request(1, req, sizeof(req));
     cr_assert(strncmp(req, "GET /events?since=3 HTTP/1.0\r\n", 30) == 0, "%s", req);
@@ -620,7 +620,7 @@ Test(remote, follows_a_restarted_agent) {
     rt_events(f, 1, 1, false);
     rt_summary(f);
     rt_script_end(f, &buf, false);
-    struct ui_source *src = rt_open("");
+    struct source *src = rt_open("");
     cr_assert(rt_pump(src, rt_is_done), "never done: status '%s'", src->ops->status(src));
     rt_await_request(2, req, sizeof(req));
     cr_assert(strncmp(req, "GET /events?since=0 ", 20) == 0, "%s", req);
@@ -645,7 +645,7 @@ Test(remote, keys_without_control_send_nothing) {
     FILE *f = rt_begin(&buf, &len);
     rt_run(f, RT_T0);
     rt_script_end(f, &buf, true);
-    struct ui_source *src = rt_open("s3cret");
+    struct source *src = rt_open("s3cret");
     char msg[160];
     cr_assert(src->ops->key(src, '+', msg, sizeof(msg)));
     cr_assert_str_eq(msg, "read-only: waiting for the agent's status");
@@ -662,7 +662,7 @@ Test(remote, keys_with_control_but_no_token) {
     rt_run(f, RT_T0);
     rt_status(f, true, RT_T0);
     rt_script_end(f, &buf, true);
-    struct ui_source *src = rt_open("");
+    struct source *src = rt_open("");
     cr_assert(rt_pump(src, rt_has_status));
     cr_assert_str_eq(src->run.control_off, "read-only: give the agent's token with --token-file");
     char msg[160];
@@ -690,7 +690,7 @@ Test(remote, plus_sends_set_chunk_with_the_token) {
              "{\"ok\":true,\"message\":\"VPOC chunk size %d bars from the next chunk\"}",
              next);
     rt_script("POST /control", answer, false);
-    struct ui_source *src = rt_open("s3cret");
+    struct source *src = rt_open("s3cret");
     cr_assert(rt_pump(src, rt_has_control), "control_off '%s'", src->run.control_off);
     char msg[160];
     cr_assert(src->ops->key(src, '+', msg, sizeof(msg)));
@@ -714,7 +714,7 @@ Test(remote, stop_returns_at_once_while_the_reader_waits) {
     FILE *f = rt_begin(&buf, &len);
     rt_run(f, RT_T0);
     rt_script_end(f, &buf, true); /* then nothing: the reader blocks in its read */
-    struct ui_source *src = rt_open("");
+    struct source *src = rt_open("");
     uint64_t t0 = mono_now_ns();
     src->ops->stop(src);
     uint64_t t1 = mono_now_ns();

@@ -1,8 +1,8 @@
 /* Recording and replay: rec_* writes a run, replay_open plays it back on a manual clock, and the
  * events, snapshot and error reporting are checked against hand-computed values. */
+#include "backend/record/record.h"
+#include "backend/run/replay.h"
 #include "tests/support/rs_test.h"
-#include "tui/record.h"
-#include "tui/replay.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -164,8 +164,8 @@ static void replay_test_layout(struct mem_layout *l) {
     l->seg[1].blocks[2] = (struct mem_block_info){1835008, 262144, true};
 }
 
-static struct ui_run replay_test_run(void) {
-    struct ui_run run;
+static struct run_info replay_test_run(void) {
+    struct run_info run;
     memset(&run, 0, sizeof(run));
     snprintf(run.host, sizeof(run.host), "testhost");
     snprintf(run.backend, sizeof(run.backend), "cpu");
@@ -187,7 +187,7 @@ static const char *replay_test_record(const char *name) {
     engine_conf_default(&conf);
     conf.epochs = 2;
     conf.chunk_bars = 500;
-    struct ui_run run = replay_test_run();
+    struct run_info run = replay_test_run();
     cr_assert_eq(rec_run(r, &run, &conf), 0);
     replay_test_events();
     static struct mem_layout l;
@@ -212,8 +212,8 @@ static const char *replay_test_record(const char *name) {
     return path;
 }
 
-static struct ui_source *replay_test_open(const char *path, double speed) {
-    struct ui_source *src = NULL;
+static struct source *replay_test_open(const char *path, double speed) {
+    struct source *src = NULL;
     char err[1024];
     cr_assert_eq(replay_open(&src, path, speed, err, sizeof(err)), 0, "%s", err);
     replay_set_clock(src, replay_test_now, &replay_test_clock);
@@ -221,7 +221,7 @@ static struct ui_source *replay_test_open(const char *path, double speed) {
 }
 
 /* Drain until done, advancing the manual clock by step_ns of real time between calls. */
-static size_t replay_test_drain_all(struct ui_source *src, struct ev *out, size_t cap,
+static size_t replay_test_drain_all(struct source *src, struct ev *out, size_t cap,
                                     uint64_t step_ns) {
     size_t n = 0;
     for (int i = 0; i < 100000 && !src->ops->done(src); i++) {
@@ -309,7 +309,7 @@ TestSuite(replay, .init = replay_test_setup, .fini = replay_test_teardown);
 
 Test(replay, round_trip_every_event) {
     const char *path = replay_test_record("run.jsonl");
-    struct ui_source *src = replay_test_open(path, 100);
+    struct source *src = replay_test_open(path, 100);
     static struct ev got[64];
     size_t n = replay_test_drain_all(src, got, 64, 10 * MS);
     cr_assert_eq(n, replay_test_nev, "got %zu events, wrote %zu", n, replay_test_nev);
@@ -325,7 +325,7 @@ Test(replay, run_line_fills_ui_run) {
     cr_assert(strncmp(text, "{\"type\":\"run\",\"version\":1,", 26) == 0, "%.80s", text);
     cr_assert(strstr(text, "\"epochs\":2,\"chunk\":500,\"config\":{"));
     free(text);
-    struct ui_source *src = replay_test_open(path, 1);
+    struct source *src = replay_test_open(path, 1);
     cr_assert_str_eq(src->ops->name, "replay");
     cr_assert_str_eq(src->run.host, "testhost");
     cr_assert_str_eq(src->run.backend, "cpu");
@@ -346,7 +346,7 @@ Test(replay, run_line_fills_ui_run) {
 }
 
 Test(replay, snapshot_from_released_events) {
-    struct ui_source *src = replay_test_open(replay_test_record("run.jsonl"), 100);
+    struct source *src = replay_test_open(replay_test_record("run.jsonl"), 100);
     static struct ev got[64];
     replay_test_drain_all(src, got, 64, 10 * MS);
     const struct engine_snap *s = src->ops->snap(src);
@@ -374,7 +374,7 @@ Test(replay, snapshot_from_released_events) {
 }
 
 Test(replay, snapshot_sync_percentiles) {
-    struct ui_source *src = replay_test_open(replay_test_record("run.jsonl"), 100);
+    struct source *src = replay_test_open(replay_test_record("run.jsonl"), 100);
     static struct ev got[64];
     replay_test_drain_all(src, got, 64, 10 * MS);
     const struct trace_sync_summary *st = &src->ops->snap(src)->sync[SYNC_OP_STREAM];
@@ -392,7 +392,7 @@ Test(replay, snapshot_sync_percentiles) {
 }
 
 Test(replay, snapshot_layout) {
-    struct ui_source *src = replay_test_open(replay_test_record("run.jsonl"), 100);
+    struct source *src = replay_test_open(replay_test_record("run.jsonl"), 100);
     static struct ev got[64];
     replay_test_drain_all(src, got, 64, 10 * MS);
     const struct mem_layout *l = &src->ops->snap(src)->layout;
@@ -413,7 +413,7 @@ Test(replay, snapshot_layout) {
 }
 
 Test(replay, clock_releases_on_time_pauses_and_changes_speed) {
-    struct ui_source *src = replay_test_open(replay_test_record("run.jsonl"), 1);
+    struct source *src = replay_test_open(replay_test_record("run.jsonl"), 1);
     static struct ev got[64];
     char msg[64];
     /* at the start only the events of the first instant (the log at T0) */
@@ -451,7 +451,7 @@ Test(replay, clock_releases_on_time_pauses_and_changes_speed) {
 }
 
 Test(replay, speed_is_clamped) {
-    struct ui_source *src = replay_test_open(replay_test_record("run.jsonl"), 64);
+    struct source *src = replay_test_open(replay_test_record("run.jsonl"), 64);
     char msg[64];
     src->ops->key(src, '+', msg, sizeof(msg));
     src->ops->key(src, '+', msg, sizeof(msg));
@@ -464,7 +464,7 @@ Test(replay, speed_is_clamped) {
 }
 
 /* Cut the file at byte cut and replay it: returns the events released. */
-static size_t replay_test_cut(const char *path, size_t cut, struct ui_source **src) {
+static size_t replay_test_cut(const char *path, size_t cut, struct source **src) {
     cr_assert_eq(truncate(path, (off_t)cut), 0);
     *src = replay_test_open(path, 100);
     static struct ev got[64];
@@ -485,7 +485,7 @@ Test(replay, truncated_file_replays_up_to_the_cut) {
     /* line 1 run, 2 log, 3 load, 4 vpoc, 5..15 syncs: cut in the middle of line 6 */
     size_t at = replay_test_line_at(text, 6) + 30;
     free(text);
-    struct ui_source *src = NULL;
+    struct source *src = NULL;
     cr_assert_eq(replay_test_cut(path, at, &src), 4); /* log, load, vpoc, first sync */
     cr_assert_str_eq(src->ops->status(src),
                      "stopped at line 6: invalid JSON (the line is cut short)");
@@ -499,7 +499,7 @@ Test(replay, cut_after_a_whole_line_is_no_error) {
     char *text = replay_test_slurp(path);
     size_t at = replay_test_line_at(text, 4) - 1; /* drop the newline of line 3 and the rest */
     free(text);
-    struct ui_source *src = NULL;
+    struct source *src = NULL;
     cr_assert_eq(replay_test_cut(path, at, &src), 2);
     cr_assert_str_eq(src->ops->status(src), "replay finished");
     src->ops->destroy(src);
@@ -507,7 +507,7 @@ Test(replay, cut_after_a_whole_line_is_no_error) {
 
 Test(replay, fixture_missing_field_stops_there) {
     char path[1024];
-    struct ui_source *src =
+    struct source *src =
         replay_test_open(rs_test_fixture("replay/malformed.jsonl", path, sizeof(path)), 100);
     static struct ev got[16];
     cr_assert_eq(replay_test_drain_all(src, got, 16, 10 * MS), 3);
@@ -519,7 +519,7 @@ Test(replay, fixture_missing_field_stops_there) {
 
 Test(replay, fixture_short_recording) {
     char path[1024];
-    struct ui_source *src =
+    struct source *src =
         replay_test_open(rs_test_fixture("replay/short.jsonl", path, sizeof(path)), 1);
     static struct ev got[16];
     cr_assert_eq(replay_test_drain_all(src, got, 16, 10 * MS), 5);
@@ -582,7 +582,7 @@ ParameterizedTest(struct replay_test_bad *p, replay, bad_line) {
              "\"severity\":\"info\",\"message\":\"after\"}\n",
              replay_test_run_line, p->line);
     cr_assert_eq(rs_test_write_file(replay_test_dir, "bad.jsonl", text, path, sizeof(path)), 0);
-    struct ui_source *src = replay_test_open(path, 100);
+    struct source *src = replay_test_open(path, 100);
     static struct ev got[8];
     cr_assert_eq(replay_test_drain_all(src, got, 8, 10 * MS), 1, "the line before comes back");
     cr_assert_str_eq(got[0].u.text.text, "hi");
@@ -592,7 +592,7 @@ ParameterizedTest(struct replay_test_bad *p, replay, bad_line) {
 }
 
 static void replay_test_open_fails(const char *path, int want, const char *needle) {
-    struct ui_source *src = NULL;
+    struct source *src = NULL;
     char err[1024] = "";
     cr_assert_eq(replay_open(&src, path, 1, err, sizeof(err)), want, "%s", err);
     cr_assert_null(src);
@@ -667,7 +667,7 @@ Test(replay, headless_writes_run_and_layout_lines) {
     cr_assert(strstr(j, "\"blocks\":[["), "no blocks in the layout lines");
     free(j);
     /* and it replays to the end without complaint */
-    struct ui_source *src = replay_test_open(jsonl, 100);
+    struct source *src = replay_test_open(jsonl, 100);
     static struct ev got[4096];
     size_t n = 0;
     for (int i = 0; i < 1000000 && !src->ops->done(src); i++) {
@@ -749,7 +749,7 @@ Test(replay, cli_renders_frames) {
  * final screen (elapsed time, timeline) holds still. */
 Test(replay, clock_stops_at_the_end) {
     const char *path = replay_test_record("stop.jsonl");
-    struct ui_source *src = replay_test_open(path, 10);
+    struct source *src = replay_test_open(path, 10);
     static struct ev out[256];
     replay_test_drain_all(src, out, 256, 1000000000ull);
     uint64_t end = src->ops->now_ns(src);

@@ -1,8 +1,8 @@
 /* Events panel: commands and their results, kernel-log failures, alerts, warnings and the
  * engine's log, newest first, scrollable, coloured by severity; Enter shows the selected
  * event's details, with what is known to help for a kernel-log failure. */
+#include "backend/kmsg/remedies.h"
 #include "tui/panel.h"
-#include "tui/remedies.h"
 #include "tui/widgets.h"
 
 #include <stdarg.h>

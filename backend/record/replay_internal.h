@@ -1,0 +1,58 @@
+/* Shared between the replay source and its line parser: one parsed line of a recording. */
+#ifndef RINGSIDE_TUI_REPLAY_INTERNAL_H
+#define RINGSIDE_TUI_REPLAY_INTERNAL_H
+
+#include "backend/core/ev.h"
+#include "backend/engine/engine.h"
+#include "backend/memory/mem_pool.h"
+#include "backend/record/run_info.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* NONE: a line that did not parse far enough to know (kind is set as soon as the type is). */
+enum replay_kind {
+    REPLAY_NONE,
+    REPLAY_RUN,
+    REPLAY_EVENT,
+    REPLAY_LAYOUT,
+    REPLAY_SUMMARY,
+    REPLAY_BLANK
+};
+
+/* The fields of a summary line the snapshot uses. */
+struct replay_summary {
+    bool failed, stopped;
+    int32_t epochs;
+    int64_t steps;
+    double train_loss, val_loss, best_val_loss;
+    bool has_train_loss, has_val;
+};
+
+/* The run line's fields beyond struct run_info. */
+struct replay_run_extra {
+    int64_t version;
+    int32_t epochs; /* epochs of the recorded invocation */
+    int chunk_bars;
+};
+
+/* One line. t_ns is when it happened on the run's clock (phase: end, sync: start + duration);
+ * 0 for a summary (released as soon as it is reached). Only the member of kind is set. */
+struct replay_item {
+    enum replay_kind kind;
+    uint64_t t_ns;
+    unsigned dev; /* LAYOUT */
+    struct ev ev;
+    struct mem_layout layout;
+    struct replay_summary sum;
+    struct run_info run;
+    struct replay_run_extra extra;
+};
+
+/* Parse one line (len bytes, no newline needed) into it. 0, or -EINVAL with why: "invalid
+ * JSON ...", "unknown type 'x'", "missing field 'x'", "field 'x' is not an integer", ... */
+int replay_parse_line(const char *line, size_t len, struct replay_item *it, char *why,
+                      size_t whylen);
+
+#endif

@@ -1,0 +1,25 @@
+/* Facts about a run that do not change while it is shown or recorded: the run line of a
+ * recording, the header of the dashboard. */
+#ifndef RINGSIDE_BACKEND_RECORD_RUN_INFO_H
+#define RINGSIDE_BACKEND_RECORD_RUN_INFO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Facts about the run that do not change while it is shown. */
+struct run_info {
+    char host[64];
+    char backend[16]; /* "cpu", "hip" */
+    char dev_name[96];
+    char dev_arch[32];
+    unsigned n_devices;
+    bool replay;
+    char origin[256];  /* "live" or the recording's path */
+    uint64_t start_ns; /* the run's clock at its start */
+    uint64_t start_wall_ns;
+    /* Why the keys that act on the loop (p + - c m) do nothing here, shown greyed out with this
+     * reason ("read-only: ..."); "" when they act (or, in a replay, steer the playback). */
+    char control_off[128];
+};
+
+#endif

@@ -1,0 +1,382 @@
+/* The run owner: starting, draining and stopping a live run, written once for the dashboard,
+ * headless mode and the agent. */
+#include "backend/run/run.h"
+
+#include "backend/core/errbuf.h"
+#include "backend/core/evring.h"
+#include "backend/core/mono.h"
+#include "backend/kmsg/kmsg.h"
+#include "backend/kmsg/kmsg_watch.h"
+#include "backend/kmsg/remedies.h"
+#include "backend/record/record.h"
+#include "backend/run/bundle.h"
+#include "backend/telemetry/tele.h"
+#include "backend/trace/trace_watch.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RUN_KMSG_RING 1024 /* kernel-log events between two drains; a flood drops the oldest */
+#define RUN_DRAIN     512
+
+struct run {
+    struct run_conf c;
+    unsigned dev;        /* the device the loop trains on */
+    struct evring *ring; /* the loop's and telemetry's events */
+    struct engine *e;    /* NULL without a loop */
+    struct tele *tele;
+    struct evring *kring; /* the kernel log's events */
+    struct kmsg_watch *kwatch;
+    struct remedies *remedies;
+    struct trace_watch *watch;
+    int wake_fd; /* an epoll descriptor over both rings */
+    struct rec *rec;
+    bool joined;
+    struct bundle_ring recent; /* the last events, for the hang bundle */
+};
+
+/* ---- messages ---- */
+
+static void run_say(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void run_say(struct run *r, const char *fmt, ...) {
+    char msg[2 * ENGINE_PATH_MAX + 1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (r->c.say)
+        r->c.say(r->c.ctx, msg);
+    else
+        fprintf(stderr, "ringside%s%s: %s\n", r->c.cmd[0] ? " " : "", r->c.cmd, msg);
+}
+
+/* Warnings, errors and alerts (and the kernel log's failures) also go to stderr, so a run
+ * without a terminal is not silent. */
+static void run_echo(const struct ev *e) {
+    if ((e->kind == EV_LOG && e->u.text.severity >= SEV_WARNING) || e->kind == EV_ALERT)
+        fprintf(stderr, "ringside: %s: %s\n", ev_severity_name(e->u.text.severity), e->u.text.text);
+    if (e->kind == EV_KMSG && e->u.kmsg.severity >= SEV_WARNING)
+        fprintf(stderr, "ringside: kernel %s: %s: %s\n", ev_severity_name(e->u.kmsg.severity),
+                kmsg_category_name(e->u.kmsg.category), e->u.kmsg.message);
+}
+
+/* ---- start ---- */
+
+int run_create(struct run **out, const struct run_conf *c) {
+    char err[1024];
+    struct run *r = calloc(1, sizeof(*r));
+    *out = NULL;
+    if (!r) {
+        fprintf(stderr, "ringside%s%s: out of memory\n", c->cmd[0] ? " " : "", c->cmd);
+        return 1;
+    }
+    r->c = *c;
+    r->dev = (unsigned)c->o->conf.device;
+    r->wake_fd = -1;
+    int rc = evring_create(&r->ring, c->ring_events);
+    if (rc != 0) {
+        run_say(r, "out of memory");
+        run_destroy(r);
+        return 1;
+    }
+    if (c->train && (rc = engine_create(&r->e, &c->o->conf, r->ring, err, sizeof(err))) != 0) {
+        run_say(r, "%s", err);
+        run_destroy(r);
+        return rc == -ENOMEM ? 1 : RS_EXIT_USAGE;
+    }
+    *out = r;
+    return 0;
+}
+
+void run_info(struct run *r, struct run_info *out) {
+    if (r->e) {
+        rec_live_run(r->e, out);
+        return;
+    }
+    memset(out, 0, sizeof(*out));
+    if (gethostname(out->host, sizeof(out->host) - 1) != 0)
+        snprintf(out->host, sizeof(out->host), "localhost");
+    snprintf(out->backend, sizeof(out->backend), "none");
+    snprintf(out->dev_name, sizeof(out->dev_name), "telemetry only (no --train)");
+    out->n_devices = 1;
+    snprintf(out->origin, sizeof(out->origin), "live");
+    out->start_ns = mono_now_ns();
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    out->start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int run_record(struct run *r, struct rec *rec) {
+    struct run_info info;
+    r->rec = rec;
+    run_info(r, &info);
+    int rc = rec_run(rec, &info, &r->c.o->conf);
+    if (rc == 0 && r->e)
+        rc = rec_snap(rec, r->dev, engine_snap_read(r->e, NULL));
+    return rc;
+}
+
+/* Telemetry for the run (nothing with --telemetry none); its events join the loop's ring. */
+static int run_start_tele(struct run *r) {
+    char err[512];
+    const struct tele_conf *c = &r->c.o->tele;
+    if (strcmp(c->only, "none") == 0)
+        return 0;
+    int rc = tele_create(&r->tele, c, r->ring, err, sizeof(err));
+    if (rc == 0 && (rc = tele_start(r->tele)) != 0)
+        snprintf(err, sizeof(err), "cannot start the telemetry thread: %s", strerror(-rc));
+    if (rc == 0)
+        return 0;
+    run_say(r, "%s", err);
+    tele_destroy(r->tele);
+    r->tele = NULL;
+    return rc == -EINVAL ? RS_EXIT_USAGE : 1;
+}
+
+/* The remedies (--kmsg-rules or the user's file, then the shipped ones) and, unless --no-kmsg
+ * without an --inject kmsg:FILE, the watcher on its own ring (with --no-kmsg it reads no
+ * kernel log, only the injected lines). */
+static int run_start_kmsg(struct run *r) {
+    char err[1024];
+    const struct run_opts *o = r->c.o;
+    if (remedies_load(&r->remedies, o->kmsg_rules[0] ? o->kmsg_rules : NULL, err, sizeof(err)) !=
+        0) {
+        run_say(r, "%s", err);
+        return RS_EXIT_USAGE;
+    }
+    if (o->kmsg.off && !o->kmsg.inject[0]) /* --no-kmsg turns off the real kernel log only */
+        return 0;
+    struct kmsg_conf c = o->kmsg;
+    if (r->c.session_log)
+        snprintf(c.session_log, sizeof(c.session_log), "%.900s/session.log", o->conf.output_dir);
+    int rc = evring_create(&r->kring, RUN_KMSG_RING);
+    if (rc == 0 && (rc = kmsg_watch_create(&r->kwatch, &c, r->kring, err, sizeof(err))) != 0) {
+        run_say(r, "%s", err);
+        return RS_EXIT_USAGE;
+    }
+    if (rc == 0 && (rc = kmsg_watch_start(r->kwatch)) != 0)
+        run_say(r, "cannot start the kernel-log thread: %s", strerror(-rc));
+    return rc == 0 ? 0 : 1;
+}
+
+/* One descriptor that is readable while either ring has events. */
+static int run_epoll(struct run *r) {
+    int fd = epoll_create1(EPOLL_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct evring *rings[2] = {r->ring, r->kring};
+    for (int k = 0; k < 2; k++) {
+        struct epoll_event ev = {.events = EPOLLIN};
+        if (rings[k] && epoll_ctl(fd, EPOLL_CTL_ADD, evring_wake_fd(rings[k]), &ev) != 0) {
+            int rc = -errno;
+            close(fd);
+            return rc;
+        }
+    }
+    return fd;
+}
+
+int run_start(struct run *r) {
+    int rc = run_start_tele(r);
+    if (rc == 0)
+        rc = run_start_kmsg(r);
+    if (rc != 0)
+        return rc;
+    if ((r->wake_fd = run_epoll(r)) < 0) {
+        run_say(r, "cannot start: %s", strerror(-r->wake_fd));
+        return 1;
+    }
+    if (r->e && ((rc = engine_start(r->e)) != 0 ||
+                 (rc = trace_watch_start(&r->watch, engine_trace(r->e), r->dev + 1,
+                                         r->c.o->sync_slow_ns, r->c.o->sync_timeout_ns)) != 0)) {
+        run_say(r, "cannot start the training loop: %s", strerror(-rc));
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- the loop's side ---- */
+
+int run_wake_fd(struct run *r) {
+    return r->wake_fd >= 0 ? r->wake_fd : evring_wake_fd(r->ring);
+}
+
+/* The configuration in the bundle. */
+static int run_bundle_config(void *ctx, FILE *f) {
+    (void)ctx;
+    return fputs("null", f) == EOF ? -EIO : 0;
+}
+
+/* On the run's first HANG alert, the bundle, and *log saying where it went. */
+static bool run_hang(struct run *r, const struct ev *e, struct ev *log) {
+    char msg[EV_TEXT_BYTES];
+    if (!bundle_due(&r->recent, e) || !r->e)
+        return false;
+    struct bundle_src b = {.output_dir = r->c.o->conf.output_dir,
+                           .config = run_bundle_config,
+                           .config_ctx = r,
+                           .snap = engine_snap_read(r->e, NULL),
+                           .tele = r->tele ? tele_snap_read(r->tele, NULL) : NULL};
+    bundle_on_hang(&r->recent, e, &b, msg, sizeof(msg));
+    *log = (struct ev){.t_ns = mono_now_ns(), .seq = e->seq, .kind = EV_LOG, .dev = EV_DEV_NONE};
+    log->u.text.severity = SEV_WARNING;
+    log->u.text.code = ALERT_HANG_BUNDLE;
+    snprintf(log->u.text.text, sizeof(log->u.text.text), "%s", msg);
+    return true;
+}
+
+/* The side-work of one event: on_event, the recording, the echo. */
+static void run_side(struct run *r, struct ev *e) {
+    if (r->c.on_event)
+        r->c.on_event(r->c.ctx, e);
+    if (r->rec)
+        rec_event(r->rec, e);
+    if (r->c.echo)
+        run_echo(e);
+}
+
+size_t run_drain(struct run *r, struct ev *out, size_t max) {
+    if (max < 2)
+        return 0;
+    size_t n = evring_drain(r->ring, out, max - 1); /* room for the bundle's note */
+    if (r->kring && n < max - 1)
+        n += evring_drain(r->kring, out + n, max - 1 - n);
+    for (size_t i = 0; i < n; i++) {
+        struct ev log;
+        bool bundle = run_hang(r, &out[i], &log);
+        run_side(r, &out[i]);
+        if (bundle) {
+            memmove(&out[i + 2], &out[i + 1], (n - i - 1) * sizeof(*out));
+            out[++i] = log;
+            n++;
+            run_side(r, &out[i]);
+        }
+    }
+    return n;
+}
+
+const struct engine_snap *run_snap(struct run *r, unsigned dev) {
+    if (!r->e)
+        return NULL;
+    const struct engine_snap *s = engine_snap_read(r->e, NULL);
+    if (r->rec)
+        rec_snap(r->rec, dev, s);
+    return s;
+}
+
+void run_command(struct run *r, enum ev_cmd_id cmd, int64_t arg) {
+    if (r->e && !r->joined)
+        engine_command(r->e, cmd, arg);
+}
+
+void run_stop(struct run *r) {
+    run_command(r, CMD_STOP, 0);
+}
+
+bool run_done(struct run *r) {
+    return !r->e || r->joined || engine_done(r->e);
+}
+
+bool run_inflight(struct run *r, unsigned dev, struct trace_inflight *out) {
+    return r->e && !r->joined && trace_inflight(engine_trace(r->e), dev, out);
+}
+
+bool run_stuck_call(struct run *r, unsigned dev, uint64_t now_ns, char *buf, size_t n) {
+    struct trace_inflight inf;
+    return run_inflight(r, dev, &inf) && trace_inflight_describe(&inf, now_ns, buf, n);
+}
+
+/* ---- the end ---- */
+
+static void run_drain_all(struct run *r) {
+    struct ev *evs = malloc(RUN_DRAIN * sizeof(*evs));
+    while (evs && run_drain(r, evs, RUN_DRAIN) > 0) {
+    }
+    free(evs);
+}
+
+int run_finish(struct run *r, struct engine_result *res) {
+    struct engine_result local;
+    res = res ? res : &local;
+    memset(res, 0, sizeof(*res));
+    if (!r->e || r->joined)
+        return 0;
+    engine_join(r->e, res);
+    r->joined = true;
+    if (r->c.kmsg_ends_with_loop)
+        kmsg_watch_stop(r->kwatch); /* what the kernel log holds by now still makes the output */
+    run_drain_all(r);
+    run_snap(r, r->dev);
+    if (r->rec)
+        rec_summary(r->rec, res, evring_dropped(r->ring));
+    const char *how = res->stopped ? "stopped" : "finished";
+    if (res->state == ENGINE_FAILED) {
+        run_say(r, "training failed: %s", res->error);
+        return 1;
+    }
+    if (res->checkpoint_error[0]) { /* trained, but the result is not saved */
+        char note[2 * ENGINE_PATH_MAX + 768];
+        engine_checkpoint_note(res, note, sizeof(note));
+        run_say(r, "%s after %d epochs; %s", how, res->epochs_done, note);
+        return 1;
+    }
+    if (!r->c.quiet)
+        run_say(r, "%s after %d epochs%s%s", how, res->epochs_done,
+                res->checkpoint[0] ? ", checkpoint " : "", res->checkpoint);
+    return 0;
+}
+
+_Noreturn void run_abandon(struct run *r) {
+    char stuck[128];
+    if (run_stuck_call(r, r->dev, mono_now_ns(), stuck, sizeof(stuck)))
+        run_say(r, "leaving while %s; the training thread did not stop", stuck);
+    else
+        run_say(r, "the training thread did not stop; leaving without waiting");
+    _exit(3);
+}
+
+struct engine *run_engine(struct run *r) {
+    return r->e;
+}
+
+struct tele *run_tele(struct run *r) {
+    return r->tele;
+}
+
+struct kmsg_watch *run_kmsg(struct run *r) {
+    return r->kwatch;
+}
+
+const struct remedies *run_remedies(struct run *r) {
+    return r->remedies;
+}
+
+struct trace_watch *run_watch(struct run *r) {
+    return r->watch;
+}
+
+uint64_t run_dropped(struct run *r) {
+    return evring_dropped(r->ring);
+}
+
+void run_destroy(struct run *r) {
+    if (!r)
+        return;
+    trace_watch_stop(r->watch);
+    tele_destroy(r->tele);
+    kmsg_watch_destroy(r->kwatch);
+    engine_destroy(r->e);
+    if (r->wake_fd >= 0)
+        close(r->wake_fd);
+    evring_destroy(r->kring);
+    evring_destroy(r->ring);
+    remedies_free(r->remedies);
+    free(r);
+}

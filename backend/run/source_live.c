@@ -1,0 +1,127 @@
+/* The live source: the run owner's view for the dashboard. Draining, snapshots and the
+ * recording all go through the run (run.h), so the side-work is done once. */
+#include "backend/core/mono.h"
+#include "backend/run/run.h"
+#include "backend/run/source.h"
+#include "backend/vpoc/vpoc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ui_live {
+    struct run *run;
+    struct engine *e;
+    int chunk;      /* last chunk size asked for */
+    int chunk_seen; /* the engine's chunk size when last looked at */
+};
+
+static int ui_live_wake_fd(struct source *s) {
+    return run_wake_fd(((struct ui_live *)s->priv)->run);
+}
+
+static size_t ui_live_drain(struct source *s, struct ev *out, size_t max) {
+    return run_drain(((struct ui_live *)s->priv)->run, out, max);
+}
+
+static const struct engine_snap *ui_live_snap(struct source *s) {
+    return run_snap(((struct ui_live *)s->priv)->run, 0);
+}
+
+static uint64_t ui_live_now(struct source *s) {
+    (void)s;
+    return mono_now_ns();
+}
+
+static bool ui_live_key(struct source *s, int ch, char *msg, size_t msglen) {
+    struct ui_live *l = s->priv;
+    msg[0] = '\0';
+    switch (ch) {
+    case 'p': {
+        bool paused = engine_snap_read(l->e, NULL)->state == ENGINE_PAUSED;
+        engine_command(l->e, paused ? CMD_RESUME : CMD_PAUSE, 0);
+        snprintf(msg, msglen, "%s", paused ? "resuming" : "pausing at the next step");
+        return true;
+    }
+    case '+':
+    case '=':
+    case '-': {
+        int now = engine_snap_read(l->e, NULL)->chunk_bars;
+        if (now != l->chunk_seen) /* the engine changed it (out of memory): step from there */
+            l->chunk = l->chunk_seen = now;
+        l->chunk = vpoc_chunk_step(l->chunk, ch == '-' ? -1 : 1);
+        engine_command(l->e, CMD_SET_CHUNK, l->chunk);
+        if (l->chunk)
+            snprintf(msg, msglen, "VPOC chunk size %d bars from the next chunk", l->chunk);
+        else
+            snprintf(msg, msglen, "VPOC chunk size: whole sessions from the next session");
+        return true;
+    }
+    case 'c':
+        engine_command(l->e, CMD_CLEANUP, 0);
+        snprintf(msg, msglen, "safe cleanup requested");
+        return true;
+    case 'm':
+        engine_command(l->e, CMD_PROBE, 0);
+        snprintf(msg, msglen, "memory probe requested");
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void ui_live_stop(struct source *s) {
+    run_stop(((struct ui_live *)s->priv)->run);
+}
+
+static bool ui_live_inflight(struct source *s, unsigned dev, struct trace_inflight *out) {
+    return run_inflight(((struct ui_live *)s->priv)->run, dev, out);
+}
+
+static bool ui_live_done(struct source *s) {
+    return run_done(((struct ui_live *)s->priv)->run);
+}
+
+static const char *ui_live_status(struct source *s) {
+    (void)s;
+    return "";
+}
+
+static void ui_live_destroy(struct source *s) {
+    if (!s)
+        return;
+    free(s->priv);
+    free(s);
+}
+
+static const struct source_ops ui_live_ops = {
+    .name = "live",
+    .wake_fd = ui_live_wake_fd,
+    .drain = ui_live_drain,
+    .snap = ui_live_snap,
+    .now_ns = ui_live_now,
+    .key = ui_live_key,
+    .stop = ui_live_stop,
+    .inflight = ui_live_inflight,
+    .done = ui_live_done,
+    .status = ui_live_status,
+    .destroy = ui_live_destroy,
+};
+
+int run_source(struct run *r, struct source **out) {
+    struct source *s = calloc(1, sizeof(*s));
+    struct ui_live *l = calloc(1, sizeof(*l));
+    if (!s || !l || !run_engine(r)) {
+        free(s);
+        free(l);
+        return !run_engine(r) ? -EINVAL : -ENOMEM;
+    }
+    int chunk = run_snap(r, 0)->chunk_bars;
+    *l = (struct ui_live){r, run_engine(r), chunk, chunk};
+    s->ops = &ui_live_ops;
+    s->priv = l;
+    run_info(r, &s->run);
+    *out = s;
+    return 0;
+}

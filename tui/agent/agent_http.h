@@ -1,0 +1,88 @@
+/* The agent's HTTP endpoint (libmicrohttpd, a thread per connection):
+ *   GET  /metrics          the Prometheus text format (version 0.0.4), or OpenMetrics 1.0.0 when
+ *                          the Accept header asks for application/openmetrics-text; never needs
+ *                          a token
+ *   GET  /events?since=SEQ the JSON lines of agent_log.h, following until the agent stops
+ *                          (&follow=0: what is held now, then the end); keep-alive blank lines
+ *   GET  /healthz          "ok" (200), or why not (503)
+ *   POST /control?cmd=C[&arg=N]   C: set_chunk (arg: bars, 0 = whole sessions), pause, resume,
+ *                          cleanup, probe. Only with allow_control and a token; answers JSON
+ *                          {"ok":true,"message":".."} or {"ok":false,"error":".."}
+ * With a token, everything but /metrics needs "Authorization: Bearer TOKEN" (401 otherwise,
+ * compared in constant time). Other paths 404, other methods 405, a request body or headers over
+ * the limit 413/431, connections over the limit are refused. Nothing from a request reaches a
+ * shell or a file path. */
+#ifndef RINGSIDE_TUI_AGENT_HTTP_H
+#define RINGSIDE_TUI_AGENT_HTTP_H
+
+#include "backend/core/ev.h"
+#include "tui/agent/agent_log.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AGENT_HTTP_DEFAULT_LISTEN "127.0.0.1:9464"
+#define AGENT_HTTP_TOKEN_BYTES    256
+
+struct agent_http_conf {
+    char listen[128];    /* "ADDR:PORT" (IPv4, or [IPv6]:PORT; port 0 = a free one), or
+                          * "" for none */
+    char unix_path[108]; /* a UNIX socket to listen on (created, mode 0660), or "" */
+    char token[AGENT_HTTP_TOKEN_BYTES]; /* the bearer token, "" = none */
+    bool allow_control;                 /* POST /control acts (needs a token) */
+    unsigned max_connections;           /* at once, over all listeners (default 256) */
+    size_t max_request_bytes;           /* request line, headers and body (default 8192) */
+    unsigned idle_timeout_s;            /* a connection that sends nothing is closed (default 30) */
+};
+
+/* Defaults: listen AGENT_HTTP_DEFAULT_LISTEN, no UNIX socket, no token, no control, 256
+ * connections, 8192 bytes, 30 s. */
+void agent_http_conf_default(struct agent_http_conf *c);
+
+/* Parse "ADDR:PORT" as the listen option takes it. 0, or -EINVAL with why. */
+int agent_http_parse_listen(const char *s, char *addr, size_t addrlen, unsigned *port, char *why,
+                            size_t whylen);
+
+/* What the endpoints serve; every callback may be called from any connection's thread at once. */
+struct agent_http_handlers {
+    void *ctx;
+    /* The exposition text now (openmetrics: the OpenMetrics form), as a malloc'd buffer the
+     * server frees. 0 or -errno (then 500). */
+    int (*metrics)(void *ctx, bool openmetrics, char **out, size_t *len);
+    /* Apply a loop command. 0 with msg ("VPOC chunk size 250 bars from the next chunk"), or
+     * -EINVAL / -EBUSY / -ENOTSUP with msg saying why. */
+    int (*control)(void *ctx, enum ev_cmd_id cmd, int64_t arg, char *msg, size_t msglen);
+    /* true when healthy; why gets a line either way ("ok", "training failed: ..."). */
+    bool (*health)(void *ctx, char *why, size_t whylen);
+    struct agent_log *log; /* what /events follows */
+};
+
+/* Request counters for the agent's own metrics. */
+struct agent_http_stats {
+    uint64_t requests;     /* answered, any status */
+    uint64_t unauthorized; /* 401 */
+    uint64_t refused;      /* 4xx other than 401, and connections over the limit */
+    unsigned connections;  /* open now */
+    unsigned followers;    /* /events streams open now */
+};
+
+struct agent_http;
+
+/* Bind and start serving. 0, or -errno with err ("cannot listen on 127.0.0.1:9464: Address
+ * already in use", -EINVAL "--allow-control needs --token-file"). A quiet /events stream gets a
+ * blank line every 5 s (sooner with an idle timeout under 10 s: half of it). */
+int agent_http_start(struct agent_http **out, const struct agent_http_conf *c,
+                     const struct agent_http_handlers *h, char *err, size_t errlen);
+
+/* The TCP port listened on (the chosen one for port 0), or 0 without TCP. */
+unsigned agent_http_port(const struct agent_http *s);
+
+void agent_http_stats(struct agent_http *s, struct agent_http_stats *out);
+
+/* Stop: the listeners close, open /events streams end (close the log first for a clean end of
+ * stream), every connection thread is joined. NULL is a no-op. The log (handlers->log) must
+ * outlive the server: destroy it after this. */
+void agent_http_stop(struct agent_http *s);
+
+#endif

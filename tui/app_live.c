@@ -1,0 +1,117 @@
+/* The dashboard over a live run in this process: the run owner does the work; this file adds
+ * what a terminal needs (the session log for stderr, signals left to the UI thread, --record
+ * opened before the terminal is taken, leaving a hung loop behind). */
+#include "backend/core/afile.h"
+#include "backend/core/errbuf.h"
+#include "backend/record/record.h"
+#include "backend/run/run.h"
+#include "tui/app.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Events the live ring holds between two drains (at most 50 ms apart): room for 80,000 events
+ * a second; a recording should not lose bursts (chunk-1 VPOC emits ~1M phases a second): 4x. */
+#define APP_LIVE_RING_EVENTS (1u << 12)
+
+/* While curses owns the terminal, stderr goes to a session log beside the checkpoints. */
+static int app_live_redirect_stderr(const struct run_opts *o) {
+    char err[256], log[ENGINE_PATH_MAX + 32];
+    if (afile_mkdirs(o->conf.output_dir, err, sizeof(err)) != 0)
+        return -1;
+    snprintf(log, sizeof(log), "%s/session.log", o->conf.output_dir);
+    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    int saved = dup(2);
+    dup2(fd, 2);
+    close(fd);
+    return saved;
+}
+
+/* --record FILE: opened before the terminal is taken, so a bad path is a plain error. */
+static int app_live_record_open(const struct run_opts *o, struct rec **rec) {
+    char err[1024];
+    *rec = NULL;
+    if (!o->record[0])
+        return 0;
+    if (strcmp(o->record, "-") == 0) {
+        fprintf(stderr, "ringside: --record -: the dashboard draws on stdout; record to a file\n");
+        return RS_EXIT_USAGE;
+    }
+    if (rec_open(rec, o->record, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ringside: %s\n", err);
+        return RS_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static void app_live_record_close(struct rec *rec, int *rc) {
+    char err[1024];
+    if (rec && rec_close(rec, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ringside: %s\n", err);
+        *rc = *rc ? *rc : 1;
+    }
+}
+
+/* The run's threads inherit the creating thread's signal mask: created with SIGWINCH, SIGINT,
+ * SIGTERM and SIGHUP blocked, they leave those signals to the UI thread, whose poll() they
+ * interrupt (a resize is then read at once). */
+static void app_live_block_signals(sigset_t *old) {
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGWINCH);
+    sigaddset(&s, SIGINT);
+    sigaddset(&s, SIGTERM);
+    sigaddset(&s, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &s, old);
+}
+
+int app_live(const struct run_opts *o, const struct app_view *v) {
+    struct run *run = NULL;
+    struct source *src = NULL;
+    struct rec *rec = NULL;
+    sigset_t old_mask;
+    app_live_block_signals(&old_mask);
+    struct run_conf rc_conf = {
+        .o = o,
+        .cmd = "",
+        .train = true,
+        .ring_events = o->record[0] ? 4 * APP_LIVE_RING_EVENTS : APP_LIVE_RING_EVENTS,
+        .session_log = isatty(1),
+    };
+    int rc = run_create(&run, &rc_conf);
+    if (rc == 0 && (rc = app_live_record_open(o, &rec)) == 0 && rec)
+        run_record(run, rec);
+    if (rc == 0)
+        rc = run_start(run);
+    if (rc == 0 && run_source(run, &src) != 0) {
+        fprintf(stderr, "ringside: out of memory\n");
+        rc = 1;
+    }
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL); /* every thread of the run exists now */
+    if (rc == 0) {
+        int saved = isatty(1) ? app_live_redirect_stderr(o) : -1;
+        struct app_view view = *v;
+        view.drain_every_wake = rec != NULL;
+        struct app_services svc = {run_tele(run), run_kmsg(run), run_remedies(run)};
+        rc = app_main(src, &view, &svc);
+        if (saved >= 0) {
+            dup2(saved, 2);
+            close(saved);
+        }
+        if (rc == 0 && !run_done(run))
+            run_abandon(run); /* left with q q while the loop is stuck */
+        if (rc == 0)
+            rc = run_finish(run, NULL);
+    }
+    app_live_record_close(rec, &rc);
+    if (src)
+        src->ops->destroy(src);
+    run_destroy(run);
+    return rc;
+}

@@ -1,0 +1,212 @@
+/* `ringside agent`: its own flags, and the training, telemetry and kernel-log flags of `train`
+ * for everything else. */
+#include "backend/core/errbuf.h"
+#include "tui/agent/agent.h"
+#include "tui/cli/cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char cli_agent_usage[] =
+    "usage: ringside agent [--listen ADDR:PORT|none] [--unix PATH] [--token-file FILE] "
+    "[--allow-control] [--train] [--log FILE] [train options]";
+
+static const char cli_agent_help[] =
+    "Run telemetry, the kernel-log watcher and, with --train, the training loop without a\n"
+    "terminal, and serve them over HTTP: GET /metrics (Prometheus; OpenMetrics when asked for),\n"
+    "GET /events?since=SEQ (the JSON lines of 'train --headless', followed live, for 'ringside\n"
+    "attach'), GET /healthz, and POST /control when allowed. SIGTERM or SIGINT stops it (the\n"
+    "training step ends and the checkpoint is written); SIGHUP reopens --log.\n"
+    "\n"
+    "  --listen ADDR:PORT       where to listen (default " AGENT_HTTP_DEFAULT_LISTEN
+    "; [::1]:PORT for\n"
+    "                           IPv6; port 0 picks a free one; none: only --unix)\n"
+    "  --unix PATH              also listen on a UNIX socket (mode 0660)\n"
+    "  --token-file FILE        a bearer token (the file's first line) that every request but\n"
+    "                           /metrics must carry: 'Authorization: Bearer TOKEN'\n"
+    "  --allow-control          take loop commands (chunk size, cleanup, probe, pause) on\n"
+    "                           POST /control; needs --token-file and --train\n"
+    "  --train                  run the training loop here (default: telemetry and kernel log)\n"
+    "  --log FILE               append messages to FILE instead of stderr\n"
+    "  --max-connections N      connections at once (default 256)\n"
+    "  --metrics-interval S     how often the /metrics text is rebuilt (default 1)\n"
+    "  --events-window N        event lines kept for followers that reconnect (default 65536)\n"
+    "  -h, --help               this help\n"
+    "\n"
+    "Every other option is one of 'ringside train --help': the data, training and GPU options\n"
+    "(with --train), --telemetry and its roots, the kernel-log options, --sync-slow and\n"
+    "--sync-timeout, --config. The dashboard's (--headless, --jsonl, --record, --frames,\n"
+    "--theme, -d) do not apply.\n";
+
+enum {
+    CLI_AGENT_LISTEN,
+    CLI_AGENT_UNIX,
+    CLI_AGENT_TOKEN,
+    CLI_AGENT_CONTROL,
+    CLI_AGENT_TRAIN,
+    CLI_AGENT_LOG,
+    CLI_AGENT_MAXCONN,
+    CLI_AGENT_METRICS,
+    CLI_AGENT_WINDOW,
+};
+
+struct cli_agent_flag {
+    const char *name;
+    bool value;
+};
+
+static const struct cli_agent_flag cli_agent_flags[] = {
+    [CLI_AGENT_LISTEN] = {"--listen", true},
+    [CLI_AGENT_UNIX] = {"--unix", true},
+    [CLI_AGENT_TOKEN] = {"--token-file", true},
+    [CLI_AGENT_CONTROL] = {"--allow-control", false},
+    [CLI_AGENT_TRAIN] = {"--train", false},
+    [CLI_AGENT_LOG] = {"--log", true},
+    [CLI_AGENT_MAXCONN] = {"--max-connections", true},
+    [CLI_AGENT_METRICS] = {"--metrics-interval", true},
+    [CLI_AGENT_WINDOW] = {"--events-window", true},
+};
+#define CLI_AGENT_NFLAGS (sizeof(cli_agent_flags) / sizeof(cli_agent_flags[0]))
+
+static int cli_agent_flag(struct agent_opts *o, int id, const char *v, char *err, size_t n) {
+    long x = 0;
+    double d = 0;
+    int rc = 0;
+    switch (id) {
+    case CLI_AGENT_LISTEN:
+        if (strcmp(v, "none") == 0) {
+            o->http.listen[0] = '\0';
+            return 0;
+        }
+        char addr[128], why[160];
+        unsigned port;
+        if (agent_http_parse_listen(v, addr, sizeof(addr), &port, why, sizeof(why)) != 0)
+            return errbuf_set(err, n, -EINVAL, "--listen '%s': %s", v, why);
+        return cli_copy("--listen", o->http.listen, sizeof(o->http.listen), v, err, n);
+    case CLI_AGENT_UNIX:
+        return cli_copy("--unix", o->http.unix_path, sizeof(o->http.unix_path), v, err, n);
+    case CLI_AGENT_TOKEN:
+        return cli_token_read(v, o->http.token, sizeof(o->http.token), err, n);
+    case CLI_AGENT_CONTROL:
+        o->http.allow_control = true;
+        return 0;
+    case CLI_AGENT_TRAIN:
+        o->train_loop = true;
+        return 0;
+    case CLI_AGENT_LOG:
+        return cli_copy("--log", o->log_path, sizeof(o->log_path), v, err, n);
+    case CLI_AGENT_MAXCONN:
+        if ((rc = cli_parse_long("--max-connections", v, 1, 4096, &x, err, n)) == 0)
+            o->http.max_connections = (unsigned)x;
+        return rc;
+    case CLI_AGENT_METRICS:
+        if ((rc = cli_parse_double("--metrics-interval", v, 0.05, 3600, &d, err, n)) == 0)
+            o->metrics_every_ns = (uint64_t)(d * 1e9);
+        return rc;
+    case CLI_AGENT_WINDOW:
+        if ((rc = cli_parse_long("--events-window", v, 16, 16777216, &x, err, n)) == 0)
+            o->window_lines = (size_t)x;
+        return rc;
+    default:
+        return errbuf_set(err, n, -EINVAL, "internal: unhandled option");
+    }
+}
+
+/* Which agent flag arg is (its value inline after '=' or in the next argument), or -1. */
+static int cli_agent_match(const char *arg, const char **inline_value) {
+    for (size_t k = 0; k < CLI_AGENT_NFLAGS; k++) {
+        size_t len = strlen(cli_agent_flags[k].name);
+        if (strncmp(arg, cli_agent_flags[k].name, len) != 0)
+            continue;
+        if (arg[len] == '\0') {
+            *inline_value = NULL;
+            return (int)k;
+        }
+        if (arg[len] == '=' && cli_agent_flags[k].value) {
+            *inline_value = arg + len + 1;
+            return (int)k;
+        }
+    }
+    return -1;
+}
+
+/* The dashboard's flags parse as train options but mean nothing here. */
+static int cli_agent_check(const struct agent_opts *o, const struct cli_train_opts *t, char *err,
+                           size_t n) {
+    const char *bad = t->headless        ? "--headless"
+                      : t->run.jsonl[0]  ? "--jsonl"
+                      : t->run.record[0] ? "--record"
+                      : t->view.frames   ? "--frames"
+                      : t->view.theme[0] ? "--theme"
+                                         : NULL;
+    if (bad)
+        return errbuf_set(err, n, -EINVAL, "%s is a dashboard option; the agent has no terminal",
+                          bad);
+    if (!o->http.listen[0] && !o->http.unix_path[0])
+        return errbuf_set(err, n, -EINVAL, "--listen none needs --unix PATH");
+    if (o->http.allow_control && !o->http.token[0])
+        return errbuf_set(err, n, -EINVAL, "--allow-control needs --token-file FILE");
+    if (o->http.allow_control && !o->train_loop)
+        return errbuf_set(err, n, -EINVAL, "--allow-control needs --train (nothing to control)");
+    return 0;
+}
+
+/* 0, 1 after --help, or RS_EXIT_USAGE after the error. */
+static int cli_agent_parse(int argc, char **argv, struct agent_opts *o, struct cli_train_opts *t,
+                           char **rest) {
+    char err[1024];
+    int n_rest = 0;
+    rest[n_rest++] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            printf("%s\n\n%s", cli_agent_usage, cli_agent_help);
+            return 1;
+        }
+        int id = cli_agent_match(argv[i], &v);
+        if (id < 0) {
+            rest[n_rest++] = argv[i];
+            continue;
+        }
+        if (cli_agent_flags[id].value && !v && i + 1 >= argc) {
+            snprintf(err, sizeof(err), "option '%s' requires a value", argv[i]);
+            return cli_usage_error("agent", cli_agent_usage, err);
+        }
+        if (cli_agent_flags[id].value && !v)
+            v = argv[++i];
+        if (cli_agent_flag(o, id, v, err, sizeof(err)) != 0)
+            return cli_usage_error("agent", cli_agent_usage, err);
+    }
+    rest[n_rest] = NULL;
+    int rc = cli_train_parse(n_rest, rest, "agent", t);
+    if (rc != 0)
+        return rc;
+    if (cli_agent_check(o, t, err, sizeof(err)) != 0)
+        return cli_usage_error("agent", cli_agent_usage, err);
+    o->run = t->run;
+    return 0;
+}
+
+int cli_agent(int argc, char **argv) {
+    struct agent_opts *o = calloc(1, sizeof(*o));
+    struct cli_train_opts *t = calloc(1, sizeof(*t));
+    char **rest = calloc((size_t)argc + 1, sizeof(*rest));
+    if (!o || !t || !rest) {
+        free(o);
+        free(t);
+        free(rest);
+        return 1;
+    }
+    agent_opts_default(o);
+    int rc = cli_agent_parse(argc, argv, o, t, rest);
+    if (rc == 0)
+        rc = agent_run(o);
+    else if (rc == 1)
+        rc = 0;
+    free(rest);
+    free(t);
+    free(o);
+    return rc;
+}

@@ -1,0 +1,121 @@
+/* `ringside attach URL`: a remote agent's run (ringside agent) in the dashboard. */
+#include "backend/core/errbuf.h"
+#include "backend/kmsg/remedies.h"
+#include "tui/agent/remote.h"
+#include "tui/app.h"
+#include "tui/cli/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char cli_attach_usage[] =
+    "usage: ringside attach URL [--token-file FILE] [--frames N] "
+    "[-d N] [--theme NAME|PATH] [--timeout S]";
+
+static const char cli_attach_help[] =
+    "Show the run a 'ringside agent' is serving, in the dashboard: its events, telemetry and\n"
+    "kernel-log counters, followed live (reconnecting when the connection drops). URL is\n"
+    "http://HOST[:PORT] (port 9464 by default) or unix:/PATH for the agent's UNIX socket.\n"
+    "Keys: p + - c m act on the remote loop when the agent was started with --allow-control\n"
+    "and the token is given; q quits (the agent's run goes on).\n\n"
+    "  --token-file FILE        the agent's bearer token: the file's first line (keep it 0600)\n"
+    "  --timeout S              connect and read timeout in seconds, 1..3600 (default 10)\n"
+    "  --frames N               render N frames, then exit\n"
+    "  -d, --delay N            refresh interval in tenths of a second (default 5)\n"
+    "  --theme NAME|PATH        colour theme\n"
+    "  -h, --help               this help\n";
+
+enum { CLI_ATTACH_TOKEN = 256, CLI_ATTACH_TIMEOUT };
+
+struct cli_attach_opts {
+    struct cli_train_opts o;
+    struct remote_conf rc;
+    const char *url;
+    const char *token_file;
+};
+
+static int cli_attach_opt(int id, const char *v, void *ctx, char *err, size_t n) {
+    struct cli_attach_opts *a = ctx;
+    long x = 0;
+    int rc;
+    switch (id) {
+    case CLI_ATTACH_TOKEN:
+        a->token_file = v;
+        return 0;
+    case CLI_ATTACH_TIMEOUT:
+        if ((rc = cli_parse_long("--timeout", v, 1, 3600, &x, err, n)) == 0)
+            a->rc.timeout_ms = (int)x * 1000;
+        return rc;
+    case 1: /* the URL operand ("-" in shortopts returns operands in order) */
+        if (a->url)
+            return errbuf_set(err, n, -EINVAL, "unexpected argument '%s'", v);
+        a->url = v;
+        return cli_copy("URL", a->rc.url, sizeof(a->rc.url), v, err, n);
+    default:
+        rc = cli_view_opt(&a->o, id, v, err, n);
+        return rc == -ENOENT ? errbuf_set(err, n, -EINVAL, "internal: unhandled option") : rc;
+    }
+}
+
+static int cli_attach_parse(int argc, char **argv, struct cli_attach_opts *a) {
+    static const struct option longopts[] = {
+        {"token-file", required_argument, NULL, CLI_ATTACH_TOKEN},
+        {"timeout", required_argument, NULL, CLI_ATTACH_TIMEOUT},
+        {"frames", required_argument, NULL, CLI_VIEW_FRAMES},
+        {"delay", required_argument, NULL, 'd'},
+        {"theme", required_argument, NULL, CLI_VIEW_THEME},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    cli_view_defaults(&a->o);
+    remote_conf_default(&a->rc);
+    int rc = cli_getopt_run(argc, argv, "attach", cli_attach_usage, cli_attach_help, "-:d:h",
+                            longopts, cli_attach_opt, a);
+    if (rc != 0)
+        return rc;
+    if (!a->url)
+        return cli_usage_error("attach", cli_attach_usage, "URL is required");
+    return 0;
+}
+
+/* The token (--token-file), the connection and the remedies. 0, or -errno with err. */
+static int cli_attach_open(struct cli_attach_opts *a, struct source **src, struct remedies **rules,
+                           char *err, size_t errlen) {
+    char why[512];
+    int rc;
+    if (a->token_file && (rc = cli_token_read(a->token_file, a->rc.token, sizeof(a->rc.token), why,
+                                              sizeof(why))) != 0)
+        return errbuf_set(err, errlen, rc, "--token-file %s", why);
+    if ((rc = remote_open(src, &a->rc, err, errlen)) != 0)
+        return rc;
+    /* the agent's kernel-log events get their remedies here */
+    return remedies_load(rules, NULL, err, errlen);
+}
+
+int cli_attach(int argc, char **argv) {
+    struct cli_attach_opts *a = calloc(1, sizeof(*a));
+    if (!a)
+        return 1;
+    int rc = cli_attach_parse(argc, argv, a);
+    if (rc != 0) {
+        free(a);
+        return rc == 1 ? 0 : rc;
+    }
+    char err[ENGINE_PATH_MAX + 256];
+    struct source *src = NULL;
+    struct remedies *rules = NULL;
+    if (cli_attach_open(a, &src, &rules, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ringside attach: %s\n", err);
+        if (src)
+            src->ops->destroy(src);
+        free(a);
+        return RS_EXIT_USAGE;
+    }
+    struct app_services svc = {NULL, NULL, rules};
+    rc = app_main(src, &a->o.view, &svc);
+    src->ops->destroy(src);
+    remedies_free(rules);
+    free(a);
+    return rc;
+}

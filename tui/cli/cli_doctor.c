@@ -1,0 +1,236 @@
+/* `ringside doctor`: every check of tui/doctor*.c in one run, printed as a table (colour on a
+ * terminal), JSON or Markdown; exit 0 when nothing failed, 1 when something did, 2 on a usage
+ * error. */
+#include "backend/compute/compute.h"
+#include "backend/core/afile.h"
+#include "backend/core/errbuf.h"
+#include "backend/core/evring.h"
+#include "backend/telemetry/tele.h"
+#include "tui/cli/cli.h"
+#include "tui/doctor/doctor.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char cli_doctor_usage[] =
+    "usage: ringside doctor [--quick] [--json | --markdown] [--timeout S] [--rules FILE] "
+    "[--bundle FILE] [--backend NAME] [--inject SPEC] [--root DIR]";
+
+static const char cli_doctor_help[] =
+    "Check this machine the way a GPU user would by hand, one row per check: kernel, drivers,\n"
+    "GPU runtime, ROCm and PyTorch versions, the GPUs and the archs this binary has kernels\n"
+    "for, device permissions and groups, the kernel log's readability and its recent driver\n"
+    "errors, the environment variables that change GPU behaviour, known-bad combinations,\n"
+    "and GPU smoke tests (each under a watchdog: a hang is a 'fail: hung after N s' row).\n"
+    "Exit status: 0 nothing failed, 1 something failed, 2 usage error.\n\n"
+    "  --quick                  the environment rows only (no GPU work)\n"
+    "  --json                   JSON instead of the table\n"
+    "  --markdown               a Markdown table, for a bug report\n"
+    "  --timeout S              seconds each GPU test may take (default 20)\n"
+    "  --rules FILE             known-bad combinations from FILE instead of the built-in ones\n"
+    "  --backend NAME           run the smoke tests on this compute backend (hip, or cpu to\n"
+    "                           rehearse), even where telemetry lists no GPU\n"
+    "  --inject SPEC            rehearse a fault in the smoke tests (as 'ringside --inject':\n"
+    "                           hang:vpoc:60 shows a hung test's row)\n"
+    "  --bundle FILE            also write FILE: the report as JSON with the versions found, the\n"
+    "                           telemetry snapshot and the kernel log's latest driver errors\n"
+    "  --root DIR               read the machine's files under DIR (a copied /proc, /sys, /dev,\n"
+    "                           /etc, /opt tree) instead of /; the GPU tests are then skipped\n"
+    "  -h, --help               this help\n";
+
+struct cli_doctor_args {
+    bool quick, json, markdown;
+    double timeout_s;
+    char rules[1024], root[1024], backend[16], inject[64], bundle[1024];
+};
+
+static int cli_doctor_opt(int id, const char *v, void *ctx, char *err, size_t n) {
+    struct cli_doctor_args *a = ctx;
+    switch (id) {
+    case 'q':
+        a->quick = true;
+        return 0;
+    case 'j':
+        a->json = true;
+        return 0;
+    case 'm':
+        a->markdown = true;
+        return 0;
+    case 't':
+        return cli_parse_double("--timeout", v, 1, 3600, &a->timeout_s, err, n);
+    case 'r':
+        return cli_copy("--rules", a->rules, sizeof(a->rules), v, err, n);
+    case 'B':
+        return cli_copy("--bundle", a->bundle, sizeof(a->bundle), v, err, n);
+    case 'b':
+        return cli_copy("--backend", a->backend, sizeof(a->backend), v, err, n);
+    case 'i': {
+        struct trace_inject in;
+        int rc = cli_copy("--inject", a->inject, sizeof(a->inject), v, err, n);
+        return rc ? rc : trace_inject_parse(v, &in, err, n);
+    }
+    default:
+        return cli_copy("--root", a->root, sizeof(a->root), v, err, n);
+    }
+}
+
+static int cli_doctor_parse(int argc, char **argv, struct cli_doctor_args *a) {
+    static const struct option longopts[] = {
+        {"quick", no_argument, NULL, 'q'},
+        {"json", no_argument, NULL, 'j'},
+        {"markdown", no_argument, NULL, 'm'},
+        {"timeout", required_argument, NULL, 't'},
+        {"rules", required_argument, NULL, 'r'},
+        {"root", required_argument, NULL, 'R'},
+        {"backend", required_argument, NULL, 'b'},
+        {"inject", required_argument, NULL, 'i'},
+        {"bundle", required_argument, NULL, 'B'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    memset(a, 0, sizeof(*a));
+    a->timeout_s = 20;
+    int rc = cli_getopt_run(argc, argv, "doctor", cli_doctor_usage, cli_doctor_help, ":h", longopts,
+                            cli_doctor_opt, a);
+    if (rc == 0 && a->bundle[0]) { /* a bundle that could not be written is known now */
+        char dir[1024];
+        snprintf(dir, sizeof(dir), "%s", a->bundle);
+        char *slash = strrchr(dir, '/');
+        struct stat st;
+        if (slash)
+            *(slash == dir ? slash + 1 : slash) = '\0';
+        if (stat(slash ? dir : ".", &st) != 0 || !S_ISDIR(st.st_mode)) {
+            char msg[1200];
+            snprintf(msg, sizeof(msg), "--bundle %.500s: the directory %.500s does not exist",
+                     a->bundle, slash ? dir : ".");
+            return cli_usage_error("doctor", cli_doctor_usage, msg);
+        }
+    }
+    if (rc == 0 && a->json && a->markdown)
+        return cli_usage_error("doctor", cli_doctor_usage,
+                               "--json and --markdown exclude each other");
+    return rc;
+}
+
+/* Telemetry for the report: the GPUs it sees (names, archs, vendors) into e, and the open
+ * service in *tp (for the bundle's snapshot; NULL when it could not open). */
+static void cli_doctor_gpus(struct doctor_env *e, struct tele **tp, struct evring **rp) {
+    struct tele_conf tc;
+    char err[256];
+    *tp = NULL;
+    tele_conf_default(&tc);
+    if (e->root[0]) { /* the fixture's files, not this machine's */
+        snprintf(tc.roots.sys, sizeof(tc.roots.sys), "%s/sys", e->root);
+        snprintf(tc.roots.proc, sizeof(tc.roots.proc), "%s/proc", e->root);
+        snprintf(tc.roots.dev, sizeof(tc.roots.dev), "%s/dev", e->root);
+        snprintf(tc.roots.debugfs, sizeof(tc.roots.debugfs), "%s/sys/kernel/debug", e->root);
+        snprintf(tc.only, sizeof(tc.only), "sysfs");
+    }
+    if (evring_create(rp, 64) != 0 || tele_create(tp, &tc, *rp, err, sizeof(err)) != 0) {
+        *tp = NULL;
+        return;
+    }
+    tele_sample_now(*tp);
+    const struct tele_snap *s = tele_snap_read(*tp, NULL);
+    for (unsigned k = 0; k < s->n_gpus && e->n_gpus < DOCTOR_MAX_GPUS; k++) {
+        const struct tele_gpu *g = &s->gpus[k];
+        struct doctor_gpu *d = &e->gpus[e->n_gpus++];
+        snprintf(d->pci, sizeof(d->pci), "%s", g->pci);
+        snprintf(d->name, sizeof(d->name), "%s", g->name[0] ? g->name : "unknown");
+        snprintf(d->arch, sizeof(d->arch), "%s", g->arch);
+        d->amd = g->vendor == TELE_VENDOR_AMD;
+        d->nvidia = g->vendor == TELE_VENDOR_NVIDIA;
+    }
+}
+
+/* What the GPU rows run on, or why they are skipped. */
+static void cli_doctor_gpu_opts(const struct cli_doctor_args *a, const struct doctor_env *e,
+                                struct doctor_gpu_opts *g) {
+    memset(g, 0, sizeof(*g));
+    g->timeout_s = a->timeout_s;
+    g->hang_s = a->timeout_s / 4 < 2 ? a->timeout_s / 4 : 2;
+    snprintf(g->inject, sizeof(g->inject), "%s", a->inject);
+    if (a->backend[0])
+        snprintf(g->backend, sizeof(g->backend), "%s", a->backend);
+    else if (a->root[0])
+        g->skip_reason = "--root: the files are not this machine's GPUs";
+    else if (e->n_gpus == 0)
+        g->skip_reason = "no GPU found (the telemetry providers list none)";
+    else if (!e->hip_runtime[0])
+        g->skip_reason = "this build has no GPU backend (compiled: cpu); rebuild with "
+                         "-DRINGSIDE_HIP=AMD or -DRINGSIDE_HIP=NVIDIA";
+    else
+        snprintf(g->backend, sizeof(g->backend), "hip");
+}
+
+int cli_doctor(int argc, char **argv) {
+    struct cli_doctor_args a;
+    int rc = cli_doctor_parse(argc, argv, &a);
+    if (rc != 0)
+        return rc == 1 ? 0 : rc;
+    struct doctor_rules *rules = NULL;
+    char err[512];
+    if (doctor_rules_load(&rules, a.rules[0] ? a.rules : NULL, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ringside doctor: %s\n", err);
+        return RS_EXIT_USAGE;
+    }
+    struct doctor_env e;
+    doctor_env_self(&e);
+    e.root = a.root;
+    static char runtime[160], archs[160];
+    compute_runtime_info(runtime, sizeof(runtime), archs, sizeof(archs));
+    e.hip_runtime = runtime;
+    e.built_archs = archs;
+    e.backends = compute_backends();
+    struct tele *tele = NULL;
+    struct evring *ring = NULL;
+    cli_doctor_gpus(&e, &tele, &ring);
+    struct doctor_report *r = calloc(1, sizeof(*r));
+    if (!r) {
+        doctor_rules_free(rules);
+        return 1;
+    }
+    struct doctor_facts f;
+    doctor_facts_read(&e, &f);
+    doctor_check_env(&e, r);
+    doctor_check_rules(rules, &e, &f, r);
+    static struct doctor_kmsg_events kept;
+    doctor_check_kmsg_keep(&e, r, &kept);
+    bool hung = false;
+    if (!a.quick) {
+        struct doctor_gpu_opts g;
+        cli_doctor_gpu_opts(&a, &e, &g);
+        doctor_check_gpu(&g, r, &hung);
+    }
+    rc = a.json       ? doctor_print_json(stdout, r)
+         : a.markdown ? doctor_print_markdown(stdout, r)
+                      : doctor_print_table(stdout, r, isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));
+    int status = rc != 0 ? 1 : doctor_exit_status(r);
+    if (rc != 0)
+        fprintf(stderr, "ringside doctor: writing the report failed: %s\n", strerror(-rc));
+    if (a.bundle[0]) {
+        if (tele)
+            tele_sample_now(tele); /* the machine after the smoke tests */
+        const struct tele_snap *snap = tele ? tele_snap_read(tele, NULL) : NULL;
+        if (doctor_write_bundle(a.bundle, r, &f, snap, &kept, err, sizeof(err)) != 0) {
+            fprintf(stderr, "ringside doctor: --bundle: %s\n", err);
+            status = 1;
+        } else if (!a.json && !a.markdown) {
+            printf("bundle written to %s\n", a.bundle);
+        }
+    }
+    if (hung) { /* a GPU call never returned: runtime destructors could block on it */
+        fflush(NULL);
+        _exit(status);
+    }
+    tele_destroy(tele);
+    evring_destroy(ring);
+    free(r);
+    doctor_rules_free(rules);
+    return status;
+}

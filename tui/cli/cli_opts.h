@@ -1,0 +1,66 @@
+/* Command-line options shared by the dashboard and `ringside train`: parsing into an
+ * engine configuration with strict number checks and one-line errors. */
+#ifndef RINGSIDE_TUI_CLI_CLI_OPTS_H
+#define RINGSIDE_TUI_CLI_CLI_OPTS_H
+
+#include "backend/core/errbuf.h"
+#include "backend/run/run_opts.h"
+#include "tui/app.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct cli_train_opts {
+    struct run_opts run;  /* the run: the loop, its outputs, telemetry, the kernel log */
+    struct app_view view; /* the dashboard: --frames, --delay, --theme */
+    bool headless;        /* --headless: JSON lines, no dashboard */
+};
+
+/* Parse argv (argv[0] is the subcommand name) for `train` or the dashboard, over the defaults
+ * from the config file (--config FILE, else $XDG_CONFIG_HOME/ringside/config.json if present).
+ * Returns 0, 1 when --help or --print-config was printed (exit 0), or RS_EXIT_USAGE after
+ * printing the error (with the usage line for a bad flag) to stderr. */
+int cli_train_parse(int argc, char **argv, const char *cmd, struct cli_train_opts *o);
+
+/* Strict numbers: the whole string must parse and lie in [lo, hi]. 0 or -EINVAL with err
+ * "--flag: 'x' is not an integer in [lo, hi]". */
+int cli_parse_long(const char *flag, const char *s, long lo, long hi, long *out, char *err,
+                   size_t errlen);
+int cli_parse_double(const char *flag, const char *s, double lo, double hi, double *out, char *err,
+                     size_t errlen);
+
+/* One option for cli_getopt_run: 0, or -EINVAL with err filled. */
+typedef int (*cli_opt_fn)(int id, const char *value, void *ctx, char *err, size_t errlen);
+
+struct option;
+
+/* The getopt_long loop every subcommand shares: -h/--help prints usage and help (returns 1),
+ * (shortopts must start with ':' and include 'h'); an unknown option, a missing value, a value
+ * on_opt rejects or a stray argument prints the error with the usage line (returns RS_EXIT_USAGE);
+ * otherwise 0. */
+int cli_getopt_run(int argc, char **argv, const char *cmd, const char *usage, const char *help,
+                   const char *shortopts, const struct option *longopts, cli_opt_fn on_opt,
+                   void *ctx);
+
+/* Print "ringside CMD: msg" and "Try 'ringside CMD --help'." to stderr; return
+ * RS_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *usage, const char *msg);
+
+/* The viewing flags the dashboards of a recording and of a remote agent share: --frames N,
+ * -d/--delay N (id 'd') and --theme NAME|PATH, with these ids in their longopts. */
+enum { CLI_VIEW_FRAMES = 200, CLI_VIEW_THEME };
+
+/* A viewer's defaults: refresh every 0.5 s, slow and hung synchronize at 1 s and 30 s. */
+void cli_view_defaults(struct cli_train_opts *o);
+
+/* Apply a viewing flag: 0, -EINVAL with err, or -ENOENT when id is not one of them. */
+int cli_view_opt(struct cli_train_opts *o, int id, const char *v, char *err, size_t errlen);
+
+/* A bearer token from the first line of path (trailing blanks dropped; warns on stderr when
+ * other users can read the file). 0, or -errno / -EINVAL with err naming the file. */
+int cli_token_read(const char *path, char *out, size_t cap, char *err, size_t errlen);
+
+/* Copy into a fixed buffer; -ENAMETOOLONG with err when it does not fit. */
+int cli_copy(const char *flag, char *dst, size_t cap, const char *src, char *err, size_t errlen);
+
+#endif

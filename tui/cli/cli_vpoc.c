@@ -1,0 +1,210 @@
+/* `ringside vpoc`: each session's volume profile results as JSON lines, computed chunk by
+ * chunk through a compute backend exactly as the training loop does. */
+#include "backend/compute/compute.h"
+#include "backend/core/errbuf.h"
+#include "backend/data/data_csv.h"
+#include "tui/cli/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char cli_vpoc_usage[] =
+    "usage: ringside vpoc --data FILE [--chunk N] [--profile close|range] [--tick T] "
+    "[--value-area F] [--session-start-hour H] [--skip-bad-rows] [--backend B]";
+
+static const char cli_vpoc_help[] =
+    "Print one JSON object per session: session, bars, volume, poc, vah, val.\n\n"
+    "  --data FILE              OHLCV CSV (required; - reads stdin)\n"
+    "  --chunk N                bars per chunk, 0 = whole session (default 500); the output\n"
+    "                           is identical for every chunk size\n"
+    "  --profile close|range    volume at the close's level, or spread low..high (close)\n"
+    "  --tick T                 price increment (default 0.25)\n"
+    "  --value-area F           value-area fraction (default 0.70)\n"
+    "  --session-start-hour H   trading day D starts at D-1 H:00 UTC (default 18)\n"
+    "  --skip-bad-rows          skip and count invalid rows\n"
+    "  --backend auto|cpu|hip   compute backend (default auto)\n"
+    "  -h, --help               this help\n";
+
+struct cli_vpoc_opts {
+    char data[ENGINE_PATH_MAX];
+    char backend[16];
+    long chunk, start_hour;
+    bool skip_bad;
+    struct vpoc_params p;
+};
+
+static int cli_vpoc_opt(int id, const char *v, void *ctx, char *err, size_t n) {
+    struct cli_vpoc_opts *o = ctx;
+    switch (id) {
+    case 'D':
+        return cli_copy("--data", o->data, sizeof(o->data), v, err, n);
+    case 'c':
+        return cli_parse_long("--chunk", v, 0, 100000000, &o->chunk, err, n);
+    case 't':
+        return cli_parse_double("--tick", v, 1e-9, 1e9, &o->p.tick, err, n);
+    case 'a':
+        return cli_parse_double("--value-area", v, 1e-6, 1, &o->p.value_area, err, n);
+    case 'H':
+        return cli_parse_long("--session-start-hour", v, 0, 23, &o->start_hour, err, n);
+    case 'b':
+        return cli_copy("--backend", o->backend, sizeof(o->backend), v, err, n);
+    case 's':
+        o->skip_bad = true;
+        return 0;
+    case 'p':
+        if (strcmp(v, "close") != 0 && strcmp(v, "range") != 0)
+            return errbuf_set(err, n, -EINVAL, "--profile: '%s' is not one of close, range", v);
+        o->p.profile = strcmp(v, "range") == 0 ? VPOC_RANGE : VPOC_CLOSE;
+        return 0;
+    default:
+        return errbuf_set(err, n, -EINVAL, "internal: unhandled option");
+    }
+}
+
+static int cli_vpoc_parse(int argc, char **argv, struct cli_vpoc_opts *o) {
+    static const struct option longopts[] = {{"data", required_argument, NULL, 'D'},
+                                             {"chunk", required_argument, NULL, 'c'},
+                                             {"profile", required_argument, NULL, 'p'},
+                                             {"tick", required_argument, NULL, 't'},
+                                             {"value-area", required_argument, NULL, 'a'},
+                                             {"skip-bad-rows", no_argument, NULL, 's'},
+                                             {"session-start-hour", required_argument, NULL, 'H'},
+                                             {"backend", required_argument, NULL, 'b'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    *o = (struct cli_vpoc_opts){
+        .chunk = 500, .start_hour = 18, .backend = "auto", .p = {VPOC_CLOSE, 0.25, 0.70}};
+    int rc = cli_getopt_run(argc, argv, "vpoc", cli_vpoc_usage, cli_vpoc_help, ":h", longopts,
+                            cli_vpoc_opt, o);
+    if (rc != 0)
+        return rc;
+    if (!o->data[0])
+        return cli_usage_error("vpoc", cli_vpoc_usage, "--data FILE is required");
+    return 0;
+}
+
+/* Shortest decimal that reads back as the same double, without an exponent for whole
+ * numbers (JSON readers and people both prefer 4701 to 4.701e+03). */
+static void cli_vpoc_num(char *buf, size_t n, double v) {
+    if (fabs(v) < 1e15 && v == (double)(long long)v) {
+        snprintf(buf, n, "%lld", (long long)v);
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+static int cli_vpoc_print(const struct data_series *ds, const struct data_session *s,
+                          const struct vpoc_result *r) {
+    double volume = 0;
+    for (size_t i = 0; i < s->n; i++)
+        volume += ds->bars[s->first + i].volume;
+    char v[40], poc[40], vah[40], val[40];
+    cli_vpoc_num(v, sizeof(v), volume);
+    cli_vpoc_num(poc, sizeof(poc), r->poc);
+    cli_vpoc_num(vah, sizeof(vah), r->vah);
+    cli_vpoc_num(val, sizeof(val), r->val);
+    return printf("{\"session\":\"%s\",\"bars\":%zu,\"volume\":%s,\"poc\":%s,\"vah\":%s,"
+                  "\"val\":%s}\n",
+                  s->label, s->n, v, poc, vah, val) < 0
+               ? -EIO
+               : 0;
+}
+
+/* Every session through the backend; all results before any output. */
+static int cli_vpoc_compute(struct compute *c, const struct cli_vpoc_opts *o,
+                            const struct data_series *ds, const struct data_sessions *ss,
+                            struct vpoc_result *res) {
+    char err[512];
+    struct vpoc_bar *bars = malloc((ds->n ? ds->n : 1) * sizeof(*bars));
+    if (!bars) {
+        fprintf(stderr, "ringside vpoc: out of memory\n");
+        return 1;
+    }
+    vpoc_bars_from_series(ds->bars, ds->n, bars);
+    int rc = vpoc_sessions_check(bars, ss, &o->p, err, sizeof(err));
+    if (rc != 0) {
+        fprintf(stderr, "ringside vpoc: %s: %s\n", o->data, err);
+        free(bars);
+        return RS_EXIT_USAGE;
+    }
+    for (size_t k = 0; rc == 0 && k < ss->n; k++) {
+        size_t chunk = o->chunk > 0 ? (size_t)o->chunk : ss->s[k].n;
+        rc = compute_vpoc_session(c, bars + ss->s[k].first, ss->s[k].n, &o->p, chunk, &res[k], NULL,
+                                  NULL, err, sizeof(err));
+    }
+    if (rc != 0)
+        fprintf(stderr, "ringside vpoc: %s\n", err);
+    free(bars);
+    return rc == 0 ? 0 : 1;
+}
+
+static int cli_vpoc_open(const struct cli_vpoc_opts *o, struct compute **c) {
+    struct compute_conf cc = {.device = 0, .threads = 1};
+    mem_conf_default(&cc.alloc);
+    char notice[512], err[512];
+    if (compute_open(o->backend, &cc, c, notice, sizeof(notice), err, sizeof(err)) != 0) {
+        fprintf(stderr, "ringside vpoc: %s\n", err);
+        return RS_EXIT_USAGE;
+    }
+    /* no fallback notice here: stderr carries only errors for this data command */
+    return 0;
+}
+
+static int cli_vpoc_load(const struct cli_vpoc_opts *o, struct data_series *ds,
+                         struct data_sessions *ss) {
+    struct data_csv_opts co = {.skip_bad_rows = o->skip_bad};
+    struct data_csv_report rep = {0};
+    char err[1024];
+    int rc = data_csv_load(o->data, &co, ds, &rep, err, sizeof(err));
+    if (rc != 0) {
+        fprintf(stderr, "ringside vpoc: %s\n", err);
+        return rc == -ENOMEM ? 1 : RS_EXIT_USAGE;
+    }
+    if (rep.rows_skipped)
+        fprintf(stderr, "ringside vpoc: skipped %zu bad rows (first: %s)\n", rep.rows_skipped,
+                rep.first_skip);
+    if (data_sessions_split(ds, (int)o->start_hour, ss) != 0) {
+        fprintf(stderr, "ringside vpoc: out of memory\n");
+        return 1;
+    }
+    return 0;
+}
+
+int cli_vpoc(int argc, char **argv) {
+    struct cli_vpoc_opts o;
+    int rc = cli_vpoc_parse(argc, argv, &o);
+    if (rc != 0)
+        return rc == 1 ? 0 : rc;
+    struct compute *c = NULL;
+    if ((rc = cli_vpoc_open(&o, &c)) != 0)
+        return rc;
+    struct data_series ds;
+    struct data_sessions ss = {0};
+    struct vpoc_result *res = NULL;
+    data_series_init(&ds);
+    rc = cli_vpoc_load(&o, &ds, &ss);
+    if (rc == 0 && !(res = calloc(ss.n ? ss.n : 1, sizeof(*res)))) {
+        fprintf(stderr, "ringside vpoc: out of memory\n");
+        rc = 1;
+    }
+    if (rc == 0)
+        rc = cli_vpoc_compute(c, &o, &ds, &ss, res);
+    for (size_t k = 0; rc == 0 && k < ss.n; k++)
+        if (cli_vpoc_print(&ds, &ss.s[k], &res[k]) != 0)
+            rc = 1;
+    if (rc == 0 && fflush(stdout) != 0)
+        rc = 1;
+    free(res);
+    data_sessions_fini(&ss);
+    data_series_fini(&ds);
+    compute_close(c);
+    return rc;
+}
