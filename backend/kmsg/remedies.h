@@ -2,8 +2,8 @@
  * mapping a category, and optionally message substrings or Xid numbers, to a title, an
  * explanation and actions. The user's file ($XDG_CONFIG_HOME/ringside/remedies.json, or
  * --kmsg-rules FILE) is consulted before the shipped one. */
-#ifndef RINGSIDE_TUI_REMEDIES_H
-#define RINGSIDE_TUI_REMEDIES_H
+#ifndef RINGSIDE_BACKEND_KMSG_REMEDIES_H
+#define RINGSIDE_BACKEND_KMSG_REMEDIES_H
 
 #include "backend/kmsg/kmsg.h"
 

@@ -1,7 +1,7 @@
 /* The JSON-lines recorder: the stream headless mode prints and the dashboard's --record
  * writes, one object per line, flushed line by line. `ringside replay` reads it back. */
-#ifndef RINGSIDE_TUI_RECORD_H
-#define RINGSIDE_TUI_RECORD_H
+#ifndef RINGSIDE_BACKEND_RECORD_RECORD_H
+#define RINGSIDE_BACKEND_RECORD_RECORD_H
 
 #include "backend/core/ev.h"
 #include "backend/engine/engine.h"

@@ -1,6 +1,6 @@
 /* Shared between the replay source and its line parser: one parsed line of a recording. */
-#ifndef RINGSIDE_TUI_REPLAY_INTERNAL_H
-#define RINGSIDE_TUI_REPLAY_INTERNAL_H
+#ifndef RINGSIDE_BACKEND_RECORD_REPLAY_INTERNAL_H
+#define RINGSIDE_BACKEND_RECORD_REPLAY_INTERNAL_H
 
 #include "backend/core/ev.h"
 #include "backend/engine/engine.h"

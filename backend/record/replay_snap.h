@@ -2,8 +2,8 @@
  * stream releases them: progress and losses from the metric events, the pool from the memory
  * events and layout lines, sync percentiles from the sync events, the state from commands and
  * the summary. One owner; no locking. */
-#ifndef RINGSIDE_TUI_REPLAY_SNAP_H
-#define RINGSIDE_TUI_REPLAY_SNAP_H
+#ifndef RINGSIDE_BACKEND_RECORD_REPLAY_SNAP_H
+#define RINGSIDE_BACKEND_RECORD_REPLAY_SNAP_H
 
 #include "backend/engine/engine.h"
 #include "backend/record/replay_internal.h"

@@ -1,7 +1,7 @@
 /* `ringside replay`: a ui_source that plays a JSON-lines recording back on its own clock,
  * reading the file incrementally and synthesising snapshots from the events released. */
-#ifndef RINGSIDE_TUI_REPLAY_H
-#define RINGSIDE_TUI_REPLAY_H
+#ifndef RINGSIDE_BACKEND_RUN_REPLAY_H
+#define RINGSIDE_BACKEND_RUN_REPLAY_H
 
 #include "backend/run/source.h"
 

@@ -12,8 +12,8 @@
  * compared in constant time). Other paths 404, other methods 405, a request body or headers over
  * the limit 413/431, connections over the limit are refused. Nothing from a request reaches a
  * shell or a file path. */
-#ifndef RINGSIDE_TUI_AGENT_HTTP_H
-#define RINGSIDE_TUI_AGENT_HTTP_H
+#ifndef RINGSIDE_TUI_AGENT_AGENT_HTTP_H
+#define RINGSIDE_TUI_AGENT_AGENT_HTTP_H
 
 #include "backend/core/ev.h"
 #include "tui/agent/agent_log.h"

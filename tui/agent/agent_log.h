@@ -10,8 +10,8 @@
  * no longer holds. The run line (the stream's first) and the latest line of each sticky kind
  * (status, layout) are kept outside the window, so a late follower still starts from the whole
  * state. */
-#ifndef RINGSIDE_TUI_AGENT_LOG_H
-#define RINGSIDE_TUI_AGENT_LOG_H
+#ifndef RINGSIDE_TUI_AGENT_AGENT_LOG_H
+#define RINGSIDE_TUI_AGENT_AGENT_LOG_H
 
 #include <stdbool.h>
 #include <stddef.h>

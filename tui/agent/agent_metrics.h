@@ -1,8 +1,8 @@
 /* What ringside exposes to Prometheus: the metric families, their names (Prometheus
  * conventions: base units, _total counters), help and labels, built from the snapshots the
  * dashboard also reads. A value nobody could read is left out, never exported as 0. */
-#ifndef RINGSIDE_TUI_AGENT_METRICS_H
-#define RINGSIDE_TUI_AGENT_METRICS_H
+#ifndef RINGSIDE_TUI_AGENT_AGENT_METRICS_H
+#define RINGSIDE_TUI_AGENT_AGENT_METRICS_H
 
 #include "backend/core/ev.h"
 #include "backend/kmsg/kmsg.h"

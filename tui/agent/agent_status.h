@@ -6,8 +6,8 @@
  *    "inflight":{"dev":D,"op":"device","phase":"sync","start_ns":N} | null}
  * t_ns is the agent's monotonic clock when written: the reader maps the run's clock onto its own
  * with it. */
-#ifndef RINGSIDE_TUI_AGENT_STATUS_H
-#define RINGSIDE_TUI_AGENT_STATUS_H
+#ifndef RINGSIDE_TUI_AGENT_AGENT_STATUS_H
+#define RINGSIDE_TUI_AGENT_AGENT_STATUS_H
 
 #include "backend/kmsg/kmsg_watch.h"
 #include "backend/telemetry/tele.h"

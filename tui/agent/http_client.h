@@ -1,7 +1,7 @@
 /* A small HTTP/1.0 client for ringside's own agent: one request per connection (the body then
  * ends at the close), read line by line as it arrives. No TLS, no redirects, no proxies. */
-#ifndef RINGSIDE_TUI_HTTP_CLIENT_H
-#define RINGSIDE_TUI_HTTP_CLIENT_H
+#ifndef RINGSIDE_TUI_AGENT_HTTP_CLIENT_H
+#define RINGSIDE_TUI_AGENT_HTTP_CLIENT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,8 +4,8 @@
  * ending in +Inf. OpenMetrics differs in three ways handled here: a counter family is named
  * without its samples' _total suffix, HELP escapes '"' too, and the text ends with "# EOF".
  * Pure formatting: what to expose is the caller's. */
-#ifndef RINGSIDE_TUI_PROM_H
-#define RINGSIDE_TUI_PROM_H
+#ifndef RINGSIDE_TUI_AGENT_PROM_H
+#define RINGSIDE_TUI_AGENT_PROM_H
 
 #include <stdbool.h>
 #include <stddef.h>

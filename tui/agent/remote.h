@@ -5,8 +5,8 @@
  * status lines, and the run's clock is the agent's, mapped onto ours. The loop's keys
  * (p + - c m) are sent back as POST /control when the agent allows control and a token was
  * given; otherwise run.control_off says why and they do nothing. */
-#ifndef RINGSIDE_TUI_REMOTE_H
-#define RINGSIDE_TUI_REMOTE_H
+#ifndef RINGSIDE_TUI_AGENT_REMOTE_H
+#define RINGSIDE_TUI_AGENT_REMOTE_H
 
 #include "backend/run/source.h"
 

@@ -1,7 +1,7 @@
 /* The telemetry flags shared by the dashboard, `train` and `probe`: provider selection, the
  * sampling interval and the root directories the file-reading providers use. */
-#ifndef RINGSIDE_TUI_CLI_TELE_H
-#define RINGSIDE_TUI_CLI_TELE_H
+#ifndef RINGSIDE_TUI_CLI_CLI_TELE_H
+#define RINGSIDE_TUI_CLI_CLI_TELE_H
 
 #include "backend/telemetry/tele.h"
 

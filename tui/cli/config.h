@@ -1,8 +1,8 @@
 /* The configuration file ($XDG_CONFIG_HOME/ringside/config.json or --config FILE): defaults
  * for the train/dashboard flags, and --print-config, which writes the effective options back
  * in the same format. */
-#ifndef RINGSIDE_TUI_CONFIG_H
-#define RINGSIDE_TUI_CONFIG_H
+#ifndef RINGSIDE_TUI_CLI_CONFIG_H
+#define RINGSIDE_TUI_CLI_CONFIG_H
 
 #include "tui/cli/cli_opts.h"
 

@@ -2,8 +2,8 @@
  * (name, ok/warn/fail/skip, what was measured, what to do). The checks read the machine through
  * struct doctor_env, so tests run them against fixture roots, a fake identity and a fake
  * environment; the report is printed as a table, JSON or Markdown. */
-#ifndef RINGSIDE_TUI_DOCTOR_H
-#define RINGSIDE_TUI_DOCTOR_H
+#ifndef RINGSIDE_TUI_DOCTOR_DOCTOR_H
+#define RINGSIDE_TUI_DOCTOR_DOCTOR_H
 
 #include "backend/kmsg/kmsg.h"
 
