@@ -262,8 +262,12 @@ size_t run_drain(struct run *r, struct ev *out, size_t max) {
     return n;
 }
 
+unsigned run_device(const struct run *r) {
+    return r->dev;
+}
+
 const struct engine_snap *run_snap(struct run *r, unsigned dev) {
-    if (!r->e)
+    if (!r->e || dev != r->dev)
         return NULL;
     const struct engine_snap *s = engine_snap_read(r->e, NULL);
     if (r->rec)

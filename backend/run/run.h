@@ -77,8 +77,11 @@ int run_wake_fd(struct run *r);
  * writes the diagnostic bundle and is followed in out by a warning saying where it went. */
 size_t run_drain(struct run *r, struct ev *out, size_t max);
 
-/* The loop's latest snapshot for dev (NULL without a loop); a layout line is recorded when
- * its memory numbers changed. Call from one thread: the one that drains. */
+/* The device the loop trains on (--device). */
+unsigned run_device(const struct run *r);
+
+/* The loop's latest snapshot for device dev (NULL without a loop on it); a layout line is
+ * recorded when its memory numbers changed. Call from one thread: the one that drains. */
 const struct engine_snap *run_snap(struct run *r, unsigned dev);
 
 /* Send a command to the loop (ignored without one). */

@@ -26,7 +26,8 @@ static size_t ui_live_drain(struct source *s, struct ev *out, size_t max) {
 }
 
 static const struct engine_snap *ui_live_snap(struct source *s) {
-    return run_snap(((struct ui_live *)s->priv)->run, 0);
+    struct run *r = ((struct ui_live *)s->priv)->run;
+    return run_snap(r, run_device(r));
 }
 
 static uint64_t ui_live_now(struct source *s) {
@@ -117,7 +118,7 @@ int run_source(struct run *r, struct source **out) {
         free(l);
         return !run_engine(r) ? -EINVAL : -ENOMEM;
     }
-    int chunk = run_snap(r, 0)->chunk_bars;
+    int chunk = run_snap(r, run_device(r))->chunk_bars;
     *l = (struct ui_live){r, run_engine(r), chunk, chunk};
     s->ops = &ui_live_ops;
     s->priv = l;

@@ -53,7 +53,7 @@ static int cli_headless_loop(struct run *run) {
         }
         while (run_drain(run, evs, CLI_DRAIN) > 0) {
         }
-        run_snap(run, 0);
+        run_snap(run, run_device(run));
     }
     return run_finish(run, NULL);
 }
