@@ -151,7 +151,7 @@ int theme_load_json(const char *path, struct theme *out, char *err, size_t errle
 static int theme_dirs(char dirs[3][THEME_DIR_MAX]) {
     int n = 0;
     snprintf(dirs[n++], THEME_DIR_MAX, "themes");
-    if (json_config_dir(dirs[n], THEME_DIR_MAX - 8) == 0)
+    if (json_file_config_dir(dirs[n], THEME_DIR_MAX - 8) == 0)
         strcat(dirs[n++], "/themes");
     snprintf(dirs[n++], THEME_DIR_MAX, "%s/themes", RS_DATADIR);
     return n;

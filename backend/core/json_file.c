@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int json_config_dir(char *out, size_t outlen) {
+int json_file_config_dir(char *out, size_t outlen) {
     const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
     int n;
     if (xdg && xdg[0] == '/')
@@ -22,7 +22,7 @@ int json_config_dir(char *out, size_t outlen) {
     return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
 }
 
-void json_line_col(const char *text, size_t off, int *line, int *col) {
+void json_file_line_col(const char *text, size_t off, int *line, int *col) {
     *line = 1;
     *col = 1;
     for (size_t i = 0; i < off && text[i]; i++) {
@@ -82,7 +82,7 @@ static int json_file_parse(const char *buf, size_t n, const char *shown, struct 
     }
     json_object_put(root);
     int line, col;
-    json_line_col(buf, end, &line, &col);
+    json_file_line_col(buf, end, &line, &col);
     return errbuf_set(err, errlen, -EINVAL, "%s: invalid JSON at line %d, column %d: %s", shown,
                       line, col, why);
 }

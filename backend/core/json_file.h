@@ -9,7 +9,7 @@ struct json_object;
 
 /* "<$XDG_CONFIG_HOME or $HOME/.config>/ringside" into out. 0, or -ENOENT when neither variable
  * is set (or XDG_CONFIG_HOME is not absolute and HOME is unset), -ENAMETOOLONG. */
-int json_config_dir(char *out, size_t outlen);
+int json_file_config_dir(char *out, size_t outlen);
 
 /* Parse a JSON file of at most max_bytes into *out (the caller puts it). shown names the file
  * in errors. 0, -errno when unreadable, or -EINVAL with
@@ -18,6 +18,6 @@ int json_file_read(const char *path, const char *shown, size_t max_bytes, struct
                    char *err, size_t errlen);
 
 /* 1-based line and column of byte offset off in text. */
-void json_line_col(const char *text, size_t off, int *line, int *col);
+void json_file_line_col(const char *text, size_t off, int *line, int *col);
 
 #endif

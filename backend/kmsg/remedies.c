@@ -224,7 +224,7 @@ int remedies_load(struct remedies **out, const char *path, char *err, size_t err
     *out = NULL;
     if (!rs)
         return errbuf_set(err, errlen, -ENOMEM, "out of memory");
-    if (!path && json_config_dir(def, sizeof(def) - 16) == 0) {
+    if (!path && json_file_config_dir(def, sizeof(def) - 16) == 0) {
         strcat(def, "/remedies.json");
         if (access(def, F_OK) == 0)
             path = def;

@@ -10,33 +10,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct ui_live {
+struct source_live {
     struct run *run;
     struct engine *e;
     int chunk;      /* last chunk size asked for */
     int chunk_seen; /* the engine's chunk size when last looked at */
 };
 
-static int ui_live_wake_fd(struct source *s) {
-    return run_wake_fd(((struct ui_live *)s->priv)->run);
+static int source_live_wake_fd(struct source *s) {
+    return run_wake_fd(((struct source_live *)s->priv)->run);
 }
 
-static size_t ui_live_drain(struct source *s, struct ev *out, size_t max) {
-    return run_drain(((struct ui_live *)s->priv)->run, out, max);
+static size_t source_live_drain(struct source *s, struct ev *out, size_t max) {
+    return run_drain(((struct source_live *)s->priv)->run, out, max);
 }
 
-static const struct engine_snap *ui_live_snap(struct source *s) {
-    struct run *r = ((struct ui_live *)s->priv)->run;
+static const struct engine_snap *source_live_snap(struct source *s) {
+    struct run *r = ((struct source_live *)s->priv)->run;
     return run_snap(r, run_device(r));
 }
 
-static uint64_t ui_live_now(struct source *s) {
+static uint64_t source_live_now(struct source *s) {
     (void)s;
     return mono_now_ns();
 }
 
-static bool ui_live_key(struct source *s, int ch, char *msg, size_t msglen) {
-    struct ui_live *l = s->priv;
+static bool source_live_key(struct source *s, int ch, char *msg, size_t msglen) {
+    struct source_live *l = s->priv;
     msg[0] = '\0';
     switch (ch) {
     case 'p': {
@@ -72,55 +72,55 @@ static bool ui_live_key(struct source *s, int ch, char *msg, size_t msglen) {
     }
 }
 
-static void ui_live_stop(struct source *s) {
-    run_stop(((struct ui_live *)s->priv)->run);
+static void source_live_stop(struct source *s) {
+    run_stop(((struct source_live *)s->priv)->run);
 }
 
-static bool ui_live_inflight(struct source *s, unsigned dev, struct trace_inflight *out) {
-    return run_inflight(((struct ui_live *)s->priv)->run, dev, out);
+static bool source_live_inflight(struct source *s, unsigned dev, struct trace_inflight *out) {
+    return run_inflight(((struct source_live *)s->priv)->run, dev, out);
 }
 
-static bool ui_live_done(struct source *s) {
-    return run_done(((struct ui_live *)s->priv)->run);
+static bool source_live_done(struct source *s) {
+    return run_done(((struct source_live *)s->priv)->run);
 }
 
-static const char *ui_live_status(struct source *s) {
+static const char *source_live_status(struct source *s) {
     (void)s;
     return "";
 }
 
-static void ui_live_destroy(struct source *s) {
+static void source_live_destroy(struct source *s) {
     if (!s)
         return;
     free(s->priv);
     free(s);
 }
 
-static const struct source_ops ui_live_ops = {
+static const struct source_ops source_live_ops = {
     .name = "live",
-    .wake_fd = ui_live_wake_fd,
-    .drain = ui_live_drain,
-    .snap = ui_live_snap,
-    .now_ns = ui_live_now,
-    .key = ui_live_key,
-    .stop = ui_live_stop,
-    .inflight = ui_live_inflight,
-    .done = ui_live_done,
-    .status = ui_live_status,
-    .destroy = ui_live_destroy,
+    .wake_fd = source_live_wake_fd,
+    .drain = source_live_drain,
+    .snap = source_live_snap,
+    .now_ns = source_live_now,
+    .key = source_live_key,
+    .stop = source_live_stop,
+    .inflight = source_live_inflight,
+    .done = source_live_done,
+    .status = source_live_status,
+    .destroy = source_live_destroy,
 };
 
 int run_source(struct run *r, struct source **out) {
     struct source *s = calloc(1, sizeof(*s));
-    struct ui_live *l = calloc(1, sizeof(*l));
+    struct source_live *l = calloc(1, sizeof(*l));
     if (!s || !l || !run_engine(r)) {
         free(s);
         free(l);
         return !run_engine(r) ? -EINVAL : -ENOMEM;
     }
     int chunk = run_snap(r, run_device(r))->chunk_bars;
-    *l = (struct ui_live){r, run_engine(r), chunk, chunk};
-    s->ops = &ui_live_ops;
+    *l = (struct source_live){r, run_engine(r), chunk, chunk};
+    s->ops = &source_live_ops;
     s->priv = l;
     run_info(r, &s->run);
     *out = s;

@@ -390,13 +390,13 @@ Test(config, vpoc_refresh_range) {
 
 Test(config, line_col) {
     int line, col;
-    json_line_col("ab\ncd\n", 4, &line, &col); /* 'd': line 2, its second column */
+    json_file_line_col("ab\ncd\n", 4, &line, &col); /* 'd': line 2, its second column */
     cr_assert_eq(line, 2);
     cr_assert_eq(col, 2);
-    json_line_col("ab\ncd\n", 0, &line, &col);
+    json_file_line_col("ab\ncd\n", 0, &line, &col);
     cr_assert_eq(line, 1);
     cr_assert_eq(col, 1);
-    json_line_col("ab\n", 3, &line, &col); /* just past the newline */
+    json_file_line_col("ab\n", 3, &line, &col); /* just past the newline */
     cr_assert_eq(line, 2);
     cr_assert_eq(col, 1);
 }

@@ -71,7 +71,7 @@ int config_load(const char *path, config_apply_fn apply, void *ctx, char *used, 
     char def[ENGINE_PATH_MAX], shown[ENGINE_PATH_MAX + 8];
     used[0] = '\0';
     if (!path) {
-        if (json_config_dir(def, sizeof(def) - 12) != 0)
+        if (json_file_config_dir(def, sizeof(def) - 12) != 0)
             return 0; /* no home: no default file */
         strcat(def, "/config.json");
         if (access(def, F_OK) != 0 && (errno == ENOENT || errno == ENOTDIR))

@@ -34,7 +34,7 @@ typedef int (*config_apply_fn)(const char *key, const struct config_value *v, vo
                                size_t errlen);
 
 /* Read the config file and apply each key, in file order. path NULL: the default file
- * (json_config_dir()/config.json), silently skipped when it does not exist; otherwise the file
+ * (json_file_config_dir()/config.json), silently skipped when it does not exist; otherwise the file
  * must exist. used (ENGINE_PATH_MAX bytes) gets the path read, "" when none. 0, or -errno with
  * err "FILE: key 'K': reason", "FILE: unknown key 'K' (see ringside train --help)", or
  * "FILE: invalid JSON at line L, column C: why" (FILE is shown with ~ for $HOME). */
