@@ -3,10 +3,10 @@
 #include "tui/config.h"
 
 #include "backend/core/errbuf.h"
+#include "backend/core/json_out.h"
 
 #include <errno.h>
 #include <json-c/json.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -191,17 +191,7 @@ static void config_put_int(struct json_object *j, const char *key, int64_t v) {
 
 /* The shortest text that reads back as the same double. */
 static void config_put_num(struct json_object *j, const char *key, double v) {
-    char s[40];
-    if (v == (double)(int64_t)v && fabs(v) < 1e15) {
-        snprintf(s, sizeof(s), "%.1f", v); /* 30.0, not 3e+01 */
-    } else {
-        for (int prec = 1; prec <= 17; prec++) {
-            snprintf(s, sizeof(s), "%.*g", prec, v);
-            if (strtod(s, NULL) == v)
-                break;
-        }
-    }
-    json_object_object_add(j, key, json_object_new_double_s(v, s));
+    json_object_object_add(j, key, json_out_double(v));
 }
 
 static void config_put_bool(struct json_object *j, const char *key, bool v) {

@@ -2,6 +2,7 @@
 #include "tui/record.h"
 
 #include "backend/core/errbuf.h"
+#include "backend/core/json_out.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -71,11 +72,10 @@ static void rec_put_str(json_object *o, const char *key, const char *s) {
     json_object_object_add(o, key, json_object_new_string(s));
 }
 
-/* A double written as %.10g (json-c's default, %.17g, prints 2e-4 as 0.00020000000000000001). */
+/* A double as its shortest text (json-c's default, %.17g, prints 2e-4 as
+ * 0.00020000000000000001). */
 static void rec_put_num(json_object *o, const char *key, double v) {
-    char buf[32];
-    snprintf(buf, sizeof(buf), "%.10g", v);
-    json_object_object_add(o, key, json_object_new_double_s(v, buf));
+    json_object_object_add(o, key, json_out_double(v));
 }
 
 static void rec_put_int(json_object *o, const char *key, int64_t v) {
