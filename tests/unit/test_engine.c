@@ -148,6 +148,16 @@ Test(engine, full_run_emits_every_phase_and_checkpoints) {
     cr_assert(json_object_object_get_ex(meta, "architecture", &arch));
     cr_assert(json_object_object_get_ex(arch, "inputs", &v));
     cr_assert_eq(json_object_get_int(v), 24);
+    json_object *conf; /* the configuration in the config file's words */
+    cr_assert(json_object_object_get_ex(meta, "config", &conf));
+    cr_assert(json_object_object_get_ex(conf, "val-frac", &v));
+    cr_assert_eq(json_object_get_double(v), c.val_frac);
+    cr_assert(json_object_object_get_ex(conf, "synthetic-days", &v));
+    cr_assert_eq(json_object_get_int(v), c.synthetic_days);
+    cr_assert_not(json_object_object_get_ex(conf, "val_frac", NULL));
+    json_object *want = engine_conf_json(&c);
+    cr_assert(json_object_equal(conf, want), "%s", json_object_to_json_string(conf));
+    json_object_put(want);
     json_object_put(meta);
     rs_test_rmtree(dir);
 }
