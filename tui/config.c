@@ -198,53 +198,22 @@ static void config_put_bool(struct json_object *j, const char *key, bool v) {
     json_object_object_add(j, key, json_object_new_boolean(v));
 }
 
-static void config_put_data(struct json_object *j, const struct engine_conf *c) {
-    config_put_str(j, "data", c->data_path);
-    config_put_int(j, "synthetic-days", c->synthetic_days);
-    config_put_int(j, "seed", (int64_t)c->seed);
-    config_put_bool(j, "skip-bad-rows", c->skip_bad_rows);
-    config_put_int(j, "session-start-hour", c->session_start_hour);
-    config_put_int(j, "chunk", c->chunk_bars);
-    config_put_str(j, "profile", c->vpoc.profile == VPOC_RANGE ? "range" : "close");
-    config_put_num(j, "tick", c->vpoc.tick);
-    config_put_num(j, "value-area", c->vpoc.value_area);
-    config_put_int(j, "vpoc-refresh", c->vpoc_refresh);
+/* The replayed kernel log joins the engine's faults in "inject", last: its path may hold a
+ * ':'. */
+static void config_put_inject(struct json_object *j, const struct cli_train_opts *o) {
+    if (!o->kmsg.inject[0])
+        return;
+    const char *faults = json_object_get_string(json_object_object_get(j, "inject"));
+    char inject[TRACE_MAX_INJECT * 48 + KMSG_PATH_MAX + 8];
+    snprintf(inject, sizeof(inject), "%s%skmsg:%s", faults ? faults : "", faults ? "," : "",
+             o->kmsg.inject);
+    config_put_str(j, "inject", inject);
 }
 
-/* The architecture comes from the checkpoint when resuming: null then. */
-static void config_put_model(struct json_object *j, const struct engine_conf *c) {
-    char hidden[MLP_MAX_HIDDEN * 8] = "";
-    for (int i = 0; i < c->arch.n_hidden; i++)
-        snprintf(hidden + strlen(hidden), sizeof(hidden) - strlen(hidden), "%s%d", i ? "," : "",
-                 c->arch.hidden[i]);
-    bool resume = c->resume_path[0] != '\0';
-    config_put_int(j, "horizon", c->horizon);
-    config_put_str(j, "loss", resume ? NULL : mlp_loss_name(c->arch.loss));
-    config_put_str(j, "hidden", resume ? NULL : hidden);
-    config_put_str(j, "activation", resume ? NULL : mlp_act_name(c->arch.act));
-    config_put_num(j, "lr", c->adam.lr);
-    config_put_num(j, "weight-decay", c->adam.weight_decay);
-    config_put_int(j, "batch", c->batch);
-    config_put_int(j, "epochs", c->epochs);
-    config_put_num(j, "val-frac", c->val_frac);
-    config_put_int(j, "metric-every", c->metric_every);
-}
-
-static void config_put_run(struct json_object *j, const struct cli_train_opts *o) {
-    const struct engine_conf *c = &o->conf;
-    config_put_str(j, "output", c->output_dir);
-    config_put_str(j, "name", c->name);
-    config_put_str(j, "resume", c->resume_path);
+/* How the run is shown: headless JSON lines, or the dashboard and what it watches for. */
+static void config_put_dashboard(struct json_object *j, const struct cli_train_opts *o) {
     config_put_bool(j, "headless", o->headless);
     config_put_str(j, "jsonl", o->jsonl);
-    config_put_str(j, "backend", c->backend);
-    config_put_int(j, "device", c->device);
-    config_put_int(j, "threads", c->threads);
-    config_put_str(j, "alloc-conf", c->alloc_conf);
-    config_put_bool(j, "no-pre-cleanup", !c->pre_cleanup);
-}
-
-static void config_put_dashboard(struct json_object *j, const struct cli_train_opts *o) {
     config_put_int(j, "delay", o->delay_ds);
     if (o->frames > 0)
         config_put_int(j, "frames", o->frames);
@@ -254,17 +223,7 @@ static void config_put_dashboard(struct json_object *j, const struct cli_train_o
     config_put_str(j, "record", o->record);
     config_put_num(j, "sync-slow", (double)o->sync_slow_ns / 1e9);
     config_put_num(j, "sync-timeout", (double)o->sync_timeout_ns / 1e9);
-    char inject[TRACE_MAX_INJECT * 48 + KMSG_PATH_MAX + 8] = "";
-    for (int k = 0; k < o->conf.n_inject; k++) {
-        char spec[48];
-        trace_inject_format(&o->conf.inject[k], spec, sizeof(spec));
-        snprintf(inject + strlen(inject), sizeof(inject) - strlen(inject), "%s%s", k ? "," : "",
-                 spec);
-    }
-    if (o->kmsg.inject[0]) /* the replayed kernel log goes last: its path may hold a ':' */
-        snprintf(inject + strlen(inject), sizeof(inject) - strlen(inject), "%skmsg:%s",
-                 inject[0] ? "," : "", o->kmsg.inject);
-    config_put_str(j, "inject", inject);
+    config_put_inject(j, o);
 }
 
 static void config_put_tele(struct json_object *j, const struct tele_conf *t) {
@@ -285,12 +244,9 @@ static void config_put_kmsg(struct json_object *j, const struct cli_train_opts *
 }
 
 int config_print(const struct cli_train_opts *o, FILE *out) {
-    struct json_object *j = json_object_new_object();
+    struct json_object *j = engine_conf_json(&o->conf);
     if (!j)
         return -ENOMEM;
-    config_put_data(j, &o->conf);
-    config_put_model(j, &o->conf);
-    config_put_run(j, o);
     config_put_dashboard(j, o);
     config_put_tele(j, &o->tele);
     config_put_kmsg(j, o);

@@ -54,9 +54,10 @@ int config_json_read(const char *path, const char *shown, size_t max_bytes,
 /* 1-based line and column of byte offset off in text. */
 void config_line_col(const char *text, size_t off, int *line, int *col);
 
-/* The effective options as one pretty JSON object whose keys are the long flag names; options
- * that are not set (no --data, --resume, --frames, ...) are null. Loading the output as a
- * config file gives the same options. 0, or -ENOMEM / -EIO. */
+/* The effective options as one pretty JSON object whose keys are the long flag names:
+ * engine_conf_json's object with the front end's options (headless, dashboard, telemetry,
+ * kernel log) added. Options that are not set (no --data, --resume, --frames, ...) are null.
+ * Loading the output as a config file gives the same options. 0, or -ENOMEM / -EIO. */
 int config_print(const struct cli_train_opts *o, FILE *out);
 
 #endif
