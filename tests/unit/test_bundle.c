@@ -58,6 +58,17 @@ Test(bundle, written_once_on_a_hang_with_every_section) {
                                        "config", "telemetry", "kernel_log", "events"};
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         cr_assert(json_object_object_get_ex(j, keys[i], NULL), "no %s", keys[i]);
+    /* the configuration is --print-config's: the engine's object and the front end's options */
+    json_object *conf = json_object_object_get(j, "config"),
+                *want = engine_conf_json(&bt_opts.conf);
+    json_object_object_foreach(want, key, v) {
+        json_object *got = NULL;
+        cr_assert(json_object_object_get_ex(conf, key, &got), "the config lacks %s", key);
+        cr_assert(json_object_equal(v, got), "config %s: %s", key, json_object_to_json_string(got));
+    }
+    json_object_put(want);
+    cr_assert(json_object_object_get_ex(conf, "sync-timeout", NULL));
+    cr_assert(json_object_object_get_ex(conf, "no-kmsg", NULL));
     json_object *ev = json_object_object_get(j, "events");
     cr_assert_eq(json_object_array_length(ev), BUNDLE_EVENTS, "the last 500 events");
     json_object *kl = json_object_object_get(j, "kernel_log");
