@@ -55,6 +55,18 @@ void engine_conf_default(struct engine_conf *c);
 /* Check ranges and cross-field rules; -EINVAL with err naming the flag. */
 int engine_conf_validate(const struct engine_conf *c, char *err, size_t errlen);
 
+struct json_object;
+
+/* The configuration as one JSON object (the caller puts it; NULL when out of memory), in the
+ * words of the config file: the keys are the long flag names ("synthetic-days", "val-frac",
+ * "alloc-conf", ...), the values what the flags take: integers, doubles as their shortest text
+ * ("lr": 0.0002), strings ("hidden": "32,16", "profile": "close", "inject": "hang:cleanup:40"),
+ * true or false for the flags without a value, and null for what is not set ("data" with
+ * synthetic data, "resume", "alloc-conf"; "hidden", "loss" and "activation" when resuming, as
+ * the checkpoint's architecture is used then). --print-config (which adds the front end's
+ * options), the recording's run line and the checkpoint metadata write it. */
+struct json_object *engine_conf_json(const struct engine_conf *c);
+
 enum engine_state {
     ENGINE_STARTING,
     ENGINE_RUNNING,

@@ -1,8 +1,8 @@
 /* Events as JSON lines: the schema of headless mode, recordings and (later) the agent. */
+#include "backend/core/json_out.h"
 #include "backend/engine/engine.h"
 #include "backend/kmsg/kmsg_json.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,25 +28,16 @@ static void engine_json_put(struct engine_json_buf *b, const char *fmt, ...) {
 
 static void engine_json_str(struct engine_json_buf *b, const char *key, const char *s) {
     engine_json_put(b, ",\"%s\":\"", key);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            engine_json_put(b, "\\%c", *c);
-        else if (*c == '\n')
-            engine_json_put(b, "\\n");
-        else if (*c < 0x20)
-            engine_json_put(b, "\\u%04x", *c);
-        else
-            engine_json_put(b, "%c", *c);
-    }
+    size_t room = b->len < b->cap ? b->cap - b->len : 0;
+    b->len += json_out_escape(room ? b->p + b->len : NULL, room, s);
     engine_json_put(b, "\"");
 }
 
-/* JSON has no NaN or infinity: those become null. */
+/* JSON has no NaN or infinity: json_out_num writes those as null. */
 static void engine_json_num(struct engine_json_buf *b, const char *key, double v) {
-    if (isfinite(v))
-        engine_json_put(b, ",\"%s\":%.10g", key, v);
-    else
-        engine_json_put(b, ",\"%s\":null", key);
+    char text[JSON_OUT_NUM_MAX];
+    json_out_num(text, sizeof(text), v, JSON_OUT_POINT);
+    engine_json_put(b, ",\"%s\":%s", key, text);
 }
 
 static void engine_json_body(struct engine_json_buf *b, const struct ev *e) {

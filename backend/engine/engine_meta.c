@@ -2,6 +2,7 @@
  * metrics, data fingerprint), for people and for tools, written atomically. */
 #include "backend/core/afile.h"
 #include "backend/core/errbuf.h"
+#include "backend/core/json_out.h"
 #include "backend/engine/engine_internal.h"
 
 #include <errno.h>
@@ -31,37 +32,14 @@ static json_object *engine_meta_norm(const struct mlp_ckpt *ck) {
     for (int j = 0; j < ck->arch.n_in; j++) {
         json_object *f = json_object_new_object();
         json_object_object_add(f, "name", json_object_new_string(feat_name((unsigned)j)));
-        json_object_object_add(f, "mean", json_object_new_double(ck->norm_mean[j]));
-        json_object_object_add(f, "std", json_object_new_double(ck->norm_std[j]));
+        json_object_object_add(f, "mean", json_out_double(ck->norm_mean[j]));
+        json_object_object_add(f, "std", json_out_double(ck->norm_std[j]));
         json_object_array_add(feats, f);
     }
     json_object_object_add(o, "method", json_object_new_string("zscore"));
     json_object_object_add(o, "features", feats);
-    json_object_object_add(o, "target_mean", json_object_new_double(ck->y_mean));
-    json_object_object_add(o, "target_std", json_object_new_double(ck->y_std));
-    return o;
-}
-
-static json_object *engine_meta_conf(const struct engine_conf *c) {
-    json_object *o = json_object_new_object();
-    json_object_object_add(o, "data", json_object_new_string(c->data_path));
-    json_object_object_add(o, "synthetic_days", json_object_new_int(c->synthetic_days));
-    json_object_object_add(o, "seed", json_object_new_int64((int64_t)c->seed));
-    json_object_object_add(o, "session_start_hour", json_object_new_int(c->session_start_hour));
-    json_object_object_add(o, "chunk", json_object_new_int(c->chunk_bars));
-    json_object_object_add(
-        o, "profile", json_object_new_string(c->vpoc.profile == VPOC_RANGE ? "range" : "close"));
-    json_object_object_add(o, "tick", json_object_new_double(c->vpoc.tick));
-    json_object_object_add(o, "value_area", json_object_new_double(c->vpoc.value_area));
-    json_object_object_add(o, "horizon", json_object_new_int(c->horizon));
-    json_object_object_add(o, "batch", json_object_new_int(c->batch));
-    json_object_object_add(o, "epochs", json_object_new_int(c->epochs));
-    json_object_object_add(o, "lr", json_object_new_double(c->adam.lr));
-    json_object_object_add(o, "weight_decay", json_object_new_double(c->adam.weight_decay));
-    json_object_object_add(o, "val_frac", json_object_new_double(c->val_frac));
-    json_object_object_add(o, "backend", json_object_new_string(c->backend));
-    json_object_object_add(o, "threads", json_object_new_int(c->threads));
-    json_object_object_add(o, "alloc_conf", json_object_new_string(c->alloc_conf));
+    json_object_object_add(o, "target_mean", json_out_double(ck->y_mean));
+    json_object_object_add(o, "target_std", json_out_double(ck->y_std));
     return o;
 }
 
@@ -87,9 +65,9 @@ static json_object *engine_meta_metrics(const struct engine *e) {
     json_object *o = json_object_new_object();
     json_object_object_add(o, "epoch", json_object_new_int(e->ck.epoch));
     json_object_object_add(o, "step", json_object_new_int64(e->ck.step));
-    json_object_object_add(o, "train_loss", json_object_new_double(e->ck.train_loss));
-    json_object_object_add(o, "val_loss", json_object_new_double(e->ck.val_loss));
-    json_object_object_add(o, "best_val_loss", json_object_new_double(e->res.best_val_loss));
+    json_object_object_add(o, "train_loss", json_out_double(e->ck.train_loss));
+    json_object_object_add(o, "val_loss", json_out_double(e->ck.val_loss));
+    json_object_object_add(o, "best_val_loss", json_out_double(e->res.best_val_loss));
     return o;
 }
 
@@ -104,11 +82,12 @@ int engine_meta_write(const struct engine *e, const char *path, char *err, size_
     json_object_object_add(root, "created", json_object_new_string(created));
     json_object_object_add(root, "architecture", engine_meta_arch(&e->ck.arch));
     json_object_object_add(root, "normalization", engine_meta_norm(&e->ck));
-    json_object_object_add(root, "config", engine_meta_conf(&e->conf));
+    json_object_object_add(root, "config", engine_conf_json(&e->conf));
     json_object_object_add(root, "metrics", engine_meta_metrics(e));
     json_object_object_add(root, "data", engine_meta_data(e));
     json_object_object_add(root, "backend", json_object_new_string(e->c->ops->name));
-    const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
+    const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+                                                                JSON_C_TO_STRING_NOSLASHESCAPE);
     size_t len = strlen(text);
     char *buf = malloc(len + 2);
     int rc = -ENOMEM;

@@ -2,6 +2,7 @@
 #include "backend/kmsg/kmsg_json.h"
 
 #include "backend/core/ev.h"
+#include "backend/core/json_out.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -12,26 +13,15 @@ bool kmsg_json_string(char *buf, size_t cap, size_t *len, const char *s) {
     size_t o = *len;
     if (o + 2 >= cap)
         return false;
-    buf[o++] = '"';
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        char esc[8];
-        size_t n = 1;
-        esc[0] = (char)*p;
-        if (*p == '"' || *p == '\\') {
-            esc[0] = '\\';
-            esc[1] = (char)*p;
-            n = 2;
-        } else if (*p < 0x20 || *p == 0x7f) {
-            n = (size_t)snprintf(esc, sizeof(esc), "\\u%04x", *p);
-        }
-        if (o + n + 2 > cap)
-            return false;
-        memcpy(buf + o, esc, n);
-        o += n;
+    size_t n = json_out_escape(buf + o + 1, cap - o - 1, s);
+    if (o + n + 3 > cap) { /* the quotes and the NUL */
+        buf[o] = '\0';
+        return false;
     }
-    buf[o++] = '"';
-    buf[o] = '\0';
-    *len = o;
+    buf[o] = '"';
+    buf[o + n + 1] = '"';
+    buf[o + n + 2] = '\0';
+    *len = o + n + 2;
     return true;
 }
 

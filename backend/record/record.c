@@ -71,35 +71,8 @@ static void rec_put_str(json_object *o, const char *key, const char *s) {
     json_object_object_add(o, key, json_object_new_string(s));
 }
 
-/* A double written as %.10g (json-c's default, %.17g, prints 2e-4 as 0.00020000000000000001). */
-static void rec_put_num(json_object *o, const char *key, double v) {
-    char buf[32];
-    snprintf(buf, sizeof(buf), "%.10g", v);
-    json_object_object_add(o, key, json_object_new_double_s(v, buf));
-}
-
 static void rec_put_int(json_object *o, const char *key, int64_t v) {
     json_object_object_add(o, key, json_object_new_int64(v));
-}
-
-static json_object *rec_config(const struct engine_conf *c) {
-    json_object *o = json_object_new_object(), *hidden = json_object_new_array();
-    rec_put_str(o, "data", c->data_path[0] ? c->data_path : "synthetic");
-    rec_put_int(o, "synthetic_days", c->data_path[0] ? 0 : c->synthetic_days);
-    json_object_object_add(o, "seed", json_object_new_uint64(c->seed));
-    for (int i = 0; i < c->arch.n_hidden; i++)
-        json_object_array_add(hidden, json_object_new_int(c->arch.hidden[i]));
-    json_object_object_add(o, "hidden", hidden);
-    rec_put_str(o, "activation", mlp_act_name(c->arch.act));
-    rec_put_str(o, "loss", mlp_loss_name(c->arch.loss));
-    rec_put_num(o, "lr", c->adam.lr);
-    rec_put_int(o, "batch", c->batch);
-    rec_put_num(o, "val_frac", c->val_frac);
-    rec_put_int(o, "metric_every", c->metric_every);
-    rec_put_int(o, "threads", c->threads);
-    rec_put_str(o, "alloc_conf", c->alloc_conf);
-    rec_put_str(o, "resume", c->resume_path);
-    return o;
 }
 
 int rec_run(struct rec *r, const struct run_info *run, const struct engine_conf *conf) {
@@ -118,7 +91,12 @@ int rec_run(struct rec *r, const struct run_info *run, const struct engine_conf 
     json_object_object_add(o, "start_wall_ns", json_object_new_uint64(run->start_wall_ns));
     rec_put_int(o, "epochs", conf->epochs);
     rec_put_int(o, "chunk", conf->chunk_bars);
-    json_object_object_add(o, "config", rec_config(conf));
+    json_object *config = engine_conf_json(conf);
+    if (!config) {
+        json_object_put(o);
+        return -ENOMEM;
+    }
+    json_object_object_add(o, "config", config);
     int rc = rec_line(r, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
                                                                JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(o);

@@ -27,7 +27,8 @@ int rec_open_sink(struct rec **out, rec_sink_fn line, void *ctx);
 
 /* The first line: {"type":"run","version":1,"host":..,"backend":..,"device":..,"arch":..,
  * "devices":N,"start_ns":..,"start_wall_ns":..,"epochs":..,"chunk":..,"config":{..}}.
- * epochs and chunk are conf's (the epochs of this invocation, the initial chunk size).
+ * epochs and chunk are conf's (the epochs of this invocation, the initial chunk size); config
+ * is engine_conf_json(conf).
  * Every rec_* write returns 0, or the first write error (-errno; later writes are skipped). */
 int rec_run(struct rec *r, const struct run_info *run, const struct engine_conf *conf);
 

@@ -105,9 +105,12 @@ static void bundle_body(FILE *f, const struct bundle_src *b) {
     bundle_string(f, "message", b->hang->u.text.text, "},\n");
     bundle_versions(f);
     bundle_engine(f, b->snap);
-    fprintf(f, "\"config\":");
-    if (!b->config || b->config(b->config_ctx, f) != 0)
-        fprintf(f, "null");
+    json_object *conf = run_opts_json(b->o); /* in the config file's words */
+    fprintf(f, "\"config\":%s",
+            conf ? json_object_to_json_string_ext(conf, JSON_C_TO_STRING_PLAIN |
+                                                            JSON_C_TO_STRING_NOSLASHESCAPE)
+                 : "null");
+    json_object_put(conf);
     fprintf(f, ",\"telemetry\":");
     if (b->tele)
         tele_json_write(f, b->tele, false);
@@ -125,10 +128,10 @@ int bundle_write(const struct bundle_src *b, char *path, size_t pathlen, char *e
     time_t now = time(NULL);
     struct tm tm;
     strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", localtime_r(&now, &tm));
-    int n = snprintf(path, pathlen, "%s/hang-%s.json", b->output_dir, stamp);
+    int n = snprintf(path, pathlen, "%s/hang-%s.json", b->o->conf.output_dir, stamp);
     if (n < 0 || (size_t)n >= pathlen)
         return errbuf_set(err, errlen, -ENAMETOOLONG, "the bundle's path is too long");
-    int rc = afile_mkdirs(b->output_dir, err, errlen);
+    int rc = afile_mkdirs(b->o->conf.output_dir, err, errlen);
     struct afile af;
     if (rc == 0 && (rc = afile_open(&af, path, err, errlen)) == 0) {
         bundle_body(af.fp, b);

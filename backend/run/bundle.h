@@ -6,11 +6,11 @@
 
 #include "backend/core/ev.h"
 #include "backend/engine/engine.h"
+#include "backend/run/run_opts.h"
 #include "backend/telemetry/tele.h"
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
 
 #define BUNDLE_EVENTS 500 /* recent events kept for the bundle */
 
@@ -25,10 +25,7 @@ void bundle_ring_add(struct bundle_ring *r, const struct ev *e);
 
 /* What the bundle is written from; tele may be NULL. */
 struct bundle_src {
-    const char *output_dir; /* where the bundle goes */
-    /* Writes the run's configuration as one JSON value on f (NULL or an error: null). */
-    int (*config)(void *ctx, FILE *f);
-    void *config_ctx;
+    const struct run_opts *o; /* the run's options: where the bundle goes, and its config */
     const struct engine_snap *snap;
     const struct tele_snap *tele;
     const struct bundle_ring *ring;

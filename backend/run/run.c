@@ -208,20 +208,12 @@ int run_wake_fd(struct run *r) {
     return r->wake_fd >= 0 ? r->wake_fd : evring_wake_fd(r->ring);
 }
 
-/* The configuration in the bundle. */
-static int run_bundle_config(void *ctx, FILE *f) {
-    (void)ctx;
-    return fputs("null", f) == EOF ? -EIO : 0;
-}
-
 /* On the run's first HANG alert, the bundle, and *log saying where it went. */
 static bool run_hang(struct run *r, const struct ev *e, struct ev *log) {
     char msg[EV_TEXT_BYTES];
     if (!bundle_due(&r->recent, e) || !r->e)
         return false;
-    struct bundle_src b = {.output_dir = r->c.o->conf.output_dir,
-                           .config = run_bundle_config,
-                           .config_ctx = r,
+    struct bundle_src b = {.o = r->c.o,
                            .snap = engine_snap_read(r->e, NULL),
                            .tele = r->tele ? tele_snap_read(r->tele, NULL) : NULL};
     bundle_on_hang(&r->recent, e, &b, msg, sizeof(msg));

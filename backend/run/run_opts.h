@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+struct json_object;
+
 struct run_opts {
     struct engine_conf conf;
     char jsonl[ENGINE_PATH_MAX];      /* --jsonl: headless JSON lines, "" = none, "-" = stdout */
@@ -21,5 +23,12 @@ struct run_opts {
     struct kmsg_conf kmsg;            /* --kmsg-file, --kmsg-backlog, --no-kmsg */
     char kmsg_rules[ENGINE_PATH_MAX]; /* --kmsg-rules FILE: remedies before the shipped ones */
 };
+
+/* The options as one JSON object whose keys are the long flag names (engine_conf_json's object
+ * with the run's own options added: jsonl, record, sync-slow, sync-timeout, the telemetry and
+ * kernel-log flags, a replayed kernel log at the end of inject). Options that are not set are
+ * null. The hang bundle embeds it; --print-config adds the dashboard's. NULL when out of
+ * memory. */
+struct json_object *run_opts_json(const struct run_opts *o);
 
 #endif

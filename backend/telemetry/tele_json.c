@@ -2,6 +2,8 @@
  * and one object per merged GPU; a field no provider read is absent, never 0. */
 #include "backend/telemetry/tele_json.h"
 
+#include "backend/core/json_out.h"
+
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,7 +16,7 @@ static const char *tele_json_src(const struct tele_snap *s, uint8_t src) {
 static json_object *tele_json_num(double v) {
     if (v == floor(v) && fabs(v) < 9.0e15)
         return json_object_new_int64((int64_t)v);
-    return json_object_new_double(v);
+    return json_out_double(v);
 }
 
 static json_object *tele_json_providers(const struct tele_snap *s) {
@@ -34,9 +36,8 @@ static json_object *tele_json_providers(const struct tele_snap *s) {
         json_object_object_add(o, "gpus", json_object_new_int((int)p->n_gpus));
         json_object_object_add(o, "samples", json_object_new_int64((int64_t)p->samples));
         json_object_object_add(o, "last_sample_us",
-                               json_object_new_double((double)p->last_sample_ns / 1e3));
-        json_object_object_add(o, "max_sample_us",
-                               json_object_new_double((double)p->max_sample_ns / 1e3));
+                               json_out_double((double)p->last_sample_ns / 1e3));
+        json_object_object_add(o, "max_sample_us", json_out_double((double)p->max_sample_ns / 1e3));
         json_object_array_add(a, o);
     }
     return a;
@@ -88,8 +89,7 @@ static json_object *tele_json_procs(const struct tele_gpu *g) {
             o, "vram_bytes", p->vram_valid ? json_object_new_int64((int64_t)p->vram_bytes) : NULL);
         json_object_object_add(o, "gtt_bytes",
                                p->gtt_valid ? json_object_new_int64((int64_t)p->gtt_bytes) : NULL);
-        json_object_object_add(o, "busy_pct",
-                               p->busy_valid ? json_object_new_double(p->busy_pct) : NULL);
+        json_object_object_add(o, "busy_pct", p->busy_valid ? json_out_double(p->busy_pct) : NULL);
         json_object_object_add(o, "self", json_object_new_boolean(p->self));
         json_object_array_add(a, o);
     }

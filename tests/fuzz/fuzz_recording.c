@@ -139,11 +139,12 @@ static void fuzz_recording_check_item(const struct replay_item *it) {
     }
 }
 
-/* Doubles written with %.10g: equal to 9 digits, or both not numbers (null). */
-static bool fuzz_recording_near(double a, double b) {
+/* Doubles written as their shortest text read back exactly; NaN and infinity are written as
+ * null and read back as NaN. */
+static bool fuzz_recording_same_num(double a, double b) {
     if (!isfinite(a) || !isfinite(b))
         return !isfinite(a) && isnan(b);
-    return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b));
+    return a == b;
 }
 
 /* The fields of an event the writer writes, as the reader reads them back. */
@@ -163,14 +164,14 @@ static bool fuzz_recording_same_ev(const struct ev *a, const struct ev *b) {
         return x->allocated_bytes == y->allocated_bytes && x->reserved_bytes == y->reserved_bytes &&
                x->largest_free_bytes == y->largest_free_bytes &&
                x->total_free_bytes == y->total_free_bytes && x->free_blocks == y->free_blocks &&
-               x->segments == y->segments && fuzz_recording_near(x->frag, y->frag);
+               x->segments == y->segments && fuzz_recording_same_num(x->frag, y->frag);
     }
     case EV_METRIC: {
         const struct ev_metric *x = &a->u.metric, *y = &b->u.metric;
         return x->epoch == y->epoch && x->step == y->step && x->has_val == y->has_val &&
-               fuzz_recording_near(x->loss, y->loss) &&
-               fuzz_recording_near(x->samples_per_s, y->samples_per_s) &&
-               (!x->has_val || fuzz_recording_near(x->val_loss, y->val_loss));
+               fuzz_recording_same_num(x->loss, y->loss) &&
+               fuzz_recording_same_num(x->samples_per_s, y->samples_per_s) &&
+               (!x->has_val || fuzz_recording_same_num(x->val_loss, y->val_loss));
     }
     case EV_COMMAND:
         return a->u.command.cmd == b->u.command.cmd && a->u.command.rc == b->u.command.rc &&

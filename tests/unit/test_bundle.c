@@ -12,7 +12,7 @@
 TestSuite(bundle, .timeout = 30);
 
 static struct bundle_ring bt_ring;
-static struct engine_conf bt_conf;
+static struct run_opts bt_opts;
 static struct engine_snap bt_snap;
 
 static struct ev bt_ev(unsigned kind, uint64_t t) {
@@ -24,10 +24,11 @@ Test(bundle, written_once_on_a_hang_with_every_section) {
     char dir[1000], msg[EV_TEXT_BYTES];
     cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
     memset(&bt_ring, 0, sizeof(bt_ring));
-    engine_conf_default(&bt_conf);
-    snprintf(bt_conf.output_dir, sizeof(bt_conf.output_dir), "%.900s/out", dir);
+    memset(&bt_opts, 0, sizeof(bt_opts));
+    engine_conf_default(&bt_opts.conf);
+    snprintf(bt_opts.conf.output_dir, sizeof(bt_opts.conf.output_dir), "%.900s/out", dir);
     snprintf(bt_snap.backend, sizeof(bt_snap.backend), "cpu");
-    struct bundle_src b = {.output_dir = bt_conf.output_dir, .snap = &bt_snap};
+    struct bundle_src b = {.o = &bt_opts, .snap = &bt_snap};
     for (int i = 0; i < BUNDLE_EVENTS + 20; i++) { /* more than the ring holds */
         struct ev e = bt_ev(EV_LOG, 1000000000ull + (uint64_t)i);
         snprintf(e.u.text.text, sizeof(e.u.text.text), "line %d", i);
@@ -57,6 +58,17 @@ Test(bundle, written_once_on_a_hang_with_every_section) {
                                        "config", "telemetry", "kernel_log", "events"};
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         cr_assert(json_object_object_get_ex(j, keys[i], NULL), "no %s", keys[i]);
+    /* the configuration is the run's options: the engine's object and the run's own options */
+    json_object *conf = json_object_object_get(j, "config"),
+                *want = engine_conf_json(&bt_opts.conf);
+    json_object_object_foreach(want, key, v) {
+        json_object *got = NULL;
+        cr_assert(json_object_object_get_ex(conf, key, &got), "the config lacks %s", key);
+        cr_assert(json_object_equal(v, got), "config %s: %s", key, json_object_to_json_string(got));
+    }
+    json_object_put(want);
+    cr_assert(json_object_object_get_ex(conf, "sync-timeout", NULL));
+    cr_assert(json_object_object_get_ex(conf, "no-kmsg", NULL));
     json_object *ev = json_object_object_get(j, "events");
     cr_assert_eq(json_object_array_length(ev), BUNDLE_EVENTS, "the last 500 events");
     json_object *kl = json_object_object_get(j, "kernel_log");

@@ -386,6 +386,70 @@ Test(config, vpoc_refresh_range) {
     json_object_put(j);
 }
 
+/* ---- one configuration object everywhere ---- */
+
+/* The "config" object of the first line of a recording (the caller puts it). */
+static json_object *cfg_run_line_config(const char *path) {
+    char line[8192] = "";
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "cannot open %s", path);
+    cr_assert_not_null(fgets(line, sizeof(line), f));
+    fclose(f);
+    json_object *run = json_tokener_parse(line), *c = NULL;
+    cr_assert_not_null(run, "not JSON: %s", line);
+    cr_assert(json_object_object_get_ex(run, "config", &c) && c, "no config in %s", line);
+    json_object_get(c);
+    json_object_put(run);
+    return c;
+}
+
+/* Every key of part is in whole with the same value. */
+static void cfg_expect_part(json_object *part, json_object *whole, const char *what) {
+    json_object_object_foreach(part, key, v) {
+        json_object *w = NULL;
+        cr_assert(json_object_object_get_ex(whole, key, &w), "%s lacks %s", what, key);
+        cr_assert(json_object_equal(v, w), "%s: %s is %s, not %s", what, key,
+                  json_object_to_json_string(w), json_object_to_json_string(v));
+    }
+}
+
+/* A short headless run with options of every kind (the output directory is the scratch's). */
+#define CFG_TRAIN_FLAGS                                                                            \
+    "train", "--headless", "--synthetic-days", "3", "--epochs", "1", "--backend", "cpu", "--lr",   \
+        "0.0003", "--val-frac", "0.25", "--hidden", "8,4", "--alloc-conf", "max_split_size_mb:64", \
+        "--inject", "slow-sync:forward:1", "--output", cfg_path("out")
+
+/* The recording's run line and the checkpoint metadata hold the same configuration object,
+ * in the config file's words; it is --print-config's less the front end's options, and read
+ * back as a config file it gives the same options again. */
+Test(config, recording_and_metadata_hold_the_printed_configuration) {
+    const char *jsonl = cfg_path("run.jsonl");
+    CFG_RUN(CFG_TRAIN_FLAGS, "--jsonl", jsonl);
+    cr_assert_eq(cfg_res.rc, 0, "%s", cfg_res.err);
+    json_object *rec = cfg_run_line_config(jsonl);
+    json_object *meta = json_object_from_file(cfg_path("out/vpoc_mlp_metadata.json")), *mc = NULL;
+    cr_assert(json_object_object_get_ex(meta, "config", &mc));
+    cr_assert(json_object_equal(rec, mc), "recording %s, metadata %s",
+              json_object_to_json_string(rec), json_object_to_json_string(mc));
+    cr_assert_eq(json_object_object_length(rec), 29, "%s", json_object_to_json_string(rec));
+    cr_assert_str_eq(cfg_str(rec, "hidden"), "8,4");
+    cr_assert_str_eq(cfg_str(rec, "alloc-conf"), "max_split_size_mb:64");
+    cr_assert_str_eq(cfg_str(rec, "inject"), "slow-sync:forward:1");
+    cr_assert(json_object_is_type(cfg_key(rec, "data"), json_type_null));
+    cr_assert_eq(json_object_get_double(cfg_key(rec, "val-frac")), 0.25);
+    CFG_RUN(CFG_TRAIN_FLAGS, "--print-config");
+    json_object *printed = cfg_json();
+    cfg_expect_part(rec, printed, "--print-config");
+    json_object_put(printed);
+    const char *path = cfg_write(".", json_object_to_json_string(rec));
+    CFG_RUN("train", "--headless", "--config", path, "--print-config");
+    printed = cfg_json();
+    cfg_expect_part(rec, printed, "--print-config of the recorded configuration");
+    json_object_put(printed);
+    json_object_put(meta);
+    json_object_put(rec);
+}
+
 /* ---- the library functions ---- */
 
 Test(config, line_col) {

@@ -1,15 +1,19 @@
-/* Tests for the core module: event ring, snapshots, CRC32, atomic files. */
+/* Tests for the core module: event ring, snapshots, CRC32, atomic files, JSON text. */
 #include "backend/core/afile.h"
 #include "backend/core/crc32.h"
 #include "backend/core/errbuf.h"
 #include "backend/core/ev.h"
 #include "backend/core/evring.h"
+#include "backend/core/json_out.h"
+#include "backend/core/rng.h"
 #include "backend/core/snap.h"
 #include "tests/support/rs_test.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -312,4 +316,182 @@ Test(core, error_text_stays_one_line) {
     char err[64];
     cr_assert_eq(errbuf_set(err, sizeof(err), -22, "unknown key '%s'", "x\n\x1b[31mred\tz"), -22);
     cr_assert_str_eq(err, "unknown key 'x??[31mred z'");
+}
+
+/* ---- JSON text ---- */
+
+/* s escaped with room to spare: the text, and the length returned is its length. */
+static const char *core_escape(const char *s) {
+    static char buf[256];
+    size_t n = json_out_escape(buf, sizeof(buf), s);
+    cr_assert_eq(n, strlen(buf), "length %zu for '%s'", n, buf);
+    return buf;
+}
+
+Test(core, json_escape_quotes_backslashes_and_controls) {
+    cr_assert_str_eq(core_escape(""), "");
+    cr_assert_str_eq(core_escape("plain / text"), "plain / text");
+    cr_assert_str_eq(core_escape("say \"hi\""), "say \\\"hi\\\"");
+    cr_assert_str_eq(core_escape("C:\\dir\\"), "C:\\\\dir\\\\");
+    cr_assert_str_eq(core_escape("a\nb\tc\rd"), "a\\u000ab\\u0009c\\u000dd");
+    cr_assert_str_eq(core_escape("\x01\x1f\x7f "), "\\u0001\\u001f\\u007f ");
+    cr_assert_str_eq(core_escape("\x1b[31m"), "\\u001b[31m");
+}
+
+Test(core, json_escape_keeps_utf8) {
+    cr_assert_str_eq(core_escape("caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x94\xa5"),
+                     "caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x94\xa5");
+    /* and a JSON parser reads the escape back as the original */
+    const char *in = "GPU \"0\"\n\xe2\x82\xac\x01\\";
+    char text[64] = "\"";
+    size_t n = json_out_escape(text + 1, sizeof(text) - 2, in);
+    cr_assert_lt(n + 2, sizeof(text));
+    strcat(text, "\"");
+    json_object *o = json_tokener_parse(text);
+    cr_assert_not_null(o, "%s", text);
+    cr_assert_str_eq(json_object_get_string(o), in);
+    json_object_put(o);
+}
+
+Test(core, json_escape_cut_short) {
+    char buf[8];
+    /* "ab\"cd" needs 6: with room for 5 (and the NUL) the escape of '"' is not split */
+    cr_assert_eq(json_out_escape(buf, 4, "ab\"cd"), 6);
+    cr_assert_str_eq(buf, "ab");
+    cr_assert_eq(json_out_escape(buf, 5, "ab\"cd"), 6);
+    cr_assert_str_eq(buf, "ab\\\"");
+    cr_assert_eq(json_out_escape(buf, 6, "a\x01"), 7);
+    cr_assert_str_eq(buf, "a");
+    /* nor a UTF-8 sequence: the euro sign (3 bytes) stays whole or goes */
+    cr_assert_eq(json_out_escape(buf, 4, "a\xe2\x82\xac"), 4);
+    cr_assert_str_eq(buf, "a");
+    cr_assert_eq(json_out_escape(buf, 5, "a\xe2\x82\xac"), 4);
+    cr_assert_str_eq(buf, "a\xe2\x82\xac");
+    cr_assert_eq(json_out_escape(buf, 1, "abc"), 3);
+    cr_assert_str_eq(buf, "");
+    cr_assert_eq(json_out_escape(NULL, 0, "a\"b"), 4); /* only the length */
+}
+
+/* v's text in both forms: it reads back as exactly v, as JSON too. */
+static void core_num_round_trip(double v) {
+    char t[JSON_OUT_NUM_MAX];
+    for (int whole = JSON_OUT_POINT; whole <= JSON_OUT_INT; whole++) {
+        int n = json_out_num(t, sizeof(t), v, (enum json_out_whole)whole);
+        cr_assert(n > 0 && (size_t)n == strlen(t), "%d for '%s'", n, t);
+        char *end;
+        double back = strtod(t, &end);
+        cr_assert(*end == '\0' && back == v && signbit(back) == signbit(v), "%a wrote '%s'", v, t);
+        json_object *o = json_tokener_parse(t);
+        cr_assert(json_object_is_type(o, json_type_double) || json_object_is_type(o, json_type_int),
+                  "'%s' is not a JSON number", t);
+        if (json_object_is_type(o, json_type_double))
+            cr_assert_eq(json_object_get_double(o), v, "'%s'", t);
+        json_object_put(o);
+    }
+}
+
+static const char *core_num(double v, enum json_out_whole whole) {
+    static char t[JSON_OUT_NUM_MAX];
+    json_out_num(t, sizeof(t), v, whole);
+    return t;
+}
+
+Test(core, json_num_is_the_shortest_text) {
+    cr_assert_str_eq(core_num(2e-4, JSON_OUT_POINT), "0.0002");
+    cr_assert_str_eq(core_num(0.1, JSON_OUT_POINT), "0.1");
+    cr_assert_str_eq(core_num(0.1 + 0.2, JSON_OUT_POINT), "0.30000000000000004");
+    cr_assert_str_eq(core_num(3e-4, JSON_OUT_POINT), "0.0003");
+    cr_assert_str_eq(core_num(1e300, JSON_OUT_POINT), "1e+300");
+    cr_assert_str_eq(core_num(-2.5e-7, JSON_OUT_POINT), "-2.5e-07");
+    cr_assert_str_eq(core_num(4.9406564584124654e-324, JSON_OUT_POINT), "5e-324");
+    cr_assert_str_eq(core_num(DBL_MAX, JSON_OUT_POINT), "1.7976931348623157e+308");
+    cr_assert_str_eq(core_num(DBL_MIN, JSON_OUT_POINT), "2.2250738585072014e-308");
+    cr_assert_str_eq(core_num(4704.75, JSON_OUT_INT), "4704.75");
+}
+
+Test(core, json_num_whole_numbers) {
+    cr_assert_str_eq(core_num(30, JSON_OUT_POINT), "30.0");
+    cr_assert_str_eq(core_num(30, JSON_OUT_INT), "30");
+    cr_assert_str_eq(core_num(0, JSON_OUT_POINT), "0.0");
+    cr_assert_str_eq(core_num(-0.0, JSON_OUT_POINT), "-0.0");
+    cr_assert_str_eq(core_num(-7, JSON_OUT_POINT), "-7.0");
+    cr_assert_str_eq(core_num(2846341, JSON_OUT_INT), "2846341");
+    cr_assert_str_eq(core_num(999999999999999, JSON_OUT_POINT), "999999999999999.0");
+    cr_assert_str_eq(core_num(1e15, JSON_OUT_POINT), "1e+15"); /* from here on, an exponent */
+    cr_assert_str_eq(core_num(1e15, JSON_OUT_INT), "1e+15");
+    cr_assert_str_eq(core_num(-4e20, JSON_OUT_INT), "-4e+20");
+}
+
+Test(core, json_num_not_a_number_is_null) {
+    cr_assert_str_eq(core_num(NAN, JSON_OUT_POINT), "null");
+    cr_assert_str_eq(core_num(INFINITY, JSON_OUT_POINT), "null");
+    cr_assert_str_eq(core_num(-INFINITY, JSON_OUT_INT), "null");
+    cr_assert_null(json_out_double(NAN));
+    cr_assert_null(json_out_double(-INFINITY));
+    char small[4];
+    cr_assert_eq(json_out_num(small, sizeof(small), 0.125, JSON_OUT_POINT), 5); /* as snprintf */
+    cr_assert_str_eq(small, "0.1");
+}
+
+Test(core, json_num_round_trips) {
+    static const double fixed[] = {0,
+                                   -0.0,
+                                   1,
+                                   -1,
+                                   0.5,
+                                   1.0 / 3,
+                                   2.0 / 3,
+                                   1e-9,
+                                   2e-4,
+                                   0.7,
+                                   0.25,
+                                   1e16,
+                                   1e21,
+                                   1e22,
+                                   1e23,
+                                   123.456,
+                                   9007199254740993.0,
+                                   1e-300,
+                                   1e300,
+                                   DBL_MAX,
+                                   -DBL_MAX,
+                                   DBL_MIN,
+                                   DBL_MIN / 3,
+                                   DBL_TRUE_MIN,
+                                   4e-320,
+                                   1e15 - 1,
+                                   1e15 + 1,
+                                   0.1 + 0.2,
+                                   5e-324,
+                                   299792458,
+                                   6.02214076e23,
+                                   -273.15};
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        core_num_round_trip(fixed[i]);
+    uint64_t seed = 20240601;
+    for (int i = 0; i < 20000; i++) { /* any bit pattern that is a finite double */
+        uint64_t bits = rng_splitmix64(&seed);
+        double v;
+        memcpy(&v, &bits, sizeof(v));
+        if (isfinite(v))
+            core_num_round_trip(v);
+    }
+    for (int i = 0; i < 20000; i++) { /* and numbers of everyday size */
+        double v = (double)(rng_splitmix64(&seed) >> 11) / 9007199254740992.0 * 2000 - 1000;
+        core_num_round_trip(i % 2 ? v : round(v * 100) / 100);
+    }
+}
+
+Test(core, json_double_writes_the_shortest_text) {
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "lr", json_out_double(2e-4));
+    json_object_object_add(o, "tick", json_out_double(0.25));
+    json_object_object_add(o, "sync", json_out_double(30));
+    json_object_object_add(o, "bad", json_out_double(NAN));
+    cr_assert_str_eq(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+                     "{\"lr\":0.0002,\"tick\":0.25,\"sync\":30.0,\"bad\":null}");
+    json_object *lr = json_object_object_get(o, "lr");
+    cr_assert(json_object_is_type(lr, json_type_double));
+    cr_assert_eq(json_object_get_double(lr), 2e-4);
+    json_object_put(o);
 }

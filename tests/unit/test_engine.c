@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -147,6 +148,16 @@ Test(engine, full_run_emits_every_phase_and_checkpoints) {
     cr_assert(json_object_object_get_ex(meta, "architecture", &arch));
     cr_assert(json_object_object_get_ex(arch, "inputs", &v));
     cr_assert_eq(json_object_get_int(v), 24);
+    json_object *conf; /* the configuration in the config file's words */
+    cr_assert(json_object_object_get_ex(meta, "config", &conf));
+    cr_assert(json_object_object_get_ex(conf, "val-frac", &v));
+    cr_assert_eq(json_object_get_double(v), c.val_frac);
+    cr_assert(json_object_object_get_ex(conf, "synthetic-days", &v));
+    cr_assert_eq(json_object_get_int(v), c.synthetic_days);
+    cr_assert_not(json_object_object_get_ex(conf, "val_frac", NULL));
+    json_object *want = engine_conf_json(&c);
+    cr_assert(json_object_equal(conf, want), "%s", json_object_to_json_string(conf));
+    json_object_put(want);
     json_object_put(meta);
     rs_test_rmtree(dir);
 }
@@ -310,6 +321,33 @@ Test(engine, json_schema_of_each_event_kind) {
     cr_assert_str_eq(eng_str(o, "message"), "quote \" backslash \\ newline\n tab\t");
     cr_assert_str_eq(eng_str(o, "severity"), "warning");
     json_object_put(o);
+}
+
+/* Numbers are the shortest text that reads back the same (NaN is null), control characters
+ * \u00XX, and a line cut short reports the length of the whole line, as snprintf. */
+Test(engine, json_numbers_escapes_and_lengths) {
+    struct ev e = {.t_ns = 9, .kind = EV_METRIC, .dev = 0};
+    e.u.metric = (struct ev_metric){.epoch = 1,
+                                    .step = 10,
+                                    .loss = 2e-4,
+                                    .has_val = true,
+                                    .val_loss = NAN,
+                                    .samples_per_s = 1.0 / 3};
+    char buf[512], small[24];
+    int n = engine_json_event(&e, buf, sizeof(buf));
+    cr_assert(
+        strstr(buf, ",\"loss\":0.0002,\"val_loss\":null,\"samples_per_s\":0.3333333333333333}"),
+        "%s", buf);
+    cr_assert_eq(engine_json_event(&e, small, sizeof(small)), n);
+    cr_assert_eq(strlen(small), sizeof(small) - 1);
+
+    e = (struct ev){.t_ns = 9, .kind = EV_LOG, .dev = EV_DEV_NONE};
+    snprintf(e.u.text.text, sizeof(e.u.text.text), "a\x01\"\xc3\xa9\n");
+    n = engine_json_event(&e, buf, sizeof(buf));
+    cr_assert(strstr(buf, ",\"message\":\"a\\u0001\\\"\xc3\xa9\\u000a\"}"), "%s", buf);
+    cr_assert_eq(n, (int)strlen(buf));
+    for (size_t cap = 1; cap <= (size_t)n; cap++)
+        cr_assert_eq(engine_json_event(&e, small, cap < sizeof(small) ? cap : sizeof(small)), n);
 }
 
 /* The default problem is learnable: on 60 synthetic days the validation loss falls from the

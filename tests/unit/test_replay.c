@@ -324,6 +324,13 @@ Test(replay, run_line_fills_ui_run) {
     char *text = replay_test_slurp(path);
     cr_assert(strncmp(text, "{\"type\":\"run\",\"version\":1,", 26) == 0, "%.80s", text);
     cr_assert(strstr(text, "\"epochs\":2,\"chunk\":500,\"config\":{"));
+    /* the configuration in the config file's words and --print-config's numbers */
+    cr_assert(strstr(text, "\"config\":{\"data\":null,\"synthetic-days\":60,\"seed\":42,"),
+              "%.600s", text);
+    cr_assert(strstr(text, ",\"hidden\":\"32,16\",\"activation\":\"silu\",\"lr\":0.0002,"),
+              "%.600s", text);
+    cr_assert(strstr(text, ",\"val-frac\":0.2,\"metric-every\":20,"), "%.600s", text);
+    cr_assert_null(strstr(text, "val_frac"));
     free(text);
     struct source *src = replay_test_open(path, 1);
     cr_assert_str_eq(src->ops->name, "replay");
@@ -529,6 +536,24 @@ Test(replay, fixture_short_recording) {
     cr_assert_eq(s->mem.total_free_bytes, 1048576);
     cr_assert_eq(s->layout.n_listed, 1);
     cr_assert_eq(s->layout.seg[0].n_blocks, 2);
+    cr_assert_eq(s->epoch, 1);
+    cr_assert_float_eq(s->val_loss, 0.8, 1e-12);
+    src->ops->destroy(src);
+}
+
+/* A recording from before the configuration took the config file's words ("synthetic_days",
+ * "val_frac", "hidden" as an array, "data":"synthetic") replays as it always did. */
+Test(replay, fixture_underscore_config_recording) {
+    char path[1024];
+    struct source *src =
+        replay_test_open(rs_test_fixture("replay/underscore_config.jsonl", path, sizeof(path)), 1);
+    static struct ev got[16];
+    cr_assert_eq(replay_test_drain_all(src, got, 16, 10 * MS), 5);
+    cr_assert_str_eq(src->ops->status(src), "replay finished");
+    cr_assert_str_eq(src->run.host, "fixture");
+    const struct engine_snap *s = src->ops->snap(src);
+    cr_assert_eq(s->state, ENGINE_FINISHED);
+    cr_assert_eq(s->chunk_bars, 500);
     cr_assert_eq(s->epoch, 1);
     cr_assert_float_eq(s->val_loss, 0.8, 1e-12);
     src->ops->destroy(src);

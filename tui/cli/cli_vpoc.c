@@ -2,6 +2,7 @@
  * chunk through a compute backend exactly as the training loop does. */
 #include "backend/compute/compute.h"
 #include "backend/core/errbuf.h"
+#include "backend/core/json_out.h"
 #include "backend/data/data_csv.h"
 #include "tui/cli/cli.h"
 
@@ -87,30 +88,17 @@ static int cli_vpoc_parse(int argc, char **argv, struct cli_vpoc_opts *o) {
     return 0;
 }
 
-/* Shortest decimal that reads back as the same double, without an exponent for whole
- * numbers (JSON readers and people both prefer 4701 to 4.701e+03). */
-static void cli_vpoc_num(char *buf, size_t n, double v) {
-    if (fabs(v) < 1e15 && v == (double)(long long)v) {
-        snprintf(buf, n, "%lld", (long long)v);
-        return;
-    }
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, n, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            return;
-    }
-}
-
 static int cli_vpoc_print(const struct data_series *ds, const struct data_session *s,
                           const struct vpoc_result *r) {
     double volume = 0;
     for (size_t i = 0; i < s->n; i++)
         volume += ds->bars[s->first + i].volume;
-    char v[40], poc[40], vah[40], val[40];
-    cli_vpoc_num(v, sizeof(v), volume);
-    cli_vpoc_num(poc, sizeof(poc), r->poc);
-    cli_vpoc_num(vah, sizeof(vah), r->vah);
-    cli_vpoc_num(val, sizeof(val), r->val);
+    /* whole numbers without a point: JSON readers and people both prefer 4701 to 4701.0 */
+    char v[JSON_OUT_NUM_MAX], poc[JSON_OUT_NUM_MAX], vah[JSON_OUT_NUM_MAX], val[JSON_OUT_NUM_MAX];
+    json_out_num(v, sizeof(v), volume, JSON_OUT_INT);
+    json_out_num(poc, sizeof(poc), r->poc, JSON_OUT_INT);
+    json_out_num(vah, sizeof(vah), r->vah, JSON_OUT_INT);
+    json_out_num(val, sizeof(val), r->val, JSON_OUT_INT);
     return printf("{\"session\":\"%s\",\"bars\":%zu,\"volume\":%s,\"poc\":%s,\"vah\":%s,"
                   "\"val\":%s}\n",
                   s->label, s->n, v, poc, vah, val) < 0

@@ -4,10 +4,10 @@
 
 #include "backend/core/errbuf.h"
 #include "backend/core/json_file.h"
+#include "backend/core/json_out.h"
 
 #include <errno.h>
 #include <json-c/json.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -93,129 +93,18 @@ int config_load(const char *path, config_apply_fn apply, void *ctx, char *used, 
 
 /* ---- --print-config ---- */
 
-static void config_put_str(struct json_object *j, const char *key, const char *s) {
-    json_object_object_add(j, key, s && s[0] ? json_object_new_string(s) : NULL);
-}
-
-static void config_put_int(struct json_object *j, const char *key, int64_t v) {
-    json_object_object_add(j, key, json_object_new_int64(v));
-}
-
-/* The shortest text that reads back as the same double. */
-static void config_put_num(struct json_object *j, const char *key, double v) {
-    char s[40];
-    if (v == (double)(int64_t)v && fabs(v) < 1e15) {
-        snprintf(s, sizeof(s), "%.1f", v); /* 30.0, not 3e+01 */
-    } else {
-        for (int prec = 1; prec <= 17; prec++) {
-            snprintf(s, sizeof(s), "%.*g", prec, v);
-            if (strtod(s, NULL) == v)
-                break;
-        }
-    }
-    json_object_object_add(j, key, json_object_new_double_s(v, s));
-}
-
-static void config_put_bool(struct json_object *j, const char *key, bool v) {
-    json_object_object_add(j, key, json_object_new_boolean(v));
-}
-
-static void config_put_data(struct json_object *j, const struct engine_conf *c) {
-    config_put_str(j, "data", c->data_path);
-    config_put_int(j, "synthetic-days", c->synthetic_days);
-    config_put_int(j, "seed", (int64_t)c->seed);
-    config_put_bool(j, "skip-bad-rows", c->skip_bad_rows);
-    config_put_int(j, "session-start-hour", c->session_start_hour);
-    config_put_int(j, "chunk", c->chunk_bars);
-    config_put_str(j, "profile", c->vpoc.profile == VPOC_RANGE ? "range" : "close");
-    config_put_num(j, "tick", c->vpoc.tick);
-    config_put_num(j, "value-area", c->vpoc.value_area);
-    config_put_int(j, "vpoc-refresh", c->vpoc_refresh);
-}
-
-/* The architecture comes from the checkpoint when resuming: null then. */
-static void config_put_model(struct json_object *j, const struct engine_conf *c) {
-    char hidden[MLP_MAX_HIDDEN * 8] = "";
-    for (int i = 0; i < c->arch.n_hidden; i++)
-        snprintf(hidden + strlen(hidden), sizeof(hidden) - strlen(hidden), "%s%d", i ? "," : "",
-                 c->arch.hidden[i]);
-    bool resume = c->resume_path[0] != '\0';
-    config_put_int(j, "horizon", c->horizon);
-    config_put_str(j, "loss", resume ? NULL : mlp_loss_name(c->arch.loss));
-    config_put_str(j, "hidden", resume ? NULL : hidden);
-    config_put_str(j, "activation", resume ? NULL : mlp_act_name(c->arch.act));
-    config_put_num(j, "lr", c->adam.lr);
-    config_put_num(j, "weight-decay", c->adam.weight_decay);
-    config_put_int(j, "batch", c->batch);
-    config_put_int(j, "epochs", c->epochs);
-    config_put_num(j, "val-frac", c->val_frac);
-    config_put_int(j, "metric-every", c->metric_every);
-}
-
-static void config_put_run(struct json_object *j, const struct cli_train_opts *o) {
-    const struct engine_conf *c = &o->run.conf;
-    config_put_str(j, "output", c->output_dir);
-    config_put_str(j, "name", c->name);
-    config_put_str(j, "resume", c->resume_path);
-    config_put_bool(j, "headless", o->headless);
-    config_put_str(j, "jsonl", o->run.jsonl);
-    config_put_str(j, "backend", c->backend);
-    config_put_int(j, "device", c->device);
-    config_put_int(j, "threads", c->threads);
-    config_put_str(j, "alloc-conf", c->alloc_conf);
-    config_put_bool(j, "no-pre-cleanup", !c->pre_cleanup);
-}
-
-static void config_put_dashboard(struct json_object *j, const struct cli_train_opts *o) {
-    config_put_int(j, "delay", o->view.delay_ds);
-    if (o->view.frames > 0)
-        config_put_int(j, "frames", o->view.frames);
-    else
-        json_object_object_add(j, "frames", NULL);
-    config_put_str(j, "theme", o->view.theme);
-    config_put_str(j, "record", o->run.record);
-    config_put_num(j, "sync-slow", (double)o->run.sync_slow_ns / 1e9);
-    config_put_num(j, "sync-timeout", (double)o->run.sync_timeout_ns / 1e9);
-    char inject[TRACE_MAX_INJECT * 48 + KMSG_PATH_MAX + 8] = "";
-    for (int k = 0; k < o->run.conf.n_inject; k++) {
-        char spec[48];
-        trace_inject_format(&o->run.conf.inject[k], spec, sizeof(spec));
-        snprintf(inject + strlen(inject), sizeof(inject) - strlen(inject), "%s%s", k ? "," : "",
-                 spec);
-    }
-    if (o->run.kmsg.inject[0]) /* the replayed kernel log goes last: its path may hold a ':' */
-        snprintf(inject + strlen(inject), sizeof(inject) - strlen(inject), "%skmsg:%s",
-                 inject[0] ? "," : "", o->run.kmsg.inject);
-    config_put_str(j, "inject", inject);
-}
-
-static void config_put_tele(struct json_object *j, const struct tele_conf *t) {
-    config_put_str(j, "telemetry", t->only);
-    config_put_int(j, "telemetry-interval", (int64_t)(t->interval_ns / 1000000ull));
-    config_put_str(j, "sysfs-root", t->roots.sys);
-    config_put_str(j, "proc-root", t->roots.proc);
-    config_put_str(j, "debugfs-root", t->roots.debugfs);
-    config_put_str(j, "dev-root", t->roots.dev);
-    config_put_str(j, "nvml-lib", t->roots.nvml_lib);
-}
-
-static void config_put_kmsg(struct json_object *j, const struct cli_train_opts *o) {
-    config_put_str(j, "kmsg-file", o->run.kmsg.file);
-    config_put_int(j, "kmsg-backlog", o->run.kmsg.backlog);
-    config_put_str(j, "kmsg-rules", o->run.kmsg_rules);
-    config_put_bool(j, "no-kmsg", o->run.kmsg.off);
-}
-
 int config_print(const struct cli_train_opts *o, FILE *out) {
-    struct json_object *j = json_object_new_object();
+    struct json_object *j = run_opts_json(&o->run);
     if (!j)
         return -ENOMEM;
-    config_put_data(j, &o->run.conf);
-    config_put_model(j, &o->run.conf);
-    config_put_run(j, o);
-    config_put_dashboard(j, o);
-    config_put_tele(j, &o->run.tele);
-    config_put_kmsg(j, o);
+    /* how the run is shown: headless JSON lines, or the dashboard */
+    json_out_put_bool(j, "headless", o->headless);
+    json_out_put_int(j, "delay", o->view.delay_ds);
+    if (o->view.frames > 0)
+        json_out_put_int(j, "frames", o->view.frames);
+    else
+        json_object_object_add(j, "frames", NULL);
+    json_out_put_str(j, "theme", o->view.theme);
     const char *s = json_object_to_json_string_ext(
         j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
     int rc = s && fprintf(out, "%s\n", s) > 0 && fflush(out) == 0 ? 0 : -EIO;

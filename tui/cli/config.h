@@ -41,9 +41,10 @@ typedef int (*config_apply_fn)(const char *key, const struct config_value *v, vo
 int config_load(const char *path, config_apply_fn apply, void *ctx, char *used, char *err,
                 size_t errlen);
 
-/* The effective options as one pretty JSON object whose keys are the long flag names; options
- * that are not set (no --data, --resume, --frames, ...) are null. Loading the output as a
- * config file gives the same options. 0, or -ENOMEM / -EIO. */
+/* The effective options as one pretty JSON object whose keys are the long flag names:
+ * engine_conf_json's object with the front end's options (headless, dashboard, telemetry,
+ * kernel log) added. Options that are not set (no --data, --resume, --frames, ...) are null.
+ * Loading the output as a config file gives the same options. 0, or -ENOMEM / -EIO. */
 int config_print(const struct cli_train_opts *o, FILE *out);
 
 #endif
