@@ -5,8 +5,9 @@
  *   GET  /events?since=SEQ the JSON lines of agent_log.h, following until the agent stops
  *                          (&follow=0: what is held now, then the end); keep-alive blank lines
  *   GET  /healthz          "ok" (200), or why not (503)
- *   POST /control?cmd=C[&arg=N]   C: set_chunk (arg: bars, 0 = whole sessions), pause, resume,
- *                          cleanup, probe. Only with allow_control and a token; answers JSON
+ *   POST /control?cmd=C[&arg=N]   C: a command of EV_CMDS that /control takes (ev_cmd_remote):
+ *                          set_chunk (arg: bars, 0 = whole sessions), pause, resume, cleanup,
+ *                          probe. Only with allow_control and a token; answers JSON
  *                          {"ok":true,"message":".."} or {"ok":false,"error":".."}
  * With a token, everything but /metrics needs "Authorization: Bearer TOKEN" (401 otherwise,
  * compared in constant time). Other paths 404, other methods 405, a request body or headers over

@@ -61,17 +61,24 @@ enum ev_kind {
         EV_KIND_COUNT
 };
 
-/* Commands from the UI (or a signal) to the engine. */
+/* What a command's argument is. */
+enum ev_cmd_arg {
+    EV_ARG_NONE, /* none (0) */
+    EV_ARG_BARS  /* bars per VPOC chunk, 0 = whole sessions */
+};
+
+/* Commands from the UI, an attached dashboard or a signal to the engine: the name (in the JSON
+ * lines and in POST /control?cmd=NAME), what the argument is, and whether /control takes it. */
 #define EV_CMDS(X)                                                                                 \
-    X(SET_CHUNK, "set_chunk")                                                                      \
-    X(CLEANUP, "cleanup")                                                                          \
-    X(PROBE, "probe")                                                                              \
-    X(PAUSE, "pause")                                                                              \
-    X(RESUME, "resume")                                                                            \
-    X(STOP, "stop")
+    X(SET_CHUNK, "set_chunk", EV_ARG_BARS, true)                                                   \
+    X(CLEANUP, "cleanup", EV_ARG_NONE, true)                                                       \
+    X(PROBE, "probe", EV_ARG_NONE, true)                                                           \
+    X(PAUSE, "pause", EV_ARG_NONE, true)                                                           \
+    X(RESUME, "resume", EV_ARG_NONE, true)                                                         \
+    X(STOP, "stop", EV_ARG_NONE, false)
 
 enum ev_cmd_id {
-#define X(id, name) CMD_##id,
+#define X(id, name, arg, remote) CMD_##id,
     EV_CMDS(X)
 #undef X
         CMD_COUNT
@@ -115,7 +122,7 @@ struct ev_metric {
 struct ev_command {
     uint8_t cmd; /* enum ev_cmd_id */
     int32_t rc;  /* result: 0 ok, negative error */
-    int64_t arg; /* SET_CHUNK: bars per chunk (0 = whole session) */
+    int64_t arg; /* as ev_cmd_arg says (SET_CHUNK: bars per chunk, 0 = whole session) */
     char text[EV_TEXT_BYTES];
 };
 
@@ -161,5 +168,14 @@ const char *ev_severity_name(unsigned sev);
 
 /* Reverse lookup for the JSON reader; -1 when unknown. */
 int ev_phase_from_name(const char *name);
+
+/* A command's id from its name ("set_chunk"), or -1 when there is no such command. */
+int ev_cmd_from_name(const char *name);
+
+/* What cmd's argument is (EV_ARG_NONE out of range). */
+enum ev_cmd_arg ev_cmd_arg(unsigned cmd);
+
+/* Whether POST /control takes cmd (a remote stop is refused: the agent's owner stops it). */
+bool ev_cmd_remote(unsigned cmd);
 
 #endif

@@ -588,6 +588,33 @@ Test(agent_http, control_refuses_bad_commands) {
     cr_assert_eq(atomic_load(&ah_fake.control_calls), 0);
 }
 
+/* The refusal of a name it does not take lists what it does take: every command the event
+ * list marks remote, and not the others. */
+Test(agent_http, control_refusals_list_the_remote_commands) {
+    struct agent_http_conf c = ah_control_conf();
+    ah_start(&c);
+    const char *bad[] = {"/control?cmd=reboot", "/control?cmd=stop", "/control"};
+    const char *why[] = {"unknown cmd 'reboot': give cmd=", "cmd 'stop' is not a remote command",
+                         "no cmd: give cmd="};
+    for (size_t i = 0; i < 3; i++) {
+        struct ah_resp r = ah_call("POST", bad[i], AH_TOKEN, NULL);
+        cr_assert_eq(r.status, 400, "%s: %d", bad[i], r.status);
+        cr_assert(strstr(r.body, why[i]), "%s", r.body);
+        unsigned listed = 0;
+        for (unsigned k = 0; k < CMD_COUNT; k++) {
+            char want[48];
+            snprintf(want, sizeof(want), "%s%s", ev_cmd_name(k),
+                     ev_cmd_arg(k) == EV_ARG_BARS ? "&arg=BARS" : "");
+            const char *at = strstr(strstr(r.body, "give cmd=") + 9, want);
+            cr_assert_eq(at != NULL, ev_cmd_remote(k), "%s in %s", want, r.body);
+            listed += at != NULL;
+        }
+        cr_assert_eq(listed, CMD_COUNT - 1, "all but stop: %s", r.body);
+        ah_free(&r);
+    }
+    cr_assert_eq(atomic_load(&ah_fake.control_calls), 0);
+}
+
 Test(agent_http, control_without_a_token_cannot_start) {
     struct agent_http_conf c = ah_conf();
     c.allow_control = true;
