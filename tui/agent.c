@@ -323,7 +323,7 @@ static int agent_control_cb(void *ctx, enum ev_cmd_id cmd, int64_t arg, char *ms
         return errbuf_set(msg, n, -ENOTSUP, "the training loop has ended");
     switch (cmd) {
     case CMD_SET_CHUNK:
-        if (arg < 0 || arg > INT32_MAX)
+        if (arg < 0 || arg > VPOC_CHUNK_MAX)
             return errbuf_set(msg, n, -EINVAL, "chunk size %lld is out of range", (long long)arg);
         engine_command(a->e, cmd, arg);
         if (arg)

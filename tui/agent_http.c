@@ -7,6 +7,7 @@
 
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
+#include "backend/vpoc/vpoc.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -29,7 +30,6 @@
 #define HTTP_BACKLOG        128
 #define HTTP_POOL_EXTRA     4096 /* MHD's own per-connection needs beyond the request */
 #define HTTP_POOL_MIN       8192
-#define HTTP_CHUNK_MAX      1000000
 #define HTTP_CT_TEXT        "text/plain; charset=utf-8"
 #define HTTP_CT_PROM        "text/plain; version=0.0.4; charset=utf-8"
 #define HTTP_CT_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -561,9 +561,9 @@ static bool http_cmd_arg(unsigned cmd, const char *arg_s, int64_t *arg, char *wh
     *arg = 0;
     switch (ev_cmd_arg(cmd)) {
     case EV_ARG_BARS:
-        if (!arg_s || !http_parse_u64(arg_s, &v) || v > HTTP_CHUNK_MAX) {
+        if (!arg_s || !http_parse_u64(arg_s, &v) || v > VPOC_CHUNK_MAX) {
             snprintf(why, n, "%s needs arg=BARS, a number from 0 to %d (0 = whole sessions)",
-                     ev_cmd_name(cmd), HTTP_CHUNK_MAX);
+                     ev_cmd_name(cmd), VPOC_CHUNK_MAX);
             return false;
         }
         *arg = (int64_t)v;

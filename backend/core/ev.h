@@ -64,7 +64,7 @@ enum ev_kind {
 /* What a command's argument is. */
 enum ev_cmd_arg {
     EV_ARG_NONE, /* none (0) */
-    EV_ARG_BARS  /* bars per VPOC chunk, 0 = whole sessions */
+    EV_ARG_BARS  /* bars per VPOC chunk, 0 = whole sessions, at most VPOC_CHUNK_MAX */
 };
 
 /* Commands from the UI, an attached dashboard or a signal to the engine: the name (in the JSON

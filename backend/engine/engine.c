@@ -4,6 +4,7 @@
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
 #include "backend/engine/engine_internal.h"
+#include "backend/vpoc/vpoc.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -143,8 +144,9 @@ static void engine_apply(struct engine *e, const struct ev_command *cmd) {
     char msg[EV_TEXT_BYTES];
     switch ((enum ev_cmd_id)cmd->cmd) {
     case CMD_SET_CHUNK:
-        if (cmd->arg < 0) {
-            engine_reply(e, cmd, -EINVAL, "chunk size %lld is invalid", (long long)cmd->arg);
+        if (cmd->arg < 0 || cmd->arg > VPOC_CHUNK_MAX) {
+            engine_reply(e, cmd, -EINVAL, "chunk size %lld is not in 0..%d", (long long)cmd->arg,
+                         VPOC_CHUNK_MAX);
             return;
         }
         e->chunk_bars = (int)cmd->arg;

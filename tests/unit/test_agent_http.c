@@ -2,6 +2,7 @@
  * stream (what is held, then following, keep-alives, the end), the token, /control, the size
  * and connection limits, the UNIX socket, and start-up errors. Fake handlers, a real log. */
 #include "backend/core/mono.h"
+#include "backend/vpoc/vpoc.h"
 #include "tests/support/rs_test.h"
 #include "tui/agent_http.h"
 
@@ -552,6 +553,12 @@ Test(agent_http, control_calls_the_handler_with_the_command) {
     cr_assert_eq(r.status, 200);
     cr_assert_eq(atomic_load(&ah_fake.arg), 0);
     ah_free(&r);
+    char most[64]; /* the engine's limit, the one every other way in has */
+    snprintf(most, sizeof(most), "/control?cmd=set_chunk&arg=%d", VPOC_CHUNK_MAX);
+    r = ah_call("POST", most, AH_TOKEN, NULL);
+    cr_assert_eq(r.status, 200);
+    cr_assert_eq(atomic_load(&ah_fake.arg), VPOC_CHUNK_MAX);
+    ah_free(&r);
     const char *cmds[] = {"pause", "resume", "cleanup"};
     const enum ev_cmd_id ids[] = {CMD_PAUSE, CMD_RESUME, CMD_CLEANUP};
     for (size_t i = 0; i < 3; i++) {
@@ -566,7 +573,7 @@ Test(agent_http, control_calls_the_handler_with_the_command) {
     cr_assert_eq(r.status, 409, "the handler's -EBUSY");
     cr_assert_str_eq(r.body, "{\"ok\":false,\"error\":\"a probe is already running\"}\n");
     ah_free(&r);
-    cr_assert_eq(atomic_load(&ah_fake.control_calls), 6);
+    cr_assert_eq(atomic_load(&ah_fake.control_calls), 7);
 }
 
 Test(agent_http, control_refuses_bad_commands) {
@@ -577,7 +584,7 @@ Test(agent_http, control_refuses_bad_commands) {
                          "/control?cmd=%22%0a",
                          "/control?cmd=set_chunk",
                          "/control?cmd=set_chunk&arg=-1",
-                         "/control?cmd=set_chunk&arg=1000001",
+                         "/control?cmd=set_chunk&arg=1000001", /* VPOC_CHUNK_MAX + 1 */
                          "/control?cmd=set_chunk&arg=12x"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct ah_resp r = ah_call("POST", bad[i], AH_TOKEN, NULL);
