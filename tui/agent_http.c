@@ -515,6 +515,9 @@ static void http_quote(char *out, size_t outlen, const char *v) {
     out[n] = '\0';
 }
 
+/* How a refusal writes each kind of argument, by enum ev_cmd_arg. */
+static const char *const http_arg_hint[] = {"", "&arg=BARS", "&arg=1|-1"};
+
 /* What /control takes, from the command list: "set_chunk&arg=BARS, cleanup, ... or resume". */
 static void http_cmd_list(char *buf, size_t n) {
     unsigned last = 0;
@@ -529,7 +532,7 @@ static void http_cmd_list(char *buf, size_t n) {
                          !len        ? ""
                          : k == last ? " or "
                                      : ", ",
-                         ev_cmd_name(k), ev_cmd_arg(k) == EV_ARG_BARS ? "&arg=BARS" : "");
+                         ev_cmd_name(k), http_arg_hint[ev_cmd_arg(k)]);
         len = w > 0 ? len + (size_t)w : len;
     }
 }
@@ -567,6 +570,14 @@ static bool http_cmd_arg(unsigned cmd, const char *arg_s, int64_t *arg, char *wh
             return false;
         }
         *arg = (int64_t)v;
+        return true;
+    case EV_ARG_STEP:
+        if (!arg_s || (strcmp(arg_s, "1") != 0 && strcmp(arg_s, "-1") != 0)) {
+            snprintf(why, n, "%s needs arg=1 or arg=-1 (a rung up or down the chunk sizes)",
+                     ev_cmd_name(cmd));
+            return false;
+        }
+        *arg = arg_s[0] == '-' ? -1 : 1;
         return true;
     case EV_ARG_NONE:
         break;

@@ -64,13 +64,15 @@ enum ev_kind {
 /* What a command's argument is. */
 enum ev_cmd_arg {
     EV_ARG_NONE, /* none (0) */
-    EV_ARG_BARS  /* bars per VPOC chunk, 0 = whole sessions, at most VPOC_CHUNK_MAX */
+    EV_ARG_BARS, /* bars per VPOC chunk, 0 = whole sessions, at most VPOC_CHUNK_MAX */
+    EV_ARG_STEP  /* +1 or -1: a rung up or down the VPOC chunk ladder (vpoc_chunk_step) */
 };
 
 /* Commands from the UI, an attached dashboard or a signal to the engine: the name (in the JSON
  * lines and in POST /control?cmd=NAME), what the argument is, and whether /control takes it. */
 #define EV_CMDS(X)                                                                                 \
     X(SET_CHUNK, "set_chunk", EV_ARG_BARS, true)                                                   \
+    X(CHUNK_STEP, "chunk_step", EV_ARG_STEP, true)                                                 \
     X(CLEANUP, "cleanup", EV_ARG_NONE, true)                                                       \
     X(PROBE, "probe", EV_ARG_NONE, true)                                                           \
     X(PAUSE, "pause", EV_ARG_NONE, true)                                                           \
@@ -122,7 +124,7 @@ struct ev_metric {
 struct ev_command {
     uint8_t cmd; /* enum ev_cmd_id */
     int32_t rc;  /* result: 0 ok, negative error */
-    int64_t arg; /* as ev_cmd_arg says (SET_CHUNK: bars per chunk, 0 = whole session) */
+    int64_t arg; /* as ev_cmd_arg says: bars per chunk (0 = whole session), or a step of 1 / -1 */
     char text[EV_TEXT_BYTES];
 };
 

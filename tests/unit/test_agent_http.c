@@ -569,11 +569,20 @@ Test(agent_http, control_calls_the_handler_with_the_command) {
         cr_assert_eq(atomic_load(&ah_fake.cmd), (int)ids[i]);
         ah_free(&r);
     }
+    for (int dir = 1; dir >= -1; dir -= 2) { /* a rung up or down, from the loop's size */
+        char path[64];
+        snprintf(path, sizeof(path), "/control?cmd=chunk_step&arg=%d", dir);
+        r = ah_call("POST", path, AH_TOKEN, NULL);
+        cr_assert_eq(r.status, 200, "%s", path);
+        cr_assert_eq(atomic_load(&ah_fake.cmd), CMD_CHUNK_STEP);
+        cr_assert_eq(atomic_load(&ah_fake.arg), dir);
+        ah_free(&r);
+    }
     r = ah_call("POST", "/control?cmd=probe", AH_TOKEN, NULL);
     cr_assert_eq(r.status, 409, "the handler's -EBUSY");
     cr_assert_str_eq(r.body, "{\"ok\":false,\"error\":\"a probe is already running\"}\n");
     ah_free(&r);
-    cr_assert_eq(atomic_load(&ah_fake.control_calls), 7);
+    cr_assert_eq(atomic_load(&ah_fake.control_calls), 9);
 }
 
 Test(agent_http, control_refuses_bad_commands) {
@@ -585,7 +594,12 @@ Test(agent_http, control_refuses_bad_commands) {
                          "/control?cmd=set_chunk",
                          "/control?cmd=set_chunk&arg=-1",
                          "/control?cmd=set_chunk&arg=1000001", /* VPOC_CHUNK_MAX + 1 */
-                         "/control?cmd=set_chunk&arg=12x"};
+                         "/control?cmd=set_chunk&arg=12x",
+                         "/control?cmd=chunk_step",
+                         "/control?cmd=chunk_step&arg=0",
+                         "/control?cmd=chunk_step&arg=2",
+                         "/control?cmd=chunk_step&arg=-2",
+                         "/control?cmd=chunk_step&arg=1x"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct ah_resp r = ah_call("POST", bad[i], AH_TOKEN, NULL);
         cr_assert_eq(r.status, 400, "%s: %d", bad[i], r.status);
@@ -610,8 +624,8 @@ Test(agent_http, control_refusals_list_the_remote_commands) {
         unsigned listed = 0;
         for (unsigned k = 0; k < CMD_COUNT; k++) {
             char want[48];
-            snprintf(want, sizeof(want), "%s%s", ev_cmd_name(k),
-                     ev_cmd_arg(k) == EV_ARG_BARS ? "&arg=BARS" : "");
+            static const char *const hint[] = {"", "&arg=BARS", "&arg=1|-1"};
+            snprintf(want, sizeof(want), "%s%s", ev_cmd_name(k), hint[ev_cmd_arg(k)]);
             const char *at = strstr(strstr(r.body, "give cmd=") + 9, want);
             cr_assert_eq(at != NULL, ev_cmd_remote(k), "%s in %s", want, r.body);
             listed += at != NULL;
