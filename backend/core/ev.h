@@ -120,7 +120,8 @@ struct ev_metric {
     double samples_per_s;
 };
 
-/* A command (UI -> engine: arg) or a command result (engine -> UI: rc and text). */
+/* A command (UI -> engine: arg) or a command result (engine -> UI: rc and text). A chunk_step
+ * that is applied answers as the set_chunk of the size it landed on. */
 struct ev_command {
     uint8_t cmd; /* enum ev_cmd_id */
     int32_t rc;  /* result: 0 ok, negative error */

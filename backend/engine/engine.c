@@ -140,14 +140,19 @@ static void engine_probe(struct engine *e, const struct ev_command *cmd) {
                  (double)st.largest_free_bytes / 1048576.0, (double)st.reserved_bytes / 1048576.0);
 }
 
-/* A new chunk size from the next chunk on, in the one wording every front end shows. */
+/* A new chunk size from the next chunk on, in the one wording every front end shows. The
+ * result is a set_chunk's with the size set, a step's too: whoever rebuilds the run from its
+ * results (a replay, an attached dashboard) learns the size one way. */
 static void engine_set_chunk(struct engine *e, const struct ev_command *cmd, int bars) {
+    struct ev_command res = *cmd;
+    res.cmd = CMD_SET_CHUNK;
+    res.arg = bars;
     e->chunk_bars = bars;
     engine_publish(e, true);
     if (bars)
-        engine_reply(e, cmd, 0, "VPOC chunk size %d bars from the next chunk", bars);
+        engine_reply(e, &res, 0, "VPOC chunk size %d bars from the next chunk", bars);
     else
-        engine_reply(e, cmd, 0, "VPOC chunk size: whole sessions from the next session");
+        engine_reply(e, &res, 0, "VPOC chunk size: whole sessions from the next session");
 }
 
 /* set_chunk sets a size; chunk_step moves a rung up or down the ladder from the size the
