@@ -223,6 +223,30 @@ static void app_next_theme(struct app *a) {
     app_notice(a, "theme: %s", next);
 }
 
+/* The loop's keys, as the source's actions. */
+static bool app_source_action_of(int ch, enum ui_source_action *act) {
+    switch (ch) {
+    case 'p':
+        *act = UI_SOURCE_PAUSE_TOGGLE;
+        return true;
+    case '+':
+    case '=':
+        *act = UI_SOURCE_CHUNK_UP;
+        return true;
+    case '-':
+        *act = UI_SOURCE_CHUNK_DOWN;
+        return true;
+    case 'c':
+        *act = UI_SOURCE_CLEANUP;
+        return true;
+    case 'm':
+        *act = UI_SOURCE_PROBE;
+        return true;
+    default:
+        return false;
+    }
+}
+
 static void app_key(struct app *a, int ch) {
     if (a->help && ch != 'q' && ch != 'Q' && ch != KEY_RESIZE) {
         a->help = false; /* any key closes the help overlay */
@@ -246,7 +270,8 @@ static void app_key(struct app *a, int ch) {
         return;
     }
     char msg[160];
-    if (a->src->ops->key(a->src, ch, msg, sizeof(msg))) {
+    enum ui_source_action act;
+    if (app_source_action_of(ch, &act) && a->src->ops->action(a->src, act, msg, sizeof(msg))) {
         if (msg[0])
             app_notice(a, "%s", msg);
         return;

@@ -24,9 +24,20 @@ struct ui_run {
     char origin[256];  /* "live" or the recording's path */
     uint64_t start_ns; /* the run's clock at its start */
     uint64_t start_wall_ns;
-    /* Why the keys that act on the loop (p + - c m) do nothing here, shown greyed out with this
+    /* Why the actions on the loop (p + - c m) do nothing here, shown greyed out with this
      * reason ("read-only: ..."); "" when they act (or, in a replay, steer the playback). */
     char control_off[128];
+};
+
+/* What the loop's keys (p + - c m) ask of a source; which key asks for which is the key map's
+ * business, not the source's. */
+enum ui_source_action {
+    UI_SOURCE_PAUSE_TOGGLE, /* pause or resume training (replay: the playback) */
+    UI_SOURCE_CHUNK_UP,   /* the VPOC chunk size a rung up, from the engine's (replay: speed x2) */
+    UI_SOURCE_CHUNK_DOWN, /* ... a rung down (replay: speed /2) */
+    UI_SOURCE_CLEANUP,    /* a safe cleanup */
+    UI_SOURCE_PROBE,      /* a memory probe */
+    UI_SOURCE_ACTIONS
 };
 
 struct ui_source;
@@ -43,10 +54,12 @@ struct ui_source_ops {
     const struct engine_snap *(*snap)(struct ui_source *s);
     /* The run's clock now: CLOCK_MONOTONIC live, the recording's clock in a replay. */
     uint64_t (*now_ns)(struct ui_source *s);
-    /* A key the source acts on (live: p, +, -, c become engine commands; replay: p pauses
-     * playback, + and - change its speed). Returns true when handled; msg gets a one-line
-     * notice for the footer ("" for none). */
-    bool (*key)(struct ui_source *s, int ch, char *msg, size_t msglen);
+    /* Act (live: engine commands; replay: playback; attach: POST /control to the agent).
+     * Returns true when handled, false for an action the source does not take (a replay has
+     * no cleanup); msg gets a one-line notice for the footer ("" for none: a command's result
+     * comes as its event). Where run.control_off is set the loop's actions do nothing and msg
+     * says why. */
+    bool (*action)(struct ui_source *s, enum ui_source_action act, char *msg, size_t msglen);
     /* Ask the run to end: live sends a graceful stop; a replay ends at once. */
     void (*stop)(struct ui_source *s);
     /* The synchronize in flight on dev, if any. */

@@ -2,7 +2,6 @@
 #include "tui/ui_source_live.h"
 
 #include "backend/core/mono.h"
-#include "backend/vpoc/vpoc.h"
 #include "tui/record.h"
 #include "tui/ui_model.h"
 
@@ -18,8 +17,6 @@ struct ui_live {
     struct evring *ring;
     struct evring *kring; /* kernel-log events, or NULL */
     int wake_fd;          /* an epoll fd over both rings' wake fds (-1 with one ring) */
-    int chunk;            /* last chunk size asked for */
-    int chunk_seen;       /* the engine's chunk size when last looked at */
     struct rec *rec;      /* --record: every event and snapshot shown is also written (or NULL) */
 };
 
@@ -51,41 +48,33 @@ static uint64_t ui_live_now(struct ui_source *s) {
     return mono_now_ns();
 }
 
-static bool ui_live_key(struct ui_source *s, int ch, char *msg, size_t msglen) {
+static bool ui_live_action(struct ui_source *s, enum ui_source_action act, char *msg,
+                           size_t msglen) {
     struct ui_live *l = s->priv;
     msg[0] = '\0';
-    switch (ch) {
-    case 'p': {
+    switch (act) {
+    case UI_SOURCE_PAUSE_TOGGLE: {
         bool paused = engine_snap_read(l->e, NULL)->state == ENGINE_PAUSED;
         engine_command(l->e, paused ? CMD_RESUME : CMD_PAUSE, 0);
         snprintf(msg, msglen, "%s", paused ? "resuming" : "pausing at the next step");
         return true;
     }
-    case '+':
-    case '=':
-    case '-': {
-        int now = engine_snap_read(l->e, NULL)->chunk_bars;
-        if (now != l->chunk_seen) /* the engine changed it (out of memory): step from there */
-            l->chunk = l->chunk_seen = now;
-        l->chunk = vpoc_chunk_step(l->chunk, ch == '-' ? -1 : 1);
-        engine_command(l->e, CMD_SET_CHUNK, l->chunk);
-        if (l->chunk)
-            snprintf(msg, msglen, "VPOC chunk size %d bars from the next chunk", l->chunk);
-        else
-            snprintf(msg, msglen, "VPOC chunk size: whole sessions from the next session");
+    case UI_SOURCE_CHUNK_UP:
+    case UI_SOURCE_CHUNK_DOWN: /* the engine steps from its own size and says the new one */
+        engine_command(l->e, CMD_CHUNK_STEP, act == UI_SOURCE_CHUNK_UP ? 1 : -1);
         return true;
-    }
-    case 'c':
+    case UI_SOURCE_CLEANUP:
         engine_command(l->e, CMD_CLEANUP, 0);
         snprintf(msg, msglen, "safe cleanup requested");
         return true;
-    case 'm':
+    case UI_SOURCE_PROBE:
         engine_command(l->e, CMD_PROBE, 0);
         snprintf(msg, msglen, "memory probe requested");
         return true;
-    default:
-        return false;
+    case UI_SOURCE_ACTIONS:
+        break;
     }
+    return false;
 }
 
 static void ui_live_stop(struct ui_source *s) {
@@ -121,7 +110,7 @@ static const struct ui_source_ops ui_live_ops = {
     .drain = ui_live_drain,
     .snap = ui_live_snap,
     .now_ns = ui_live_now,
-    .key = ui_live_key,
+    .action = ui_live_action,
     .stop = ui_live_stop,
     .inflight = ui_live_inflight,
     .done = ui_live_done,
@@ -154,7 +143,8 @@ int ui_source_live(struct ui_source **out, struct engine *e, struct evring *ring
             close(wake);
         return kring && wake < 0 ? wake : -ENOMEM;
     }
-    *l = (struct ui_live){e, ring, kring, wake, chunk, chunk, rec};
+    (void)chunk; /* the engine keeps the chunk size, and steps it */
+    *l = (struct ui_live){e, ring, kring, wake, rec};
     s->ops = &ui_live_ops;
     s->priv = l;
     const struct engine_snap *snap = engine_snap_read(e, NULL);

@@ -9,7 +9,8 @@
 struct rec;
 
 /* e, ring, kring (the kernel-log watcher's ring, or NULL) and rec (NULL: no recording) are
- * borrowed and must outlive the source; chunk is the starting chunk size. Events come from
+ * borrowed and must outlive the source; chunk is not used (the engine keeps the chunk size
+ * and steps it itself). Events come from
  * both rings (the wake fd covers both); every event drained and snapshot read is also written
  * to rec. 0 or -errno. Destroy with src->ops->destroy(src). */
 int ui_source_live(struct ui_source **out, struct engine *e, struct evring *ring,
