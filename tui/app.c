@@ -463,9 +463,9 @@ int app_main(struct ui_source *src, const struct cli_train_opts *o,
     a.o = o;
     a.tele = svc->tele;
     a.kmsg = svc->kmsg;
-    a.frame.remedies = svc->remedies;
     a.zoom = 1; /* 10 s */
     ui_model_init(&a.model);
+    ui_model_use_remedies(&a.model, svc->remedies);
     char err[512];
     if (app_theme(&a, err, sizeof(err)) != 0) {
         fprintf(stderr, "ringside: %s\n", err);

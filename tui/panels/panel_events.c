@@ -63,15 +63,9 @@ static void panel_events_put(size_t *len, const char *fmt, ...) {
         *len = *len + (size_t)k < n ? *len + (size_t)k : n - 1;
 }
 
-/* What helps with a kernel-log failure, from the remedies rules. */
-static void panel_events_remedy(const struct ui_event *e, const struct ui_frame *f, size_t *len) {
-    struct kmsg_event k;
-    memset(&k, 0, sizeof(k));
-    k.category = e->kcat;
-    k.xid = e->xid;
-    k.has = e->kcat == KMSG_CAT_XID ? KMSG_HAS(XID) : 0;
-    snprintf(k.message, sizeof(k.message), "%s", e->kmsg_message);
-    const struct remedy *r = remedies_find(f->remedies, &k);
+/* What helps with a kernel-log failure: the rule the model found for it when it came. */
+static void panel_events_remedy(const struct ui_event *e, size_t *len) {
+    const struct remedy *r = e->remedy;
     if (!r) {
         panel_events_put(len, "\n\nNo remedy is known for this event (see --kmsg-rules).");
         return;
@@ -91,7 +85,7 @@ static void panel_events_compose(const struct ui_event *e, const struct ui_frame
     panel_events_put(&len, "%s%s  %s  %s\n%s", e->t_ns < t0 ? "-" : "", when,
                      ui_category_name(e->category), e->text, e->detail);
     if (e->kcat != KMSG_CAT_NONE)
-        panel_events_remedy(e, f, &len);
+        panel_events_remedy(e, &len);
     if (e->code == ALERT_KMSG_OFF && f->kmsg_reason[0])
         panel_events_put(&len,
                          "\n\n%s.\nWays out:\n  - sudo setcap cap_syslog+ep $(which ringside)"
