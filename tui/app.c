@@ -67,6 +67,16 @@ static void app_focus(struct app *a, int dir) {
     app_relayout(a); /* a hidden panel brought into focus gets shown */
 }
 
+/* A key to panel k, and what the app does about its answer. */
+static void app_panel_key(struct app *a, int k, int ch) {
+    struct panel *p = &a->panels[k];
+    unsigned res = p->ops->key ? p->ops->key(p, ch, &a->frame) : PANEL_IGNORED;
+    if (res & PANEL_OPEN_GPU_OVERLAY) {
+        a->gpu_overlay = true;
+        a->gpu_scroll = 0;
+    }
+}
+
 static void app_mouse(struct app *a) {
     MEVENT m;
     if (getmouse(&m) != OK)
@@ -84,8 +94,8 @@ static void app_mouse(struct app *a) {
 #else
         int wheel = m.bstate & BUTTON4_PRESSED ? KEY_UP : 0;
 #endif
-        if (wheel && a->panels[k].ops->key)
-            a->panels[k].ops->key(&a->panels[k], wheel, &a->frame);
+        if (wheel)
+            app_panel_key(a, k, wheel);
     }
 }
 
@@ -105,21 +115,12 @@ static void app_quit_key(struct app *a) {
 
 /* k: the events panel, focused, with the newest kernel-log failure's details open. */
 static void app_kernel_key(struct app *a) {
-    size_t k = 0;
-    const struct ui_event *e;
-    while ((e = ui_model_event(&a->model, k)) && e->category != UI_CAT_KERNEL)
-        k++;
-    if (!e) {
+    if (!panel_events_show_kernel(&a->panels[APP_EVENTS_PANEL], &a->frame)) {
         app_notice(a, "no kernel-log failure so far");
         return;
     }
     a->focus = APP_EVENTS_PANEL;
     app_focus(a, 0);
-    struct panel *p = &a->panels[APP_EVENTS_PANEL];
-    p->selected = p->scroll = (int)k;
-    p->list_added = a->model.event_added;
-    p->detail = false;
-    p->ops->key(p, '\n', &a->frame);
 }
 
 /* A stop that takes longer than 2 s is a hung call: say which, and how to leave anyway. */
@@ -276,14 +277,7 @@ static void app_key(struct app *a, int ch) {
             app_notice(a, "%s", msg);
         return;
     }
-    struct panel *p = &a->panels[a->focus];
-    if (p->ops->key)
-        p->ops->key(p, ch, &a->frame);
-    if (a->panels[APP_GPU_PANEL].detail) { /* Enter on the GPU panel */
-        a->panels[APP_GPU_PANEL].detail = false;
-        a->gpu_overlay = true;
-        a->gpu_scroll = 0;
-    }
+    app_panel_key(a, a->focus, ch);
 }
 
 /* The telemetry shown: the source's own (a remote agent's), else this machine's service. */
@@ -450,9 +444,23 @@ static void app_setup_terminal(struct app *a) {
               NULL);
     mouseinterval(0);
     app_colors(a);
-    for (int k = 0; k < APP_PANELS; k++)
-        a->panels[k] = (struct panel){.ops = app_panel_table[k], .focused = k == a->focus};
     app_relayout(a);
+}
+
+/* The panels, each with its own state, the first focused. 0 or -ENOMEM. */
+static int app_panels_init(struct app *a) {
+    for (int k = 0; k < APP_PANELS; k++) {
+        int rc = panel_init(&a->panels[k], app_panel_table[k]);
+        if (rc != 0)
+            return rc;
+        a->panels[k].focused = k == a->focus;
+    }
+    return 0;
+}
+
+static void app_panels_fini(struct app *a) {
+    for (int k = 0; k < APP_PANELS; k++)
+        panel_fini(&a->panels[k]);
 }
 
 int app_main(struct ui_source *src, const struct cli_train_opts *o,
@@ -477,8 +485,17 @@ int app_main(struct ui_source *src, const struct cli_train_opts *o,
         return CLI_EXIT_USAGE;
     }
     a.utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    a.frame.model = &a.model; /* a key before the first frame finds the model and run */
+    a.frame.run = &src->run;
+    a.frame.kmsg_reason = a.frame.source_status = "";
+    if (app_panels_init(&a) != 0) {
+        app_panels_fini(&a);
+        fprintf(stderr, "ringside: out of memory\n");
+        return 1;
+    }
     app_signals_save_tty();
     if (!newterm(NULL, stdout, stdin)) {
+        app_panels_fini(&a);
         fprintf(stderr, "ringside: cannot initialise the terminal (TERM=%s)\n",
                 getenv("TERM") ? getenv("TERM") : "");
         return CLI_EXIT_USAGE;
@@ -490,6 +507,7 @@ int app_main(struct ui_source *src, const struct cli_train_opts *o,
     app_doctor_fini(&a.doctor); /* a run under way is waited for: it reads files only */
     app_signals_uninstall();
     app_free_windows(&a);
+    app_panels_fini(&a);
     if (!a.hangup) /* after a hangup the terminal is gone: nothing is written to it */
         endwin();
     return 0;

@@ -42,8 +42,10 @@ struct app {
     struct app_doctor doctor; /* D: the environment checks in the background */
 };
 
-#define APP_GPU_PANEL    0 /* the GPU panel's slot: its selection is the overlay's GPU */
-#define APP_EVENTS_PANEL 4 /* the events panel's slot (k opens the latest kernel failure) */
+#define APP_GPU_PANEL                                                                              \
+    0                      /* the GPU panel's slot: its selection (panel_gpu_selected) is the      \
+                            * overlay's GPU */
+#define APP_EVENTS_PANEL 4 /* the events panel's slot (k: panel_events_show_kernel) */
 
 /* The timeline spans < and > step through: 5 s .. 30 min. */
 extern const uint64_t app_zoom_ns[APP_ZOOMS];
