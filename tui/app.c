@@ -7,6 +7,7 @@
 #include "tui/app_signals.h"
 #include "tui/cli.h"
 #include "tui/cli_tele.h"
+#include "tui/keymap.h"
 #include "tui/record.h"
 #include "tui/remedies.h"
 #include "tui/ui_source_live.h"
@@ -149,62 +150,6 @@ static void app_quit_notice(struct app *a) {
                    (double)(now - a->quit_ns) / 1e9);
 }
 
-/* Keys every screen understands; false when the key is not one of them. */
-static bool app_global_key(struct app *a, int ch) {
-    switch (ch) {
-    case 'q':
-    case 'Q':
-        app_quit_key(a);
-        return true;
-    case '?':
-    case 'h':
-        a->help = !a->help;
-        return true;
-    case 'k':
-        app_kernel_key(a);
-        return true;
-    case 'D':
-        app_doctor_key(a);
-        return true;
-    case 'g':
-        a->gpu_overlay = !a->gpu_overlay;
-        a->gpu_scroll = 0;
-        return true;
-    case 'f':
-        a->frozen = !a->frozen;
-        if (a->frozen)
-            a->frozen_snap = *a->frame.snap;
-        app_notice(a, "%s", a->frozen ? "display frozen (training continues): f to thaw" : "");
-        return true;
-    case '<':
-    case '>':
-        a->zoom += ch == '<' ? -1 : 1;
-        a->zoom = a->zoom < 0 ? 0 : a->zoom >= APP_ZOOMS ? APP_ZOOMS - 1 : a->zoom;
-        return true;
-    case '\t':
-    case KEY_BTAB:
-        app_focus(a, ch == '\t' ? 1 : -1);
-        return true;
-    case KEY_RESIZE:
-        app_relayout(a);
-        return true;
-    case KEY_MOUSE:
-        app_mouse(a);
-        return true;
-    default:
-        if (ch >= '1' && ch <= '9') {
-            unsigned dev = (unsigned)(ch - '1');
-            if (dev < a->src->run.n_devices)
-                a->frame.gpu = dev;
-            else
-                app_notice(a, "no GPU %u: this run has %u device(s)", dev + 1,
-                           a->src->run.n_devices);
-            return true;
-        }
-        return false;
-    }
-}
-
 /* t: the next theme found; a broken one is a warning and the current theme stays (and is
  * skipped next time). */
 static void app_next_theme(struct app *a) {
@@ -224,45 +169,25 @@ static void app_next_theme(struct app *a) {
     app_notice(a, "theme: %s", next);
 }
 
-/* The loop's keys, as the source's actions. */
-static bool app_source_action_of(int ch, enum ui_source_action *act) {
-    switch (ch) {
-    case 'p':
-        *act = UI_SOURCE_PAUSE_TOGGLE;
-        return true;
-    case '+':
-    case '=':
-        *act = UI_SOURCE_CHUNK_UP;
-        return true;
-    case '-':
-        *act = UI_SOURCE_CHUNK_DOWN;
-        return true;
-    case 'c':
-        *act = UI_SOURCE_CLEANUP;
-        return true;
-    case 'm':
-        *act = UI_SOURCE_PROBE;
-        return true;
-    default:
-        return false;
-    }
+/* ---- what the keys do: one handler per action of the key map (keymap.h) ---- */
+
+static void app_act_quit(struct app *a, const struct keymap_row *row, int ch) {
+    (void)row, (void)ch;
+    app_quit_key(a);
 }
 
-static void app_key(struct app *a, int ch) {
-    if (a->help && ch != 'q' && ch != 'Q' && ch != KEY_RESIZE) {
-        a->help = false; /* any key closes the help overlay */
-        return;
-    }
-    if (ch == 't') {
-        app_next_theme(a);
-        return;
-    }
-    if (a->gpu_overlay && app_gpu_overlay_key(a, ch))
-        return;
-    if (app_global_key(a, ch))
-        return;
+static void app_act_help(struct app *a, const struct keymap_row *row, int ch) {
+    (void)row, (void)ch;
+    a->help = !a->help;
+}
+
+/* p + - c m: the source acts (a hung synchronize refuses a cleanup first); a key the source
+ * does not take is the focused panel's. */
+static void app_act_source(struct app *a, const struct keymap_row *row, int ch) {
+    enum ui_source_action act = UI_SOURCE_ACTIONS;
+    keymap_source_action(row->act, &act);
     uint64_t age;
-    if (ch == 'c' && !a->src->run.replay && ui_frame_watch(&a->frame, &age) == UI_WATCH_HANG) {
+    if (act == UI_SOURCE_CLEANUP && ui_frame_watch(&a->frame, &age) == UI_WATCH_HANG) {
         app_notice(a,
                    "safe cleanup refused: a %s sync in %s has hung for %.1f s; it would wait "
                    "behind it",
@@ -271,13 +196,110 @@ static void app_key(struct app *a, int ch) {
         return;
     }
     char msg[160];
-    enum ui_source_action act;
-    if (app_source_action_of(ch, &act) && a->src->ops->action(a->src, act, msg, sizeof(msg))) {
-        if (msg[0])
-            app_notice(a, "%s", msg);
+    if (!a->src->ops->action(a->src, act, msg, sizeof(msg))) {
+        app_panel_key(a, a->focus, ch);
         return;
     }
+    if (msg[0])
+        app_notice(a, "%s", msg);
+}
+
+static void app_act_zoom(struct app *a, const struct keymap_row *row, int ch) {
+    (void)ch;
+    a->zoom += row->act == KEYMAP_ZOOM_OUT ? -1 : 1;
+    a->zoom = a->zoom < 0 ? 0 : a->zoom >= APP_ZOOMS ? APP_ZOOMS - 1 : a->zoom;
+}
+
+static void app_act_focus(struct app *a, const struct keymap_row *row, int ch) {
+    (void)ch;
+    app_focus(a, row->act == KEYMAP_FOCUS_NEXT ? 1 : -1);
+}
+
+/* Arrows, PgUp/PgDn, Home/End, Enter and Esc belong to the focused panel. */
+static void app_act_panel(struct app *a, const struct keymap_row *row, int ch) {
+    (void)row;
     app_panel_key(a, a->focus, ch);
+}
+
+static void app_act_kernel(struct app *a, const struct keymap_row *row, int ch) {
+    (void)row, (void)ch;
+    app_kernel_key(a);
+}
+
+static void app_act_gpu_overlay(struct app *a, const struct keymap_row *row, int ch) {
+    (void)row, (void)ch;
+    a->gpu_overlay = !a->gpu_overlay;
+    a->gpu_scroll = 0;
+}
+
+static void app_act_doctor(struct app *a, const struct keymap_row *row, int ch) {
+    (void)row, (void)ch;
+    app_doctor_key(a);
+}
+
+static void app_act_freeze(struct app *a, const struct keymap_row *row, int ch) {
+    (void)row, (void)ch;
+    a->frozen = !a->frozen;
+    if (a->frozen)
+        a->frozen_snap = *a->frame.snap;
+    app_notice(a, "%s", a->frozen ? "display frozen (training continues): f to thaw" : "");
+}
+
+static void app_act_theme(struct app *a, const struct keymap_row *row, int ch) {
+    (void)row, (void)ch;
+    app_next_theme(a);
+}
+
+static void app_act_select_gpu(struct app *a, const struct keymap_row *row, int ch) {
+    (void)row;
+    unsigned dev = (unsigned)(ch - '1');
+    if (dev < a->src->run.n_devices)
+        a->frame.gpu = dev;
+    else
+        app_notice(a, "no GPU %u: this run has %u device(s)", dev + 1, a->src->run.n_devices);
+}
+
+static void app_act_mouse(struct app *a, const struct keymap_row *row, int ch) {
+    (void)row, (void)ch;
+    app_mouse(a);
+}
+
+static void app_act_resize(struct app *a, const struct keymap_row *row, int ch) {
+    (void)row, (void)ch;
+    app_relayout(a);
+}
+
+typedef void (*app_action_fn)(struct app *a, const struct keymap_row *row, int ch);
+
+static const app_action_fn app_actions[KEYMAP_ACTION_COUNT] = {
+    [KEYMAP_QUIT] = app_act_quit,        [KEYMAP_PAUSE] = app_act_source,
+    [KEYMAP_CHUNK_UP] = app_act_source,  [KEYMAP_CHUNK_DOWN] = app_act_source,
+    [KEYMAP_CLEANUP] = app_act_source,   [KEYMAP_PROBE] = app_act_source,
+    [KEYMAP_ZOOM_OUT] = app_act_zoom,    [KEYMAP_ZOOM_IN] = app_act_zoom,
+    [KEYMAP_FOCUS_NEXT] = app_act_focus, [KEYMAP_FOCUS_PREV] = app_act_focus,
+    [KEYMAP_PANEL_NAV] = app_act_panel,  [KEYMAP_PANEL_DETAILS] = app_act_panel,
+    [KEYMAP_KERNEL] = app_act_kernel,    [KEYMAP_GPU_OVERLAY] = app_act_gpu_overlay,
+    [KEYMAP_DOCTOR] = app_act_doctor,    [KEYMAP_FREEZE] = app_act_freeze,
+    [KEYMAP_THEME] = app_act_theme,      [KEYMAP_SELECT_GPU] = app_act_select_gpu,
+    [KEYMAP_MOUSE] = app_act_mouse,      [KEYMAP_RESIZE] = app_act_resize,
+    [KEYMAP_HELP] = app_act_help,
+};
+
+/* A key: the help overlay closes on any but q and a resize; the GPU overlay takes its own;
+ * then the key map's row for this source runs its action, and a key it has no row for goes
+ * to the focused panel. */
+static void app_key(struct app *a, int ch) {
+    const struct keymap_row *row = keymap_find(ch, a->where);
+    if (a->help && (!row || (row->act != KEYMAP_QUIT && row->act != KEYMAP_RESIZE))) {
+        a->help = false;
+        return;
+    }
+    if (a->gpu_overlay && app_gpu_overlay_key(a, ch))
+        return;
+    if (row && app_actions[row->act])
+        app_actions[row->act](a, row, ch);
+    else
+        app_panel_key(a, a->focus, ch);
 }
 
 /* The telemetry shown: the source's own (a remote agent's), else this machine's service. */
@@ -468,6 +490,7 @@ int app_main(struct ui_source *src, const struct cli_train_opts *o,
     static struct app a; /* large (the model): not on the stack */
     memset(&a, 0, sizeof(a));
     a.src = src;
+    a.where = keymap_where(src->ops->name);
     a.o = o;
     a.tele = svc->tele;
     a.kmsg = svc->kmsg;

@@ -15,6 +15,7 @@
 
 struct app {
     struct ui_source *src;
+    unsigned where; /* the source as the key map knows it: KEYMAP_LIVE, _REPLAY or _ATTACH */
     const struct cli_train_opts *o;
     struct ui_model model;
     struct panel panels[APP_PANELS];
