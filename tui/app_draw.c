@@ -2,7 +2,6 @@
  * each panel its window after a layout. */
 #include "backend/core/mono.h"
 #include "tui/app_internal.h"
-#include "tui/keymap.h"
 #include "tui/widgets.h"
 
 #include <stdio.h>

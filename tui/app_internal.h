@@ -6,6 +6,7 @@
 #include "tui/app_doctor.h"
 #include "tui/bundle.h"
 #include "tui/gpu_view.h"
+#include "tui/keymap.h"
 #include "tui/layout.h"
 #include "tui/panel.h"
 #include "tui/ui.h"
@@ -59,6 +60,15 @@ void app_draw_gpu_overlay(struct app *a);
 
 /* app.c: a footer message for a few seconds. */
 void app_notice(struct app *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* app.c: the theme's colour pairs (again, after a change of theme). */
+void app_colors(struct app *a);
+
+/* app.c: q, or a signal: first a graceful stop, then (or once the source is done) leave. */
+void app_quit_key(struct app *a);
+
+/* app_keys.c: a key, run as its row of the key map says (or given to the focused panel). */
+void app_key(struct app *a, int ch);
 
 /* app_doctor.c: D starts the environment checks (or says they are already running); each
  * frame picks a finished run up: a notice, and an error event per failed check. */
