@@ -36,7 +36,7 @@ void app_notice(struct app *a, const char *fmt, ...) {
 
 /* One colour pair per theme role; colours beyond the terminal's range fold onto the nearest
  * it has. */
-static void app_colors(struct app *a) {
+void app_colors(struct app *a) {
     a->color = has_colors() && !getenv("NO_COLOR");
     if (!a->color)
         return;
@@ -48,42 +48,9 @@ static void app_colors(struct app *a) {
     }
 }
 
-static void app_focus(struct app *a, int dir) {
-    for (int k = 0; k < APP_PANELS; k++) {
-        a->focus = (a->focus + dir + APP_PANELS) % APP_PANELS;
-        if (a->rects[a->focus].h > 0 || a->lay.hidden > 0)
-            break;
-    }
-    for (int k = 0; k < APP_PANELS; k++)
-        a->panels[k].focused = k == a->focus;
-    app_relayout(a); /* a hidden panel brought into focus gets shown */
-}
-
-static void app_mouse(struct app *a) {
-    MEVENT m;
-    if (getmouse(&m) != OK)
-        return;
-    for (int k = 0; k < APP_PANELS; k++) {
-        struct ui_rect r = a->rects[k];
-        if (r.h == 0 || m.y < r.y || m.y >= r.y + r.h || m.x < r.x || m.x >= r.x + r.w)
-            continue;
-        if (m.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)) {
-            a->focus = k;
-            app_focus(a, 0);
-        }
-#ifdef BUTTON5_PRESSED
-        int wheel = m.bstate & BUTTON4_PRESSED ? KEY_UP : m.bstate & BUTTON5_PRESSED ? KEY_DOWN : 0;
-#else
-        int wheel = m.bstate & BUTTON4_PRESSED ? KEY_UP : 0;
-#endif
-        if (wheel && a->panels[k].ops->key)
-            a->panels[k].ops->key(&a->panels[k], wheel, &a->frame);
-    }
-}
-
 /* First q: a graceful stop (the engine finishes its step and checkpoints). A second q, or q
  * once the source is done, leaves at once. */
-static void app_quit_key(struct app *a) {
+void app_quit_key(struct app *a) {
     if (a->quitting || a->src->ops->done(a->src)) {
         a->leave_now = true;
         return;
@@ -93,25 +60,6 @@ static void app_quit_key(struct app *a) {
     a->src->ops->stop(a->src);
     if (strcmp(a->src->run.origin, "live") == 0) /* a replay or an attach just ends */
         app_notice(a, "stopping: finishing the step and writing a checkpoint (q again: leave now)");
-}
-
-/* k: the events panel, focused, with the newest kernel-log failure's details open. */
-static void app_kernel_key(struct app *a) {
-    size_t k = 0;
-    const struct ui_event *e;
-    while ((e = ui_model_event(&a->model, k)) && e->category != UI_CAT_KERNEL)
-        k++;
-    if (!e) {
-        app_notice(a, "no kernel-log failure so far");
-        return;
-    }
-    a->focus = APP_EVENTS_PANEL;
-    app_focus(a, 0);
-    struct panel *p = &a->panels[APP_EVENTS_PANEL];
-    p->selected = p->scroll = (int)k;
-    p->list_added = a->model.event_added;
-    p->detail = false;
-    p->ops->key(p, '\n', &a->frame);
 }
 
 /* A stop that takes longer than 2 s is a hung call: say which, and how to leave anyway. */
@@ -128,119 +76,6 @@ static void app_quit_notice(struct app *a) {
     else
         app_notice(a, "not stopping after %.1f s - q again leaves now",
                    (double)(now - a->quit_ns) / 1e9);
-}
-
-/* Keys every screen understands; false when the key is not one of them. */
-static bool app_global_key(struct app *a, int ch) {
-    switch (ch) {
-    case 'q':
-    case 'Q':
-        app_quit_key(a);
-        return true;
-    case '?':
-    case 'h':
-        a->help = !a->help;
-        return true;
-    case 'k':
-        app_kernel_key(a);
-        return true;
-    case 'D':
-        app_doctor_key(a);
-        return true;
-    case 'g':
-        a->gpu_overlay = !a->gpu_overlay;
-        a->gpu_scroll = 0;
-        return true;
-    case 'f':
-        a->frozen = !a->frozen;
-        if (a->frozen)
-            a->frozen_snap = *a->frame.snap;
-        app_notice(a, "%s", a->frozen ? "display frozen (training continues): f to thaw" : "");
-        return true;
-    case '<':
-    case '>':
-        a->zoom += ch == '<' ? -1 : 1;
-        a->zoom = a->zoom < 0 ? 0 : a->zoom >= APP_ZOOMS ? APP_ZOOMS - 1 : a->zoom;
-        return true;
-    case '\t':
-    case KEY_BTAB:
-        app_focus(a, ch == '\t' ? 1 : -1);
-        return true;
-    case KEY_RESIZE:
-        app_relayout(a);
-        return true;
-    case KEY_MOUSE:
-        app_mouse(a);
-        return true;
-    default:
-        if (ch >= '1' && ch <= '9') {
-            unsigned dev = (unsigned)(ch - '1');
-            if (dev < a->src->run.n_devices)
-                a->frame.gpu = dev;
-            else
-                app_notice(a, "no GPU %u: this run has %u device(s)", dev + 1,
-                           a->src->run.n_devices);
-            return true;
-        }
-        return false;
-    }
-}
-
-/* t: the next theme found; a broken one is a warning and the current theme stays (and is
- * skipped next time). */
-static void app_next_theme(struct app *a) {
-    char next[THEME_NAME_MAX], err[512];
-    if (theme_next(a->theme_name, next, sizeof(next)) != 0) {
-        app_notice(a, "no other theme found");
-        return;
-    }
-    snprintf(a->theme_name, sizeof(a->theme_name), "%s", next);
-    struct theme t;
-    if (theme_open(next, &t, err, sizeof(err)) != 0) {
-        app_notice(a, "theme %s not used: %s", next, err);
-        return;
-    }
-    a->theme = t;
-    app_colors(a);
-    app_notice(a, "theme: %s", next);
-}
-
-static void app_key(struct app *a, int ch) {
-    if (a->help && ch != 'q' && ch != 'Q' && ch != KEY_RESIZE) {
-        a->help = false; /* any key closes the help overlay */
-        return;
-    }
-    if (ch == 't') {
-        app_next_theme(a);
-        return;
-    }
-    if (a->gpu_overlay && app_gpu_overlay_key(a, ch))
-        return;
-    if (app_global_key(a, ch))
-        return;
-    uint64_t age;
-    if (ch == 'c' && !a->src->run.replay && ui_frame_watch(&a->frame, &age) == UI_WATCH_HANG) {
-        app_notice(a,
-                   "safe cleanup refused: a %s sync in %s has hung for %.1f s; it would wait "
-                   "behind it",
-                   ev_sync_op_name(a->frame.inflight.op), ev_phase_name(a->frame.inflight.phase),
-                   (double)age / 1e9);
-        return;
-    }
-    char msg[160];
-    if (a->src->ops->key(a->src, ch, msg, sizeof(msg))) {
-        if (msg[0])
-            app_notice(a, "%s", msg);
-        return;
-    }
-    struct panel *p = &a->panels[a->focus];
-    if (p->ops->key)
-        p->ops->key(p, ch, &a->frame);
-    if (a->panels[APP_GPU_PANEL].detail) { /* Enter on the GPU panel */
-        a->panels[APP_GPU_PANEL].detail = false;
-        a->gpu_overlay = true;
-        a->gpu_scroll = 0;
-    }
 }
 
 /* The telemetry shown: the source's own (a remote agent's), else this machine's service. */
@@ -393,21 +228,36 @@ static void app_setup_terminal(struct app *a) {
               NULL);
     mouseinterval(0);
     app_colors(a);
-    for (int k = 0; k < APP_PANELS; k++)
-        a->panels[k] = (struct panel){.ops = app_panel_table[k], .focused = k == a->focus};
     app_relayout(a);
+}
+
+/* The panels, each with its own state, the first focused. 0 or -ENOMEM. */
+static int app_panels_init(struct app *a) {
+    for (int k = 0; k < APP_PANELS; k++) {
+        int rc = panel_init(&a->panels[k], app_panel_table[k]);
+        if (rc != 0)
+            return rc;
+        a->panels[k].focused = k == a->focus;
+    }
+    return 0;
+}
+
+static void app_panels_fini(struct app *a) {
+    for (int k = 0; k < APP_PANELS; k++)
+        panel_fini(&a->panels[k]);
 }
 
 int app_main(struct source *src, const struct app_view *v, const struct app_services *svc) {
     static struct app a; /* large (the model): not on the stack */
     memset(&a, 0, sizeof(a));
     a.src = src;
+    a.where = keymap_where(src->ops->name);
     a.v = v;
     a.tele = svc->tele;
     a.kmsg = svc->kmsg;
-    a.frame.remedies = svc->remedies;
     a.zoom = 1; /* 10 s */
     ui_model_init(&a.model);
+    ui_model_use_remedies(&a.model, svc->remedies);
     char err[512];
     if (app_theme(&a, err, sizeof(err)) != 0) {
         fprintf(stderr, "ringside: %s\n", err);
@@ -419,8 +269,17 @@ int app_main(struct source *src, const struct app_view *v, const struct app_serv
         return RS_EXIT_USAGE;
     }
     a.utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    a.frame.model = &a.model; /* a key before the first frame finds the model and run */
+    a.frame.run = &src->run;
+    a.frame.kmsg_reason = a.frame.source_status = "";
+    if (app_panels_init(&a) != 0) {
+        app_panels_fini(&a);
+        fprintf(stderr, "ringside: out of memory\n");
+        return 1;
+    }
     app_signals_save_tty();
     if (!newterm(NULL, stdout, stdin)) {
+        app_panels_fini(&a);
         fprintf(stderr, "ringside: cannot initialise the terminal (TERM=%s)\n",
                 getenv("TERM") ? getenv("TERM") : "");
         return RS_EXIT_USAGE;
@@ -432,6 +291,7 @@ int app_main(struct source *src, const struct app_view *v, const struct app_serv
     app_doctor_fini(&a.doctor); /* a run under way is waited for: it reads files only */
     app_signals_uninstall();
     app_free_windows(&a);
+    app_panels_fini(&a);
     if (!a.hangup) /* after a hangup the terminal is gone: nothing is written to it */
         endwin();
     return 0;

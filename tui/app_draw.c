@@ -121,26 +121,24 @@ static void app_draw_header(struct app *a, bool quitting) {
     wnoutrefresh(w);
 }
 
-/* The key hints; the keys that act on the loop are greyed out where they do nothing (a
- * read-only attach), and the reason is said once there is room. */
+/* The key hints from the key map; those that act on the loop are greyed out where they do
+ * nothing (a read-only attach), and the reason is said once there is room. */
 static void app_draw_keys(struct app *a, WINDOW *w, int cols) {
     const struct run_info *run = a->frame.run;
-    if (run->replay) {
-        mvwaddnstr(w, 0, 0,
-                   " q quit  p pause  +/- speed  </> zoom  Tab focus  Enter details  f freeze  "
-                   "t theme  ? help",
-                   cols);
-        return;
+    struct keymap_hint hints[KEYMAP_ROWS_MAX];
+    size_t n = keymap_hints(a->where, hints, sizeof(hints) / sizeof(hints[0]));
+    mvwaddnstr(w, 0, 0, " ", cols);
+    for (size_t k = 0; k < n; k++) {
+        char hint[64];
+        snprintf(hint, sizeof(hint), "%s %s%s", hints[k].keys, hints[k].label,
+                 k + 1 < n ? "  " : "");
+        bool dim = hints[k].loop && run->control_off[0];
+        if (dim)
+            wattron(w, A_DIM);
+        waddnstr(w, hint, cols - getcurx(w) > 0 ? cols - getcurx(w) : 0);
+        if (dim)
+            wattroff(w, A_DIM);
     }
-    static const char loop_keys[] = "p pause  +/- chunk  c cleanup  ";
-    static const char rest[] = "</> zoom  Tab focus  Enter details  f freeze  t theme  ? help";
-    mvwaddnstr(w, 0, 0, " q quit  ", cols);
-    if (run->control_off[0])
-        wattron(w, A_DIM);
-    waddnstr(w, loop_keys, cols - getcurx(w) > 0 ? cols - getcurx(w) : 0);
-    if (run->control_off[0])
-        wattroff(w, A_DIM);
-    waddnstr(w, rest, cols - getcurx(w) > 0 ? cols - getcurx(w) : 0);
     int room = cols - getcurx(w) - 2;
     if (run->control_off[0] && room > 12)
         mvwprintw(w, 0, cols - room, "  %.*s", room - 2, run->control_off);
@@ -163,26 +161,9 @@ static void app_draw_footer(struct app *a) {
     wnoutrefresh(w);
 }
 
-static const char *const app_help_keys[] = {
-    "q          quit: finish the step, checkpoint, exit; q again leaves now",
-    "p          pause / resume training (replay: pause playback; attach: needs control)",
-    "+ -        VPOC chunk: 125 250 500 1000 2000 3500 whole (replay: speed)",
-    "c          safe cleanup: synchronize, release cached blocks, synchronize",
-    "m          memory probe: the largest block the GPU could allocate now",
-    "< >        timeline span, 5 s to 30 min",
-    "Tab S-Tab  focus the next / previous panel (hidden ones come into view)",
-    "arrows PgUp PgDn Home End  scroll the focused panel (events: Home follows the newest)",
-    "Enter      details of the selected event (Esc or Enter: back)",
-    "k          the latest kernel-log failure: its fields and what helps",
-    "g          GPU overlay: every field with its source, VRAM reconciliation, providers",
-    "D          doctor: the environment checks in the background (g shows them)",
-    "f  t       freeze the display (training continues); next colour theme",
-    "1-9        select a GPU        mouse: click focuses, wheel scrolls",
-    "?          this help (any key closes it)",
-};
-
 static void app_draw_help(struct app *a) {
-    int n_keys = (int)(sizeof(app_help_keys) / sizeof(app_help_keys[0]));
+    static char lines[KEYMAP_ROWS_MAX][KEYMAP_HELP_BYTES];
+    int n_keys = (int)keymap_help_lines(a->where, lines, KEYMAP_ROWS_MAX);
     int h = n_keys + APP_PANELS + 5, w = COLS - 4 < 100 ? COLS - 4 : 100;
     h = h > LINES - 2 ? LINES - 2 : h;
     WINDOW *win = newwin(h, w, (LINES - h) / 2, (COLS - w) / 2);
@@ -193,7 +174,7 @@ static void app_draw_help(struct app *a) {
     w_text(win, 0, 2, w - 4, THEME_TITLE, &a->frame, " ringside help ");
     int y = 1;
     for (int k = 0; k < n_keys && y < h - 1; k++)
-        w_text(win, y++, 2, w - 4, THEME_TEXT, &a->frame, "%s", app_help_keys[k]);
+        w_text(win, y++, 2, w - 4, THEME_TEXT, &a->frame, "%s", lines[k]);
     y++;
     for (int k = 0; k < APP_PANELS && y < h - 1; k++)
         w_text(win, y++, 2, w - 4, THEME_DIM, &a->frame, "%-11s %s", a->panels[k].ops->name,

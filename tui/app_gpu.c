@@ -11,7 +11,7 @@ static struct gpu_view_line app_gpu_lines[APP_GPU_LINES];
 
 static int app_gpu_selected(const struct app *a) {
     const struct ui_frame *f = &a->frame;
-    int sel = a->panels[APP_GPU_PANEL].selected;
+    int sel = panel_gpu_selected(&a->panels[APP_GPU_PANEL]);
     if (!f->tele || f->tele->n_gpus == 0)
         return -1;
     return sel >= 0 && (unsigned)sel < f->tele->n_gpus ? sel : 0;
@@ -19,7 +19,7 @@ static int app_gpu_selected(const struct app *a) {
 
 bool app_gpu_overlay_key(struct app *a, int ch) {
     int n_gpus = a->frame.tele ? (int)a->frame.tele->n_gpus : 0;
-    int *sel = &a->panels[APP_GPU_PANEL].selected;
+    struct panel *gp = &a->panels[APP_GPU_PANEL];
     switch (ch) {
     case 27: /* Esc */
     case '\n':
@@ -35,7 +35,8 @@ bool app_gpu_overlay_key(struct app *a, int ch) {
     case KEY_LEFT:
     case KEY_RIGHT:
         if (n_gpus > 0)
-            *sel = (*sel + (ch == KEY_RIGHT ? 1 : n_gpus - 1)) % n_gpus;
+            panel_gpu_select(gp, (panel_gpu_selected(gp) + (ch == KEY_RIGHT ? 1 : n_gpus - 1)) %
+                                     n_gpus);
         a->gpu_scroll = 0;
         return true;
     case KEY_UP:

@@ -5,6 +5,7 @@
 #include "tui/app.h"
 #include "tui/app_doctor.h"
 #include "tui/gpu_view.h"
+#include "tui/keymap.h"
 #include "tui/layout.h"
 #include "tui/panel.h"
 #include "tui/ui.h"
@@ -14,6 +15,7 @@
 
 struct app {
     struct source *src;
+    unsigned where; /* the source as the key map knows it: KEYMAP_LIVE, _REPLAY or _ATTACH */
     const struct app_view *v;
     struct ui_model model;
     struct panel panels[APP_PANELS];
@@ -40,8 +42,10 @@ struct app {
     struct app_doctor doctor; /* D: the environment checks in the background */
 };
 
-#define APP_GPU_PANEL    0 /* the GPU panel's slot: its selection is the overlay's GPU */
-#define APP_EVENTS_PANEL 4 /* the events panel's slot (k opens the latest kernel failure) */
+#define APP_GPU_PANEL                                                                              \
+    0                      /* the GPU panel's slot: its selection (panel_gpu_selected) is the      \
+                            * overlay's GPU */
+#define APP_EVENTS_PANEL 4 /* the events panel's slot (k: panel_events_show_kernel) */
 
 /* The timeline spans < and > step through: 5 s .. 30 min. */
 extern const uint64_t app_zoom_ns[APP_ZOOMS];
@@ -54,6 +58,15 @@ void app_draw_gpu_overlay(struct app *a);
 
 /* app.c: a footer message for a few seconds. */
 void app_notice(struct app *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* app.c: the theme's colour pairs (again, after a change of theme). */
+void app_colors(struct app *a);
+
+/* app.c: q, or a signal: first a graceful stop, then (or once the source is done) leave. */
+void app_quit_key(struct app *a);
+
+/* app_keys.c: a key, run as its row of the key map says (or given to the focused panel). */
+void app_key(struct app *a, int ch);
 
 /* app_doctor.c: D starts the environment checks (or says they are already running); each
  * frame picks a finished run up: a notice, and an error event per failed check. */

@@ -1,9 +1,20 @@
-/* Navigation shared by the scrollable panels. */
+/* The panels' life cycle, and the navigation shared by the scrollable ones. */
 #include "tui/panel.h"
 
-bool panel_nav_key(struct panel *p, int ch, int n, int visible) {
+int panel_init(struct panel *p, const struct panel_ops *ops) {
+    *p = (struct panel){.ops = ops};
+    return ops->create ? ops->create(p) : 0;
+}
+
+void panel_fini(struct panel *p) {
+    if (p->ops && p->ops->destroy && p->priv)
+        p->ops->destroy(p);
+    p->priv = NULL;
+}
+
+bool panel_nav_key(struct panel_list *l, int ch, int n, int visible) {
     int page = visible > 1 ? visible - 1 : 1;
-    int sel = p->selected;
+    int sel = l->selected;
     switch (ch) {
     case KEY_UP:
         sel--;
@@ -26,23 +37,23 @@ bool panel_nav_key(struct panel *p, int ch, int n, int visible) {
     default:
         return false;
     }
-    p->selected = sel >= n ? n - 1 : sel;
-    if (p->selected < 0)
-        p->selected = 0;
-    if (p->selected < p->scroll)
-        p->scroll = p->selected;
-    if (visible > 0 && p->selected >= p->scroll + visible)
-        p->scroll = p->selected - visible + 1;
+    l->selected = sel >= n ? n - 1 : sel;
+    if (l->selected < 0)
+        l->selected = 0;
+    if (l->selected < l->scroll)
+        l->scroll = l->selected;
+    if (visible > 0 && l->selected >= l->scroll + visible)
+        l->scroll = l->selected - visible + 1;
     return true;
 }
 
-void panel_list_follow(struct panel *p, uint64_t added, int n) {
-    uint64_t delta = added - p->list_added;
-    p->list_added = added;
-    if (delta == 0 || (p->selected == 0 && p->scroll == 0))
+void panel_list_follow(struct panel_list *l, uint64_t added, int n) {
+    uint64_t delta = added - l->added;
+    l->added = added;
+    if (delta == 0 || (l->selected == 0 && l->scroll == 0))
         return;
     int last = n > 0 ? n - 1 : 0;
-    uint64_t sel = (uint64_t)p->selected + delta, top = (uint64_t)p->scroll + delta;
-    p->selected = sel > (uint64_t)last ? last : (int)sel;
-    p->scroll = top > (uint64_t)p->selected ? p->selected : (int)top;
+    uint64_t sel = (uint64_t)l->selected + delta, top = (uint64_t)l->scroll + delta;
+    l->selected = sel > (uint64_t)last ? last : (int)sel;
+    l->scroll = top > (uint64_t)l->selected ? l->selected : (int)top;
 }

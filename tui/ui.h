@@ -32,11 +32,10 @@ struct ui_frame {
     bool frozen;                    /* display frozen with f */
     struct trace_inflight inflight; /* sync in flight on the selected device */
     bool has_inflight;
-    const char *source_status;       /* the source's status line, or "" */
-    const struct tele_snap *tele;    /* every GPU in the machine; NULL without telemetry (replay) */
-    int tele_train;                  /* index in tele of the GPU the engine trains on, or -1 */
-    const struct remedies *remedies; /* for kernel-log events' details, or NULL */
-    bool has_kmsg;                   /* a kernel-log watcher runs: kmsg holds its counters */
+    const char *source_status;    /* the source's status line, or "" */
+    const struct tele_snap *tele; /* every GPU in the machine; NULL without telemetry (replay) */
+    int tele_train;               /* index in tele of the GPU the engine trains on, or -1 */
+    bool has_kmsg;                /* a kernel-log watcher runs: kmsg holds its counters */
     struct kmsg_stats kmsg;
     const char *kmsg_reason; /* why /dev/kmsg is unreadable, or "" */
 };

@@ -20,6 +20,10 @@ void ui_model_init(struct ui_model *m) {
     memset(m, 0, sizeof(*m));
 }
 
+void ui_model_use_remedies(struct ui_model *m, const struct remedies *r) {
+    m->remedies = r;
+}
+
 void ui_series_push(struct ui_series *s, double v) {
     s->v[s->head] = v;
     s->head = (s->head + 1) % UI_SERIES;

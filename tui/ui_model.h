@@ -10,6 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct remedies;
+struct remedy;
+
 #define UI_PHASES 65536 /* recent phase events kept for the timeline */
 #define UI_EVENTS 1024  /* recent events kept for the events panel */
 #define UI_SERIES 256   /* points kept per history series */
@@ -42,9 +45,10 @@ struct ui_event {
     char text[EV_TEXT_BYTES + 32];
     char detail[UI_DETAIL]; /* the event's fields, one per line, for the detail view */
     uint8_t kcat;           /* a kernel-log event's enum kmsg_category (NONE otherwise) */
-    uint16_t xid;           /* ... and its Xid number, when kcat is KMSG_CAT_XID */
-    char kmsg_message[KMSG_MSG_BYTES]; /* ... and its first line, for the remedy rules */
-    bool chatter;                      /* a GPU driver's line that is not a failure: shown dim */
+    /* ... and what helps with it, looked up in the model's rules when it came (NULL: no rule
+     * applies, or no rules); points into the rules, which outlive the model */
+    const struct remedy *remedy;
+    bool chatter; /* a GPU driver's line that is not a failure: shown dim */
 };
 
 /* A kernel-log failure on the timeline. */
@@ -91,9 +95,14 @@ struct ui_model {
     size_t mark_head, mark_count;
     uint64_t kmsg_seen, kmsg_last_seq;
     uint64_t kmsg_gaps; /* kernel-log events dropped in a flood (their own ring's seq gaps) */
+    const struct remedies *remedies; /* what kernel-log events are matched against (or NULL) */
 };
 
 void ui_model_init(struct ui_model *m);
+
+/* Match kernel-log events against r (borrowed: it must outlive the model; NULL: no rules)
+ * from now on, as they come. */
+void ui_model_use_remedies(struct ui_model *m, const struct remedies *r);
 
 /* Fold one event into the model. A list entry that repeats the newest one but for its
  * numbers ("checkpoint written ... (epoch 7)") replaces it and counts the repeat, so a

@@ -1,6 +1,7 @@
 /* Kernel-log events in the dashboard's model: list entries with their fields, and the
  * timeline's failure markers. */
 #include "backend/kmsg/kmsg.h"
+#include "backend/kmsg/remedies.h"
 #include "tui/ui_model.h"
 #include "tui/ui_model_internal.h"
 
@@ -140,8 +141,7 @@ void ui_model_kmsg(struct ui_model *m, const struct ev *e) {
     u.dev = EV_DEV_NONE;
     u.severity = k->severity;
     u.kcat = k->category;
-    u.xid = k->xid;
-    snprintf(u.kmsg_message, sizeof(u.kmsg_message), "%s", k->message);
+    u.remedy = remedies_find(m->remedies, k); /* once, with every field the rules may match */
     u.category = k->category != KMSG_CAT_NONE ? UI_CAT_KERNEL : UI_CAT_INFO;
     u.chatter = k->category == KMSG_CAT_NONE;
     char label[24];

@@ -13,7 +13,26 @@
 EV_NAME_FN(ev_kind_name, EV_KINDS, EV_KIND_COUNT)
 EV_NAME_FN(ev_phase_name, EV_PHASES, PHASE_COUNT)
 EV_NAME_FN(ev_sync_op_name, EV_SYNC_OPS, SYNC_OP_COUNT)
-EV_NAME_FN(ev_cmd_name, EV_CMDS, CMD_COUNT)
+
+#define EV_CMD_NAME(id, name, arg, remote)   name,
+#define EV_CMD_ARG(id, name, arg, remote)    arg,
+#define EV_CMD_REMOTE(id, name, arg, remote) remote,
+
+static const char *const ev_cmd_names[] = {EV_CMDS(EV_CMD_NAME)};
+static const enum ev_cmd_arg ev_cmd_args[] = {EV_CMDS(EV_CMD_ARG)};
+static const bool ev_cmd_remotes[] = {EV_CMDS(EV_CMD_REMOTE)};
+
+const char *ev_cmd_name(unsigned cmd) {
+    return cmd < CMD_COUNT ? ev_cmd_names[cmd] : "?";
+}
+
+enum ev_cmd_arg ev_cmd_arg(unsigned cmd) {
+    return cmd < CMD_COUNT ? ev_cmd_args[cmd] : EV_ARG_NONE;
+}
+
+bool ev_cmd_remote(unsigned cmd) {
+    return cmd < CMD_COUNT && ev_cmd_remotes[cmd];
+}
 
 const char *ev_severity_name(unsigned sev) {
     static const char *const names[] = {"info", "warning", "error"};
@@ -23,6 +42,13 @@ const char *ev_severity_name(unsigned sev) {
 int ev_phase_from_name(const char *name) {
     for (unsigned i = 0; i < PHASE_COUNT; i++)
         if (strcmp(ev_phase_name(i), name) == 0)
+            return (int)i;
+    return -1;
+}
+
+int ev_cmd_from_name(const char *name) {
+    for (unsigned i = 0; name && i < CMD_COUNT; i++)
+        if (strcmp(ev_cmd_names[i], name) == 0)
             return (int)i;
     return -1;
 }

@@ -61,17 +61,26 @@ enum ev_kind {
         EV_KIND_COUNT
 };
 
-/* Commands from the UI (or a signal) to the engine. */
+/* What a command's argument is. */
+enum ev_cmd_arg {
+    EV_ARG_NONE, /* none (0) */
+    EV_ARG_BARS, /* bars per VPOC chunk, 0 = whole sessions, at most VPOC_CHUNK_MAX */
+    EV_ARG_STEP  /* +1 or -1: a rung up or down the VPOC chunk ladder (vpoc_chunk_step) */
+};
+
+/* Commands from the UI, an attached dashboard or a signal to the engine: the name (in the JSON
+ * lines and in POST /control?cmd=NAME), what the argument is, and whether /control takes it. */
 #define EV_CMDS(X)                                                                                 \
-    X(SET_CHUNK, "set_chunk")                                                                      \
-    X(CLEANUP, "cleanup")                                                                          \
-    X(PROBE, "probe")                                                                              \
-    X(PAUSE, "pause")                                                                              \
-    X(RESUME, "resume")                                                                            \
-    X(STOP, "stop")
+    X(SET_CHUNK, "set_chunk", EV_ARG_BARS, true)                                                   \
+    X(CHUNK_STEP, "chunk_step", EV_ARG_STEP, true)                                                 \
+    X(CLEANUP, "cleanup", EV_ARG_NONE, true)                                                       \
+    X(PROBE, "probe", EV_ARG_NONE, true)                                                           \
+    X(PAUSE, "pause", EV_ARG_NONE, true)                                                           \
+    X(RESUME, "resume", EV_ARG_NONE, true)                                                         \
+    X(STOP, "stop", EV_ARG_NONE, false)
 
 enum ev_cmd_id {
-#define X(id, name) CMD_##id,
+#define X(id, name, arg, remote) CMD_##id,
     EV_CMDS(X)
 #undef X
         CMD_COUNT
@@ -111,11 +120,12 @@ struct ev_metric {
     double samples_per_s;
 };
 
-/* A command (UI -> engine: arg) or a command result (engine -> UI: rc and text). */
+/* A command (UI -> engine: arg) or a command result (engine -> UI: rc and text). A chunk_step
+ * that is applied answers as the set_chunk of the size it landed on. */
 struct ev_command {
     uint8_t cmd; /* enum ev_cmd_id */
     int32_t rc;  /* result: 0 ok, negative error */
-    int64_t arg; /* SET_CHUNK: bars per chunk (0 = whole session) */
+    int64_t arg; /* as ev_cmd_arg says: bars per chunk (0 = whole session), or a step of 1 / -1 */
     char text[EV_TEXT_BYTES];
 };
 
@@ -162,5 +172,14 @@ const char *ev_severity_name(unsigned sev);
 
 /* Reverse lookup for the JSON reader; -1 when unknown. */
 int ev_phase_from_name(const char *name);
+
+/* A command's id from its name ("set_chunk"), or -1 when there is no such command. */
+int ev_cmd_from_name(const char *name);
+
+/* What cmd's argument is (EV_ARG_NONE out of range). */
+enum ev_cmd_arg ev_cmd_arg(unsigned cmd);
+
+/* Whether POST /control takes cmd (a remote stop is refused: the agent's owner stops it). */
+bool ev_cmd_remote(unsigned cmd);
 
 #endif

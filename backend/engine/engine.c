@@ -4,6 +4,7 @@
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
 #include "backend/engine/engine_internal.h"
+#include "backend/vpoc/vpoc.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -139,20 +140,41 @@ static void engine_probe(struct engine *e, const struct ev_command *cmd) {
                  (double)st.largest_free_bytes / 1048576.0, (double)st.reserved_bytes / 1048576.0);
 }
 
+/* A new chunk size from the next chunk on, in the one wording every front end shows. The
+ * result is a set_chunk's with the size set, a step's too: whoever rebuilds the run from its
+ * results (a replay, an attached dashboard) learns the size one way. */
+static void engine_set_chunk(struct engine *e, const struct ev_command *cmd, int bars) {
+    struct ev_command res = *cmd;
+    res.cmd = CMD_SET_CHUNK;
+    res.arg = bars;
+    e->chunk_bars = bars;
+    engine_publish(e, true);
+    if (bars)
+        engine_reply(e, &res, 0, "VPOC chunk size %d bars from the next chunk", bars);
+    else
+        engine_reply(e, &res, 0, "VPOC chunk size: whole sessions from the next session");
+}
+
+/* set_chunk sets a size; chunk_step moves a rung up or down the ladder from the size the
+ * engine has now (which an out-of-memory drop may have changed). */
+static void engine_chunk_cmd(struct engine *e, const struct ev_command *cmd) {
+    if (cmd->cmd == CMD_CHUNK_STEP && cmd->arg != 1 && cmd->arg != -1)
+        engine_reply(e, cmd, -EINVAL, "chunk step %lld is not 1 or -1", (long long)cmd->arg);
+    else if (cmd->cmd == CMD_CHUNK_STEP)
+        engine_set_chunk(e, cmd, vpoc_chunk_step(e->chunk_bars, (int)cmd->arg));
+    else if (cmd->arg < 0 || cmd->arg > VPOC_CHUNK_MAX)
+        engine_reply(e, cmd, -EINVAL, "chunk size %lld is not in 0..%d", (long long)cmd->arg,
+                     VPOC_CHUNK_MAX);
+    else
+        engine_set_chunk(e, cmd, (int)cmd->arg);
+}
+
 static void engine_apply(struct engine *e, const struct ev_command *cmd) {
     char msg[EV_TEXT_BYTES];
     switch ((enum ev_cmd_id)cmd->cmd) {
     case CMD_SET_CHUNK:
-        if (cmd->arg < 0) {
-            engine_reply(e, cmd, -EINVAL, "chunk size %lld is invalid", (long long)cmd->arg);
-            return;
-        }
-        e->chunk_bars = (int)cmd->arg;
-        engine_publish(e, true);
-        if (cmd->arg == 0)
-            engine_reply(e, cmd, 0, "VPOC chunk size: whole session");
-        else
-            engine_reply(e, cmd, 0, "VPOC chunk size: %lld bars", (long long)cmd->arg);
+    case CMD_CHUNK_STEP:
+        engine_chunk_cmd(e, cmd);
         return;
     case CMD_CLEANUP: {
         int rc = engine_cleanup(e, msg, sizeof(msg));

@@ -1,6 +1,7 @@
 /* Engine configuration: the documented defaults and validation of every field. */
 #include "backend/core/errbuf.h"
 #include "backend/engine/engine.h"
+#include "backend/vpoc/vpoc.h"
 #include "backend/vpoc/vpoc_features.h"
 
 #include <errno.h>
@@ -50,7 +51,7 @@ int engine_conf_validate(const struct engine_conf *c, char *err, size_t errlen) 
         rc = engine_conf_range("--synthetic-days", c->synthetic_days, 3, 100000, err, errlen);
     rc = rc ? rc
             : engine_conf_range("--session-start-hour", c->session_start_hour, 0, 23, err, errlen);
-    rc = rc ? rc : engine_conf_range("--chunk", c->chunk_bars, 0, 1e9, err, errlen);
+    rc = rc ? rc : engine_conf_range("--chunk", c->chunk_bars, 0, VPOC_CHUNK_MAX, err, errlen);
     rc = rc ? rc : engine_conf_range("--horizon", c->horizon, 1, 100000, err, errlen);
     rc = rc ? rc : engine_conf_range("--batch", c->batch, 1, 1 << 20, err, errlen);
     rc = rc ? rc : engine_conf_range("--epochs", c->epochs, 0, 1e6, err, errlen);

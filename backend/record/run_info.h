@@ -17,7 +17,7 @@ struct run_info {
     char origin[256];  /* "live" or the recording's path */
     uint64_t start_ns; /* the run's clock at its start */
     uint64_t start_wall_ns;
-    /* Why the keys that act on the loop (p + - c m) do nothing here, shown greyed out with this
+    /* Why the actions on the loop (p + - c m) do nothing here, shown greyed out with this
      * reason ("read-only: ..."); "" when they act (or, in a replay, steer the playback). */
     char control_off[128];
 };

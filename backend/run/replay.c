@@ -137,19 +137,19 @@ static uint64_t replay_now_ns(struct source *s) {
     return replay_rec_now(replay_of(s));
 }
 
-static bool replay_key(struct source *s, int ch, char *msg, size_t msglen) {
+static bool replay_action(struct source *s, enum source_action act, char *msg, size_t msglen) {
     struct replay *r = replay_of(s);
     if (msglen)
         msg[0] = '\0';
-    if (ch != 'p' && ch != '+' && ch != '-')
-        return false;
+    if (act != SOURCE_PAUSE_TOGGLE && act != SOURCE_CHUNK_UP && act != SOURCE_CHUNK_DOWN)
+        return false; /* nothing to clean up or probe in a recording */
     replay_rebase(r);
-    if (ch == 'p') {
+    if (act == SOURCE_PAUSE_TOGGLE) {
         r->paused = !r->paused;
         snprintf(msg, msglen, "replay %s", r->paused ? "paused" : "resumed");
         return true;
     }
-    double v = ch == '+' ? r->speed * 2 : r->speed / 2;
+    double v = act == SOURCE_CHUNK_UP ? r->speed * 2 : r->speed / 2;
     r->speed = v < REPLAY_SPEED_MIN   ? REPLAY_SPEED_MIN
                : v > REPLAY_SPEED_MAX ? REPLAY_SPEED_MAX
                                       : v;
@@ -201,7 +201,7 @@ static const struct source_ops replay_ops = {
     .drain = replay_drain,
     .snap = replay_get_snap,
     .now_ns = replay_now_ns,
-    .key = replay_key,
+    .action = replay_action,
     .stop = replay_stop,
     .inflight = replay_inflight,
     .done = replay_done,

@@ -1,5 +1,5 @@
-/* `ringside replay`: a ui_source that plays a JSON-lines recording back on its own clock,
- * reading the file incrementally and synthesising snapshots from the events released. */
+/* `ringside replay`: a source (backend/run/source.h) that plays a JSON-lines recording back on its
+ * own clock, reading the file incrementally and synthesising snapshots from the events released. */
 #ifndef RINGSIDE_BACKEND_RUN_REPLAY_H
 #define RINGSIDE_BACKEND_RUN_REPLAY_H
 

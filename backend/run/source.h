@@ -14,6 +14,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What the loop's keys (p + - c m) ask of a source; which key asks for which is the key map's
+ * business, not the source's. */
+enum source_action {
+    SOURCE_PAUSE_TOGGLE, /* pause or resume training (replay: the playback) */
+    SOURCE_CHUNK_UP,     /* the VPOC chunk size a rung up, from the engine's (replay: speed x2) */
+    SOURCE_CHUNK_DOWN,   /* ... a rung down (replay: speed /2) */
+    SOURCE_CLEANUP,      /* a safe cleanup */
+    SOURCE_PROBE,        /* a memory probe */
+    SOURCE_ACTIONS
+};
+
 struct source;
 
 struct source_ops {
@@ -28,10 +39,12 @@ struct source_ops {
     const struct engine_snap *(*snap)(struct source *s);
     /* The run's clock now: CLOCK_MONOTONIC live, the recording's clock in a replay. */
     uint64_t (*now_ns)(struct source *s);
-    /* A key the source acts on (live: p, +, -, c become engine commands; replay: p pauses
-     * playback, + and - change its speed). Returns true when handled; msg gets a one-line
-     * notice for the footer ("" for none). */
-    bool (*key)(struct source *s, int ch, char *msg, size_t msglen);
+    /* Act (live: engine commands; replay: playback; attach: POST /control to the agent).
+     * Returns true when handled, false for an action the source does not take (a replay has
+     * no cleanup); msg gets a one-line notice for the footer ("" for none: a command's result
+     * comes as its event). Where run.control_off is set the loop's actions do nothing and msg
+     * says why. */
+    bool (*action)(struct source *s, enum source_action act, char *msg, size_t msglen);
     /* Ask the run to end: live sends a graceful stop; a replay ends at once. */
     void (*stop)(struct source *s);
     /* The synchronize in flight on dev, if any. */

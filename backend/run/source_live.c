@@ -3,7 +3,6 @@
 #include "backend/core/mono.h"
 #include "backend/run/run.h"
 #include "backend/run/source.h"
-#include "backend/vpoc/vpoc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,9 +11,6 @@
 
 struct source_live {
     struct run *run;
-    struct engine *e;
-    int chunk;      /* last chunk size asked for */
-    int chunk_seen; /* the engine's chunk size when last looked at */
 };
 
 static int source_live_wake_fd(struct source *s) {
@@ -35,41 +31,32 @@ static uint64_t source_live_now(struct source *s) {
     return mono_now_ns();
 }
 
-static bool source_live_key(struct source *s, int ch, char *msg, size_t msglen) {
-    struct source_live *l = s->priv;
+static bool source_live_action(struct source *s, enum source_action act, char *msg, size_t msglen) {
+    struct run *r = ((struct source_live *)s->priv)->run;
     msg[0] = '\0';
-    switch (ch) {
-    case 'p': {
-        bool paused = engine_snap_read(l->e, NULL)->state == ENGINE_PAUSED;
-        engine_command(l->e, paused ? CMD_RESUME : CMD_PAUSE, 0);
+    switch (act) {
+    case SOURCE_PAUSE_TOGGLE: {
+        bool paused = run_snap(r, run_device(r))->state == ENGINE_PAUSED;
+        run_command(r, paused ? CMD_RESUME : CMD_PAUSE, 0);
         snprintf(msg, msglen, "%s", paused ? "resuming" : "pausing at the next step");
         return true;
     }
-    case '+':
-    case '=':
-    case '-': {
-        int now = engine_snap_read(l->e, NULL)->chunk_bars;
-        if (now != l->chunk_seen) /* the engine changed it (out of memory): step from there */
-            l->chunk = l->chunk_seen = now;
-        l->chunk = vpoc_chunk_step(l->chunk, ch == '-' ? -1 : 1);
-        engine_command(l->e, CMD_SET_CHUNK, l->chunk);
-        if (l->chunk)
-            snprintf(msg, msglen, "VPOC chunk size %d bars from the next chunk", l->chunk);
-        else
-            snprintf(msg, msglen, "VPOC chunk size: whole sessions from the next session");
+    case SOURCE_CHUNK_UP:
+    case SOURCE_CHUNK_DOWN: /* the engine steps from its own size and says the new one */
+        run_command(r, CMD_CHUNK_STEP, act == SOURCE_CHUNK_UP ? 1 : -1);
         return true;
-    }
-    case 'c':
-        engine_command(l->e, CMD_CLEANUP, 0);
+    case SOURCE_CLEANUP:
+        run_command(r, CMD_CLEANUP, 0);
         snprintf(msg, msglen, "safe cleanup requested");
         return true;
-    case 'm':
-        engine_command(l->e, CMD_PROBE, 0);
+    case SOURCE_PROBE:
+        run_command(r, CMD_PROBE, 0);
         snprintf(msg, msglen, "memory probe requested");
         return true;
-    default:
-        return false;
+    case SOURCE_ACTIONS:
+        break;
     }
+    return false;
 }
 
 static void source_live_stop(struct source *s) {
@@ -102,7 +89,7 @@ static const struct source_ops source_live_ops = {
     .drain = source_live_drain,
     .snap = source_live_snap,
     .now_ns = source_live_now,
-    .key = source_live_key,
+    .action = source_live_action,
     .stop = source_live_stop,
     .inflight = source_live_inflight,
     .done = source_live_done,
@@ -118,8 +105,7 @@ int run_source(struct run *r, struct source **out) {
         free(l);
         return !run_engine(r) ? -EINVAL : -ENOMEM;
     }
-    int chunk = run_snap(r, run_device(r))->chunk_bars;
-    *l = (struct source_live){r, run_engine(r), chunk, chunk};
+    l->run = r;
     s->ops = &source_live_ops;
     s->priv = l;
     run_info(r, &s->run);

@@ -78,6 +78,10 @@ void vpoc_bars_from_series(const struct data_bar *in, size_t n, struct vpoc_bar 
 int vpoc_session(const struct vpoc_bar *bars, size_t n, const struct vpoc_params *p,
                  struct vpoc_result *out);
 
+/* The largest VPOC chunk size in bars anyone may ask for (--chunk, the config file, the
+ * engine's commands, POST /control); a session of one-minute bars has 1440. */
+#define VPOC_CHUNK_MAX 1000000
+
 /* The next (dir > 0) or previous (dir < 0) VPOC chunk size on the ladder 125, 250, 500, 1000,
  * 2000, 3500, whole session (0); a size off the ladder moves to the nearest rung that way;
  * the ends stay where they are. */

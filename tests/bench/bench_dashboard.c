@@ -224,7 +224,11 @@ static int bd_windows(void) {
     layout_compute(BD_ROWS, BD_COLS, items, BD_PANELS, 0, &lay, rects);
     for (int k = 0; k < BD_PANELS; k++) {
         struct ui_rect r = rects[k];
-        bd_panels[k] = (struct panel){.ops = bd_ops[k], .h = r.h, .w = r.w, .focused = k == 0};
+        if (panel_init(&bd_panels[k], bd_ops[k]) != 0)
+            return -1;
+        bd_panels[k].h = r.h;
+        bd_panels[k].w = r.w;
+        bd_panels[k].focused = k == 0;
         if (r.h == 0)
             continue;
         bd_panels[k].win = newwin(r.h, r.w, r.y, r.x);
@@ -313,9 +317,11 @@ int main(int argc, char **argv) {
     int rc = bd_windows();
     if (rc == 0)
         bd_measure(frames);
-    for (int k = 0; k < BD_PANELS; k++)
+    for (int k = 0; k < BD_PANELS; k++) {
         if (bd_panels[k].win)
             delwin(bd_panels[k].win);
+        panel_fini(&bd_panels[k]);
+    }
     endwin();
     delscreen(scr);
     fclose(out);

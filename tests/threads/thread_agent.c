@@ -6,7 +6,6 @@
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
 #include "backend/engine/engine.h"
-#include "backend/vpoc/vpoc.h"
 #include "tests/threads/thread_cases.h"
 #include "tui/agent/agent_http.h"
 #include "tui/agent/agent_log.h"
@@ -362,16 +361,16 @@ struct ta_agent {
     pthread_mutex_t mu;
     char *metrics; /* under mu: the writer swaps it */
     size_t metrics_len;
-    atomic_uint controls, set_chunks;
-    atomic_llong chunk_arg;
+    atomic_uint controls, chunk_steps;
+    atomic_llong step_arg;
 };
 
 static void ta_agent_init(struct ta_agent *a) {
     memset(a, 0, sizeof(*a));
     pthread_mutex_init(&a->mu, NULL);
     atomic_init(&a->controls, 0);
-    atomic_init(&a->set_chunks, 0);
-    atomic_init(&a->chunk_arg, -1);
+    atomic_init(&a->chunk_steps, 0);
+    atomic_init(&a->step_arg, 0);
     ta_set_metrics(a, 0);
 }
 
@@ -418,10 +417,10 @@ static int ta_metrics(void *ctx, bool openmetrics, char **out, size_t *len) {
 
 static int ta_control(void *ctx, enum ev_cmd_id cmd, int64_t arg, char *msg, size_t msglen) {
     struct ta_agent *a = ctx;
-    if (cmd == CMD_SET_CHUNK) {
-        atomic_store(&a->chunk_arg, (long long)arg);
-        atomic_fetch_add(&a->set_chunks, 1);
-        snprintf(msg, msglen, "VPOC chunk size %lld bars from the next chunk", (long long)arg);
+    if (cmd == CMD_CHUNK_STEP) {
+        atomic_store(&a->step_arg, (long long)arg);
+        atomic_fetch_add(&a->chunk_steps, 1);
+        snprintf(msg, msglen, "chunk_step %+lld requested", (long long)arg);
     } else {
         snprintf(msg, msglen, "%s: done", ev_cmd_name(cmd));
     }
@@ -855,7 +854,7 @@ static void ta_ui_frame(struct source *src, struct ta_ui *ui) {
     for (size_t i = 0; i < n && !ui->err[0]; i++) {
         const struct ev *e = &evs[i];
         if (e->kind == EV_LOG) { /* the source's own lines: the control answer, or trouble */
-            if (strncmp(e->u.text.text, "agent: set_chunk: ", 18) == 0)
+            if (strncmp(e->u.text.text, "agent: chunk_step: ", 19) == 0)
                 ui->answered = true;
             else
                 snprintf(ui->err, sizeof(ui->err), "unexpected line '%s'", e->u.text.text);
@@ -879,8 +878,8 @@ static void ta_ui_frame(struct source *src, struct ta_ui *ui) {
     ui->control |= src->run.control_off[0] == '\0';
     if (ui->control && !ui->key_sent) {
         ui->key_sent = true;
-        if (!src->ops->key(src, '+', ui->key_msg, sizeof(ui->key_msg)))
-            snprintf(ui->err, sizeof(ui->err), "'+' not handled");
+        if (!src->ops->action(src, SOURCE_CHUNK_UP, ui->key_msg, sizeof(ui->key_msg)))
+            snprintf(ui->err, sizeof(ui->err), "chunk up ('+') not handled");
     }
 }
 
@@ -915,16 +914,14 @@ static int ta_remote_check(const struct ta_ui *ui, const struct ta_agent *a, cha
     if (!ui->tele || !ui->kmsg)
         return TA_FAIL("the status line's telemetry (%d) or kernel log (%d) never showed", ui->tele,
                        ui->kmsg);
-    int next = vpoc_chunk_step(250, 1);
-    char want[64];
-    snprintf(want, sizeof(want), "sent: set_chunk %d", next);
+    const char *want = "sent: chunk_step +1";
     if (strcmp(ui->key_msg, want) != 0)
         return TA_FAIL("'+' said '%s', not '%s'", ui->key_msg, want);
-    unsigned controls = atomic_load(&a->controls), chunks = atomic_load(&a->set_chunks);
-    long long arg = atomic_load(&a->chunk_arg);
-    if (controls != 1 || chunks != 1 || arg != next)
-        return TA_FAIL("the agent got %u commands, %u set_chunk, arg %lld (want 1, 1, %d)",
-                       controls, chunks, arg, next);
+    unsigned controls = atomic_load(&a->controls), steps = atomic_load(&a->chunk_steps);
+    long long arg = atomic_load(&a->step_arg);
+    if (controls != 1 || steps != 1 || arg != 1)
+        return TA_FAIL("the agent got %u commands, %u chunk_step, arg %lld (want 1, 1, 1)",
+                       controls, steps, arg);
     return 0;
 }
 

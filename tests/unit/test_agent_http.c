@@ -2,6 +2,7 @@
  * stream (what is held, then following, keep-alives, the end), the token, /control, the size
  * and connection limits, the UNIX socket, and start-up errors. Fake handlers, a real log. */
 #include "backend/core/mono.h"
+#include "backend/vpoc/vpoc.h"
 #include "tests/support/rs_test.h"
 #include "tui/agent/agent_http.h"
 
@@ -552,6 +553,12 @@ Test(agent_http, control_calls_the_handler_with_the_command) {
     cr_assert_eq(r.status, 200);
     cr_assert_eq(atomic_load(&ah_fake.arg), 0);
     ah_free(&r);
+    char most[64]; /* the engine's limit, the one every other way in has */
+    snprintf(most, sizeof(most), "/control?cmd=set_chunk&arg=%d", VPOC_CHUNK_MAX);
+    r = ah_call("POST", most, AH_TOKEN, NULL);
+    cr_assert_eq(r.status, 200);
+    cr_assert_eq(atomic_load(&ah_fake.arg), VPOC_CHUNK_MAX);
+    ah_free(&r);
     const char *cmds[] = {"pause", "resume", "cleanup"};
     const enum ev_cmd_id ids[] = {CMD_PAUSE, CMD_RESUME, CMD_CLEANUP};
     for (size_t i = 0; i < 3; i++) {
@@ -562,11 +569,20 @@ Test(agent_http, control_calls_the_handler_with_the_command) {
         cr_assert_eq(atomic_load(&ah_fake.cmd), (int)ids[i]);
         ah_free(&r);
     }
+    for (int dir = 1; dir >= -1; dir -= 2) { /* a rung up or down, from the loop's size */
+        char path[64];
+        snprintf(path, sizeof(path), "/control?cmd=chunk_step&arg=%d", dir);
+        r = ah_call("POST", path, AH_TOKEN, NULL);
+        cr_assert_eq(r.status, 200, "%s", path);
+        cr_assert_eq(atomic_load(&ah_fake.cmd), CMD_CHUNK_STEP);
+        cr_assert_eq(atomic_load(&ah_fake.arg), dir);
+        ah_free(&r);
+    }
     r = ah_call("POST", "/control?cmd=probe", AH_TOKEN, NULL);
     cr_assert_eq(r.status, 409, "the handler's -EBUSY");
     cr_assert_str_eq(r.body, "{\"ok\":false,\"error\":\"a probe is already running\"}\n");
     ah_free(&r);
-    cr_assert_eq(atomic_load(&ah_fake.control_calls), 6);
+    cr_assert_eq(atomic_load(&ah_fake.control_calls), 9);
 }
 
 Test(agent_http, control_refuses_bad_commands) {
@@ -577,12 +593,44 @@ Test(agent_http, control_refuses_bad_commands) {
                          "/control?cmd=%22%0a",
                          "/control?cmd=set_chunk",
                          "/control?cmd=set_chunk&arg=-1",
-                         "/control?cmd=set_chunk&arg=1000001",
-                         "/control?cmd=set_chunk&arg=12x"};
+                         "/control?cmd=set_chunk&arg=1000001", /* VPOC_CHUNK_MAX + 1 */
+                         "/control?cmd=set_chunk&arg=12x",
+                         "/control?cmd=chunk_step",
+                         "/control?cmd=chunk_step&arg=0",
+                         "/control?cmd=chunk_step&arg=2",
+                         "/control?cmd=chunk_step&arg=-2",
+                         "/control?cmd=chunk_step&arg=1x"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct ah_resp r = ah_call("POST", bad[i], AH_TOKEN, NULL);
         cr_assert_eq(r.status, 400, "%s: %d", bad[i], r.status);
         cr_assert(strncmp(r.body, "{\"ok\":false,\"error\":\"", 21) == 0, "%s", r.body);
+        ah_free(&r);
+    }
+    cr_assert_eq(atomic_load(&ah_fake.control_calls), 0);
+}
+
+/* The refusal of a name it does not take lists what it does take: every command the event
+ * list marks remote, and not the others. */
+Test(agent_http, control_refusals_list_the_remote_commands) {
+    struct agent_http_conf c = ah_control_conf();
+    ah_start(&c);
+    const char *bad[] = {"/control?cmd=reboot", "/control?cmd=stop", "/control"};
+    const char *why[] = {"unknown cmd 'reboot': give cmd=", "cmd 'stop' is not a remote command",
+                         "no cmd: give cmd="};
+    for (size_t i = 0; i < 3; i++) {
+        struct ah_resp r = ah_call("POST", bad[i], AH_TOKEN, NULL);
+        cr_assert_eq(r.status, 400, "%s: %d", bad[i], r.status);
+        cr_assert(strstr(r.body, why[i]), "%s", r.body);
+        unsigned listed = 0;
+        for (unsigned k = 0; k < CMD_COUNT; k++) {
+            char want[48];
+            static const char *const hint[] = {"", "&arg=BARS", "&arg=1|-1"};
+            snprintf(want, sizeof(want), "%s%s", ev_cmd_name(k), hint[ev_cmd_arg(k)]);
+            const char *at = strstr(strstr(r.body, "give cmd=") + 9, want);
+            cr_assert_eq(at != NULL, ev_cmd_remote(k), "%s in %s", want, r.body);
+            listed += at != NULL;
+        }
+        cr_assert_eq(listed, CMD_COUNT - 1, "all but stop: %s", r.body);
         ah_free(&r);
     }
     cr_assert_eq(atomic_load(&ah_fake.control_calls), 0);

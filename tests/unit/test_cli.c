@@ -1,4 +1,5 @@
 /* End-to-end tests of the ringside binary: exit statuses, error messages and files left behind. */
+#include "backend/vpoc/vpoc.h"
 #include "tests/support/rs_test.h"
 
 #include <criterion/criterion.h>
@@ -520,6 +521,19 @@ Test(cli, flag_chunk_negative_train) {
 Test(cli, flag_chunk_negative_vpoc) {
     CLI_TEST_RUN("vpoc", "--data", cli_test_fix("tiny.csv"), "--chunk", "-1");
     CLI_TEST_USAGE(CLI_HINT_VPOC, "--chunk", "'-1'");
+}
+
+/* One limit for the chunk size, the engine's (VPOC_CHUNK_MAX), for train and vpoc alike. */
+Test(cli, flag_chunk_over_the_limit) {
+    char over[24], max[24];
+    snprintf(over, sizeof(over), "%d", VPOC_CHUNK_MAX + 1);
+    snprintf(max, sizeof(max), "%d", VPOC_CHUNK_MAX);
+    CLI_TEST_TRAIN_FLAGS("--chunk", over);
+    CLI_TEST_USAGE(CLI_HINT_TRAIN, "--chunk", over, max);
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("tiny.csv"), "--chunk", over);
+    CLI_TEST_USAGE(CLI_HINT_VPOC, "--chunk", over, max);
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("tiny.csv"), "--chunk", max);
+    cli_test_status(0);
 }
 
 Test(cli, flag_profile_foo_train) {

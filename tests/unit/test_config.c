@@ -2,6 +2,7 @@
  * error naming the file and key with exit status 2, and the printed configuration reading back
  * to itself; also the new dashboard flags' validation. */
 #include "backend/core/json_file.h"
+#include "backend/vpoc/vpoc.h"
 #include "tests/support/rs_test.h"
 #include "tui/cli/config.h"
 
@@ -368,6 +369,23 @@ Test(config, sync_thresholds) {
     json_object *j = cfg_json();
     cr_assert_float_eq(json_object_get_double(cfg_key(j, "sync-slow")), 0.5, 1e-12);
     cr_assert_float_eq(json_object_get_double(cfg_key(j, "sync-timeout")), 90.0, 1e-12);
+    json_object_put(j);
+}
+
+/* A chunk size in the file is held to the flag's limit, the engine's VPOC_CHUNK_MAX. */
+Test(config, chunk_limit_in_the_file) {
+    char text[64], want[96];
+    snprintf(text, sizeof(text), "{\"chunk\": %d}", VPOC_CHUNK_MAX + 1);
+    cfg_write("xdg/ringside", text);
+    CFG_RUN("train", "--headless", "--print-config");
+    snprintf(want, sizeof(want), "'%d' is not an integer in [0, %d]", VPOC_CHUNK_MAX + 1,
+             VPOC_CHUNK_MAX);
+    CFG_EXPECT_ERROR("chunk", want);
+    snprintf(text, sizeof(text), "{\"chunk\": %d}", VPOC_CHUNK_MAX);
+    cfg_write("xdg/ringside", text);
+    CFG_RUN("train", "--headless", "--print-config");
+    json_object *j = cfg_json();
+    cr_assert_eq(cfg_int(j, "chunk"), VPOC_CHUNK_MAX);
     json_object_put(j);
 }
 

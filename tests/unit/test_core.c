@@ -312,6 +312,23 @@ Test(core, names_round_trip) {
     cr_assert_eq(ev_phase_from_name("nope"), -1);
 }
 
+/* Commands by name both ways, with what their argument is and whether /control takes them. */
+Test(core, commands_by_name) {
+    for (unsigned c = 0; c < CMD_COUNT; c++)
+        cr_assert_eq(ev_cmd_from_name(ev_cmd_name(c)), (int)c, "%s", ev_cmd_name(c));
+    cr_assert_eq(ev_cmd_from_name("set_chunk"), CMD_SET_CHUNK);
+    cr_assert_eq(ev_cmd_from_name("reboot"), -1);
+    cr_assert_eq(ev_cmd_from_name(""), -1);
+    cr_assert_eq(ev_cmd_from_name(NULL), -1);
+    cr_assert_str_eq(ev_cmd_name(CMD_COUNT), "?");
+    cr_assert_eq(ev_cmd_arg(CMD_SET_CHUNK), EV_ARG_BARS);
+    cr_assert_eq(ev_cmd_arg(CMD_PAUSE), EV_ARG_NONE);
+    cr_assert_eq(ev_cmd_arg(CMD_COUNT), EV_ARG_NONE);
+    cr_assert(ev_cmd_remote(CMD_CLEANUP));
+    cr_assert_not(ev_cmd_remote(CMD_STOP), "a remote client does not stop the agent's loop");
+    cr_assert_not(ev_cmd_remote(CMD_COUNT));
+}
+
 Test(core, error_text_stays_one_line) {
     char err[64];
     cr_assert_eq(errbuf_set(err, sizeof(err), -22, "unknown key '%s'", "x\n\x1b[31mred\tz"), -22);

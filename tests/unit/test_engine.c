@@ -2,6 +2,7 @@
  * JSON-lines schema of its events. */
 #include "backend/engine/engine.h"
 #include "backend/mlp/mlp_ckpt.h"
+#include "backend/vpoc/vpoc.h"
 #include "tests/support/rs_test.h"
 
 #include <criterion/criterion.h>
@@ -230,6 +231,77 @@ Test(engine, commands_apply_at_safe_points) {
             eng_events[i].u.phase.chunk == 197)
             saw_197 = true;
     cr_assert(saw_197);
+    engine_destroy(e);
+    evring_destroy(r);
+    rs_test_rmtree(dir);
+}
+
+/* chunk_step moves a rung up or down the ladder (125, 250, 500, 1000, 2000, 3500, whole
+ * session) from the engine's own size, whatever set it; the ends stay; set_chunk holds to
+ * VPOC_CHUNK_MAX; every result says the size in the same words. */
+Test(engine, chunk_step_moves_from_the_engines_own_size) {
+    char dir[256], err[512];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    struct engine_conf c;
+    eng_conf(&c, dir);
+    c.epochs = 50;
+    c.chunk_bars = 500;
+    struct evring *r;
+    struct engine *e;
+    cr_assert_eq(evring_create(&r, 1u << 17), 0);
+    cr_assert_eq(engine_create(&e, &c, r, err, sizeof(err)), 0, "%s", err);
+    /* a step applied answers as the set_chunk of the size it landed on */
+    static const struct {
+        enum ev_cmd_id cmd, res_cmd;
+        int64_t arg, res_arg;
+        int rc;
+        const char *text;
+    } want[] = {
+        {CMD_CHUNK_STEP, CMD_SET_CHUNK, 1, 1000, 0,
+         "VPOC chunk size 1000 bars from the next chunk"},
+        {CMD_SET_CHUNK, CMD_SET_CHUNK, 125, 125, 0, "VPOC chunk size 125 bars from the next chunk"},
+        {CMD_CHUNK_STEP, CMD_SET_CHUNK, -1, 125, 0, "VPOC chunk size 125 bars from the next chunk"},
+        {CMD_SET_CHUNK, CMD_SET_CHUNK, 1000001, 1000001, -EINVAL,
+         "chunk size 1000001 is not in 0..1000000"},
+        {CMD_SET_CHUNK, CMD_SET_CHUNK, 1000000, 1000000, 0,
+         "VPOC chunk size 1000000 bars from the next chunk"},
+        {CMD_CHUNK_STEP, CMD_SET_CHUNK, 1, 0, 0,
+         "VPOC chunk size: whole sessions from the next session"},
+        {CMD_CHUNK_STEP, CMD_SET_CHUNK, 1, 0, 0,
+         "VPOC chunk size: whole sessions from the next session"},
+        {CMD_CHUNK_STEP, CMD_SET_CHUNK, -1, 3500, 0,
+         "VPOC chunk size 3500 bars from the next chunk"},
+        {CMD_CHUNK_STEP, CMD_CHUNK_STEP, 2, 2, -EINVAL, "chunk step 2 is not 1 or -1"},
+        {CMD_CHUNK_STEP, CMD_SET_CHUNK, -1, 2000, 0,
+         "VPOC chunk size 2000 bars from the next chunk"},
+    };
+    size_t n_want = sizeof(want) / sizeof(want[0]);
+    cr_assert_eq(VPOC_CHUNK_MAX, 1000000, "the expected texts above name the limit");
+    for (size_t k = 0; k < n_want; k++)
+        engine_command(e, want[k].cmd, want[k].arg);
+    engine_command(e, CMD_PAUSE, 0);
+    eng_n = 0;
+    cr_assert_eq(engine_start(e), 0);
+    const struct engine_snap *s = eng_wait(e, r, eng_is_paused);
+    cr_assert_eq(s->state, ENGINE_PAUSED);
+    cr_assert_eq(s->chunk_bars, 2000);
+    size_t k = 0;
+    for (size_t i = 0; i < eng_n; i++) {
+        const struct ev_command *got = &eng_events[i].u.command;
+        if (eng_events[i].kind != EV_COMMAND || got->cmd == CMD_PAUSE)
+            continue;
+        cr_assert_lt(k, n_want, "more results than commands");
+        cr_assert_eq(got->cmd, want[k].res_cmd, "result %zu", k);
+        cr_assert_eq(got->arg, want[k].res_arg, "result %zu", k);
+        cr_assert_eq(got->rc, want[k].rc, "result %zu: %s", k, got->text);
+        cr_assert_str_eq(got->text, want[k].text, "result %zu", k);
+        k++;
+    }
+    cr_assert_eq(k, n_want, "%zu results for %zu commands", k, n_want);
+    engine_command(e, CMD_STOP, 0);
+    eng_wait(e, r, eng_is_done);
+    struct engine_result res;
+    engine_join(e, &res);
     engine_destroy(e);
     evring_destroy(r);
     rs_test_rmtree(dir);

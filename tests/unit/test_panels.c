@@ -1,7 +1,9 @@
 /* Panel rendering: each panel draws a known snapshot into an off-screen window (a curses
  * screen on /dev/null) at 80x24 and 200x60 sizes, and the cells read back show the numbers
  * and labels. */
+#include "backend/kmsg/remedies.h"
 #include "backend/telemetry/tele_prov.h"
+#include "tests/support/rs_test.h"
 #include "tui/panel.h"
 #include "tui/widgets.h"
 
@@ -13,6 +15,8 @@
 TestSuite(panels, .timeout = 20);
 
 static SCREEN *pt_screen;
+static struct panel *pt_panels[8]; /* the panels a test made, freed by pt_close */
+static int pt_n_panels;
 static FILE *pt_out, *pt_in;
 static struct engine_snap pt_snap;
 static struct ui_model pt_model;
@@ -31,6 +35,9 @@ static void pt_open(int rows, int cols) {
 }
 
 static void pt_close(void) {
+    for (int k = 0; k < pt_n_panels; k++)
+        panel_fini(pt_panels[k]);
+    pt_n_panels = 0;
     endwin();
     delscreen(pt_screen);
     fclose(pt_out);
@@ -176,8 +183,21 @@ static void pt_tele_fixture(void) {
     pt_frame.tele_train = 0;
 }
 
+/* p (zeroed, or drawn before: its state starts again) as a panel of ops in a new h x w window,
+ * drawn once. */
 static WINDOW *pt_draw(const struct panel_ops *ops, struct panel *p, int h, int w) {
-    *p = (struct panel){.ops = ops, .win = newwin(h, w, 0, 0), .h = h, .w = w};
+    bool known = false;
+    for (int k = 0; k < pt_n_panels; k++)
+        known |= pt_panels[k] == p;
+    if (!known) {
+        cr_assert_lt(pt_n_panels, 8);
+        pt_panels[pt_n_panels++] = p;
+    }
+    panel_fini(p);
+    cr_assert_eq(panel_init(p, ops), 0);
+    p->win = newwin(h, w, 0, 0);
+    p->h = h;
+    p->w = w;
     cr_assert_not_null(p->win);
     ops->draw(p, &pt_frame);
     return p->win;
@@ -190,7 +210,7 @@ Test(panels, memory_shows_pool_numbers_and_segment_map) {
     for (int s = 0; s < 2; s++) {
         pt_open(60, 200);
         pt_fixture();
-        struct panel p;
+        struct panel p = {0};
         WINDOW *w = pt_draw(&panel_memory_ops, &p, pt_sizes[s][0], pt_sizes[s][1]);
         cr_assert(pt_has(w, "memory pool"), "%s", pt_row(w, 0));
         cr_assert(pt_has(w, "frag 5%"), "%s", pt_row(w, 0));
@@ -227,7 +247,7 @@ Test(panels, memory_title_counts_refused_allocations) {
     pt_open(24, 80);
     pt_fixture();
     pt_snap.mem.n_oom = 2;
-    struct panel p;
+    struct panel p = {0};
     WINDOW *w = pt_draw(&panel_memory_ops, &p, 5, 80);
     cr_assert(pt_has(w, "OOM 2  frag 5%"), "%s", pt_row(w, 0));
     delwin(w);
@@ -237,7 +257,7 @@ Test(panels, memory_title_counts_refused_allocations) {
 Test(panels, sync_shows_percentiles_and_watch_state) {
     pt_open(60, 200);
     pt_fixture();
-    struct panel p;
+    struct panel p = {0};
     WINDOW *w = pt_draw(&panel_sync_ops, &p, 8, 100);
     cr_assert(pt_has(w, "stream"));
     cr_assert(pt_has(w, "1234"));
@@ -288,7 +308,7 @@ Test(panels, sync_hang_shows_the_latest_driver_failures) {
     pt_frame.now_ns = 60000000000ull; /* a minute into the run, the sync began at 20 s */
     pt_frame.has_inflight = true;
     pt_frame.inflight = (struct trace_inflight){20000000000ull, SYNC_OP_DEVICE, PHASE_CLEANUP};
-    struct panel p;
+    struct panel p = {0};
     WINDOW *w = pt_draw(&panel_sync_ops, &p, 11, 100);
     const char *mes = NULL, *ring = NULL;
     int mes_y = -1, ring_y = -1;
@@ -319,7 +339,7 @@ static const char *pt_row_starting(WINDOW *w, const char *prefix) {
 Test(panels, timeline_gantt_rows_per_active_phase) {
     pt_open(60, 200);
     pt_fixture();
-    struct panel p;
+    struct panel p = {0};
     /* 12 label columns, then 93 cells of 10 s / 93 = 107.5 ms each */
     WINDOW *w = pt_draw(&panel_timeline_ops, &p, 6, 106);
     cr_assert(pt_has(w, "last 10 s"));
@@ -344,7 +364,7 @@ Test(panels, timeline_gantt_rows_per_active_phase) {
 Test(panels, timeline_compact_row_when_short) {
     pt_open(24, 80);
     pt_fixture();
-    struct panel p;
+    struct panel p = {0};
     WINDOW *w = pt_draw(&panel_timeline_ops, &p, 4, 106); /* 2 rows: too few for a Gantt */
     const char *dev0 = pt_row_starting(w, " dev0");
     cr_assert_not_null(dev0, "no compact dev0 row");
@@ -358,7 +378,7 @@ Test(panels, timeline_compact_row_when_short) {
 Test(panels, events_newest_first_with_counts_and_detail) {
     pt_open(24, 80);
     pt_fixture();
-    struct panel p;
+    struct panel p = {0};
     WINDOW *w = pt_draw(&panel_events_ops, &p, 6, 80);
     cr_assert(pt_has(w, "warning 1"), "%s", pt_row(w, 0));
     cr_assert(pt_has(w, "info 29"), "%s", pt_row(w, 0));
@@ -366,9 +386,9 @@ Test(panels, events_newest_first_with_counts_and_detail) {
     cr_assert(strstr(pt_row(w, 2), "log line c28"), "%s", pt_row(w, 2));
     /* scroll down twice, then Enter opens the detail of the selected (third newest) line */
     p.focused = true;
-    cr_assert(panel_events_ops.key(&p, KEY_DOWN, &pt_frame));
-    cr_assert(panel_events_ops.key(&p, KEY_DOWN, &pt_frame));
-    cr_assert(panel_events_ops.key(&p, '\n', &pt_frame));
+    cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, KEY_DOWN, &pt_frame));
+    cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, KEY_DOWN, &pt_frame));
+    cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, '\n', &pt_frame));
     pt_event(EV_LOG, pt_frame.now_ns, SEV_INFO, 40); /* arrives while the details are open */
     werase(w);
     panel_events_ops.draw(&p, &pt_frame);
@@ -384,7 +404,7 @@ Test(panels, events_newest_first_with_counts_and_detail) {
 Test(panels, events_selection_stays_on_its_entry_while_new_ones_arrive) {
     pt_open(24, 80);
     pt_fixture();
-    struct panel p;
+    struct panel p = {0};
     WINDOW *w = pt_draw(&panel_events_ops, &p, 6, 80);
     p.focused = true;
     pt_event(EV_LOG, pt_frame.now_ns, SEV_INFO, 41); /* at the top: followed */
@@ -392,8 +412,8 @@ Test(panels, events_selection_stays_on_its_entry_while_new_ones_arrive) {
     panel_events_ops.draw(&p, &pt_frame);
     cr_assert(strstr(pt_row(w, 1), "> ") && strstr(pt_row(w, 1), "log line p41"), "%s",
               pt_row(w, 1));
-    cr_assert(panel_events_ops.key(&p, KEY_DOWN, &pt_frame));
-    cr_assert(panel_events_ops.key(&p, KEY_DOWN, &pt_frame)); /* c28 */
+    cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, KEY_DOWN, &pt_frame));
+    cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, KEY_DOWN, &pt_frame)); /* c28 */
     pt_event(EV_LOG, pt_frame.now_ns, SEV_INFO, 42);
     pt_event(EV_LOG, pt_frame.now_ns, SEV_INFO, 43);
     werase(w);
@@ -403,7 +423,7 @@ Test(panels, events_selection_stays_on_its_entry_while_new_ones_arrive) {
               "the selection should stay on its line: %s", pt_row(w, 3));
     cr_assert(strstr(pt_row(w, 0), "events (2 newer above: Home)"), "%s", pt_row(w, 0));
     pt_event(EV_LOG, pt_frame.now_ns, SEV_INFO, 44); /* between the look and the key */
-    cr_assert(panel_events_ops.key(&p, '\n', &pt_frame));
+    cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, '\n', &pt_frame));
     werase(w);
     panel_events_ops.draw(&p, &pt_frame);
     cr_assert(pt_has(w, "log line c28"), "Enter opened another event");
@@ -426,17 +446,18 @@ Test(panels, events_kernel_log_off_details_give_the_ways_out) {
                    : "note: kernel log off is a phrase");
         ui_model_add(&pt_model, &e);
     }
-    struct panel p;
+    struct panel p = {0};
     WINDOW *w = pt_draw(&panel_events_ops, &p, 20, 80);
     p.focused = true;
-    cr_assert(panel_events_ops.key(&p, '\n', &pt_frame)); /* the newest: the coded one */
+    cr_assert_eq(PANEL_HANDLED,
+                 panel_events_ops.key(&p, '\n', &pt_frame)); /* the newest: the coded one */
     werase(w);
     panel_events_ops.draw(&p, &pt_frame);
     cr_assert(pt_has(w, "Ways out:"), "%s", pt_row(w, 2));
     cr_assert(pt_has(w, "setcap cap_syslog+ep"));
-    cr_assert(panel_events_ops.key(&p, '\n', &pt_frame)); /* back */
-    cr_assert(panel_events_ops.key(&p, KEY_DOWN, &pt_frame));
-    cr_assert(panel_events_ops.key(&p, '\n', &pt_frame));
+    cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, '\n', &pt_frame)); /* back */
+    cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, KEY_DOWN, &pt_frame));
+    cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, '\n', &pt_frame));
     werase(w);
     panel_events_ops.draw(&p, &pt_frame);
     cr_assert(pt_has(w, "is a phrase"));
@@ -445,21 +466,97 @@ Test(panels, events_kernel_log_off_details_give_the_ways_out) {
     pt_close();
 }
 
+/* A kernel-log failure as the watcher reports it. */
+static void pt_kmsg(uint32_t seq, enum kmsg_category cat, const char *msg) {
+    struct ev e = {.kind = EV_KMSG, .t_ns = pt_frame.now_ns, .seq = seq, .dev = EV_DEV_NONE};
+    e.u.kmsg.category = (uint8_t)cat;
+    e.u.kmsg.severity = SEV_ERROR;
+    e.u.kmsg.lines = 1;
+    snprintf(e.u.kmsg.message, sizeof(e.u.kmsg.message), "%s", msg);
+    ui_model_add(&pt_model, &e);
+}
+
+/* k: the events panel's entry point selects the newest kernel-log failure, however many other
+ * events came after it, and opens its details with what helps (found when it came). */
+Test(panels, events_show_kernel_selects_the_newest_kernel_failure) {
+    pt_open(24, 80);
+    pt_fixture();
+    char dir[256], path[512], err[256] = "";
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    cr_assert_eq(rs_test_write_file(dir, "r.json",
+                                    "{\"rules\": [{\"category\": \"mes\", \"title\": \"MES hung\", "
+                                    "\"explanation\": \"the scheduler firmware\", \"actions\": "
+                                    "[\"update linux-firmware\"]}]}",
+                                    path, sizeof(path)),
+                 0);
+    struct remedies *rules = NULL;
+    cr_assert_eq(remedies_load_file(&rules, path, err, sizeof(err)), 0, "%s", err);
+    ui_model_use_remedies(&pt_model, rules);
+    pt_kmsg(0, KMSG_CAT_RING_TIMEOUT, "amdgpu: ring gfx_0.0.0 timeout");
+    pt_kmsg(1, KMSG_CAT_MES, "amdgpu: MES failed to respond to msg=REMOVE_QUEUE");
+    for (int k = 0; k < 3; k++) /* newer than both */
+        pt_event(EV_LOG, pt_frame.now_ns, SEV_INFO, 50 + k);
+    struct panel p = {0};
+    WINDOW *w = pt_draw(&panel_events_ops, &p, 20, 80);
+    cr_assert(panel_events_show_kernel(&p, &pt_frame));
+    struct panel_list at = panel_events_list(&p);
+    cr_assert_eq(at.selected, 3, "three log lines above it");
+    cr_assert_eq(at.scroll, 3, "it is the first line shown");
+    werase(w);
+    panel_events_ops.draw(&p, &pt_frame);
+    cr_assert(pt_has(w, "event detail"), "%s", pt_row(w, 0));
+    cr_assert(pt_has(w, "MES failed to respond"));
+    cr_assert_not(pt_has(w, "ring gfx_0.0.0"), "the older failure");
+    cr_assert(pt_has(w, "What helps: MES hung"));
+    cr_assert(pt_has(w, "update linux-firmware"));
+    cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, 27, &pt_frame)); /* Esc: the list */
+    werase(w);
+    panel_events_ops.draw(&p, &pt_frame);
+    cr_assert(pt_has(w, "events (3 newer above: Home)"), "%s", pt_row(w, 0));
+    delwin(w);
+    pt_close();
+    remedies_free(rules);
+    rs_test_rmtree(dir);
+}
+
+/* Without a kernel-log failure k finds nothing, and the panel stays as it was. */
+Test(panels, events_show_kernel_without_one_changes_nothing) {
+    pt_open(24, 80);
+    pt_fixture();
+    struct panel p = {0};
+    WINDOW *w = pt_draw(&panel_events_ops, &p, 6, 80);
+    p.focused = true;
+    cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, KEY_DOWN, &pt_frame));
+    cr_assert_not(panel_events_show_kernel(&p, &pt_frame));
+    cr_assert_eq(panel_events_list(&p).selected, 1);
+    werase(w);
+    panel_events_ops.draw(&p, &pt_frame);
+    cr_assert_not(pt_has(w, "event detail"));
+    struct panel other = {0}; /* another panel is not the events panel */
+    WINDOW *w2 = pt_draw(&panel_gpu_ops, &other, 4, 80);
+    pt_kmsg(0, KMSG_CAT_MES, "amdgpu: MES failed to respond");
+    cr_assert_not(panel_events_show_kernel(&other, &pt_frame));
+    delwin(w2);
+    delwin(w);
+    pt_close();
+}
+
 /* An entry that drops off the end of the list leaves the selection on the oldest kept. */
 Test(panels, events_selection_clamps_when_its_entry_is_dropped) {
     pt_open(24, 80);
     pt_fixture();
-    struct panel p;
+    struct panel p = {0};
     WINDOW *w = pt_draw(&panel_events_ops, &p, 6, 80);
     p.focused = true;
-    cr_assert(panel_events_ops.key(&p, KEY_END, &pt_frame));
+    cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, KEY_END, &pt_frame));
     for (int k = 0; k < UI_EVENTS; k++)
         pt_event(EV_LOG, pt_frame.now_ns, SEV_INFO, 100 + k);
     werase(w);
     panel_events_ops.draw(&p, &pt_frame);
-    cr_assert_eq(p.selected, UI_EVENTS - 1);
-    cr_assert_geq(p.scroll, UI_EVENTS - 5);
-    cr_assert_leq(p.scroll, p.selected);
+    struct panel_list at = panel_events_list(&p);
+    cr_assert_eq(at.selected, UI_EVENTS - 1);
+    cr_assert_geq(at.scroll, UI_EVENTS - 5);
+    cr_assert_leq(at.scroll, at.selected);
     delwin(w);
     pt_close();
 }
@@ -467,7 +564,7 @@ Test(panels, events_selection_clamps_when_its_entry_is_dropped) {
 Test(panels, gpu_without_telemetry_says_why_and_shows_the_runtime) {
     pt_open(24, 80);
     pt_fixture();
-    struct panel p;
+    struct panel p = {0};
     WINDOW *w = pt_draw(&panel_gpu_ops, &p, 4, 80);
     cr_assert(pt_has(w, "0 GPUs"));
     cr_assert(pt_has(w, "telemetry: off"), "%s", pt_row(w, 1));
@@ -482,7 +579,7 @@ Test(panels, gpu_lists_every_gpu_with_na_for_unread_values) {
     pt_open(60, 200);
     pt_fixture();
     pt_tele_fixture();
-    struct panel p;
+    struct panel p = {0};
     WINDOW *w = pt_draw(&panel_gpu_ops, &p, 6, 120);
     cr_assert(pt_has(w, "2 GPUs"));
     const char *r1 = pt_row(w, 1);
@@ -506,18 +603,37 @@ Test(panels, gpu_lists_every_gpu_with_na_for_unread_values) {
     pt_close();
 }
 
+/* The GPU overlay reads and moves the selection through the panel's accessors; drawing keeps
+ * it within the GPUs there are. */
+Test(panels, gpu_selection_through_its_accessors) {
+    pt_open(24, 80);
+    pt_fixture();
+    pt_tele_fixture();
+    struct panel p = {0};
+    WINDOW *w = pt_draw(&panel_gpu_ops, &p, 6, 80);
+    cr_assert_eq(panel_gpu_selected(&p), 0);
+    panel_gpu_select(&p, 1);
+    cr_assert_eq(panel_gpu_selected(&p), 1);
+    panel_gpu_select(&p, 5);
+    werase(w);
+    panel_gpu_ops.draw(&p, &pt_frame);
+    cr_assert_eq(panel_gpu_selected(&p), 1, "two GPUs: the last");
+    delwin(w);
+    pt_close();
+}
+
 Test(panels, gpu_keys_select_and_enter_asks_for_details) {
     pt_open(24, 80);
     pt_fixture();
     pt_tele_fixture();
-    struct panel p;
+    struct panel p = {0};
     WINDOW *w = pt_draw(&panel_gpu_ops, &p, 6, 80);
-    cr_assert(panel_gpu_ops.key(&p, KEY_DOWN, &pt_frame));
-    cr_assert(panel_gpu_ops.key(&p, KEY_DOWN, &pt_frame));
-    cr_assert_eq(p.selected, 1, "the selection stops at the last GPU");
-    cr_assert(panel_gpu_ops.key(&p, '\n', &pt_frame));
-    cr_assert(p.detail);
-    cr_assert_not(panel_gpu_ops.key(&p, 'x', &pt_frame));
+    cr_assert_eq(panel_gpu_ops.key(&p, KEY_DOWN, &pt_frame), PANEL_HANDLED);
+    cr_assert_eq(panel_gpu_ops.key(&p, KEY_DOWN, &pt_frame), PANEL_HANDLED);
+    cr_assert_eq(panel_gpu_selected(&p), 1, "the selection stops at the last GPU");
+    cr_assert_eq(panel_gpu_ops.key(&p, '\n', &pt_frame), PANEL_HANDLED | PANEL_OPEN_GPU_OVERLAY,
+                 "Enter asks the app for the overlay");
+    cr_assert_eq(panel_gpu_ops.key(&p, 'x', &pt_frame), PANEL_IGNORED);
     delwin(w);
     pt_close();
 }

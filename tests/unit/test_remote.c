@@ -6,7 +6,6 @@
  * the HTTP client's URL parser and line reader on their own. */
 #include "backend/core/mono.h"
 #include "backend/engine/engine.h"
-#include "backend/vpoc/vpoc.h"
 #include "tui/agent/agent_status.h"
 #include "tui/agent/http_client.h"
 #include "tui/agent/remote.h"
@@ -386,9 +385,10 @@ static const struct ev *rt_find_log(const char *needle) {
     return NULL;
 }
 
-static bool rt_has_answer(struct source *s) {
+static bool rt_has_answers(struct source *s) {
     (void)s;
-    return rt_find_log("agent: set_chunk:") != NULL;
+    return rt_find_log("agent: chunk_step: chunk_step +1") &&
+           rt_find_log("agent: chunk_step: chunk_step -1");
 }
 
 /* ---- opening ---- */
@@ -647,10 +647,10 @@ Test(remote, keys_without_control_send_nothing) {
     rt_script_end(f, &buf, true);
     struct source *src = rt_open("s3cret");
     char msg[160];
-    cr_assert(src->ops->key(src, '+', msg, sizeof(msg)));
+    cr_assert(src->ops->action(src, SOURCE_CHUNK_UP, msg, sizeof(msg)));
     cr_assert_str_eq(msg, "read-only: waiting for the agent's status");
-    cr_assert_not(src->ops->key(src, 'x', msg, sizeof(msg)));
-    cr_assert_not(src->ops->key(src, 0x170, msg, sizeof(msg)), "a curses key code is no 'p'");
+    cr_assert_not(src->ops->action(src, SOURCE_ACTIONS, msg, sizeof(msg)), "no such action");
+    cr_assert_not(src->ops->action(src, (enum source_action)0x170, msg, sizeof(msg)));
     src->ops->destroy(src);
     cr_assert_eq(rt_requests(), 1, "only /events");
 }
@@ -666,45 +666,76 @@ Test(remote, keys_with_control_but_no_token) {
     cr_assert(rt_pump(src, rt_has_status));
     cr_assert_str_eq(src->run.control_off, "read-only: give the agent's token with --token-file");
     char msg[160];
-    const char *keys = "p+=-cm";
-    for (const char *k = keys; *k; k++) {
-        cr_assert(src->ops->key(src, *k, msg, sizeof(msg)));
+    for (unsigned act = 0; act < SOURCE_ACTIONS; act++) {
+        cr_assert(src->ops->action(src, (enum source_action)act, msg, sizeof(msg)));
         cr_assert_str_eq(msg, src->run.control_off);
     }
     src->ops->destroy(src);
     cr_assert_eq(rt_requests(), 1, "only /events");
 }
 
-Test(remote, plus_sends_set_chunk_with_the_token) {
+/* Up and down go as chunk_step 1 and -1: the agent's engine steps from its own size. */
+Test(remote, chunk_up_and_down_send_chunk_step_with_the_token) {
     char *buf = NULL, req[1024], want[96];
     size_t len = 0;
     FILE *f = rt_begin(&buf, &len);
     rt_run(f, RT_T0);
     rt_status(f, true, RT_T0);
     rt_script_end(f, &buf, true);
-    int next = vpoc_chunk_step(250, 1);
-    char *answer = malloc(256);
-    cr_assert(answer);
-    snprintf(answer, 256,
-             "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n"
-             "{\"ok\":true,\"message\":\"VPOC chunk size %d bars from the next chunk\"}",
-             next);
-    rt_script("POST /control", answer, false);
+    for (int k = 0; k < 2; k++) {
+        char *answer = malloc(256);
+        cr_assert(answer);
+        snprintf(answer, 256,
+                 "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n"
+                 "{\"ok\":true,\"message\":\"chunk_step %s requested\"}",
+                 k ? "-1" : "+1");
+        rt_script("POST /control", answer, false);
+    }
     struct source *src = rt_open("s3cret");
     cr_assert(rt_pump(src, rt_has_control), "control_off '%s'", src->run.control_off);
     char msg[160];
-    cr_assert(src->ops->key(src, '+', msg, sizeof(msg)));
-    snprintf(want, sizeof(want), "sent: set_chunk %d", next);
-    cr_assert_str_eq(msg, want);
+    cr_assert(src->ops->action(src, SOURCE_CHUNK_UP, msg, sizeof(msg)));
+    cr_assert_str_eq(msg, "sent: chunk_step +1");
     rt_await_request(1, req, sizeof(req));
-    snprintf(want, sizeof(want), "POST /control?cmd=set_chunk&arg=%d HTTP/1.0\r\n", next);
+    snprintf(want, sizeof(want), "POST /control?cmd=chunk_step&arg=1 HTTP/1.0\r\n");
     cr_assert(strncmp(req, want, strlen(want)) == 0, "%s", req);
     cr_assert(strstr(req, "\r\nAuthorization: Bearer s3cret\r\n"), "%s", req);
-    cr_assert(rt_pump(src, rt_has_answer), "the answer never came to the events panel");
-    snprintf(want, sizeof(want), "agent: set_chunk: VPOC chunk size %d bars", next);
-    cr_assert_not_null(rt_find_log(want));
+    cr_assert(src->ops->action(src, SOURCE_CHUNK_DOWN, msg, sizeof(msg)));
+    cr_assert_str_eq(msg, "sent: chunk_step -1");
+    rt_await_request(2, req, sizeof(req));
+    snprintf(want, sizeof(want), "POST /control?cmd=chunk_step&arg=-1 HTTP/1.0\r\n");
+    cr_assert(strncmp(req, want, strlen(want)) == 0, "%s", req);
+    cr_assert(rt_pump(src, rt_has_answers), "the answers never came to the events panel");
+    cr_assert_not_null(rt_find_log("agent: chunk_step: chunk_step +1 requested"));
+    cr_assert_not_null(rt_find_log("agent: chunk_step: chunk_step -1 requested"));
     rt_await_request(0, req, sizeof(req));
     cr_assert(strstr(req, "\r\nAuthorization: Bearer s3cret\r\n"), "/events too: %s", req);
+    src->ops->destroy(src);
+}
+
+/* p asks for a pause while the agent's loop runs, c and m for a cleanup and a probe. */
+Test(remote, the_other_actions_send_their_commands) {
+    char *buf = NULL, req[1024];
+    size_t len = 0;
+    FILE *f = rt_begin(&buf, &len);
+    rt_run(f, RT_T0);
+    rt_status(f, true, RT_T0);
+    rt_script_end(f, &buf, true);
+    struct source *src = rt_open("s3cret");
+    cr_assert(rt_pump(src, rt_has_control), "control_off '%s'", src->run.control_off);
+    static const struct {
+        enum source_action act;
+        const char *msg, *path;
+    } want[] = {{SOURCE_PAUSE_TOGGLE, "sent: pause", "POST /control?cmd=pause HTTP/1.0\r\n"},
+                {SOURCE_CLEANUP, "sent: cleanup", "POST /control?cmd=cleanup HTTP/1.0\r\n"},
+                {SOURCE_PROBE, "sent: probe", "POST /control?cmd=probe HTTP/1.0\r\n"}};
+    for (unsigned k = 0; k < 3; k++) {
+        char msg[160];
+        cr_assert(src->ops->action(src, want[k].act, msg, sizeof(msg)));
+        cr_assert_str_eq(msg, want[k].msg);
+        rt_await_request(k + 1, req, sizeof(req));
+        cr_assert(strncmp(req, want[k].path, strlen(want[k].path)) == 0, "%s", req);
+    }
     src->ops->destroy(src);
 }
 

@@ -429,24 +429,25 @@ Test(replay, clock_releases_on_time_pauses_and_changes_speed) {
     replay_test_clock += 500 * MS; /* the load phase ends at T0 + 500 ms */
     cr_assert_eq(src->ops->drain(src, got, 64), 1);
     cr_assert_eq(got[0].u.phase.phase, PHASE_LOAD);
-    cr_assert(src->ops->key(src, 'p', msg, sizeof(msg)));
+    cr_assert(src->ops->action(src, SOURCE_PAUSE_TOGGLE, msg, sizeof(msg)));
     cr_assert_str_eq(msg, "replay paused");
     cr_assert_str_eq(src->ops->status(src), "replay 1x paused");
     replay_test_clock += 10000 * MS;
     cr_assert_eq(src->ops->drain(src, got, 64), 0, "released while paused");
-    cr_assert(src->ops->key(src, 'p', msg, sizeof(msg)));
+    cr_assert(src->ops->action(src, SOURCE_PAUSE_TOGGLE, msg, sizeof(msg)));
     cr_assert_str_eq(msg, "replay resumed");
-    cr_assert(src->ops->key(src, '+', msg, sizeof(msg)));
+    cr_assert(src->ops->action(src, SOURCE_CHUNK_UP, msg, sizeof(msg)));
     cr_assert_str_eq(msg, "replay speed 2x");
     cr_assert_str_eq(src->ops->status(src), "replay 2x");
     replay_test_clock += 250 * MS; /* 500 ms of the recording at 2x: the vpoc phase ends */
     cr_assert_eq(src->ops->drain(src, got, 64), 1);
     cr_assert_eq(got[0].u.phase.phase, PHASE_VPOC);
     cr_assert_eq(src->ops->now_ns(src), T0 + 1000 * MS);
-    cr_assert(src->ops->key(src, '-', msg, sizeof(msg)));
-    cr_assert(src->ops->key(src, '-', msg, sizeof(msg)));
+    cr_assert(src->ops->action(src, SOURCE_CHUNK_DOWN, msg, sizeof(msg)));
+    cr_assert(src->ops->action(src, SOURCE_CHUNK_DOWN, msg, sizeof(msg)));
     cr_assert_str_eq(msg, "replay speed 0.5x");
-    cr_assert_not(src->ops->key(src, 'c', msg, sizeof(msg)));
+    cr_assert_not(src->ops->action(src, SOURCE_CLEANUP, msg, sizeof(msg)));
+    cr_assert_not(src->ops->action(src, SOURCE_PROBE, msg, sizeof(msg)));
     cr_assert_not(src->ops->done(src));
     src->ops->stop(src);
     cr_assert(src->ops->done(src));
@@ -460,8 +461,8 @@ Test(replay, clock_releases_on_time_pauses_and_changes_speed) {
 Test(replay, speed_is_clamped) {
     struct source *src = replay_test_open(replay_test_record("run.jsonl"), 64);
     char msg[64];
-    src->ops->key(src, '+', msg, sizeof(msg));
-    src->ops->key(src, '+', msg, sizeof(msg));
+    src->ops->action(src, SOURCE_CHUNK_UP, msg, sizeof(msg));
+    src->ops->action(src, SOURCE_CHUNK_UP, msg, sizeof(msg));
     cr_assert_str_eq(msg, "replay speed 100x");
     cr_assert_float_eq(replay_speed(src), 100, 1e-12);
     src->ops->destroy(src);

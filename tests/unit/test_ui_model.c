@@ -1,5 +1,7 @@
 /* Tests for the dashboard's pure model: timeline painting, the chunk ladder, the events list
  * and the formatting helpers. */
+#include "backend/kmsg/remedies.h"
+#include "tests/support/rs_test.h"
 #include "tui/ui_model.h"
 
 #include <criterion/criterion.h>
@@ -265,6 +267,51 @@ Test(ui_model, kernel_events_list_and_seq_gaps_apart_from_the_engine) {
                      "ring timeout: ring gfx_0.0.0 timeout, signaled seq=1, emitted seq=3");
     cr_assert_eq(rt->kcat, KMSG_CAT_RING_TIMEOUT);
     cr_assert(strstr(rt->detail, "category: ring_timeout (error)"), "%s", rt->detail);
+}
+
+/* Rules of a test's own: ring gfx timeouts, and Xid 79 (matched by its number). */
+static struct remedies *am_rules(char *dir, size_t dirlen) {
+    static const char rules[] =
+        "{\"version\": 1, \"rules\": ["
+        "{\"category\": \"ring_timeout\", \"match\": [\"ring gfx\"], \"title\": \"gfx ring\","
+        " \"explanation\": \"x\", \"actions\": [\"a\"]},"
+        "{\"category\": \"xid\", \"xid\": [79], \"title\": \"off the bus\","
+        " \"explanation\": \"x\", \"actions\": [\"a\"]}]}";
+    char path[512], err[512] = "";
+    cr_assert_eq(rs_test_tmpdir(dir, dirlen), 0);
+    cr_assert_eq(rs_test_write_file(dir, "remedies.json", rules, path, sizeof(path)), 0);
+    struct remedies *r = NULL;
+    cr_assert_eq(remedies_load_file(&r, path, err, sizeof(err)), 0, "%s", err);
+    return r;
+}
+
+/* What helps is looked up once, when a kernel-log event comes, with every field the rules
+ * match on (the message, the Xid), and stays with the event. */
+Test(ui_model, kernel_events_keep_their_remedy_from_when_they_came) {
+    char dir[256];
+    struct remedies *rules = am_rules(dir, sizeof(dir));
+    memset(&am, 0, sizeof(am));
+    am_kmsg(0, 1, KMSG_CAT_RING_TIMEOUT, SEV_ERROR, "before the rules: ring gfx_0.0.0 timeout");
+    ui_model_use_remedies(&am, rules);
+    am_kmsg(1, 2, KMSG_CAT_RING_TIMEOUT, SEV_ERROR, "amdgpu: ring gfx_0.0.0 timeout");
+    am_kmsg(2, 3, KMSG_CAT_RING_TIMEOUT, SEV_ERROR, "amdgpu: ring sdma0 timeout");
+    struct ev x = {.kind = EV_KMSG, .t_ns = 4, .seq = 3, .dev = EV_DEV_NONE};
+    x.u.kmsg = (struct kmsg_event){.category = KMSG_CAT_XID, .severity = SEV_ERROR, .lines = 1};
+    x.u.kmsg.has = KMSG_HAS(XID);
+    x.u.kmsg.xid = 79;
+    snprintf(x.u.kmsg.message, sizeof(x.u.kmsg.message), "NVRM: Xid (PCI:0000:3b:00): 79");
+    ui_model_add(&am, &x);
+    ui_model_use_remedies(&am, NULL); /* later rules do not change what came before */
+    const struct ui_event *xid = ui_model_event(&am, 0), *sdma = ui_model_event(&am, 1);
+    const struct ui_event *gfx = ui_model_event(&am, 2), *before = ui_model_event(&am, 3);
+    cr_assert_not_null(xid->remedy);
+    cr_assert_str_eq(xid->remedy->title, "off the bus");
+    cr_assert_null(sdma->remedy, "no rule matches an sdma ring");
+    cr_assert_not_null(gfx->remedy);
+    cr_assert_str_eq(gfx->remedy->title, "gfx ring");
+    cr_assert_null(before->remedy, "it came before there were rules");
+    remedies_free(rules);
+    rs_test_rmtree(dir);
 }
 
 Test(ui_model, wrap_breaks_at_spaces_and_never_splits_characters) {

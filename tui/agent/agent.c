@@ -302,34 +302,24 @@ static void agent_health_tick(struct agent *a) {
     pthread_mutex_unlock(&a->mu);
 }
 
+/* A command from POST /control, passed on to the engine, which checks its argument and
+ * answers on /events. */
 static int agent_control_cb(void *ctx, enum ev_cmd_id cmd, int64_t arg, char *msg, size_t n) {
     struct agent *a = ctx;
     if (!a->e)
         return errbuf_set(msg, n, -ENOTSUP, "no training loop here: start the agent with --train");
     if (atomic_load(&a->loop_ended))
         return errbuf_set(msg, n, -ENOTSUP, "the training loop has ended");
-    switch (cmd) {
-    case CMD_SET_CHUNK:
-        if (arg < 0 || arg > INT32_MAX)
-            return errbuf_set(msg, n, -EINVAL, "chunk size %lld is out of range", (long long)arg);
-        engine_command(a->e, cmd, arg);
-        if (arg)
-            snprintf(msg, n, "VPOC chunk size %lld bars from the next chunk", (long long)arg);
-        else
-            snprintf(msg, n, "VPOC chunk size: whole sessions from the next session");
-        return 0;
-    case CMD_CLEANUP:
-    case CMD_PROBE:
-    case CMD_PAUSE:
-    case CMD_RESUME:
-        engine_command(a->e, cmd, 0);
+    if (!ev_cmd_remote(cmd))
+        return errbuf_set(msg, n, -EINVAL, "'%s' is not a remote command", ev_cmd_name(cmd));
+    enum ev_cmd_arg kind = ev_cmd_arg(cmd);
+    engine_command(a->e, cmd, kind == EV_ARG_NONE ? 0 : arg);
+    if (kind == EV_ARG_NONE)
         snprintf(msg, n, "%s requested (its result follows on /events)", ev_cmd_name(cmd));
-        return 0;
-    case CMD_STOP:
-    case CMD_COUNT:
-        break;
-    }
-    return errbuf_set(msg, n, -EINVAL, "'%s' is not a remote command", ev_cmd_name(cmd));
+    else
+        snprintf(msg, n, "%s %s%lld requested (its result follows on /events)", ev_cmd_name(cmd),
+                 kind == EV_ARG_STEP && arg > 0 ? "+" : "", (long long)arg);
+    return 0;
 }
 
 /* ---- start and stop ---- */

@@ -7,6 +7,7 @@
 
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
+#include "backend/vpoc/vpoc.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -29,7 +30,6 @@
 #define HTTP_BACKLOG        128
 #define HTTP_POOL_EXTRA     4096 /* MHD's own per-connection needs beyond the request */
 #define HTTP_POOL_MIN       8192
-#define HTTP_CHUNK_MAX      1000000
 #define HTTP_CT_TEXT        "text/plain; charset=utf-8"
 #define HTTP_CT_PROM        "text/plain; version=0.0.4; charset=utf-8"
 #define HTTP_CT_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -507,16 +507,6 @@ static enum MHD_Result http_events(struct agent_http *s, struct MHD_Connection *
     return http_queue(s, c, r, MHD_HTTP_OK, resp, HTTP_CT_NDJSON);
 }
 
-/* The loop commands /control takes. */
-static const struct {
-    const char *name;
-    enum ev_cmd_id cmd;
-} http_cmds[] = {{"set_chunk", CMD_SET_CHUNK},
-                 {"pause", CMD_PAUSE},
-                 {"resume", CMD_RESUME},
-                 {"cleanup", CMD_CLEANUP},
-                 {"probe", CMD_PROBE}};
-
 /* A request's value for a message: at most 32 printable ASCII characters. */
 static void http_quote(char *out, size_t outlen, const char *v) {
     size_t n = 0;
@@ -525,35 +515,91 @@ static void http_quote(char *out, size_t outlen, const char *v) {
     out[n] = '\0';
 }
 
+/* How a refusal writes each kind of argument, by enum ev_cmd_arg. */
+static const char *const http_arg_hint[] = {"", "&arg=BARS", "&arg=1|-1"};
+
+/* What /control takes, from the command list: "set_chunk&arg=BARS, cleanup, ... or resume". */
+static void http_cmd_list(char *buf, size_t n) {
+    unsigned last = 0;
+    for (unsigned k = 0; k < CMD_COUNT; k++)
+        last = ev_cmd_remote(k) ? k : last;
+    size_t len = 0;
+    buf[0] = '\0';
+    for (unsigned k = 0; k < CMD_COUNT && len < n; k++) {
+        if (!ev_cmd_remote(k))
+            continue;
+        int w = snprintf(buf + len, n - len, "%s%s%s",
+                         !len        ? ""
+                         : k == last ? " or "
+                                     : ", ",
+                         ev_cmd_name(k), http_arg_hint[ev_cmd_arg(k)]);
+        len = w > 0 ? len + (size_t)w : len;
+    }
+}
+
+/* The command a request names, or -1 with why (400). */
+static int http_cmd_of(const char *name, char *why, size_t n) {
+    int cmd = ev_cmd_from_name(name);
+    if (cmd >= 0 && ev_cmd_remote((unsigned)cmd))
+        return cmd;
+    char q[40], list[256];
+    http_quote(q, sizeof(q), name ? name : "");
+    http_cmd_list(list, sizeof(list));
+    snprintf(why, n, "%s%s%s: give cmd=%s",
+             !name     ? "no cmd"
+             : cmd < 0 ? "unknown cmd '"
+                       : "cmd '",
+             q,
+             !name     ? ""
+             : cmd < 0 ? "'"
+                       : "' is not a remote command",
+             list);
+    return -1;
+}
+
+/* The request's arg for cmd, as its kind says; false with why (400). Commands that take no
+ * arg ignore one given. */
+static bool http_cmd_arg(unsigned cmd, const char *arg_s, int64_t *arg, char *why, size_t n) {
+    uint64_t v = 0;
+    *arg = 0;
+    switch (ev_cmd_arg(cmd)) {
+    case EV_ARG_BARS:
+        if (!arg_s || !http_parse_u64(arg_s, &v) || v > VPOC_CHUNK_MAX) {
+            snprintf(why, n, "%s needs arg=BARS, a number from 0 to %d (0 = whole sessions)",
+                     ev_cmd_name(cmd), VPOC_CHUNK_MAX);
+            return false;
+        }
+        *arg = (int64_t)v;
+        return true;
+    case EV_ARG_STEP:
+        if (!arg_s || (strcmp(arg_s, "1") != 0 && strcmp(arg_s, "-1") != 0)) {
+            snprintf(why, n, "%s needs arg=1 or arg=-1 (a rung up or down the chunk sizes)",
+                     ev_cmd_name(cmd));
+            return false;
+        }
+        *arg = arg_s[0] == '-' ? -1 : 1;
+        return true;
+    case EV_ARG_NONE:
+        break;
+    }
+    return true;
+}
+
 static enum MHD_Result http_control(struct agent_http *s, struct MHD_Connection *c,
                                     struct http_req *r) {
     const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cmd");
     const char *arg_s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "arg");
-    size_t k = 0, ncmds = sizeof(http_cmds) / sizeof(http_cmds[0]);
-    while (name && k < ncmds && strcmp(name, http_cmds[k].name) != 0)
-        k++;
     char msg[512];
-    if (!name || k == ncmds) {
-        char q[40];
-        http_quote(q, sizeof(q), name ? name : "");
-        snprintf(msg, sizeof(msg),
-                 "%s%s%s: give cmd=set_chunk&arg=BARS, cmd=pause, resume, cleanup or probe",
-                 name ? "unknown cmd '" : "no cmd", q, name ? "'" : "");
+    int64_t arg = 0;
+    int cmd = http_cmd_of(name, msg, sizeof(msg));
+    if (cmd < 0 || !http_cmd_arg((unsigned)cmd, arg_s, &arg, msg, sizeof(msg)))
         return http_refuse(s, c, r, MHD_HTTP_BAD_REQUEST, msg);
-    }
-    uint64_t arg = 0;
-    if (http_cmds[k].cmd == CMD_SET_CHUNK &&
-        (!arg_s || !http_parse_u64(arg_s, &arg) || arg > HTTP_CHUNK_MAX))
-        return http_refuse(s, c, r, MHD_HTTP_BAD_REQUEST,
-                           "set_chunk needs arg=BARS, a number from 0 to 1000000 (0 = whole "
-                           "sessions)");
-    /* the other commands take no arg: one given is ignored */
     msg[0] = '\0';
-    int rc = s->h.control(s->h.ctx, http_cmds[k].cmd, (int64_t)arg, msg, sizeof(msg));
+    int rc = s->h.control(s->h.ctx, (enum ev_cmd_id)cmd, arg, msg, sizeof(msg));
     if (rc < 0 && !msg[0])
-        snprintf(msg, sizeof(msg), "%s: %s", http_cmds[k].name, strerror(-rc));
+        snprintf(msg, sizeof(msg), "%s: %s", ev_cmd_name((unsigned)cmd), strerror(-rc));
     else if (rc == 0 && !msg[0])
-        snprintf(msg, sizeof(msg), "%s: done", http_cmds[k].name);
+        snprintf(msg, sizeof(msg), "%s: done", ev_cmd_name((unsigned)cmd));
     unsigned status = rc == 0         ? MHD_HTTP_OK
                       : rc == -EINVAL ? MHD_HTTP_BAD_REQUEST
                                       : MHD_HTTP_CONFLICT;

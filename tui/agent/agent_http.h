@@ -5,8 +5,10 @@
  *   GET  /events?since=SEQ the JSON lines of agent_log.h, following until the agent stops
  *                          (&follow=0: what is held now, then the end); keep-alive blank lines
  *   GET  /healthz          "ok" (200), or why not (503)
- *   POST /control?cmd=C[&arg=N]   C: set_chunk (arg: bars, 0 = whole sessions), pause, resume,
- *                          cleanup, probe. Only with allow_control and a token; answers JSON
+ *   POST /control?cmd=C[&arg=N]   C: a command of EV_CMDS that /control takes (ev_cmd_remote):
+ *                          set_chunk (arg: bars, 0 = whole sessions), chunk_step (arg: 1 or
+ *                          -1, a rung up or down), pause, resume, cleanup, probe. Only with
+ *                          allow_control and a token; answers JSON
  *                          {"ok":true,"message":".."} or {"ok":false,"error":".."}
  * With a token, everything but /metrics needs "Authorization: Bearer TOKEN" (401 otherwise,
  * compared in constant time). Other paths 404, other methods 405, a request body or headers over
@@ -50,7 +52,7 @@ struct agent_http_handlers {
     /* The exposition text now (openmetrics: the OpenMetrics form), as a malloc'd buffer the
      * server frees. 0 or -errno (then 500). */
     int (*metrics)(void *ctx, bool openmetrics, char **out, size_t *len);
-    /* Apply a loop command. 0 with msg ("VPOC chunk size 250 bars from the next chunk"), or
+    /* Apply a loop command. 0 with msg ("set_chunk 250 requested ..."), or
      * -EINVAL / -EBUSY / -ENOTSUP with msg saying why. */
     int (*control)(void *ctx, enum ev_cmd_id cmd, int64_t arg, char *msg, size_t msglen);
     /* true when healthy; why gets a line either way ("ok", "training failed: ..."). */

@@ -15,7 +15,6 @@
 #include "backend/record/replay_internal.h"
 #include "backend/record/replay_snap.h"
 #include "backend/run/replay.h"
-#include "backend/vpoc/vpoc.h"
 #include "tui/agent/agent_status.h"
 #include "tui/agent/http_client.h"
 
@@ -100,7 +99,6 @@ struct remote {
     struct agent_status *front; /* the status the UI shows */
     bool has_front;
     uint64_t ui_status_t_ns, ui_status_local_ns, ui_ev_t_ns, ui_ev_local_ns;
-    int chunk_asked, chunk_seen;
     char status_text[REMOTE_STATE_BYTES];
 };
 
@@ -513,7 +511,7 @@ static bool remote_answer(int status, const char *body, char *text, size_t n) {
 static void remote_send(struct remote *r, const struct remote_cmd *cmd) {
     char path[96], why[512], text[EV_TEXT_BYTES];
     const char *name = ev_cmd_name(cmd->cmd);
-    if (cmd->cmd == CMD_SET_CHUNK)
+    if (ev_cmd_arg(cmd->cmd) != EV_ARG_NONE)
         snprintf(path, sizeof(path), "/control?cmd=%s&arg=%lld", name, (long long)cmd->arg);
     else
         snprintf(path, sizeof(path), "/control?cmd=%s", name);
@@ -601,7 +599,6 @@ static void remote_new_run(struct remote *r, const struct replay_item *it) {
     memcpy(run->origin, origin, sizeof(origin));
     memcpy(run->control_off, off, sizeof(off));
     replay_snap_init(&r->rs, run, &it->extra);
-    r->chunk_asked = r->chunk_seen = it->extra.chunk_bars;
 }
 
 static void remote_apply_states_locked(struct remote *r) {
@@ -671,45 +668,36 @@ static const struct engine_snap *remote_snap(struct source *s) {
     return snap;
 }
 
-/* The command a key asks for; false for keys the source does not act on. */
-static bool remote_key_cmd(struct remote *r, int ch, struct remote_cmd *cmd) {
-    switch (ch) {
-    case 'p':
-        cmd->cmd = r->rs.snap.state == ENGINE_PAUSED ? CMD_RESUME : CMD_PAUSE;
-        return true;
-    case '+':
-    case '=':
-    case '-':
-        if (r->rs.snap.chunk_bars != r->chunk_seen) /* the agent changed it: step from there */
-            r->chunk_asked = r->chunk_seen = r->rs.snap.chunk_bars;
-        r->chunk_asked = vpoc_chunk_step(r->chunk_asked, ch == '-' ? -1 : 1);
-        cmd->cmd = CMD_SET_CHUNK;
-        cmd->arg = r->chunk_asked;
-        return true;
-    case 'c':
-        cmd->cmd = CMD_CLEANUP;
-        return true;
-    case 'm':
-        cmd->cmd = CMD_PROBE;
-        return true;
-    default:
-        return false;
+/* The command an action asks the agent for. */
+static struct remote_cmd remote_action_cmd(const struct remote *r, enum source_action act) {
+    switch (act) {
+    case SOURCE_PAUSE_TOGGLE:
+        return (struct remote_cmd){r->rs.snap.state == ENGINE_PAUSED ? CMD_RESUME : CMD_PAUSE, 0};
+    case SOURCE_CHUNK_UP:
+    case SOURCE_CHUNK_DOWN: /* the agent's engine steps from its own size */
+        return (struct remote_cmd){CMD_CHUNK_STEP, act == SOURCE_CHUNK_UP ? 1 : -1};
+    case SOURCE_CLEANUP:
+        return (struct remote_cmd){CMD_CLEANUP, 0};
+    case SOURCE_PROBE:
+        return (struct remote_cmd){CMD_PROBE, 0};
+    case SOURCE_ACTIONS:
+        break;
     }
+    return (struct remote_cmd){CMD_COUNT, 0};
 }
 
-static bool remote_key(struct source *s, int ch, char *msg, size_t msglen) {
+static bool remote_action(struct source *s, enum source_action act, char *msg, size_t msglen) {
     struct remote *r = remote_of(s);
-    struct remote_cmd cmd = {CMD_COUNT, 0};
     if (msglen)
         msg[0] = '\0';
-    if (ch != 'p' && ch != '+' && ch != '=' && ch != '-' && ch != 'c' && ch != 'm')
+    if ((unsigned)act >= SOURCE_ACTIONS)
         return false;
     remote_take_status(r);
     if (r->src.run.control_off[0]) {
         snprintf(msg, msglen, "%s", r->src.run.control_off);
         return true;
     }
-    remote_key_cmd(r, ch, &cmd);
+    struct remote_cmd cmd = remote_action_cmd(r, act);
     pthread_mutex_lock(&r->mu);
     bool room = r->n_cmds < REMOTE_CONTROL_SLOTS;
     if (room) {
@@ -719,8 +707,8 @@ static bool remote_key(struct source *s, int ch, char *msg, size_t msglen) {
     pthread_mutex_unlock(&r->mu);
     if (!room)
         snprintf(msg, msglen, "busy: earlier commands are still being sent to the agent");
-    else if (cmd.cmd == CMD_SET_CHUNK)
-        snprintf(msg, msglen, "sent: set_chunk %lld", (long long)cmd.arg);
+    else if (ev_cmd_arg(cmd.cmd) == EV_ARG_STEP)
+        snprintf(msg, msglen, "sent: %s %+lld", ev_cmd_name(cmd.cmd), (long long)cmd.arg);
     else
         snprintf(msg, msglen, "sent: %s", ev_cmd_name(cmd.cmd));
     return true;
@@ -835,7 +823,7 @@ static const struct source_ops remote_ops = {
     .drain = remote_drain,
     .snap = remote_snap,
     .now_ns = remote_now_ns,
-    .key = remote_key,
+    .action = remote_action,
     .stop = remote_stop,
     .inflight = remote_inflight,
     .done = remote_done,
@@ -887,7 +875,6 @@ static void remote_first_run(struct remote *r) {
     snprintf(run->origin, sizeof(run->origin), "%.*s", (int)sizeof(run->origin) - 1, r->conf.url);
     r->run_start_ns = run->start_ns;
     replay_snap_init(&r->rs, run, &r->item.extra);
-    r->chunk_asked = r->chunk_seen = r->item.extra.chunk_bars;
     remote_control_off(r);
 }
 

@@ -1,10 +1,10 @@
-/* `ringside attach URL`: a ui_source that follows a remote agent's /events stream. A reader
- * thread keeps the connection (reconnecting with since= the last event seen, so nothing still
- * held by the agent is lost), parses the lines and hands them to the UI thread; the snapshot is
- * rebuilt from the events as a replay does, the telemetry and kernel-log counters come from the
- * status lines, and the run's clock is the agent's, mapped onto ours. The loop's keys
- * (p + - c m) are sent back as POST /control when the agent allows control and a token was
- * given; otherwise run.control_off says why and they do nothing. */
+/* `ringside attach URL`: a source (backend/run/source.h) that follows a remote agent's /events
+ * stream. A reader thread keeps the connection (reconnecting with since= the last event seen, so
+ * nothing still held by the agent is lost), parses the lines and hands them to the UI thread; the
+ * snapshot is rebuilt from the events as a replay does, the telemetry and kernel-log counters come
+ * from the status lines, and the run's clock is the agent's, mapped onto ours. The loop's keys (p +
+ * - c m) are sent back as POST /control when the agent allows control and a token was given;
+ * otherwise run.control_off says why and they do nothing. */
 #ifndef RINGSIDE_TUI_AGENT_REMOTE_H
 #define RINGSIDE_TUI_AGENT_REMOTE_H
 

@@ -2,6 +2,7 @@
 #include "tui/cli/cli_opts.h"
 
 #include "backend/core/errbuf.h"
+#include "backend/vpoc/vpoc.h"
 #include "tui/cli/cli_tele.h"
 #include "tui/cli/config.h"
 
@@ -329,7 +330,7 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
     case OPT_START_HOUR:
         return cli_int("--session-start-hour", v, 0, 23, &c->session_start_hour, err, errlen);
     case OPT_CHUNK:
-        return cli_int("--chunk", v, 0, 100000000, &c->chunk_bars, err, errlen);
+        return cli_int("--chunk", v, 0, VPOC_CHUNK_MAX, &c->chunk_bars, err, errlen);
     case OPT_PROFILE:
         rc = cli_enum("--profile", v, "close", "range", &k, err, errlen);
         c->vpoc.profile = k ? VPOC_RANGE : VPOC_CLOSE;

@@ -4,6 +4,7 @@
 #include "backend/core/errbuf.h"
 #include "backend/core/json_out.h"
 #include "backend/data/data_csv.h"
+#include "backend/vpoc/vpoc.h"
 #include "tui/cli/cli.h"
 
 #include <errno.h>
@@ -44,7 +45,7 @@ static int cli_vpoc_opt(int id, const char *v, void *ctx, char *err, size_t n) {
     case 'D':
         return cli_copy("--data", o->data, sizeof(o->data), v, err, n);
     case 'c':
-        return cli_parse_long("--chunk", v, 0, 100000000, &o->chunk, err, n);
+        return cli_parse_long("--chunk", v, 0, VPOC_CHUNK_MAX, &o->chunk, err, n);
     case 't':
         return cli_parse_double("--tick", v, 1e-9, 1e9, &o->p.tick, err, n);
     case 'a':

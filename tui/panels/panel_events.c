@@ -5,9 +5,31 @@
 #include "tui/panel.h"
 #include "tui/widgets.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* The panel's own state. */
+struct panel_events {
+    struct panel_list list;
+    bool detail;       /* showing the selected event's details */
+    int detail_scroll; /* first line of the details shown */
+    /* the details' text, composed when they open: copied, so events arriving meanwhile do not
+     * change what is shown */
+    char text[4096];
+    enum theme_role text_role;
+};
+
+static int panel_events_create(struct panel *p) {
+    p->priv = calloc(1, sizeof(struct panel_events));
+    return p->priv ? 0 : -ENOMEM;
+}
+
+static void panel_events_destroy(struct panel *p) {
+    free(p->priv);
+}
 
 static enum theme_role panel_events_role(uint8_t severity) {
     return severity == SEV_ERROR ? THEME_ERROR : severity == SEV_WARNING ? THEME_WARN : THEME_TEXT;
@@ -25,6 +47,7 @@ static size_t panel_events_kmsg(const struct ui_frame *f, char *buf, size_t n) {
 }
 
 static void panel_events_title(struct panel *p, const struct ui_frame *f) {
+    const struct panel_events *pe = p->priv;
     char info[200] = "";
     size_t len = 0;
     for (unsigned c = 0; c < UI_CAT_COUNT && len < sizeof(info); c++)
@@ -37,63 +60,53 @@ static void panel_events_title(struct panel *p, const struct ui_frame *f) {
     if (len < sizeof(info))
         panel_events_kmsg(f, info + len, sizeof(info) - len);
     char title[64] = "events";
-    if (p->scroll > 0) /* held still under the selection: say what is above */
-        snprintf(title, sizeof(title), "events (%d newer above: Home)", p->scroll);
-    w_title(p->win, p->detail ? "event detail (Enter: back, arrows: scroll)" : title, info,
+    if (pe->list.scroll > 0) /* held still under the selection: say what is above */
+        snprintf(title, sizeof(title), "events (%d newer above: Home)", pe->list.scroll);
+    w_title(p->win, pe->detail ? "event detail (Enter: back, arrows: scroll)" : title, info,
             p->focused, f);
 }
 
-/* The detail view's text, composed when it opens: copied, so events arriving meanwhile do not
- * change what is shown (there is one events panel). */
-static char panel_events_text[4096];
-static enum theme_role panel_events_text_role;
+static void panel_events_put(struct panel_events *pe, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
-static void panel_events_put(size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void panel_events_put(size_t *len, const char *fmt, ...) {
-    size_t n = sizeof(panel_events_text);
+static void panel_events_put(struct panel_events *pe, size_t *len, const char *fmt, ...) {
+    size_t n = sizeof(pe->text);
     if (*len >= n - 1)
         return;
     va_list ap;
     va_start(ap, fmt);
-    int k = vsnprintf(panel_events_text + *len, n - *len, fmt, ap);
+    int k = vsnprintf(pe->text + *len, n - *len, fmt, ap);
     va_end(ap);
     if (k > 0)
         *len = *len + (size_t)k < n ? *len + (size_t)k : n - 1;
 }
 
-/* What helps with a kernel-log failure, from the remedies rules. */
-static void panel_events_remedy(const struct ui_event *e, const struct ui_frame *f, size_t *len) {
-    struct kmsg_event k;
-    memset(&k, 0, sizeof(k));
-    k.category = e->kcat;
-    k.xid = e->xid;
-    k.has = e->kcat == KMSG_CAT_XID ? KMSG_HAS(XID) : 0;
-    snprintf(k.message, sizeof(k.message), "%s", e->kmsg_message);
-    const struct remedy *r = remedies_find(f->remedies, &k);
+/* What helps with a kernel-log failure: the rule the model found for it when it came. */
+static void panel_events_remedy(struct panel_events *pe, const struct ui_event *e, size_t *len) {
+    const struct remedy *r = e->remedy;
     if (!r) {
-        panel_events_put(len, "\n\nNo remedy is known for this event (see --kmsg-rules).");
+        panel_events_put(pe, len, "\n\nNo remedy is known for this event (see --kmsg-rules).");
         return;
     }
-    panel_events_put(len, "\n\nWhat helps: %s\n%s", r->title, r->explanation);
+    panel_events_put(pe, len, "\n\nWhat helps: %s\n%s", r->title, r->explanation);
     for (int i = 0; i < r->n_actions; i++)
-        panel_events_put(len, "\n  - %s", r->actions[i]);
+        panel_events_put(pe, len, "\n  - %s", r->actions[i]);
 }
 
-static void panel_events_compose(const struct ui_event *e, const struct ui_frame *f) {
+static void panel_events_compose(struct panel_events *pe, const struct ui_event *e,
+                                 const struct ui_frame *f) {
     char when[16];
     size_t len = 0;
     uint64_t t0 = f->run->start_ns;
     ui_fmt_hms(when, sizeof(when), (double)(e->t_ns > t0 ? e->t_ns - t0 : t0 - e->t_ns) / 1e9);
-    panel_events_text[0] = '\0';
-    panel_events_text_role = panel_events_role(e->severity);
-    panel_events_put(&len, "%s%s  %s  %s\n%s", e->t_ns < t0 ? "-" : "", when,
+    pe->text[0] = '\0';
+    pe->text_role = panel_events_role(e->severity);
+    panel_events_put(pe, &len, "%s%s  %s  %s\n%s", e->t_ns < t0 ? "-" : "", when,
                      ui_category_name(e->category), e->text, e->detail);
     if (e->kcat != KMSG_CAT_NONE)
-        panel_events_remedy(e, f, &len);
+        panel_events_remedy(pe, e, &len);
     if (e->code == ALERT_KMSG_OFF && f->kmsg_reason[0])
-        panel_events_put(&len,
+        panel_events_put(pe, &len,
                          "\n\n%s.\nWays out:\n  - sudo setcap cap_syslog+ep $(which ringside)"
                          "\n  - sudo sysctl kernel.dmesg_restrict=0"
                          "\n  - mkfifo /tmp/kmsg; journalctl -kf -o short-monotonic > /tmp/kmsg &"
@@ -102,36 +115,38 @@ static void panel_events_compose(const struct ui_event *e, const struct ui_frame
 }
 
 static void panel_events_detail(struct panel *p, const struct ui_frame *f) {
-    const char *s = panel_events_text;
+    const struct panel_events *pe = p->priv;
+    const char *s = pe->text;
     int width = p->w - 4, y = 1, line = 0;
     for (size_t shown, used; (used = ui_wrap(s, width, &shown)) > 0; s += used, line++) {
-        if (line < p->detail_scroll)
+        if (line < pe->detail_scroll)
             continue;
         if (y >= p->h)
             break;
-        w_text(p->win, y, line == 0 ? 1 : 3, width, line == 0 ? panel_events_text_role : THEME_TEXT,
-               f, "%.*s", (int)shown, s);
+        w_text(p->win, y, line == 0 ? 1 : 3, width, line == 0 ? pe->text_role : THEME_TEXT, f,
+               "%.*s", (int)shown, s);
         y++;
     }
 }
 
 static void panel_events_draw(struct panel *p, const struct ui_frame *f) {
-    panel_list_follow(p, f->model->event_added, (int)f->model->event_count);
+    struct panel_events *pe = p->priv;
+    panel_list_follow(&pe->list, f->model->event_added, (int)f->model->event_count);
     panel_events_title(p, f);
-    if (p->detail) {
+    if (pe->detail) {
         panel_events_detail(p, f);
         return;
     }
     int rows = p->h - 1;
     uint64_t t0 = f->run->start_ns;
     for (int k = 0; k < rows; k++) {
-        size_t idx = (size_t)(p->scroll + k);
+        size_t idx = (size_t)(pe->list.scroll + k);
         const struct ui_event *e = ui_model_event(f->model, idx);
         if (!e)
             break;
         char when[16];
         ui_fmt_hms(when, sizeof(when), (double)(e->t_ns > t0 ? e->t_ns - t0 : t0 - e->t_ns) / 1e9);
-        bool sel = p->focused && (int)idx == p->selected;
+        bool sel = p->focused && (int)idx == pe->list.selected;
         w_text(p->win, 1 + k, 1, 2, THEME_TITLE, f, "%s", sel ? ">" : " ");
         char times[16] = "";
         if (e->repeat > 1)
@@ -144,53 +159,79 @@ static void panel_events_draw(struct panel *p, const struct ui_frame *f) {
 
 /* Scroll keys while the detail view is open. */
 static bool panel_events_detail_key(struct panel *p, int ch) {
+    struct panel_events *pe = p->priv;
     int page = p->h > 2 ? p->h - 2 : 1;
     switch (ch) {
     case KEY_UP:
-        p->detail_scroll--;
+        pe->detail_scroll--;
         break;
     case KEY_DOWN:
-        p->detail_scroll++;
+        pe->detail_scroll++;
         break;
     case KEY_PPAGE:
-        p->detail_scroll -= page;
+        pe->detail_scroll -= page;
         break;
     case KEY_NPAGE:
-        p->detail_scroll += page;
+        pe->detail_scroll += page;
         break;
     case KEY_HOME:
-        p->detail_scroll = 0;
+        pe->detail_scroll = 0;
         break;
     default:
         return false;
     }
     int lines = 0;
-    const char *s = panel_events_text;
+    const char *s = pe->text;
     for (size_t shown, used; (used = ui_wrap(s, p->w - 4, &shown)) > 0; s += used)
         lines++;
     int max = lines - (p->h - 1);
-    p->detail_scroll = p->detail_scroll > max ? max : p->detail_scroll;
-    p->detail_scroll = p->detail_scroll < 0 ? 0 : p->detail_scroll;
+    pe->detail_scroll = pe->detail_scroll > max ? max : pe->detail_scroll;
+    pe->detail_scroll = pe->detail_scroll < 0 ? 0 : pe->detail_scroll;
     return true;
 }
 
-static bool panel_events_key(struct panel *p, int ch, const struct ui_frame *f) {
-    panel_list_follow(p, f->model->event_added, (int)f->model->event_count);
+/* Open (or close) the details of the selected event. */
+static void panel_events_toggle_detail(struct panel_events *pe, const struct ui_frame *f) {
+    const struct ui_event *e = ui_model_event(f->model, (size_t)pe->list.selected);
+    pe->detail = !pe->detail && e != NULL;
+    pe->detail_scroll = 0;
+    if (pe->detail)
+        panel_events_compose(pe, e, f);
+}
+
+static unsigned panel_events_key(struct panel *p, int ch, const struct ui_frame *f) {
+    struct panel_events *pe = p->priv;
+    panel_list_follow(&pe->list, f->model->event_added, (int)f->model->event_count);
     if (ch == '\n' || ch == KEY_ENTER || ch == '\r') {
-        const struct ui_event *e = ui_model_event(f->model, (size_t)p->selected);
-        p->detail = !p->detail && e != NULL;
-        p->detail_scroll = 0;
-        if (p->detail)
-            panel_events_compose(e, f);
-        return true;
+        panel_events_toggle_detail(pe, f);
+        return PANEL_HANDLED;
     }
-    if (ch == 27 && p->detail) { /* Esc leaves the detail view */
-        p->detail = false;
-        return true;
+    if (ch == 27 && pe->detail) { /* Esc leaves the detail view */
+        pe->detail = false;
+        return PANEL_HANDLED;
     }
-    if (p->detail)
-        return panel_events_detail_key(p, ch);
-    return panel_nav_key(p, ch, (int)f->model->event_count, p->h - 1);
+    bool used = pe->detail ? panel_events_detail_key(p, ch)
+                           : panel_nav_key(&pe->list, ch, (int)f->model->event_count, p->h - 1);
+    return used ? PANEL_HANDLED : PANEL_IGNORED;
+}
+
+bool panel_events_show_kernel(struct panel *p, const struct ui_frame *f) {
+    struct panel_events *pe = p->ops == &panel_events_ops ? p->priv : NULL;
+    size_t k = 0;
+    const struct ui_event *e;
+    while ((e = ui_model_event(f->model, k)) && e->category != UI_CAT_KERNEL)
+        k++;
+    if (!pe || !e)
+        return false;
+    pe->list = (struct panel_list){(int)k, (int)k, f->model->event_added};
+    pe->detail = false;
+    panel_events_toggle_detail(pe, f);
+    return true;
+}
+
+struct panel_list panel_events_list(const struct panel *p) {
+    const struct panel_events *pe = p->ops == &panel_events_ops ? p->priv : NULL;
+    return pe ? pe->list : (struct panel_list){0, 0, 0};
 }
 
 const struct panel_ops panel_events_ops = {
@@ -200,6 +241,8 @@ const struct panel_ops panel_events_ops = {
     .min_h = 3,
     .pref_h = 0,
     .column = 2,
+    .create = panel_events_create,
+    .destroy = panel_events_destroy,
     .draw = panel_events_draw,
     .key = panel_events_key,
 };

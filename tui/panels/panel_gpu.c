@@ -4,10 +4,38 @@
 #include "tui/panel.h"
 #include "tui/widgets.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PANEL_GPU_FAULT_NS 600000000000ull /* how long a GPU row shows a kernel-log failure */
+
+/* The panel's own state. */
+struct panel_gpu {
+    int scroll;   /* first GPU shown */
+    int selected; /* the selected GPU: the overlay's */
+};
+
+static int panel_gpu_create(struct panel *p) {
+    p->priv = calloc(1, sizeof(struct panel_gpu));
+    return p->priv ? 0 : -ENOMEM;
+}
+
+static void panel_gpu_destroy(struct panel *p) {
+    free(p->priv);
+}
+
+int panel_gpu_selected(const struct panel *p) {
+    const struct panel_gpu *g = p->ops == &panel_gpu_ops ? p->priv : NULL;
+    return g ? g->selected : 0;
+}
+
+void panel_gpu_select(struct panel *p, int gpu) {
+    struct panel_gpu *g = p->ops == &panel_gpu_ops ? p->priv : NULL;
+    if (g)
+        g->selected = gpu < 0 ? 0 : gpu;
+}
 
 /* A field as short text, "n/a" when unread. */
 static void panel_gpu_val(char *buf, size_t n, const struct tele_gpu *g, enum tele_field f,
@@ -106,6 +134,7 @@ static void panel_gpu_train(struct panel *p, int y, const struct ui_frame *f) {
 }
 
 static void panel_gpu_draw(struct panel *p, const struct ui_frame *f) {
+    struct panel_gpu *g = p->priv;
     const struct tele_snap *t = f->tele;
     unsigned n = t ? t->n_gpus : 0;
     char info[64];
@@ -113,33 +142,32 @@ static void panel_gpu_draw(struct panel *p, const struct ui_frame *f) {
              p->focused ? "  Enter: details" : "");
     w_title(p->win, "GPU", info, p->focused, f);
     int rows = p->h - 2; /* one row kept for the training line */
-    if (p->selected >= (int)n)
-        p->selected = n ? (int)n - 1 : 0;
-    if (p->selected < p->scroll)
-        p->scroll = p->selected;
-    if (rows > 0 && p->selected >= p->scroll + rows)
-        p->scroll = p->selected - rows + 1;
+    if (g->selected >= (int)n)
+        g->selected = n ? (int)n - 1 : 0;
+    if (g->selected < g->scroll)
+        g->scroll = g->selected;
+    if (rows > 0 && g->selected >= g->scroll + rows)
+        g->scroll = g->selected - rows + 1;
     int y = 1;
     if (n == 0 && y < p->h - 1)
         panel_gpu_why(p, y++, f);
-    for (unsigned i = (unsigned)p->scroll; i < n && y < p->h - 1; i++, y++)
-        panel_gpu_row(p, y, &t->gpus[i], (int)i == f->tele_train, (int)i == p->selected, f);
+    for (unsigned i = (unsigned)g->scroll; i < n && y < p->h - 1; i++, y++)
+        panel_gpu_row(p, y, &t->gpus[i], (int)i == f->tele_train, (int)i == g->selected, f);
     if (y < p->h)
         panel_gpu_train(p, p->h - 1, f);
 }
 
-static bool panel_gpu_key(struct panel *p, int ch, const struct ui_frame *f) {
+static unsigned panel_gpu_key(struct panel *p, int ch, const struct ui_frame *f) {
+    struct panel_gpu *g = p->priv;
     int n = f->tele ? (int)f->tele->n_gpus : 0;
-    if (ch == '\n' || ch == KEY_ENTER) {
-        p->detail = true;
-        return true;
-    }
+    if (ch == '\n' || ch == KEY_ENTER)
+        return PANEL_HANDLED | PANEL_OPEN_GPU_OVERLAY;
     if (ch == KEY_UP || ch == KEY_DOWN) {
-        p->selected += ch == KEY_UP ? -1 : 1;
-        p->selected = p->selected < 0 ? 0 : p->selected >= n ? (n ? n - 1 : 0) : p->selected;
-        return true;
+        g->selected += ch == KEY_UP ? -1 : 1;
+        g->selected = g->selected < 0 ? 0 : g->selected >= n ? (n ? n - 1 : 0) : g->selected;
+        return PANEL_HANDLED;
     }
-    return false;
+    return PANEL_IGNORED;
 }
 
 const struct panel_ops panel_gpu_ops = {
@@ -149,6 +177,8 @@ const struct panel_ops panel_gpu_ops = {
     .min_h = 3,
     .pref_h = 6,
     .column = 0,
+    .create = panel_gpu_create,
+    .destroy = panel_gpu_destroy,
     .draw = panel_gpu_draw,
     .key = panel_gpu_key,
 };
