@@ -3,6 +3,7 @@
  * written atomically. */
 #include "backend/core/afile.h"
 #include "backend/core/errbuf.h"
+#include "backend/core/json_out.h"
 #include "backend/kmsg/kmsg_json.h"
 #include "backend/telemetry/tele_json.h"
 #include "tui/doctor/doctor.h"
@@ -12,21 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* s as a string member, or null when empty. */
-static void doctor_bundle_str(json_object *o, const char *key, const char *s) {
-    json_object_object_add(o, key, s[0] ? json_object_new_string(s) : NULL);
-}
-
 static json_object *doctor_bundle_facts(const struct doctor_facts *f) {
     json_object *o = json_object_new_object();
-    doctor_bundle_str(o, "ringside", RS_VERSION);
-    doctor_bundle_str(o, "kernel", f->kernel);
-    doctor_bundle_str(o, "amdgpu", f->amdgpu);
-    doctor_bundle_str(o, "nvidia", f->nvidia);
-    doctor_bundle_str(o, "rocm", f->rocm);
-    doctor_bundle_str(o, "rocm_path", f->rocm_path);
-    doctor_bundle_str(o, "torch", f->torch);
-    doctor_bundle_str(o, "torch_path", f->torch_path);
+    json_out_put_str(o, "ringside", RS_VERSION);
+    json_out_put_str(o, "kernel", f->kernel);
+    json_out_put_str(o, "amdgpu", f->amdgpu);
+    json_out_put_str(o, "nvidia", f->nvidia);
+    json_out_put_str(o, "rocm", f->rocm);
+    json_out_put_str(o, "rocm_path", f->rocm_path);
+    json_out_put_str(o, "torch", f->torch);
+    json_out_put_str(o, "torch_path", f->torch_path);
     return o;
 }
 
