@@ -44,19 +44,19 @@ build)
     ;;
 test)
     configure_build "$top/build" -DRS_WERROR=ON
-    ctest --test-dir "$top/build" --output-on-failure -V
+    ctest --test-dir "$top/build" --output-on-failure -V -j"$jobs"
     ;;
 sanitize)
     configure_build "$top/build-asan" -DRS_WERROR=ON -DRS_SANITIZE=address,undefined -DRS_BENCH=OFF \
         -DRINGSIDE_HIP=OFF
-    ctest --test-dir "$top/build-asan" --output-on-failure -V
+    ctest --test-dir "$top/build-asan" --output-on-failure -V -j"$jobs"
     configure_build "$top/build-tsan" -DRS_WERROR=ON -DRS_SANITIZE=thread -DRS_BENCH=OFF \
         -DRINGSIDE_HIP=OFF
     ctest --test-dir "$top/build-tsan" --output-on-failure -V -R '^tsan_threads$'
     ;;
 amd)
-    configure_build "$top/build-amd" -DRS_WERROR=ON -DRINGSIDE_HIP=AMD
-    ctest --test-dir "$top/build-amd" --output-on-failure -V
+    configure_build "$top/build-amd" -DRS_WERROR=ON -DRINGSIDE_HIP=AMD -DRS_BENCH=OFF
+    ctest --test-dir "$top/build-amd" --output-on-failure -V -j"$jobs"
     ;;
 fuzz)
     # every libFuzzer target for RS_FUZZ_SECONDS each (default 60); RS_FUZZ_ONLY=NAME for one,
