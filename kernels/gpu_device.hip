@@ -104,6 +104,14 @@ int rs_gpu_set_device(int dev) {
     return (int)hipSetDevice(dev);
 }
 
+int rs_gpu_use_device(int dev) {
+    int cur = -1;
+    hipError_t e = hipGetDevice(&cur);
+    if (e == hipSuccess && cur == dev)
+        return 0;
+    return (int)hipSetDevice(dev);
+}
+
 int rs_gpu_mem_info(uint64_t *free_bytes, uint64_t *total_bytes) {
     size_t f = 0, t = 0;
     hipError_t e = hipMemGetInfo(&f, &t);

@@ -46,6 +46,7 @@ typedef cudaDeviceProp hipDeviceProp_t;
 #define hipGetDeviceCount                          cudaGetDeviceCount
 #define hipGetDeviceProperties                     cudaGetDeviceProperties
 #define hipSetDevice                               cudaSetDevice
+#define hipGetDevice                               cudaGetDevice
 #define hipDeviceGetPCIBusId                       cudaDeviceGetPCIBusId
 #define hipDeviceSynchronize                       cudaDeviceSynchronize
 #define hipRuntimeGetVersion                       cudaRuntimeGetVersion

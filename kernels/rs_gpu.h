@@ -45,6 +45,10 @@ struct rs_gpu_device {
 int rs_gpu_device_count(int *n); /* blocks: initialises the runtime */
 int rs_gpu_device_get(int dev, struct rs_gpu_device *out);
 int rs_gpu_set_device(int dev);
+/* The runtime's current device is per host thread (a new thread starts on device 0): make dev
+ * the calling thread's, setting it only when it is not already (cheap to call before every
+ * runtime call). */
+int rs_gpu_use_device(int dev);
 int rs_gpu_mem_info(uint64_t *free_bytes, uint64_t *total_bytes);
 /* Blocks: launch a trivial kernel and wait, so a missing kernel image is found at open. */
 int rs_gpu_check_kernels(void);

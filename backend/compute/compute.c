@@ -148,6 +148,9 @@ int compute_alloc(struct compute *c, size_t bytes, void **out, char *err, size_t
     int rc = mem_pool_alloc(c->pool, bytes, out);
     if (rc == 0)
         return 0;
+    if (rc != -ENOMEM) /* the runtime refused for another reason: its own words */
+        return errbuf_set(err, errlen, rc, "allocating %zu bytes on %s device %u failed: %s", bytes,
+                          c->ops->name, c->dev, c->ops->strerror(rc));
     struct mem_stats st;
     mem_pool_stats(c->pool, &st);
     return errbuf_set(err, errlen, rc,

@@ -180,7 +180,8 @@ void compute_runtime_info(char *runtime, size_t rn, char *archs, size_t an);
 int compute_sync(struct compute *c, enum ev_sync_op op);
 
 /* Pool allocation on the device; -ENOMEM with the pool's stats in err when it fails (also
- * when an oom fault armed for the current phase fires: the pool meets a "full device"). */
+ * when an oom fault armed for the current phase fires: the pool meets a "full device"), or the
+ * backend's error with its text in err when the device refuses for another reason. */
 int compute_alloc(struct compute *c, size_t bytes, void **out, char *err, size_t errlen);
 void compute_free(struct compute *c, void *ptr);
 

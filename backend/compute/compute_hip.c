@@ -29,6 +29,10 @@ int compute_hip_fail(struct compute *c, int gpu_err) {
     return compute_hip_code(gpu_err);
 }
 
+int compute_hip_enter(struct compute *c) {
+    return compute_hip_fail(c, rs_gpu_use_device(compute_hip_priv(c)->device));
+}
+
 /* "name" or "name: description" when the runtime has one worth adding. */
 static void compute_hip_err_text(int e, char *out, size_t len) {
     const char *name = rs_gpu_err_name(e), *text = rs_gpu_err_string(e);
@@ -49,27 +53,30 @@ static const char *compute_hip_strerror(int rc) {
 
 /* ---- pinned staging and host completions ---- */
 
-void *compute_hip_stage(struct compute *c, size_t bytes) {
+int compute_hip_stage(struct compute *c, size_t bytes, void **out) {
     struct hip_stage *s = &compute_hip_priv(c)->stage;
     size_t need = (bytes + HIP_STAGE_ALIGN - 1) / HIP_STAGE_ALIGN * HIP_STAGE_ALIGN;
+    *out = NULL;
     if (s->ring && s->bytes - s->used >= need) {
-        void *p = s->ring + s->used;
+        *out = s->ring + s->used;
         s->used += need;
-        return p;
+        return 0;
     }
     if (s->n_extra == s->cap_extra) {
         size_t cap = s->cap_extra ? 2 * s->cap_extra : 16;
         void **x = realloc(s->extra, cap * sizeof(*x));
         if (!x)
-            return NULL;
+            return -ENOMEM;
         s->extra = x;
         s->cap_extra = cap;
     }
     void *p = NULL;
-    if (rs_gpu_host_alloc(&p, need) != 0)
-        return NULL;
+    int e = rs_gpu_host_alloc(&p, need);
+    if (e != 0)
+        return compute_hip_code(e);
     s->extra[s->n_extra++] = p;
-    return p;
+    *out = p;
+    return 0;
 }
 
 static void compute_hip_stage_reset(struct hip_stage *s) {
@@ -126,7 +133,10 @@ static int compute_hip_event_record(struct compute *c, struct compute_event *e) 
     if (h->n_events == HIP_EVENTS)
         return 0; /* too many between two syncs: this one stays untimed */
     size_t k = h->n_events;
-    int rc = rs_gpu_event_record(h->events[k], h->stream);
+    int rc = compute_hip_enter(c);
+    if (rc != 0)
+        return rc;
+    rc = rs_gpu_event_record(h->events[k], h->stream);
     if (rc != 0)
         return compute_hip_fail(c, rc);
     if (k == 0)
@@ -165,7 +175,9 @@ static void compute_hip_complete(struct compute *c, bool ok) {
 
 static int compute_hip_wait(struct compute *c, bool device) {
     struct compute_hip *h = compute_hip_priv(c);
-    int rc = device ? rs_gpu_device_sync() : rs_gpu_stream_sync(h->stream);
+    int rc = rs_gpu_use_device(h->device);
+    if (rc == 0)
+        rc = device ? rs_gpu_device_sync() : rs_gpu_stream_sync(h->stream);
     if (rc == 0)
         rc = h->sticky;
     h->sticky = 0;
@@ -261,7 +273,8 @@ static int compute_hip_resources(struct compute_hip *h) {
 
 static int compute_hip_mem_info(struct compute *c) {
     uint64_t f = 0, t = 0;
-    int e = rs_gpu_mem_info(&f, &t);
+    int e = rs_gpu_use_device(compute_hip_priv(c)->device);
+    e = e ? e : rs_gpu_mem_info(&f, &t);
     c->info.mem_valid = e == 0;
     c->info.mem_free_bytes = f;
     c->info.mem_total_bytes = t;
@@ -299,6 +312,7 @@ static void compute_hip_close(struct compute *c) {
     struct compute_hip *h = compute_hip_priv(c);
     if (!h)
         return;
+    rs_gpu_use_device(h->device);
     rs_gpu_stream_sync(h->stream);
     compute_hip_complete(c, false);
     compute_hip_release(h);
@@ -308,6 +322,10 @@ static void compute_hip_close(struct compute *c) {
 /* ---- memory ---- */
 
 static int compute_hip_raw_alloc(void *ctx, size_t bytes, void **out) {
+    *out = NULL;
+    int rc = compute_hip_enter(ctx);
+    if (rc != 0)
+        return rc;
     int e = rs_gpu_malloc(out, bytes);
     if (e == 0)
         return 0;
@@ -315,14 +333,15 @@ static int compute_hip_raw_alloc(void *ctx, size_t bytes, void **out) {
 }
 
 static void compute_hip_raw_free(void *ctx, void *ptr, size_t bytes) {
-    (void)ctx;
     (void)bytes;
-    rs_gpu_free(ptr);
+    if (compute_hip_enter(ctx) == 0)
+        rs_gpu_free(ptr);
 }
 
 static int compute_hip_mem_probe(struct compute *c, uint64_t *largest_bytes) {
     uint64_t f = 0, t = 0;
-    int e = rs_gpu_mem_info(&f, &t), tries = 0;
+    int tries = 0, e = rs_gpu_use_device(compute_hip_priv(c)->device);
+    e = e ? e : rs_gpu_mem_info(&f, &t);
     e = e ? e
           : rs_gpu_probe_largest((uint64_t)1 << 20, f, (uint64_t)1 << 20, largest_bytes, &tries);
     return compute_hip_code(e);
@@ -331,26 +350,33 @@ static int compute_hip_mem_probe(struct compute *c, uint64_t *largest_bytes) {
 /* ---- copies ---- */
 
 static int compute_hip_copy_h2d(struct compute *c, void *dst, const void *src, size_t bytes) {
-    void *s = compute_hip_stage(c, bytes);
-    if (!s)
-        return -ENOMEM;
+    void *s = NULL;
+    int rc = compute_hip_enter(c);
+    rc = rc ? rc : compute_hip_stage(c, bytes, &s);
+    if (rc != 0)
+        return rc;
     memcpy(s, src, bytes);
     return compute_hip_fail(c, rs_gpu_copy_h2d(dst, s, bytes, compute_hip_priv(c)->stream));
 }
 
 static int compute_hip_copy_d2h(struct compute *c, void *dst, const void *src, size_t bytes) {
-    void *s = compute_hip_stage(c, bytes);
-    if (!s)
-        return -ENOMEM;
-    int rc = compute_hip_fail(c, rs_gpu_copy_d2h(s, src, bytes, compute_hip_priv(c)->stream));
+    void *s = NULL;
+    int rc = compute_hip_enter(c);
+    rc = rc ? rc : compute_hip_stage(c, bytes, &s);
+    if (rc != 0)
+        return rc;
+    rc = compute_hip_fail(c, rs_gpu_copy_d2h(s, src, bytes, compute_hip_priv(c)->stream));
     struct hip_pend p = {.kind = HIP_PEND_COPY, .dst = dst, .src = s, .count = bytes};
     return rc ? rc : compute_hip_pend(c, &p);
 }
 
 int compute_hip_upload_f64(struct compute *c, void *dst, const double *src, size_t count) {
-    float *s = compute_hip_stage(c, count * sizeof(float));
-    if (!s)
-        return -ENOMEM;
+    void *p = NULL;
+    int rc = compute_hip_enter(c);
+    rc = rc ? rc : compute_hip_stage(c, count * sizeof(float), &p);
+    if (rc != 0)
+        return rc;
+    float *s = p;
     for (size_t i = 0; i < count; i++)
         s[i] = (float)src[i];
     return compute_hip_fail(
@@ -358,17 +384,20 @@ int compute_hip_upload_f64(struct compute *c, void *dst, const double *src, size
 }
 
 int compute_hip_download_f32(struct compute *c, double *dst, const void *src, size_t count) {
-    void *s = compute_hip_stage(c, count * sizeof(float));
-    if (!s)
-        return -ENOMEM;
-    int rc = compute_hip_fail(
+    void *s = NULL;
+    int rc = compute_hip_enter(c);
+    rc = rc ? rc : compute_hip_stage(c, count * sizeof(float), &s);
+    if (rc != 0)
+        return rc;
+    rc = compute_hip_fail(
         c, rs_gpu_copy_d2h(s, src, count * sizeof(float), compute_hip_priv(c)->stream));
     struct hip_pend p = {.kind = HIP_PEND_F32_F64, .dst = dst, .src = s, .count = count};
     return rc ? rc : compute_hip_pend(c, &p);
 }
 
 static int compute_hip_memset0(struct compute *c, void *dst, size_t bytes) {
-    return compute_hip_fail(c, rs_gpu_memset0(dst, bytes, compute_hip_priv(c)->stream));
+    int rc = compute_hip_enter(c);
+    return rc ? rc : compute_hip_fail(c, rs_gpu_memset0(dst, bytes, compute_hip_priv(c)->stream));
 }
 
 /* ---- VPOC ---- */
@@ -380,17 +409,22 @@ static struct rs_gpu_vpoc_params compute_hip_vpoc_params(const struct vpoc_param
 
 static int compute_hip_vpoc_chunk(struct compute *c, const struct compute_vpoc_chunk *a) {
     struct rs_gpu_vpoc_params g = compute_hip_vpoc_params(&a->params);
-    return compute_hip_fail(c, rs_gpu_vpoc_accumulate(a->bars, a->n_bars, &g, a->base, a->hist,
-                                                      a->n_levels, compute_hip_priv(c)->stream));
+    int rc = compute_hip_enter(c);
+    return rc ? rc
+              : compute_hip_fail(c,
+                                 rs_gpu_vpoc_accumulate(a->bars, a->n_bars, &g, a->base, a->hist,
+                                                        a->n_levels, compute_hip_priv(c)->stream));
 }
 
 static int compute_hip_vpoc_finalize(struct compute *c, const struct compute_vpoc_final *a) {
     struct rs_gpu_vpoc_params g = compute_hip_vpoc_params(&a->params);
-    struct rs_gpu_vpoc_result *slot = compute_hip_stage(c, sizeof(*slot));
-    if (!slot)
-        return -ENOMEM;
-    int rc = compute_hip_fail(c, rs_gpu_vpoc_finalize(a->hist, a->n_levels, a->base, &g, slot,
-                                                      compute_hip_priv(c)->stream));
+    void *slot = NULL;
+    int rc = compute_hip_enter(c);
+    rc = rc ? rc : compute_hip_stage(c, sizeof(struct rs_gpu_vpoc_result), &slot);
+    if (rc != 0)
+        return rc;
+    rc = compute_hip_fail(c, rs_gpu_vpoc_finalize(a->hist, a->n_levels, a->base, &g, slot,
+                                                  compute_hip_priv(c)->stream));
     struct hip_pend p = {.kind = HIP_PEND_VPOC, .dst = a->out, .src = slot, .tick = a->params.tick};
     return rc ? rc : compute_hip_pend(c, &p);
 }
@@ -409,8 +443,11 @@ void compute_hip_runtime_info(char *runtime, size_t rn, char *archs, size_t an) 
 static int compute_hip_inject_hang(struct compute *c, uint64_t ns) {
     struct compute_hip *h = compute_hip_priv(c);
     void *mem = h->hang;
-    if (!mem && rs_gpu_host_alloc(&mem, 2 * sizeof(uint32_t)) != 0)
-        return -ENOMEM;
+    int rc = compute_hip_enter(c);
+    if (rc == 0 && !mem)
+        rc = compute_hip_code(rs_gpu_host_alloc(&mem, 2 * sizeof(uint32_t)));
+    if (rc != 0)
+        return rc;
     h->hang = mem;
     h->hang[0] = 0; /* never released early: a rehearsal hangs as a real hang does */
     return compute_hip_fail(c, rs_gpu_hang(&h->hang[0], ns, &h->hang[1], h->stream));

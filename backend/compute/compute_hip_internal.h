@@ -63,8 +63,14 @@ static inline int compute_hip_code(int gpu_err) {
 }
 /* A runtime error as a backend return code (0 stays 0), remembered as sticky. */
 int compute_hip_fail(struct compute *c, int gpu_err);
-/* Pinned staging space for bytes (256-byte aligned); NULL when pinned memory is exhausted. */
-void *compute_hip_stage(struct compute *c, size_t bytes);
+/* Make the backend's device the calling thread's current one. The runtime keeps a current
+ * device per host thread and a new thread starts on device 0, while the backend is opened on
+ * one thread and driven from others (the engine's training thread, a worker): every entry point
+ * that calls the runtime starts here. 0, or the runtime's error as a backend return code. */
+int compute_hip_enter(struct compute *c);
+/* Pinned staging space for bytes (256-byte aligned) into *out: 0, -ENOMEM, or the runtime's
+ * error as a backend return code (not sticky: an allocation failure leaves no error behind). */
+int compute_hip_stage(struct compute *c, size_t bytes, void **out);
 /* Queue host work for the next synchronize; -ENOSPC when too much is queued. */
 int compute_hip_pend(struct compute *c, const struct hip_pend *p);
 /* Enqueue: device float dst[count] from host doubles. */

@@ -100,6 +100,7 @@ static int compute_hip_mlp_check(const struct compute_mlp *m, size_t rows) {
 
 int compute_hip_mlp_forward(struct compute *c, struct compute_mlp *m, const void *x, size_t rows) {
     int rc = compute_hip_mlp_check(m, rows);
+    rc = rc ? rc : compute_hip_enter(c);
     return rc ? rc
               : compute_hip_fail(c, rs_gpu_mlp_forward(&m->dims, m->params, x, (int)rows, m->z,
                                                        m->out, compute_hip_mlp_stream(c)));
@@ -107,10 +108,12 @@ int compute_hip_mlp_forward(struct compute *c, struct compute_mlp *m, const void
 
 int compute_hip_mlp_loss(struct compute *c, struct compute_mlp *m, const void *y, size_t rows,
                          double *loss_host) {
+    void *slot = NULL;
     int rc = compute_hip_mlp_check(m, rows);
-    double *slot = rc ? NULL : compute_hip_stage(c, sizeof(double));
-    if (rc != 0 || !slot)
-        return rc ? rc : -ENOMEM;
+    rc = rc ? rc : compute_hip_enter(c);
+    rc = rc ? rc : compute_hip_stage(c, sizeof(double), &slot);
+    if (rc != 0)
+        return rc;
     rc = compute_hip_fail(
         c, rs_gpu_mlp_loss(&m->dims, m->out, y, (int)rows, slot, compute_hip_mlp_stream(c)));
     struct hip_pend p = {.kind = HIP_PEND_F64, .dst = loss_host, .src = slot};
@@ -121,6 +124,7 @@ int compute_hip_mlp_backward(struct compute *c, struct compute_mlp *m, const voi
                              size_t rows) {
     /* The kernel adds each row tile's part: start from zero. */
     int rc = compute_hip_mlp_check(m, rows);
+    rc = rc ? rc : compute_hip_enter(c);
     rc = rc ? rc : c->ops->memset0(c, m->grad, m->n_params * sizeof(float));
     return rc ? rc
               : compute_hip_fail(c,
@@ -140,8 +144,10 @@ int compute_hip_mlp_optimizer(struct compute *c, struct compute_mlp *m) {
         .eps = (float)a->eps,
         .weight_decay = (float)a->weight_decay,
     };
-    int rc = compute_hip_fail(c, rs_gpu_mlp_adam(&g, m->params, m->grad, m->m, m->v, m->n_params,
-                                                 compute_hip_mlp_stream(c)));
+    int rc = compute_hip_enter(c);
+    rc = rc ? rc
+            : compute_hip_fail(c, rs_gpu_mlp_adam(&g, m->params, m->grad, m->m, m->v, m->n_params,
+                                                  compute_hip_mlp_stream(c)));
     if (rc == 0)
         m->t = t;
     return rc;

@@ -3,7 +3,18 @@
 #include "backend/core/errbuf.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
+
+/* An enqueue that failed: what it was, in the backend's words (every failure says why). */
+static int compute_vpoc_fail(struct compute *c, int rc, const char *what, size_t chunk, char *err,
+                             size_t errlen) {
+    if (chunk == SIZE_MAX)
+        return errbuf_set(err, errlen, rc, "VPOC %s failed on %s: %s", what, c->ops->name,
+                          c->ops->strerror(rc));
+    return errbuf_set(err, errlen, rc, "VPOC %s of chunk %zu failed on %s: %s", what, chunk,
+                      c->ops->name, c->ops->strerror(rc));
+}
 
 /* Enqueue the chunks of one session into hist, each in its own buffer; the buffers stay
  * allocated until the session's sync (as a GPU pipeline uploads every chunk before it waits),
@@ -14,17 +25,22 @@ static int compute_vpoc_chunks(struct compute *c, const struct vpoc_bar *bars, s
                                size_t errlen) {
     const struct compute_ops *ops = c->ops;
     int rc = ev ? ops->event_record(c, &ev[0]) : 0;
-    for (size_t k = 0, first = 0; rc == 0 && first < n; k++, first += chunk) {
+    if (rc != 0)
+        return compute_vpoc_fail(c, rc, "start event", SIZE_MAX, err, errlen);
+    for (size_t k = 0, first = 0; first < n; k++, first += chunk) {
         size_t m = n - first < chunk ? n - first : chunk;
         rc = compute_alloc(c, m * sizeof(struct vpoc_bar), &bufs[k], err, errlen);
         if (rc != 0)
-            break;
+            return rc;
         struct compute_vpoc_chunk a = {bufs[k], m, *p, base, hist, n_levels};
-        rc = ops->copy_h2d(c, bufs[k], bars + first, m * sizeof(struct vpoc_bar));
-        rc = rc ? rc : ops->vpoc_chunk(c, &a);
-        rc = rc ? rc : ev ? ops->event_record(c, &ev[k + 1]) : 0;
+        if ((rc = ops->copy_h2d(c, bufs[k], bars + first, m * sizeof(struct vpoc_bar))) != 0)
+            return compute_vpoc_fail(c, rc, "copy", k, err, errlen);
+        if ((rc = ops->vpoc_chunk(c, &a)) != 0)
+            return compute_vpoc_fail(c, rc, "kernel", k, err, errlen);
+        if (ev && (rc = ops->event_record(c, &ev[k + 1])) != 0)
+            return compute_vpoc_fail(c, rc, "event", k, err, errlen);
     }
-    return rc;
+    return 0;
 }
 
 int compute_vpoc_session(struct compute *c, const struct vpoc_bar *bars, size_t n,
@@ -43,11 +59,13 @@ int compute_vpoc_session(struct compute *c, const struct vpoc_bar *bars, size_t 
     void *hist = NULL, **bufs = calloc(n_chunks, sizeof(*bufs));
     int rc = bufs ? compute_alloc(c, n_levels * sizeof(int64_t), &hist, err, errlen)
                   : errbuf_set(err, errlen, -ENOMEM, "out of memory");
-    rc = rc ? rc : c->ops->memset0(c, hist, n_levels * sizeof(int64_t));
+    if (rc == 0 && (rc = c->ops->memset0(c, hist, n_levels * sizeof(int64_t))) != 0)
+        compute_vpoc_fail(c, rc, "profile reset", SIZE_MAX, err, errlen);
     rc = rc ? rc
             : compute_vpoc_chunks(c, bars, n, p, chunk, lo, hist, n_levels, ev, bufs, err, errlen);
     struct compute_vpoc_final f = {hist, n_levels, lo, *p, out};
-    rc = rc ? rc : c->ops->vpoc_finalize(c, &f);
+    if (rc == 0 && (rc = c->ops->vpoc_finalize(c, &f)) != 0)
+        compute_vpoc_fail(c, rc, "finalize", SIZE_MAX, err, errlen);
     if (rc == 0 && peak) { /* the session's high-water mark: every chunk buffer is live */
         mem_pool_stats(c->pool, &peak->stats);
         mem_pool_layout(c->pool, &peak->layout);

@@ -267,6 +267,9 @@ static void *engine_main(void *arg) {
     e->res.elapsed_s = (double)(mono_now_ns() - t0) / 1e9;
     e->res.stopped = e->stop_requested;
     if (rc != 0) {
+        if (!err[0]) /* a path that gave no reason still says what the backend calls rc */
+            snprintf(err, sizeof(err), "%s (error %d on %s)", e->c->ops->strerror(rc), rc,
+                     e->c->ops->name);
         e->res.state = ENGINE_FAILED;
         snprintf(e->res.error, sizeof(e->res.error), "%s", err);
         struct ev ev = {.kind = EV_ALERT, .dev = (uint16_t)e->c->dev};

@@ -114,7 +114,8 @@ int engine_vpoc_all(struct engine *e, char *err, size_t errlen) {
         free(ev);
         if (rc == -ENOMEM && ev && engine_vpoc_oom(e, s, err)) {
             rc = 0;
-            continue; /* the same session again, in smaller chunks */
+            errbuf_set(err, errlen, 0, "%s", ""); /* said: a later failure gives its own */
+            continue;                             /* the same session again, in smaller chunks */
         }
         e->s.sessions_done = ++k;
         engine_emit_mem(e);

@@ -73,16 +73,17 @@ static int engine_train_setup(struct engine *e, char *err, size_t errlen) {
     rc = rc ? rc : compute_alloc(e->c, batch * eb, &e->y_batch, err, errlen);
     double *stage = rc ? NULL : malloc(nv * f * sizeof(double)); /* until the copy is done */
     if (!rc && !stage)
-        rc = -ENOMEM;
+        rc = errbuf_set(err, errlen, -ENOMEM, "out of memory");
     for (size_t i = 0; stage && i < nv * f; i++)
         stage[i] = e->xf[e->split * f + i];
-    rc = rc ? rc : ops->upload_f64(e->c, e->x_val, stage, nv * f);
-    rc = rc ? rc : ops->upload_f64(e->c, e->y_val, e->y + e->split, nv);
+    int up = rc ? 0 : ops->upload_f64(e->c, e->x_val, stage, nv * f);
+    up = up || rc ? up : ops->upload_f64(e->c, e->y_val, e->y + e->split, nv);
     int src = compute_sync(e->c, SYNC_OP_COPY);
     free(stage);
     engine_phase_done(e, PHASE_H2D, t0, 0, -1, -1);
-    if (rc == 0 && src != 0)
-        rc = errbuf_set(err, errlen, src, "copy to device failed: %s", ops->strerror(src));
+    if (rc == 0 && (up != 0 || src != 0))
+        rc = errbuf_set(err, errlen, up ? up : src, "copy to device failed: %s",
+                        ops->strerror(up ? up : src));
     if (rc != 0)
         return rc;
     e->xb_host = malloc(ENGINE_INFLIGHT * batch * f * sizeof(double));

@@ -243,13 +243,16 @@ uint64_t mem_pool_empty_cache(struct mem_pool *p) {
     return released;
 }
 
-/* Raw-allocate with one retry after dropping the cache. */
+/* Raw-allocate with one retry after dropping the cache when the device is full; any other
+ * error is the raw allocator's own and is passed on as it is (no cache would cure it). */
 static int mem_pool_raw_alloc(struct mem_pool *p, size_t bytes, void **base) {
-    if (p->ops->alloc(p->ctx, bytes, base) == 0)
-        return 0;
+    int rc = p->ops->alloc(p->ctx, bytes, base);
+    if (rc != -ENOMEM)
+        return rc < 0 ? rc : 0;
     p->st.n_oom_retries++;
     mem_pool_empty_cache(p);
-    return p->ops->alloc(p->ctx, bytes, base) == 0 ? 0 : -ENOMEM;
+    rc = p->ops->alloc(p->ctx, bytes, base);
+    return rc < 0 ? rc : 0;
 }
 
 /* New segment for a request of size; returns its single (free, unlisted) block. */
@@ -259,9 +262,10 @@ static int mem_pool_grow(struct mem_pool *p, size_t size, bool small, struct mem
     void *base;
     if (!s)
         return -ENOMEM;
-    if (mem_pool_raw_alloc(p, bytes, &base) < 0) {
+    int rc = mem_pool_raw_alloc(p, bytes, &base);
+    if (rc < 0) {
         free(s);
-        return -ENOMEM;
+        return rc;
     }
     struct mem_pool_block *b = mem_pool_block_get(p);
     *b = (struct mem_pool_block){.ptr = base, .size_bytes = bytes, .seg = s};
@@ -356,9 +360,12 @@ int mem_pool_alloc(struct mem_pool *p, size_t bytes, void **out) {
     if ((b = mem_pool_best_fit(p, fs, size)) != NULL) {
         mem_pool_fs_remove(fs, b);
         p->st.n_cache_hits++;
-    } else if (mem_pool_grow(p, size, small, &b) < 0) {
-        p->st.n_oom++;
-        return -ENOMEM;
+    } else {
+        int rc = mem_pool_grow(p, size, small, &b);
+        if (rc < 0) {
+            p->st.n_oom += rc == -ENOMEM;
+            return rc;
+        }
     }
     mem_pool_split(p, fs, b, size);
     b->allocated = true;

@@ -66,7 +66,8 @@ int mem_pool_create(struct mem_pool **out, const struct mem_conf *conf,
 void mem_pool_destroy(struct mem_pool *p);
 
 /* Allocate bytes (> 0). Best fit in the matching pool, else a new segment; on raw OOM, free
- * the cached segments and retry once (counted as an OOM retry). 0 and *out set, or -ENOMEM. */
+ * the cached segments and retry once (counted as an OOM retry). 0 and *out set, -ENOMEM, or
+ * the raw allocator's own error when it fails otherwise (not counted as an OOM). */
 int mem_pool_alloc(struct mem_pool *p, size_t bytes, void **out);
 /* Return a block to the cache, coalescing with free neighbours. NULL is a no-op.
  * A pointer that is not a live block returns -EINVAL (and changes nothing). */

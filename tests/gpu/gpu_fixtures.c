@@ -73,8 +73,8 @@ static bool tg_no_device(const char *err) {
            strstr(err, "no HIP device") != NULL;
 }
 
-static struct compute *tg_open(const char *name, struct trace *trace) {
-    struct compute_conf conf = {.device = 0, .threads = 1, .trace = trace};
+static struct compute *tg_open(const char *name, struct trace *trace, int device) {
+    struct compute_conf conf = {.device = device, .threads = 1, .trace = trace};
     mem_conf_default(&conf.alloc);
     struct compute *c = NULL;
     char notice[256] = "", err[1024] = "";
@@ -91,15 +91,19 @@ static struct compute *tg_open(const char *name, struct trace *trace) {
     return c;
 }
 
-struct compute *tg_open_hip(struct trace *trace) {
+struct compute *tg_open_hip_device(struct trace *trace, int device) {
     tg_lock();
-    struct compute *c = tg_open("hip", trace);
+    struct compute *c = tg_open("hip", trace, device);
     cr_assert_str_eq(c->ops->name, "hip");
     return c;
 }
 
+struct compute *tg_open_hip(struct trace *trace) {
+    return tg_open_hip_device(trace, 0);
+}
+
 struct compute *tg_open_cpu(void) {
-    return tg_open("cpu", NULL);
+    return tg_open("cpu", NULL, 0);
 }
 
 double tg_uniform_f32(uint64_t *state, double lo, double hi) {

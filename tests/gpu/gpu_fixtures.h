@@ -43,6 +43,8 @@ void tg_data_fini(struct tg_data *d);
  * backend's message, or skips it when there is no device (a failure too when
  * RINGSIDE_GPU_TESTS_REQUIRE_DEVICE is 1). */
 struct compute *tg_open_hip(struct trace *trace);
+/* The same on another device (an index the machine has). */
+struct compute *tg_open_hip_device(struct trace *trace, int device);
 /* The reference backend, single-threaded so its sums are in one fixed order. */
 struct compute *tg_open_cpu(void);
 

@@ -1,7 +1,8 @@
 /* The HIP backend on a real device against the CPU reference: VPOC through the compute
  * interface and the batched kernel (exact), MLP gradients, losses and training (fp32 against
  * fp64, to tolerance), the caching allocator on device memory, the hang kernel, traced
- * synchronizes and the memory probe. Without a device every test is skipped with the
+ * synchronizes, the memory probe, and a second device driven from a thread other than the one
+ * that opened it. Without a device every test is skipped with the
  * backend's message; RINGSIDE_GPU_TESTS_REQUIRE_DEVICE=1 (as on a GPU machine) makes that a
  * failure. */
 #include "backend/compute/compute.h"
@@ -18,6 +19,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -962,4 +964,169 @@ Test(gpu, mem_probe_finds_a_block_and_frees_it) {
     mem_pool_stats(c->pool, &st);
     cr_assert_eq(st.reserved_bytes, 0, "the probe went through the pool");
     compute_close(c);
+}
+
+/* ---- 9. the last device, driven from another thread ---- */
+
+/* The runtime's current device is per host thread and a new thread starts on device 0: the
+ * backend opened on device N by one thread must still run everything there when another
+ * thread (the engine's training thread) drives it. The thread records what happened; the
+ * test's thread asserts. */
+#define TG_FAR_ROWS 200
+
+struct tg_far {
+    struct compute *c;
+    const struct tg_data *d;
+    size_t session;
+    struct vpoc_params p;
+    const struct mlp_arch *arch;
+    const double *params, *x, *y;
+    /* out */
+    struct vpoc_result vpoc;
+    int vpoc_rc;
+    char vpoc_err[512];
+    double loss, *grad, *after; /* after: the parameters after one Adam step */
+    int mlp_rc;
+    char mlp_err[512];
+    int fault_rc; /* the session again behind an injected illegal address */
+    char fault_err[512];
+    int clean_rc; /* the sync after that */
+};
+
+/* rc with what failed and the backend's text for it, into f->mlp_err. */
+static int tg_far_fail(struct tg_far *f, int rc, const char *what) {
+    if (rc != 0 && !f->mlp_err[0])
+        snprintf(f->mlp_err, sizeof(f->mlp_err), "%s: %s", what, f->c->ops->strerror(rc));
+    return rc;
+}
+
+/* One training step of f's model: forward, loss, backward, gradients back, Adam, parameters
+ * back, one sync. */
+static int tg_far_mlp(struct tg_far *f) {
+    struct compute *c = f->c;
+    const struct compute_ops *ops = c->ops;
+    size_t eb = ops->elem_bytes, nx = TG_FAR_ROWS * (size_t)f->arch->n_in;
+    struct compute_mlp_init init = {.arch = *f->arch, .params = f->params, .max_rows = TG_FAR_ROWS};
+    mlp_adam_conf_default(&init.adam);
+    struct compute_mlp *m = NULL;
+    void *x = NULL, *y = NULL;
+    int rc = compute_alloc(c, nx * eb, &x, f->mlp_err, sizeof(f->mlp_err));
+    rc = rc ? rc : compute_alloc(c, TG_FAR_ROWS * eb, &y, f->mlp_err, sizeof(f->mlp_err));
+    rc = rc ? rc : tg_far_fail(f, ops->mlp_create(c, &init, &m), "mlp_create");
+    rc = rc ? rc : tg_far_fail(f, ops->upload_f64(c, x, f->x, nx), "upload x");
+    rc = rc ? rc : tg_far_fail(f, ops->upload_f64(c, y, f->y, TG_FAR_ROWS), "upload y");
+    rc = rc ? rc : tg_far_fail(f, ops->mlp_forward(c, m, x, TG_FAR_ROWS), "forward");
+    rc = rc ? rc : tg_far_fail(f, ops->mlp_loss(c, m, y, TG_FAR_ROWS, &f->loss), "loss");
+    rc = rc ? rc : tg_far_fail(f, ops->mlp_backward(c, m, x, y, TG_FAR_ROWS), "backward");
+    rc = rc ? rc : tg_far_fail(f, ops->mlp_read_grad(c, m, f->grad), "read gradients");
+    rc = rc ? rc : tg_far_fail(f, ops->mlp_optimizer(c, m), "optimizer");
+    rc = rc ? rc : tg_far_fail(f, ops->mlp_read(c, m, f->after, NULL, NULL, NULL), "read");
+    int src = compute_sync(c, SYNC_OP_STREAM);
+    rc = rc ? rc : tg_far_fail(f, src, "sync");
+    if (m)
+        ops->mlp_destroy(c, m);
+    compute_free(c, x);
+    compute_free(c, y);
+    return rc;
+}
+
+static void *tg_far_thread(void *arg) {
+    struct tg_far *f = arg;
+    const struct data_session *s = &f->d->ss.s[f->session];
+    const struct vpoc_bar *bars = f->d->bars + s->first;
+    f->vpoc_rc = compute_vpoc_session(f->c, bars, s->n, &f->p, 500, &f->vpoc, NULL, NULL,
+                                      f->vpoc_err, sizeof(f->vpoc_err));
+    f->mlp_rc = tg_far_mlp(f);
+    struct vpoc_result r;
+    f->c->ops->inject_error(f->c, TRACE_ERR_ILLEGAL_ADDRESS);
+    f->fault_rc = compute_vpoc_session(f->c, bars, s->n, &f->p, 500, &r, NULL, NULL, f->fault_err,
+                                       sizeof(f->fault_err));
+    f->clean_rc = compute_sync(f->c, SYNC_OP_STREAM);
+    return NULL;
+}
+
+Test(gpu, last_device_from_another_thread) {
+    int n = 0, e = rs_gpu_device_count(&n);
+    if (e != 0 || n < 2)
+        cr_skip_test("needs two or more HIP devices; this machine has %d (%s)", n,
+                     e ? rs_gpu_err_name(e) : "no error");
+    struct tg_data d;
+    tg_data_make(&d, 5, 909);
+    struct mlp_arch a = tg_arch(32, 16, MLP_ACT_SILU, MLP_LOSS_MSE);
+    size_t np = mlp_param_count(&a);
+    double *params = tg_params(&a, 21), *x, *y;
+    tg_samples(&a, TG_FAR_ROWS, 22, &x, &y);
+    struct compute *g = tg_open_hip_device(NULL, n - 1), *c = tg_open_cpu();
+    cr_log_info("device %d of %d: %s (%s)", n - 1, n, g->info.name, g->info.pci);
+
+    struct tg_far f = {.c = g,
+                       .d = &d,
+                       .session = 1,
+                       .p = {VPOC_RANGE, TG_TICK, TG_VALUE_AREA},
+                       .arch = &a,
+                       .params = params,
+                       .x = x,
+                       .y = y,
+                       .loss = NAN,
+                       .grad = calloc(np, sizeof(double)),
+                       .after = calloc(np, sizeof(double))};
+    cr_assert(f.grad && f.after);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, tg_far_thread, &f), 0);
+    cr_assert_eq(pthread_join(th, NULL), 0);
+
+    const struct data_session *s = &d.ss.s[f.session];
+    cr_assert(f.vpoc_rc == 0 || f.vpoc_err[0], "VPOC failed (%d) without saying why", f.vpoc_rc);
+    cr_assert_eq(f.vpoc_rc, 0, "VPOC on device %d from another thread: %s", n - 1, f.vpoc_err);
+    struct vpoc_result want;
+    cr_assert_eq(vpoc_session(d.bars + s->first, s->n, &f.p, &want), 0);
+    tg_vpoc_expect(&f.vpoc, &want, "VPOC on the last device from another thread");
+
+    cr_assert(f.mlp_rc == 0 || f.mlp_err[0], "the MLP step failed (%d) without saying why",
+              f.mlp_rc);
+    cr_assert_eq(f.mlp_rc, 0, "MLP step on device %d from another thread: %s", n - 1, f.mlp_err);
+    /* the same step's loss and gradients on the reference */
+    struct mlp_adam_conf adam;
+    mlp_adam_conf_default(&adam);
+    struct tg_model mc;
+    double lc = NAN, *gc = malloc(np * sizeof(*gc));
+    cr_assert_not_null(gc);
+    tg_model_open(&mc, c, &a, &adam, params, x, y, TG_FAR_ROWS, TG_FAR_ROWS);
+    tg_model_grad(&mc, 0, TG_FAR_ROWS, a.n_in, &lc, gc);
+    cr_assert(isfinite(lc) && lc > 0, "CPU reference loss %g", lc);
+    cr_assert_leq(fabs(f.loss - lc), TG_LOSS_REL_TOL * fabs(lc), "loss %.9g, CPU %.9g", f.loss, lc);
+    double d2 = 0, r2 = 0;
+    tg_norm2_add(f.grad, gc, np, &d2, &r2);
+    cr_assert_lt(tg_rel(d2, r2), TG_GRAD_REL_TOL, "gradient rel error %.3g", tg_rel(d2, r2));
+    /* Adam's first step moves each parameter by at most about lr */
+    size_t moved = 0;
+    for (size_t i = 0; i < np; i++) {
+        double dp = fabs(f.after[i] - params[i]);
+        cr_assert(isfinite(f.after[i]) && dp <= 1.5 * adam.lr, "parameter %zu: %g -> %g", i,
+                  params[i], f.after[i]);
+        moved += dp > 0;
+    }
+    cr_assert_gt(moved, np / 2, "the step moved %zu of %zu parameters", moved, np);
+
+    /* a runtime error on that thread is reported with the runtime's name and text */
+    cr_assert_lt(f.fault_rc, 0, "the injected error was not reported");
+    cr_log_info("last device, other thread: injected illegal address -> %s", f.fault_err);
+    cr_assert(strstr(f.fault_err, "IllegalAddress") && strstr(f.fault_err, "illegal memory access"),
+              "the runtime's name and text: '%s'", f.fault_err);
+    cr_assert_eq(f.clean_rc, 0, "the error was reported once: %s", g->ops->strerror(f.clean_rc));
+
+    struct mem_stats st;
+    mem_pool_stats(g->pool, &st);
+    cr_assert_eq(st.allocated_bytes, 0, "%llu bytes still allocated",
+                 (unsigned long long)st.allocated_bytes);
+    tg_model_close(&mc);
+    compute_close(g);
+    compute_close(c);
+    free(gc);
+    free(f.grad);
+    free(f.after);
+    free(params);
+    free(x);
+    free(y);
+    tg_data_fini(&d);
 }

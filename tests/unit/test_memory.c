@@ -18,6 +18,7 @@
 struct fake_raw {
     size_t budget_bytes, in_use_bytes;
     int fail_next; /* fail this many upcoming allocations */
+    int fail_rc;   /* with this error (0: -ENOMEM) */
     unsigned n_alloc, n_free, n_fail;
     size_t n_live;
     struct {
@@ -31,7 +32,7 @@ static int fake_alloc(void *ctx, size_t bytes, void **out) {
     if (f->fail_next > 0 || f->in_use_bytes + bytes > f->budget_bytes || f->n_live == FAKE_MAX) {
         f->fail_next -= f->fail_next > 0;
         f->n_fail++;
-        return -ENOMEM;
+        return f->fail_rc ? f->fail_rc : -ENOMEM;
     }
     char *p = malloc(bytes);
     cr_assert_not_null(p);
@@ -385,6 +386,27 @@ Test(memory, final_oom_leaves_stats_unchanged) {
     after.n_oom_retries = before.n_oom_retries;
     after.n_oom = before.n_oom;
     cr_assert_eq(memcmp(&before, &after, sizeof(before)), 0);
+    check_ok(p);
+    pool_done(p, f);
+}
+
+/* A raw allocator that fails for another reason than a full device (a runtime error): its own
+ * error comes back as it is, with no retry and no OOM counted, and nothing changes. */
+Test(memory, raw_error_other_than_oom_passes_through) {
+    struct fake_raw *f = fake_new(SIZE_MAX);
+    struct mem_pool *p = pool_new(f, "");
+    mem_pool_free(p, xalloc(p, 12 * MIB)); /* a cached segment a retry would drop */
+    struct mem_stats before = stats_of(p);
+    f->fail_next = 1;
+    f->fail_rc = -EIO;
+    void *ptr = NULL;
+    cr_assert_eq(mem_pool_alloc(p, 30 * MIB, &ptr), -EIO);
+    cr_assert_null(ptr);
+    struct mem_stats after = stats_of(p);
+    cr_assert_eq(f->n_fail, 1, "tried %u times", f->n_fail);
+    cr_assert_eq(memcmp(&before, &after, sizeof(before)), 0, "stats moved (oom %llu, retries %llu)",
+                 (unsigned long long)after.n_oom, (unsigned long long)after.n_oom_retries);
+    xalloc(p, 30 * MIB); /* the next one works */
     check_ok(p);
     pool_done(p, f);
 }

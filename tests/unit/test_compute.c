@@ -1,0 +1,150 @@
+/* Unit tests for what the compute interface says when the backend fails: every failure of a
+ * VPOC session and of a pool allocation carries the backend's text for its error, never an
+ * empty reason. The CPU backend stands in, with one operation made to fail at a time. */
+#include "backend/compute/compute.h"
+#include "backend/memory/mem_conf.h"
+#include "backend/vpoc/vpoc.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TC_BARS  1200
+#define TC_CHUNK 500
+#define TC_STALE "stale text from an earlier failure"
+
+static struct compute *tc_open(void) {
+    struct compute_conf conf = {.device = 0, .threads = 1};
+    mem_conf_default(&conf.alloc);
+    struct compute *c = NULL;
+    char notice[256] = "", err[512] = "";
+    int rc = compute_open("cpu", &conf, &c, notice, sizeof(notice), err, sizeof(err));
+    cr_assert_eq(rc, 0, "cpu backend: %s", err);
+    return c;
+}
+
+/* One session of closes around a level, volumes 1..7. */
+static void tc_bars(struct vpoc_bar *b, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        b[i].close = 4000.0 + (double)(i * 7 % 41) * 0.25;
+        b[i].high = b[i].close + 0.5;
+        b[i].low = b[i].close - 0.5;
+        b[i].volume = 1.0 + (double)(i % 7);
+    }
+}
+
+static int tc_fail_memset0(struct compute *c, void *dst, size_t bytes) {
+    (void)c, (void)dst, (void)bytes;
+    return -EIO;
+}
+
+static int tc_fail_copy(struct compute *c, void *dst, const void *src, size_t bytes) {
+    (void)c, (void)dst, (void)src, (void)bytes;
+    return -EIO;
+}
+
+static int tc_fail_chunk(struct compute *c, const struct compute_vpoc_chunk *a) {
+    (void)c, (void)a;
+    return -EIO;
+}
+
+static int tc_fail_finalize(struct compute *c, const struct compute_vpoc_final *a) {
+    (void)c, (void)a;
+    return -EIO;
+}
+
+static int tc_fail_event(struct compute *c, struct compute_event *e) {
+    (void)c, (void)e;
+    return -EIO;
+}
+
+/* ops with the named operation failing with -EIO. */
+static void tc_break(struct compute_ops *ops, const char *which) {
+    if (strcmp(which, "memset0") == 0)
+        ops->memset0 = tc_fail_memset0;
+    else if (strcmp(which, "copy_h2d") == 0)
+        ops->copy_h2d = tc_fail_copy;
+    else if (strcmp(which, "vpoc_chunk") == 0)
+        ops->vpoc_chunk = tc_fail_chunk;
+    else if (strcmp(which, "vpoc_finalize") == 0)
+        ops->vpoc_finalize = tc_fail_finalize;
+    else if (strcmp(which, "event_record") == 0)
+        ops->event_record = tc_fail_event;
+    else
+        cr_assert_fail("no operation %s", which);
+}
+
+Test(compute, vpoc_session_failures_say_why) {
+    static const char *const which[] = {"memset0", "copy_h2d", "vpoc_chunk", "vpoc_finalize",
+                                        "event_record"};
+    static const char *const said[] = {"profile reset", "copy of chunk 0", "kernel of chunk 0",
+                                       "finalize", "start event"};
+    struct vpoc_bar *bars = malloc(TC_BARS * sizeof(*bars));
+    cr_assert_not_null(bars);
+    tc_bars(bars, TC_BARS);
+    struct vpoc_params p = {VPOC_RANGE, 0.25, 0.70};
+    struct compute_event ev[TC_BARS / TC_CHUNK + 2];
+    for (size_t k = 0; k < sizeof(which) / sizeof(which[0]); k++) {
+        struct compute *c = tc_open();
+        struct compute_ops ops = *c->ops;
+        const struct compute_ops *real = c->ops;
+        tc_break(&ops, which[k]);
+        c->ops = &ops;
+        struct vpoc_result r;
+        char err[512] = TC_STALE;
+        int rc =
+            compute_vpoc_session(c, bars, TC_BARS, &p, TC_CHUNK, &r, ev, NULL, err, sizeof(err));
+        cr_assert_eq(rc, -EIO, "%s failing: rc %d", which[k], rc);
+        cr_assert(strstr(err, said[k]) && strstr(err, "cpu") && strstr(err, strerror(EIO)),
+                  "%s failing: '%s'", which[k], err);
+        cr_assert_null(strstr(err, TC_STALE), "%s failing: '%s'", which[k], err);
+        struct mem_stats st;
+        mem_pool_stats(c->pool, &st);
+        cr_assert_eq(st.allocated_bytes, 0, "%s failing: %llu bytes left allocated", which[k],
+                     (unsigned long long)st.allocated_bytes);
+        /* the backend still works once the operation does */
+        c->ops = real;
+        struct vpoc_result want;
+        rc = compute_vpoc_session(c, bars, TC_BARS, &p, TC_CHUNK, &r, ev, NULL, err, sizeof(err));
+        cr_assert_eq(rc, 0, "after %s: %s", which[k], err);
+        cr_assert_eq(vpoc_session(bars, TC_BARS, &p, &want), 0);
+        cr_assert_eq(r.poc_level, want.poc_level);
+        compute_close(c);
+    }
+    free(bars);
+}
+
+static int tc_raw_refuses(void *ctx, size_t bytes, void **out) {
+    (void)ctx, (void)bytes, (void)out;
+    return -EIO;
+}
+
+static int tc_raw_full(void *ctx, size_t bytes, void **out) {
+    (void)ctx, (void)bytes, (void)out;
+    return -ENOMEM;
+}
+
+/* A device that refuses an allocation for another reason than a full device: its reason, not
+ * "out of memory" and the pool's numbers; a full device still gets those. */
+Test(compute, alloc_failure_other_than_oom_says_why) {
+    struct compute *c = tc_open();
+    int (*real)(void *, size_t, void **) = c->raw.alloc;
+    void *p = NULL;
+    char err[512] = TC_STALE;
+    c->raw.alloc = tc_raw_refuses;
+    cr_assert_eq(compute_alloc(c, 4 << 20, &p, err, sizeof(err)), -EIO);
+    cr_assert(strstr(err, "allocating 4194304 bytes on cpu device 0 failed") &&
+                  strstr(err, strerror(EIO)),
+              "'%s'", err);
+    cr_assert_null(strstr(err, "out of memory"), "'%s'", err);
+    c->raw.alloc = tc_raw_full;
+    cr_assert_eq(compute_alloc(c, 4 << 20, &p, err, sizeof(err)), -ENOMEM);
+    cr_assert(strstr(err, "out of memory allocating 4194304 bytes") && strstr(err, "pool:"), "'%s'",
+              err);
+    c->raw.alloc = real;
+    cr_assert_eq(compute_alloc(c, 4 << 20, &p, err, sizeof(err)), 0, "%s", err);
+    compute_free(c, p);
+    compute_close(c);
+}
