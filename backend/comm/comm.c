@@ -12,9 +12,11 @@
 #include <string.h>
 
 extern const struct comm_ops comm_cpu_ops;
+extern const struct comm_ops comm_nccl_ops;
 
 const struct comm_ops *const comm_table[] = {
     &comm_cpu_ops,
+    &comm_nccl_ops,
     NULL,
 };
 
@@ -32,7 +34,7 @@ int comm_open(const char *name, const struct comm_conf *conf, struct comm **out,
         if (strcmp(comm_table[i]->name, name) == 0)
             ops = comm_table[i];
     if (!ops)
-        return errbuf_set(err, errlen, -ENOENT, "unknown communicator '%s' (cpu)", name);
+        return errbuf_set(err, errlen, -ENOENT, "unknown communicator '%s' (cpu, nccl)", name);
     if (conf->n_ranks < 1 || conf->n_ranks > COMM_MAX_RANKS)
         return errbuf_set(err, errlen, -EINVAL, "%u ranks: a group has 1 to %d", conf->n_ranks,
                           COMM_MAX_RANKS);

@@ -37,7 +37,8 @@ enum comm_red {
 
 struct comm_conf {
     unsigned n_ranks; /* 1..COMM_MAX_RANKS */
-    const char *lib;  /* a library an implementation loads (unused by cpu) */
+    const char *lib;  /* nccl: the library to load; NULL: the platform's (libnccl.so.2 on
+                         NVIDIA, librccl.so.1 on AMD). Unused by cpu. */
 };
 
 /* What one rank is doing, as a watchdog reads it. */
