@@ -32,5 +32,17 @@ int thread_case_kmsg_inject_stop(char *why, size_t whylen);
 int thread_case_agent_log_followers(char *why, size_t whylen);
 int thread_case_agent_http_streams(char *why, size_t whylen);
 int thread_case_remote_attach(char *why, size_t whylen);
+int thread_case_comm_allreduce(char *why, size_t whylen);
+int thread_case_comm_rounds(char *why, size_t whylen);
+int thread_case_comm_init_missing(char *why, size_t whylen);
+int thread_case_comm_stuck_abort(char *why, size_t whylen);
+int thread_case_comm_destroy_timeout(char *why, size_t whylen);
+int thread_case_comm_mismatch(char *why, size_t whylen);
+int thread_case_comm_nccl_group(char *why, size_t whylen);
+int thread_case_comm_nccl_init_missing(char *why, size_t whylen);
+int thread_case_comm_nccl_destroy_timeout(char *why, size_t whylen);
+int thread_case_comm_nccl_abort(char *why, size_t whylen);
+int thread_case_comm_nccl_abort_idle(char *why, size_t whylen);
+int thread_case_comm_nccl_init_error(char *why, size_t whylen);
 
 #endif
