@@ -122,7 +122,8 @@ struct trace_watch *run_watch(struct run *r);
 uint64_t run_dropped(struct run *r);
 
 /* The dashboard's view of this live run (source.h): draining, snapshots and keys go through
- * the run. 0 or -ENOMEM; destroy with src->ops->destroy(src) before run_destroy. */
+ * the run. 0, -EINVAL for a run without a loop, or -ENOMEM; destroy with
+ * src->ops->destroy(src) before run_destroy. */
 int run_source(struct run *r, struct source **out);
 
 /* Stop every thread and free everything (NULL is a no-op). */

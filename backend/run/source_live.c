@@ -9,20 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct source_live {
-    struct run *run;
-};
-
 static int source_live_wake_fd(struct source *s) {
-    return run_wake_fd(((struct source_live *)s->priv)->run);
+    return run_wake_fd((struct run *)s->priv);
 }
 
 static size_t source_live_drain(struct source *s, struct ev *out, size_t max) {
-    return run_drain(((struct source_live *)s->priv)->run, out, max);
+    return run_drain((struct run *)s->priv, out, max);
 }
 
 static const struct engine_snap *source_live_snap(struct source *s) {
-    struct run *r = ((struct source_live *)s->priv)->run;
+    struct run *r = s->priv;
     return run_snap(r, run_device(r));
 }
 
@@ -32,7 +28,7 @@ static uint64_t source_live_now(struct source *s) {
 }
 
 static bool source_live_action(struct source *s, enum source_action act, char *msg, size_t msglen) {
-    struct run *r = ((struct source_live *)s->priv)->run;
+    struct run *r = s->priv;
     msg[0] = '\0';
     switch (act) {
     case SOURCE_PAUSE_TOGGLE: {
@@ -60,15 +56,15 @@ static bool source_live_action(struct source *s, enum source_action act, char *m
 }
 
 static void source_live_stop(struct source *s) {
-    run_stop(((struct source_live *)s->priv)->run);
+    run_stop((struct run *)s->priv);
 }
 
 static bool source_live_inflight(struct source *s, unsigned dev, struct trace_inflight *out) {
-    return run_inflight(((struct source_live *)s->priv)->run, dev, out);
+    return run_inflight((struct run *)s->priv, dev, out);
 }
 
 static bool source_live_done(struct source *s) {
-    return run_done(((struct source_live *)s->priv)->run);
+    return run_done((struct run *)s->priv);
 }
 
 static const char *source_live_status(struct source *s) {
@@ -77,10 +73,7 @@ static const char *source_live_status(struct source *s) {
 }
 
 static void source_live_destroy(struct source *s) {
-    if (!s)
-        return;
-    free(s->priv);
-    free(s);
+    free(s); /* the run is its owner's */
 }
 
 static const struct source_ops source_live_ops = {
@@ -98,16 +91,13 @@ static const struct source_ops source_live_ops = {
 };
 
 int run_source(struct run *r, struct source **out) {
+    if (!run_engine(r))
+        return -EINVAL;
     struct source *s = calloc(1, sizeof(*s));
-    struct source_live *l = calloc(1, sizeof(*l));
-    if (!s || !l || !run_engine(r)) {
-        free(s);
-        free(l);
-        return !run_engine(r) ? -EINVAL : -ENOMEM;
-    }
-    l->run = r;
+    if (!s)
+        return -ENOMEM;
     s->ops = &source_live_ops;
-    s->priv = l;
+    s->priv = r;
     run_info(r, &s->run);
     *out = s;
     return 0;
