@@ -426,6 +426,33 @@ Test(core, json_num_is_the_shortest_text) {
     cr_assert_str_eq(core_num(4704.75, JSON_OUT_INT), "4704.75");
 }
 
+/* Over many doubles of every magnitude: no fewer significant digits than the text has would
+ * read back (a plain scan from one digit up, here), and the text reads back. */
+Test(core, json_num_has_the_fewest_digits_that_read_back) {
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 20000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        double v = ldexp((double)(x >> 11) / 9007199254740992.0, (int)(x % 200) - 100);
+        if (i % 3 == 0)
+            v = (double)(x % 100000) / 1000.0 + 0.001; /* short decimals, as losses look */
+        if (v == trunc(v))
+            continue; /* written without an exponent: json_num_whole_numbers */
+        char t[JSON_OUT_NUM_MAX], u[JSON_OUT_NUM_MAX];
+        json_out_num(t, sizeof(t), v, JSON_OUT_POINT);
+        cr_assert_eq(strtod(t, NULL), v, "%a wrote '%s'", v, t);
+        int fewest = 17;
+        for (int p = 1; p <= 17; p++) {
+            snprintf(u, sizeof(u), "%.*g", p, v);
+            if (strtod(u, NULL) == v) {
+                fewest = p;
+                break;
+            }
+        }
+        snprintf(u, sizeof(u), "%.*g", fewest, v);
+        cr_assert_str_eq(t, u, "%a: '%s', but %d digits read back", v, t, fewest);
+    }
+}
+
 Test(core, json_num_whole_numbers) {
     cr_assert_str_eq(core_num(30, JSON_OUT_POINT), "30.0");
     cr_assert_str_eq(core_num(30, JSON_OUT_INT), "30");
