@@ -180,8 +180,9 @@ void comm_hist(struct comm *c, unsigned rank, enum comm_op op, struct trace_hist
 /* ---- one call: checks, publication, the implementation, the record ---- */
 
 struct comm_args {
-    float *buf;
+    void *buf;
     size_t count;
+    enum comm_dtype dt;
     enum comm_red red;
     void *stream;
 };
@@ -201,6 +202,9 @@ static int comm_check_args(const struct comm *c, unsigned rank, enum comm_op op,
                           comm_op_name(op), rank, c->n_ranks);
     if (op == COMM_OP_ALLREDUCE && (!a->buf && a->count > 0))
         return errbuf_set(err, errlen, -EINVAL, "allreduce on rank %u: no buffer", rank);
+    if (op == COMM_OP_ALLREDUCE && a->dt != COMM_F32 && a->dt != COMM_F64)
+        return errbuf_set(err, errlen, -EINVAL, "allreduce on rank %u: unknown element type %d",
+                          rank, (int)a->dt);
     if (op == COMM_OP_ALLREDUCE && a->red != COMM_RED_SUM && a->red != COMM_RED_MEAN)
         return errbuf_set(err, errlen, -EINVAL, "allreduce on rank %u: unknown reduction %d", rank,
                           (int)a->red);
@@ -258,8 +262,8 @@ static int comm_dispatch(struct comm *c, unsigned rank, enum comm_op op, const s
     case COMM_OP_INIT:
         return c->ops->init(c, rank, a->stream, deadline_ns, err, errlen);
     case COMM_OP_ALLREDUCE:
-        return c->ops->allreduce(c, rank, a->buf, a->count, a->red, a->stream, deadline_ns, err,
-                                 errlen);
+        return c->ops->allreduce(c, rank, a->buf, a->count, a->dt, a->red, a->stream, deadline_ns,
+                                 err, errlen);
     case COMM_OP_BARRIER:
         return c->ops->barrier(c, rank, deadline_ns, err, errlen);
     case COMM_OP_DESTROY:
@@ -299,7 +303,7 @@ static int comm_call(struct comm *c, unsigned rank, enum comm_op op, const struc
         comm_fail(c, rc, "%s failed on rank %u: %s", comm_op_name(op), rank, why);
         rc = comm_failure(c, why, sizeof(why));
     }
-    uint64_t bytes = op == COMM_OP_ALLREDUCE ? (uint64_t)a->count * sizeof(float) : 0;
+    uint64_t bytes = op == COMM_OP_ALLREDUCE ? (uint64_t)(a->count * comm_dtype_bytes(a->dt)) : 0;
     comm_leave(c, rank, op, rc, bytes, t0);
     if (comm_failed(c) && c->ops->abort)
         c->ops->abort(c);
@@ -314,9 +318,13 @@ int comm_init(struct comm *c, unsigned rank, void *stream, uint64_t timeout_ns, 
     return comm_call(c, rank, COMM_OP_INIT, &a, timeout_ns, err, errlen);
 }
 
-int comm_allreduce(struct comm *c, unsigned rank, float *buf, size_t count, enum comm_red red,
-                   void *stream, uint64_t timeout_ns, char *err, size_t errlen) {
-    struct comm_args a = {.buf = buf, .count = count, .red = red, .stream = stream};
+size_t comm_dtype_bytes(enum comm_dtype dt) {
+    return dt == COMM_F64 ? sizeof(double) : sizeof(float);
+}
+
+int comm_allreduce(struct comm *c, unsigned rank, void *buf, size_t count, enum comm_dtype dt,
+                   enum comm_red red, void *stream, uint64_t timeout_ns, char *err, size_t errlen) {
+    struct comm_args a = {.buf = buf, .count = count, .dt = dt, .red = red, .stream = stream};
     return comm_call(c, rank, COMM_OP_ALLREDUCE, &a, timeout_ns, err, errlen);
 }
 

@@ -30,9 +30,19 @@ enum comm_op {
     COMM_OP_COUNT
 };
 
+/* Element types an all-reduce takes. */
+enum comm_dtype {
+    COMM_F32, /* float */
+    COMM_F64, /* double */
+};
+
+/* Bytes of one element of dt. */
+size_t comm_dtype_bytes(enum comm_dtype dt);
+
 enum comm_red {
     COMM_RED_SUM,
-    COMM_RED_MEAN, /* cpu: the sum divided by the number of ranks (in float); nccl: ncclAvg */
+    COMM_RED_MEAN, /* cpu: the sum divided by the number of ranks (in the element type);
+                      nccl: ncclAvg */
 };
 
 struct comm_conf {
@@ -90,13 +100,14 @@ struct comm_ops {
      * rank's device); cpu ignores it. */
     int (*init)(struct comm *c, unsigned rank, void *stream, uint64_t deadline_ns, char *err,
                 size_t errlen);
-    /* Reduce count floats of buf in place across the ranks, every rank's count and red the
-     * same. cpu: done on return, bitwise the same on every rank. nccl: enqueued on stream
-     * (NULL: the one given to init); buf is device memory, valid after the caller
+    /* Reduce count elements of type dt of buf in place across the ranks, every rank's count,
+     * dt and red the same. cpu: done on return, bitwise the same on every rank. nccl: enqueued on
+     * stream (NULL: the one given to init); buf is device memory, valid after the caller
      * synchronizes the stream. NCCL connects the ranks at their first collective, so the
      * first all-reduce returns only once every rank has enqueued it (or by the deadline). */
-    int (*allreduce)(struct comm *c, unsigned rank, float *buf, size_t count, enum comm_red red,
-                     void *stream, uint64_t deadline_ns, char *err, size_t errlen);
+    int (*allreduce)(struct comm *c, unsigned rank, void *buf, size_t count, enum comm_dtype dt,
+                     enum comm_red red, void *stream, uint64_t deadline_ns, char *err,
+                     size_t errlen);
     /* Return once every rank's thread has reached the barrier. */
     int (*barrier)(struct comm *c, unsigned rank, uint64_t deadline_ns, char *err, size_t errlen);
     /* Leave the group in order (waiting for the other ranks where the implementation needs
@@ -134,8 +145,8 @@ const char *comm_name(const struct comm *c);
  * the call, the rank and, for timeouts and aborts, who was waiting for whom. */
 int comm_init(struct comm *c, unsigned rank, void *stream, uint64_t timeout_ns, char *err,
               size_t errlen);
-int comm_allreduce(struct comm *c, unsigned rank, float *buf, size_t count, enum comm_red red,
-                   void *stream, uint64_t timeout_ns, char *err, size_t errlen);
+int comm_allreduce(struct comm *c, unsigned rank, void *buf, size_t count, enum comm_dtype dt,
+                   enum comm_red red, void *stream, uint64_t timeout_ns, char *err, size_t errlen);
 int comm_barrier(struct comm *c, unsigned rank, uint64_t timeout_ns, char *err, size_t errlen);
 /* Leave the group. Past timeout_ns the group is aborted (every rank's communicator) and this
  * returns -ETIMEDOUT; in a group that already failed it releases the rank and returns 0. */

@@ -1,6 +1,6 @@
 /* The CPU communicator: the ranks' threads reduce through shared memory, every collective a
  * host rendezvous. The all-reduce is deterministic: each rank adds the buffers in rank order,
- * so every rank gets bitwise the same floats, the same a single thread adding them in rank order
+ * so every rank gets bitwise the same numbers, the same a single thread adding them in rank order
  * would get. */
 #include "backend/comm/comm_internal.h"
 #include "backend/core/errbuf.h"
@@ -10,9 +10,9 @@
 #include <string.h>
 
 struct comm_cpu_rank {
-    float *buf;     /* the rank's buffer in the all-reduce under way: read by every rank */
-    float *scratch; /* its private sum, copied into buf once every rank has read */
-    size_t cap;     /* floats scratch holds */
+    void *buf;     /* the rank's buffer in the all-reduce under way: read by every rank */
+    void *scratch; /* its private sum, copied into buf once every rank has read */
+    size_t cap;    /* bytes scratch holds */
 };
 
 struct comm_cpu {
@@ -64,27 +64,30 @@ static int comm_cpu_destroy(struct comm *c, unsigned rank, uint64_t deadline_ns,
 
 /* out = buf[0] + buf[1] + ... in rank order, element by element (each element's additions in
  * the same order whichever rank computes it), then / n for the mean. */
-static void comm_cpu_sum(const struct comm_cpu *s, unsigned n, size_t count, enum comm_red red,
-                         float *out) {
-    memcpy(out, s->rank[0].buf, count * sizeof(float));
-    for (unsigned r = 1; r < n; r++) {
-        const float *b = s->rank[r].buf;
-        for (size_t i = 0; i < count; i++)
-            out[i] += b[i];
+#define COMM_CPU_SUM(T)                                                                            \
+    static void comm_cpu_sum_##T(const struct comm_cpu *s, unsigned n, size_t count,               \
+                                 enum comm_red red, T *out) {                                      \
+        memcpy(out, s->rank[0].buf, count * sizeof(T));                                            \
+        for (unsigned r = 1; r < n; r++) {                                                         \
+            const T *b = s->rank[r].buf;                                                           \
+            for (size_t i = 0; i < count; i++)                                                     \
+                out[i] += b[i];                                                                    \
+        }                                                                                          \
+        if (red == COMM_RED_MEAN)                                                                  \
+            for (size_t i = 0; i < count; i++)                                                     \
+                out[i] /= (T)n;                                                                    \
     }
-    if (red == COMM_RED_MEAN)
-        for (size_t i = 0; i < count; i++)
-            out[i] /= (float)n;
-}
+COMM_CPU_SUM(float)
+COMM_CPU_SUM(double)
 
-static int comm_cpu_reserve(struct comm_cpu_rank *me, size_t count, char *err, size_t errlen) {
-    if (count <= me->cap)
+static int comm_cpu_reserve(struct comm_cpu_rank *me, size_t bytes, char *err, size_t errlen) {
+    if (bytes <= me->cap)
         return 0;
-    float *p = realloc(me->scratch, count * sizeof(float));
+    void *p = realloc(me->scratch, bytes);
     if (!p)
-        return errbuf_set(err, errlen, -ENOMEM, "no memory for %zu floats", count);
+        return errbuf_set(err, errlen, -ENOMEM, "no memory for %zu bytes", bytes);
     me->scratch = p;
-    me->cap = count;
+    me->cap = bytes;
     return 0;
 }
 
@@ -92,25 +95,28 @@ static int comm_cpu_reserve(struct comm_cpu_rank *me, size_t count, char *err, s
  * every rank has read them all, so each may overwrite its own. The second round is held
  * whatever the deadline or an abort: every rank is past the first and only computing, and a
  * rank that left early would hand its buffer back while others still read it. */
-static int comm_cpu_allreduce(struct comm *c, unsigned rank, float *buf, size_t count,
-                              enum comm_red red, void *stream, uint64_t deadline_ns, char *err,
-                              size_t errlen) {
+static int comm_cpu_allreduce(struct comm *c, unsigned rank, void *buf, size_t count,
+                              enum comm_dtype dt, enum comm_red red, void *stream,
+                              uint64_t deadline_ns, char *err, size_t errlen) {
     (void)stream;
     struct comm_cpu *s = c->priv;
     struct comm_cpu_rank *me = &s->rank[rank];
-    int rc = comm_cpu_reserve(me, count, err, errlen);
+    size_t bytes = count * comm_dtype_bytes(dt);
+    int rc = comm_cpu_reserve(me, bytes, err, errlen);
     if (rc != 0)
         return rc;
     me->buf = buf;
-    uint64_t arg = ((uint64_t)count << 1) | (uint64_t)red;
+    uint64_t arg = comm_rdv_arg(count, dt, red);
     rc = comm_rdv_wait(c, &s->rdv, rank, COMM_OP_ALLREDUCE, arg, deadline_ns, false, err, errlen);
     if (rc != 0)
         return rc;
-    if (count > 0)
-        comm_cpu_sum(s, c->n_ranks, count, red, me->scratch);
+    if (count > 0 && dt == COMM_F64)
+        comm_cpu_sum_double(s, c->n_ranks, count, red, me->scratch);
+    else if (count > 0)
+        comm_cpu_sum_float(s, c->n_ranks, count, red, me->scratch);
     comm_rdv_wait(c, &s->rdv, rank, COMM_OP_ALLREDUCE, arg, UINT64_MAX, true, err, errlen);
     if (count > 0)
-        memcpy(buf, me->scratch, count * sizeof(float));
+        memcpy(buf, me->scratch, bytes);
     return 0;
 }
 

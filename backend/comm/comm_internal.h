@@ -74,6 +74,8 @@ int comm_rdv_wait(struct comm *c, struct comm_rdv *r, unsigned rank, enum comm_o
 
 /* Wake every waiter so it looks at the group's state (after comm_fail). */
 void comm_rdv_wake(struct comm_rdv *r);
+/* The arg of an all-reduce's rendezvous: ranks must agree on all three. */
+uint64_t comm_rdv_arg(size_t count, enum comm_dtype dt, enum comm_red red);
 
 /* Condition variables on CLOCK_MONOTONIC, so deadlines are mono_now_ns() times. */
 void comm_cond_init(pthread_cond_t *cv);

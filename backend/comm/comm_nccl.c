@@ -149,9 +149,9 @@ static int comm_nccl_init(struct comm *c, unsigned rank, void *stream, uint64_t 
     return rc;
 }
 
-static int comm_nccl_allreduce(struct comm *c, unsigned rank, float *buf, size_t count,
-                               enum comm_red red, void *stream, uint64_t deadline_ns, char *err,
-                               size_t errlen) {
+static int comm_nccl_allreduce(struct comm *c, unsigned rank, void *buf, size_t count,
+                               enum comm_dtype dt, enum comm_red red, void *stream,
+                               uint64_t deadline_ns, char *err, size_t errlen) {
     struct comm_nccl *s = c->priv;
     struct comm_nccl_rank *me = &s->rank[rank];
     int op = red == COMM_RED_MEAN ? COMM_NCCL_AVG : COMM_NCCL_SUM, rc = 0;
@@ -159,7 +159,8 @@ static int comm_nccl_allreduce(struct comm *c, unsigned rank, float *buf, size_t
     if (!me->h) {
         rc = errbuf_set(err, errlen, -EBADF, "rank %u has no communicator", rank);
     } else {
-        int r = s->fn.all_reduce(buf, buf, count, COMM_NCCL_FLOAT32, op, me->h,
+        int r = s->fn.all_reduce(buf, buf, count,
+                                 dt == COMM_F64 ? COMM_NCCL_FLOAT64 : COMM_NCCL_FLOAT32, op, me->h,
                                  stream ? stream : me->stream);
         if (r == COMM_NCCL_IN_PROGRESS) /* enqueueing, not the reduction: poll until queued */
             rc = comm_nccl_poll(c, s, rank, "ncclAllReduce", deadline_ns, err, errlen);

@@ -24,6 +24,7 @@
 #define COMM_NCCL_TIMEOUT          8 /* newer libraries only */
 
 #define COMM_NCCL_FLOAT32 7 /* ncclDataType_t ncclFloat32 */
+#define COMM_NCCL_FLOAT64 8 /* ncclDataType_t ncclFloat64 */
 #define COMM_NCCL_SUM     0 /* ncclRedOp_t ncclSum */
 #define COMM_NCCL_AVG     4 /* ncclRedOp_t ncclAvg (2.10 and later) */
 

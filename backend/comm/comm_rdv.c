@@ -46,10 +46,15 @@ void comm_rdv_wake(struct comm_rdv *r) {
     pthread_mutex_unlock(&r->mu);
 }
 
+uint64_t comm_rdv_arg(size_t count, enum comm_dtype dt, enum comm_red red) {
+    return ((uint64_t)count << 2) | ((uint64_t)dt << 1) | (uint64_t)red;
+}
+
 /* "allreduce of 8 floats (sum)", "barrier". */
 static void comm_rdv_what(enum comm_op op, uint64_t arg, char *buf, size_t n) {
     if (op == COMM_OP_ALLREDUCE)
-        snprintf(buf, n, "allreduce of %llu floats (%s)", (unsigned long long)(arg >> 1),
+        snprintf(buf, n, "allreduce of %llu %s (%s)", (unsigned long long)(arg >> 2),
+                 (arg >> 1 & 1) == COMM_F64 ? "doubles" : "floats",
                  (arg & 1) == COMM_RED_MEAN ? "mean" : "sum");
     else
         snprintf(buf, n, "%s", comm_op_name(op));

@@ -123,13 +123,13 @@ static float cg_sum_of_two(unsigned i) {
 }
 
 static int cg_reduce(struct cg_rank *r) {
-    int rc = comm_allreduce(r->c, r->rank, r->dev, CG_COUNT, COMM_RED_SUM, NULL, 30 * CG_S, r->err,
-                            sizeof(r->err));
+    int rc = comm_allreduce(r->c, r->rank, r->dev, CG_COUNT, COMM_F32, COMM_RED_SUM, NULL,
+                            30 * CG_S, r->err, sizeof(r->err));
     if (rc == 0)
         rc = cg_expect(r, "sum", cg_sum_of_two);
     if (rc == 0)
-        rc = comm_allreduce(r->c, r->rank, r->dev, CG_COUNT, COMM_RED_MEAN, NULL, 30 * CG_S, r->err,
-                            sizeof(r->err));
+        rc = comm_allreduce(r->c, r->rank, r->dev, CG_COUNT, COMM_F32, COMM_RED_MEAN, NULL,
+                            30 * CG_S, r->err, sizeof(r->err));
     if (rc == 0)
         rc = cg_expect(r, "mean", cg_sum_of_two);
     if (rc == 0)
@@ -142,8 +142,8 @@ static int cg_reduce(struct cg_rank *r) {
 /* One all-reduce together: NCCL connects the ranks at their first collective, whose enqueue
  * stays in progress until every rank has come; after it, an enqueue returns at once. */
 static int cg_connect(struct cg_rank *r) {
-    int rc = comm_allreduce(r->c, r->rank, r->dev, CG_COUNT, COMM_RED_SUM, NULL, 30 * CG_S, r->err,
-                            sizeof(r->err));
+    int rc = comm_allreduce(r->c, r->rank, r->dev, CG_COUNT, COMM_F32, COMM_RED_SUM, NULL,
+                            30 * CG_S, r->err, sizeof(r->err));
     if (rc == 0 && cg_rt.stream_synchronize(r->stream) != 0)
         rc = cg_fail(r, -EIO, "synchronize failed");
     return rc;
@@ -166,8 +166,8 @@ static void *cg_thread(void *arg) {
     else if (r->script == CG_CONNECT)
         r->rc = cg_connect(r);
     else if (r->script == CG_STUCK && (r->rc = cg_connect(r)) == 0) {
-        r->rc = comm_allreduce(r->c, r->rank, r->dev, CG_COUNT, COMM_RED_SUM, NULL, 30 * CG_S,
-                               r->err, sizeof(r->err));
+        r->rc = comm_allreduce(r->c, r->rank, r->dev, CG_COUNT, COMM_F32, COMM_RED_SUM, NULL,
+                               30 * CG_S, r->err, sizeof(r->err));
         if (r->rc == 0) /* queued; the kernel waits for rank 1, which never comes */
             r->sync_rc = cg_rt.stream_synchronize(r->stream);
     }

@@ -72,8 +72,8 @@ static int tcm_reduce_rank(struct tcm_rank *r) {
     memcpy(d->out[r->rank], d->in[r->rank], sizeof(d->out[r->rank]));
     int rc = comm_init(r->c, r->rank, NULL, 10 * TCM_S, r->err, sizeof(r->err));
     if (rc == 0)
-        rc = comm_allreduce(r->c, r->rank, d->out[r->rank], TCM_COUNT, d->red, NULL, 10 * TCM_S,
-                            r->err, sizeof(r->err));
+        rc = comm_allreduce(r->c, r->rank, d->out[r->rank], TCM_COUNT, COMM_F32, d->red, NULL,
+                            10 * TCM_S, r->err, sizeof(r->err));
     if (rc == 0)
         rc = comm_destroy(r->c, r->rank, 10 * TCM_S, r->err, sizeof(r->err));
     return rc;
@@ -144,7 +144,7 @@ static int tcm_rounds_rank(struct tcm_rank *r) {
     for (int round = 0; round < TCM_ROUNDS && rc == 0; round++) {
         for (int i = 0; i < 8; i++)
             buf[i] = (float)(r->rank + round + i);
-        rc = comm_allreduce(r->c, r->rank, buf, 8, COMM_RED_SUM, NULL, 10 * TCM_S, r->err,
+        rc = comm_allreduce(r->c, r->rank, buf, 8, COMM_F32, COMM_RED_SUM, NULL, 10 * TCM_S, r->err,
                             sizeof(r->err));
         for (int i = 0; i < 8 && rc == 0; i++)
             if (buf[i] != (float)(4 * (round + i) + 6))
@@ -242,8 +242,8 @@ static int tcm_waits_for_ever(struct tcm_rank *r) {
     float buf[4] = {1, 2, 3, 4};
     int rc = comm_init(r->c, r->rank, NULL, 10 * TCM_S, r->err, sizeof(r->err));
     if (rc == 0)
-        rc = comm_allreduce(r->c, r->rank, buf, 4, COMM_RED_SUM, NULL, COMM_NO_TIMEOUT, r->err,
-                            sizeof(r->err));
+        rc = comm_allreduce(r->c, r->rank, buf, 4, COMM_F32, COMM_RED_SUM, NULL, COMM_NO_TIMEOUT,
+                            r->err, sizeof(r->err));
     r->end_ns = mono_now_ns();
     return rc;
 }
@@ -345,7 +345,8 @@ int tcm_destroy_once(const char *name, const char *lib, tcm_check_fn check, void
     char err[512];
     float x = 1;
     uint64_t t0 = mono_now_ns();
-    int late = comm_allreduce(c, 1, &x, 1, COMM_RED_SUM, NULL, 10 * TCM_S, err, sizeof(err));
+    int late =
+        comm_allreduce(c, 1, &x, 1, COMM_F32, COMM_RED_SUM, NULL, 10 * TCM_S, err, sizeof(err));
     uint64_t dt = mono_now_ns() - t0;
     int left = comm_destroy(c, 1, 10 * TCM_S, err + 256, 256);
     comm_close(c);
@@ -370,7 +371,7 @@ static int tcm_mis_allreduce(struct tcm_rank *r) {
     float buf[4] = {0};
     int rc = comm_init(r->c, r->rank, NULL, 10 * TCM_S, r->err, sizeof(r->err));
     if (rc == 0)
-        rc = comm_allreduce(r->c, r->rank, buf, 4, COMM_RED_SUM, NULL, 10 * TCM_S, r->err,
+        rc = comm_allreduce(r->c, r->rank, buf, 4, COMM_F32, COMM_RED_SUM, NULL, 10 * TCM_S, r->err,
                             sizeof(r->err));
     return rc;
 }

@@ -107,8 +107,8 @@ int thread_case_comm_nccl_abort_idle(char *why, size_t whylen) {
         rc = tcn_clean(&before, 2, "right after the abort", why, whylen);
     float x = 1;
     char err[512];
-    if (rc == 0 &&
-        comm_allreduce(c, 1, &x, 1, COMM_RED_SUM, NULL, TCM_S, err, sizeof(err)) != -ECANCELED)
+    if (rc == 0 && comm_allreduce(c, 1, &x, 1, COMM_F32, COMM_RED_SUM, NULL, TCM_S, err,
+                                  sizeof(err)) != -ECANCELED)
         rc = errbuf_set(why, whylen, -1, "an all-reduce after the abort: '%s'", err);
     comm_close(c);
     return rc;

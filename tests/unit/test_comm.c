@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,13 +109,16 @@ Test(comm, calls_out_of_order_are_refused_without_failing_the_group) {
     char err[512];
     float x[3] = {1, 2, 3};
     cr_assert_eq(tc_open("cpu", 2, NULL, &c), 0, "%s", tc_err);
-    cr_assert_eq(comm_allreduce(c, 0, x, 3, COMM_RED_SUM, NULL, 0, err, sizeof(err)), -EINVAL);
+    cr_assert_eq(comm_allreduce(c, 0, x, 3, COMM_F32, COMM_RED_SUM, NULL, 0, err, sizeof(err)),
+                 -EINVAL);
     cr_assert_str_eq(err, "allreduce on rank 0: it has not joined (init first)");
     cr_assert_eq(comm_barrier(c, 2, 0, err, sizeof(err)), -EINVAL);
     cr_assert_str_eq(err, "barrier: rank 2 out of range (a group of 2)");
-    cr_assert_eq(comm_allreduce(c, 1, NULL, 3, COMM_RED_SUM, NULL, 0, err, sizeof(err)), -EINVAL);
+    cr_assert_eq(comm_allreduce(c, 1, NULL, 3, COMM_F32, COMM_RED_SUM, NULL, 0, err, sizeof(err)),
+                 -EINVAL);
     cr_assert_str_eq(err, "allreduce on rank 1: no buffer");
-    cr_assert_eq(comm_allreduce(c, 1, x, 3, (enum comm_red)7, NULL, 0, err, sizeof(err)), -EINVAL);
+    cr_assert_eq(comm_allreduce(c, 1, x, 3, COMM_F32, (enum comm_red)7, NULL, 0, err, sizeof(err)),
+                 -EINVAL);
     cr_assert_str_eq(err, "allreduce on rank 1: unknown reduction 7");
     cr_assert_eq(comm_destroy(c, 0, 0, err, sizeof(err)), 0, "nothing to release: %s", err);
     cr_assert_eq(comm_failed(c), 0);
@@ -132,9 +136,10 @@ Test(comm, one_rank_reduces_to_itself_and_keeps_a_record) {
     cr_assert_eq(comm_init(c, 0, NULL, COMM_NO_TIMEOUT, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(comm_init(c, 0, NULL, COMM_NO_TIMEOUT, err, sizeof(err)), -EINVAL);
     cr_assert_str_eq(err, "init on rank 0: it already called init");
-    cr_assert_eq(comm_allreduce(c, 0, x, 3, COMM_RED_SUM, NULL, 0, err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(comm_allreduce(c, 0, m, 3, COMM_RED_MEAN, NULL, 0, err, sizeof(err)), 0, "%s",
-                 err);
+    cr_assert_eq(comm_allreduce(c, 0, x, 3, COMM_F32, COMM_RED_SUM, NULL, 0, err, sizeof(err)), 0,
+                 "%s", err);
+    cr_assert_eq(comm_allreduce(c, 0, m, 3, COMM_F32, COMM_RED_MEAN, NULL, 0, err, sizeof(err)), 0,
+                 "%s", err);
     cr_assert(x[0] == 1.5f && x[1] == -2 && x[2] == 3 && m[0] == 1.5f && m[2] == 3);
     cr_assert_eq(comm_barrier(c, 0, 0, err, sizeof(err)), 0, "%s", err);
     struct comm_op_stats st;
@@ -157,6 +162,58 @@ Test(comm, one_rank_reduces_to_itself_and_keeps_a_record) {
     cr_assert_eq(comm_barrier(c, 0, 0, err, sizeof(err)), -EINVAL);
     cr_assert_str_eq(err, "barrier on rank 0: it has left the group");
     comm_close(c);
+}
+
+/* Three ranks reduce doubles: the exact sum and mean in rank order, the same on every rank,
+ * and the record counts eight bytes an element. */
+struct tc_f64_rank {
+    struct comm *c;
+    unsigned rank;
+    double buf[4];
+    enum comm_red red;
+    int rc;
+    char err[512];
+};
+
+static void *tc_f64_run(void *arg) {
+    struct tc_f64_rank *r = arg;
+    r->rc = comm_init(r->c, r->rank, NULL, 10000000000ull, r->err, sizeof(r->err));
+    if (r->rc == 0)
+        r->rc = comm_allreduce(r->c, r->rank, r->buf, 4, COMM_F64, r->red, NULL, 10000000000ull,
+                               r->err, sizeof(r->err));
+    return NULL;
+}
+
+Test(comm, doubles_reduce_exactly_on_every_rank) {
+    for (int red = COMM_RED_SUM; red <= COMM_RED_MEAN; red++) {
+        struct comm *c;
+        cr_assert_eq(tc_open("cpu", 3, NULL, &c), 0, "%s", tc_err);
+        struct tc_f64_rank r[3];
+        pthread_t th[3];
+        for (unsigned k = 0; k < 3; k++) {
+            r[k] = (struct tc_f64_rank){.c = c, .rank = k, .red = (enum comm_red)red};
+            for (int i = 0; i < 4; i++)
+                r[k].buf[i] = 1e-17 * (k + 1) + (double)i + 0.1 * k; /* below float's reach */
+            cr_assert_eq(pthread_create(&th[k], NULL, tc_f64_run, &r[k]), 0);
+        }
+        for (unsigned k = 0; k < 3; k++)
+            pthread_join(th[k], NULL);
+        for (unsigned k = 0; k < 3; k++) {
+            cr_assert_eq(r[k].rc, 0, "%s", r[k].err);
+            for (int i = 0; i < 4; i++) {
+                double want = (1e-17 + (double)i) + (2e-17 + (double)i + 0.1);
+                want += 3e-17 + (double)i + 0.2;
+                if (red == COMM_RED_MEAN)
+                    want /= 3.0;
+                cr_assert(r[k].buf[i] == want, "rank %u element %d: %.17g, not %.17g", k, i,
+                          r[k].buf[i], want);
+            }
+        }
+        struct comm_op_stats st;
+        comm_stats(c, 1, COMM_OP_ALLREDUCE, &st);
+        cr_assert_eq(st.bytes, 4 * sizeof(double));
+        comm_close(c);
+    }
 }
 
 Test(comm, an_abort_before_any_call_fails_every_later_one) {
