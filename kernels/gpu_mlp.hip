@@ -152,6 +152,12 @@ __global__ void ml_adam_kernel(rs_gpu_adam a, float *params, const float *grad, 
     }
 }
 
+__global__ void ml_scale_kernel(float *x, size_t n, float s) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        x[i] *= s;
+}
+
 extern "C" {
 
 int rs_gpu_mlp_forward(const struct rs_gpu_mlp_dims *d, const float *params, const float *x,
@@ -192,6 +198,16 @@ int rs_gpu_mlp_adam(const struct rs_gpu_adam *a, float *params, const float *gra
         return 0;
     RS_LAUNCH(ml_adam_kernel, (unsigned)blocks, ML_THREADS, 0, (hipStream_t)stream, *a, params,
               grad, m, v, n);
+    return (int)hipGetLastError();
+}
+
+int rs_gpu_scale_f32(float *x, size_t n, float s, void *stream) {
+    size_t blocks = (n + ML_THREADS - 1) / ML_THREADS;
+    if (blocks > 4096)
+        blocks = 4096;
+    if (blocks == 0)
+        return 0;
+    RS_LAUNCH(ml_scale_kernel, (unsigned)blocks, ML_THREADS, 0, (hipStream_t)stream, x, n, s);
     return (int)hipGetLastError();
 }
 

@@ -158,6 +158,9 @@ struct rs_gpu_adam {
 int rs_gpu_mlp_adam(const struct rs_gpu_adam *a, float *params, const float *grad, float *m,
                     float *v, size_t n, void *stream);
 
+/* x[i] *= s for n floats. */
+int rs_gpu_scale_f32(float *x, size_t n, float s, void *stream);
+
 /* ---- fault injection ---- */
 
 /* A kernel that spins until *flag (mapped host memory) is non-zero or limit_ns pass on the

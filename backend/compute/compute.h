@@ -15,6 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Devices the CPU backend simulates (0 is the host; the others are more of the same). */
+#define COMPUTE_CPU_MAX_DEVICES 16
+
 struct compute_conf {
     int device;            /* device index to train on */
     int threads;           /* CPU worker threads for the MLP, >= 1 */
@@ -65,6 +68,16 @@ struct compute_mlp_init {
     size_t max_rows; /* largest batch that forward/backward will see */
 };
 
+/* The all-reduce a data-parallel step hands its gradients to (the run's communicator). */
+struct compute_reduce {
+    /* Reduce count elements of buf (device memory) in place to their mean over the ranks:
+     * doubles when f64, else floats. stream: the backend's stream, for a GPU library to enqueue
+     * on (NULL on the CPU backend, where buf must hold the mean on return). 0 or -errno; the
+     * text of a failure is the callee's to keep (ctx). */
+    int (*fn)(void *ctx, void *buf, size_t count, bool f64, void *stream);
+    void *ctx;
+};
+
 struct compute;
 struct compute_mlp; /* a model living on the device: opaque, backend-defined */
 
@@ -111,6 +124,14 @@ struct compute_ops {
     /* Enqueue: gradients of the batch-mean loss of the last forward. */
     int (*mlp_backward)(struct compute *c, struct compute_mlp *m, const void *x, const void *y,
                         size_t rows);
+    /* Enqueue: multiply the gradients of the last backward by scale (1 leaves them as they
+     * are; a data-parallel rank weighs its batch-mean gradient by its share of the global
+     * batch), then all-reduce them through r. The CPU backend calls r->fn on its stream's
+     * thread when the stream gets there (an error it returns is the stream's sticky error,
+     * reported by the next sync); GPU backends call it now, on the calling thread, with their
+     * stream, and return what it returns. */
+    int (*mlp_grad_reduce)(struct compute *c, struct compute_mlp *m, double scale,
+                           const struct compute_reduce *r);
     /* Enqueue: one Adam step with the last gradients. */
     int (*mlp_optimizer)(struct compute *c, struct compute_mlp *m);
     /* Enqueue: copy parameters and Adam state to host arrays (valid after a sync). */

@@ -41,10 +41,12 @@ static int compute_cpu_mem_info(struct compute *c) {
 
 static int compute_cpu_open(struct compute *c, const struct compute_conf *conf, char *err,
                             size_t errlen) {
-    if (conf->device != 0)
+    /* Devices past 0 are simulated: each its own stream, pool and threads on the same host,
+     * so the multi-device path runs anywhere. */
+    if (conf->device < 0 || conf->device >= COMPUTE_CPU_MAX_DEVICES)
         return errbuf_set(err, errlen, -ENODEV,
-                          "cpu backend has one device (0); --device %d does not exist",
-                          conf->device);
+                          "cpu backend simulates devices 0-%d; device %d does not exist",
+                          COMPUTE_CPU_MAX_DEVICES - 1, conf->device);
     struct compute_cpu *cp = calloc(1, sizeof(*cp));
     if (!cp)
         return -ENOMEM;
@@ -208,6 +210,7 @@ const struct compute_ops compute_cpu_ops = {
     .mlp_optimizer = compute_cpu_mlp_optimizer,
     .mlp_read = compute_cpu_mlp_read,
     .mlp_read_grad = compute_cpu_mlp_read_grad,
+    .mlp_grad_reduce = compute_cpu_mlp_grad_reduce,
     .mem_probe = NULL, /* host memory: the memory panel shows /proc/meminfo instead */
     .event_record = compute_cpu_event_record,
     .event_time_ns = compute_cpu_event_time_ns,

@@ -23,6 +23,8 @@ int compute_cpu_mlp_loss(struct compute *c, struct compute_mlp *m, const void *y
 int compute_cpu_mlp_backward(struct compute *c, struct compute_mlp *m, const void *x, const void *y,
                              size_t rows);
 int compute_cpu_mlp_optimizer(struct compute *c, struct compute_mlp *m);
+int compute_cpu_mlp_grad_reduce(struct compute *c, struct compute_mlp *m, double scale,
+                                const struct compute_reduce *r);
 int compute_cpu_mlp_read_grad(struct compute *c, struct compute_mlp *m, double *grad);
 int compute_cpu_mlp_read(struct compute *c, struct compute_mlp *m, double *params, double *adam_m,
                          double *adam_v, int64_t *adam_t);

@@ -27,6 +27,8 @@ struct compute_cpu_mlp_op {
     double *loss_host;
     double *dst_params, *dst_m, *dst_v;
     int64_t *dst_t;
+    double scale;
+    struct compute_reduce reduce;
 };
 
 static int compute_cpu_mlp_alloc(struct compute *c, size_t count, double **out) {
@@ -164,6 +166,15 @@ static int compute_cpu_mlp_optimizer_run(void *arg) {
     return 0;
 }
 
+static int compute_cpu_mlp_grad_reduce_run(void *arg) {
+    struct compute_cpu_mlp_op *a = arg;
+    struct compute_mlp *m = a->m;
+    if (a->scale != 1.0)
+        for (size_t i = 0; i < m->n_params; i++)
+            m->grad[i] *= a->scale;
+    return a->reduce.fn(a->reduce.ctx, m->grad, m->n_params, true, NULL);
+}
+
 static int compute_cpu_mlp_read_run(void *arg) {
     struct compute_cpu_mlp_op *a = arg;
     size_t bytes = a->m->n_params * sizeof(double);
@@ -210,6 +221,12 @@ int compute_cpu_mlp_backward(struct compute *c, struct compute_mlp *m, const voi
 int compute_cpu_mlp_optimizer(struct compute *c, struct compute_mlp *m) {
     struct compute_cpu_mlp_op a = {.m = m};
     return compute_cpu_enqueue(c, compute_cpu_mlp_optimizer_run, &a, sizeof(a));
+}
+
+int compute_cpu_mlp_grad_reduce(struct compute *c, struct compute_mlp *m, double scale,
+                                const struct compute_reduce *r) {
+    struct compute_cpu_mlp_op a = {.m = m, .scale = scale, .reduce = *r};
+    return compute_cpu_enqueue(c, compute_cpu_mlp_grad_reduce_run, &a, sizeof(a));
 }
 
 int compute_cpu_mlp_read(struct compute *c, struct compute_mlp *m, double *params, double *adam_m,

@@ -479,6 +479,7 @@ const struct compute_ops compute_hip_ops = {
     .mlp_optimizer = compute_hip_mlp_optimizer,
     .mlp_read = compute_hip_mlp_read,
     .mlp_read_grad = compute_hip_mlp_read_grad,
+    .mlp_grad_reduce = compute_hip_mlp_grad_reduce,
     .mem_probe = compute_hip_mem_probe,
     .event_record = compute_hip_event_record,
     .event_time_ns = compute_hip_event_time_ns,

@@ -89,6 +89,8 @@ int compute_hip_mlp_backward(struct compute *c, struct compute_mlp *m, const voi
 int compute_hip_mlp_optimizer(struct compute *c, struct compute_mlp *m);
 int compute_hip_mlp_read(struct compute *c, struct compute_mlp *m, double *params, double *adam_m,
                          double *adam_v, int64_t *adam_t);
+int compute_hip_mlp_grad_reduce(struct compute *c, struct compute_mlp *m, double scale,
+                                const struct compute_reduce *r);
 int compute_hip_mlp_read_grad(struct compute *c, struct compute_mlp *m, double *grad);
 
 #endif

@@ -153,6 +153,15 @@ int compute_hip_mlp_optimizer(struct compute *c, struct compute_mlp *m) {
     return rc;
 }
 
+int compute_hip_mlp_grad_reduce(struct compute *c, struct compute_mlp *m, double scale,
+                                const struct compute_reduce *r) {
+    int rc = compute_hip_enter(c);
+    if (rc == 0 && scale != 1.0)
+        rc = compute_hip_fail(
+            c, rs_gpu_scale_f32(m->grad, m->n_params, (float)scale, compute_hip_mlp_stream(c)));
+    return rc ? rc : r->fn(r->ctx, m->grad, m->n_params, false, compute_hip_mlp_stream(c));
+}
+
 int compute_hip_mlp_read(struct compute *c, struct compute_mlp *m, double *params, double *adam_m,
                          double *adam_v, int64_t *adam_t) {
     int rc = compute_hip_download_f32(c, params, m->params, m->n_params);
