@@ -13,6 +13,7 @@
 EV_NAME_FN(ev_kind_name, EV_KINDS, EV_KIND_COUNT)
 EV_NAME_FN(ev_phase_name, EV_PHASES, PHASE_COUNT)
 EV_NAME_FN(ev_sync_op_name, EV_SYNC_OPS, SYNC_OP_COUNT)
+EV_NAME_FN(ev_coll_op_name, EV_COLL_OPS, EV_COLL_COUNT)
 
 #define EV_CMD_NAME(id, name, arg, remote)   name,
 #define EV_CMD_ARG(id, name, arg, remote)    arg,
@@ -42,6 +43,13 @@ const char *ev_severity_name(unsigned sev) {
 int ev_phase_from_name(const char *name) {
     for (unsigned i = 0; i < PHASE_COUNT; i++)
         if (strcmp(ev_phase_name(i), name) == 0)
+            return (int)i;
+    return -1;
+}
+
+int ev_coll_op_from_name(const char *name) {
+    for (unsigned i = 0; name && i < EV_COLL_COUNT; i++)
+        if (strcmp(ev_coll_op_name(i), name) == 0)
             return (int)i;
     return -1;
 }

@@ -21,7 +21,10 @@
     X(SYNC, "sync")                                                                                \
     X(EVAL, "eval")                                                                                \
     X(CHECKPOINT, "checkpoint")                                                                    \
-    X(PAUSED, "paused")
+    X(PAUSED, "paused")                                                                            \
+    X(ALLREDUCE, "allreduce")                                                                      \
+    X(COMM_INIT, "comm-init")                                                                      \
+    X(TEARDOWN, "teardown")
 
 enum ev_phase_id {
 #define X(id, name) PHASE_##id,
@@ -52,7 +55,8 @@ enum ev_sync_op {
     X(COMMAND, "command")                                                                          \
     X(ALERT, "alert")                                                                              \
     X(LOG, "log")                                                                                  \
-    X(KMSG, "kmsg")
+    X(KMSG, "kmsg")                                                                                \
+    X(COLLECTIVE, "collective")
 
 enum ev_kind {
 #define X(id, name) EV_##id,
@@ -84,6 +88,21 @@ enum ev_cmd_id {
     EV_CMDS(X)
 #undef X
         CMD_COUNT
+};
+
+/* The collective calls of a multi-device run, numbered as the communicator numbers them. */
+#define EV_COLL_OPS(X)                                                                             \
+    X(NONE, "none")                                                                                \
+    X(INIT, "init")                                                                                \
+    X(ALLREDUCE, "allreduce")                                                                      \
+    X(BARRIER, "barrier")                                                                          \
+    X(DESTROY, "destroy")
+
+enum ev_coll_op {
+#define X(id, name) EV_COLL_##id,
+    EV_COLL_OPS(X)
+#undef X
+        EV_COLL_COUNT
 };
 
 enum ev_severity { SEV_INFO, SEV_WARNING, SEV_ERROR };
@@ -118,6 +137,19 @@ struct ev_metric {
     double val_loss; /* valid only if has_val */
     bool has_val;
     double samples_per_s;
+};
+
+/* Collective calls of one device: one call (init, a barrier, destroy) or the training
+ * all-reduces since the previous such event, summed up. */
+struct ev_coll {
+    uint8_t op;      /* enum ev_coll_op */
+    int32_t rc;      /* 0, or the first failure's negative error */
+    uint32_t calls;  /* calls summed up here (>= 1) */
+    uint64_t bytes;  /* bytes those calls reduced */
+    uint64_t start_ns;          /* the first call's start */
+    uint64_t dur_ns, max_ns;    /* time inside the calls in total, and the longest one */
+    int32_t epoch;   /* where the loop was (0 before training) */
+    int64_t step;    /* the global step of the last call (-1 outside a step) */
 };
 
 /* A command (UI -> engine: arg) or a command result (engine -> UI: rc and text). A chunk_step
@@ -160,6 +192,7 @@ struct ev {
         struct ev_text text;    /* ALERT and LOG */
         struct kmsg_event kmsg; /* KMSG: a kernel-log (or runtime stderr) event; t_ns is its
                                    time on the run's clock */
+        struct ev_coll coll;    /* COLLECTIVE */
     } u;
 };
 
@@ -169,9 +202,11 @@ const char *ev_phase_name(unsigned phase);
 const char *ev_sync_op_name(unsigned op);
 const char *ev_cmd_name(unsigned cmd);
 const char *ev_severity_name(unsigned sev);
+const char *ev_coll_op_name(unsigned op);
 
 /* Reverse lookup for the JSON reader; -1 when unknown. */
 int ev_phase_from_name(const char *name);
+int ev_coll_op_from_name(const char *name);
 
 /* A command's id from its name ("set_chunk"), or -1 when there is no such command. */
 int ev_cmd_from_name(const char *name);

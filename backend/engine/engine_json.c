@@ -40,6 +40,12 @@ static void engine_json_num(struct engine_json_buf *b, const char *key, double v
     engine_json_put(b, ",\"%s\":%s", key, text);
 }
 
+/* The device an event names; nothing for one about the run as a whole. */
+static void engine_json_dev(struct engine_json_buf *b, const struct ev *e) {
+    if (e->dev != EV_DEV_NONE)
+        engine_json_put(b, ",\"dev\":%u", e->dev);
+}
+
 static void engine_json_body(struct engine_json_buf *b, const struct ev *e) {
     switch ((enum ev_kind)e->kind) {
     case EV_PHASE:
@@ -67,6 +73,7 @@ static void engine_json_body(struct engine_json_buf *b, const struct ev *e) {
         engine_json_num(b, "frag", e->u.mem.frag);
         return;
     case EV_METRIC:
+        engine_json_dev(b, e);
         engine_json_put(b, ",\"t_ns\":%llu,\"epoch\":%d,\"step\":%lld", (unsigned long long)e->t_ns,
                         e->u.metric.epoch, (long long)e->u.metric.step);
         engine_json_num(b, "loss", e->u.metric.loss);
@@ -75,6 +82,7 @@ static void engine_json_body(struct engine_json_buf *b, const struct ev *e) {
         engine_json_num(b, "samples_per_s", e->u.metric.samples_per_s);
         return;
     case EV_COMMAND:
+        engine_json_dev(b, e);
         engine_json_put(b, ",\"t_ns\":%llu,\"cmd\":\"%s\",\"arg\":%lld,\"rc\":%d",
                         (unsigned long long)e->t_ns, ev_cmd_name(e->u.command.cmd),
                         (long long)e->u.command.arg, e->u.command.rc);
@@ -83,8 +91,7 @@ static void engine_json_body(struct engine_json_buf *b, const struct ev *e) {
     case EV_ALERT:
     case EV_LOG:
         engine_json_put(b, ",\"t_ns\":%llu", (unsigned long long)e->t_ns);
-        if (e->dev != EV_DEV_NONE)
-            engine_json_put(b, ",\"dev\":%u", e->dev);
+        engine_json_dev(b, e);
         engine_json_put(b, ",\"severity\":\"%s\"", ev_severity_name(e->u.text.severity));
         engine_json_str(b, "message", e->u.text.text);
         return;
@@ -94,6 +101,18 @@ static void engine_json_body(struct engine_json_buf *b, const struct ev *e) {
         kmsg_json_members(&e->u.kmsg, members, sizeof(members));
         engine_json_put(b, ",\"t_ns\":%llu,\"source\":\"%s\",%s", (unsigned long long)e->t_ns,
                         sources[e->u.kmsg.source < 3 ? e->u.kmsg.source : 0], members);
+        return;
+    }
+    case EV_COLLECTIVE: {
+        const struct ev_coll *c = &e->u.coll;
+        engine_json_put(b,
+                        ",\"dev\":%u,\"t_ns\":%llu,\"op\":\"%s\",\"calls\":%u,\"bytes\":%llu,"
+                        "\"start_ns\":%llu,\"dur_ns\":%llu,\"max_ns\":%llu,\"epoch\":%d,"
+                        "\"step\":%lld,\"rc\":%d",
+                        e->dev, (unsigned long long)e->t_ns, ev_coll_op_name(c->op), c->calls,
+                        (unsigned long long)c->bytes, (unsigned long long)c->start_ns,
+                        (unsigned long long)c->dur_ns, (unsigned long long)c->max_ns, c->epoch,
+                        (long long)c->step, c->rc);
         return;
     }
     case EV_KIND_COUNT:

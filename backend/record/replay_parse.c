@@ -130,9 +130,14 @@ static void replay_parse_mem(struct replay_p *p, struct ev *e) {
         m->reserved_bytes > m->allocated_bytes ? m->reserved_bytes - m->allocated_bytes : 0;
 }
 
+/* "dev" where the event names a device; absent for the run as a whole. */
+static uint16_t replay_p_dev(struct replay_p *p) {
+    return replay_p_has(p, "dev") ? (uint16_t)replay_p_int(p, "dev", 0, 0xFFFF) : EV_DEV_NONE;
+}
+
 static void replay_parse_metric(struct replay_p *p, struct ev *e) {
     struct ev_metric *m = &e->u.metric;
-    e->dev = EV_DEV_NONE;
+    e->dev = replay_p_dev(p);
     e->t_ns = replay_p_u64(p, "t_ns");
     m->epoch = (int32_t)replay_p_int(p, "epoch", INT32_MIN, INT32_MAX);
     m->step = replay_p_int(p, "step", INT64_MIN, INT64_MAX);
@@ -143,7 +148,7 @@ static void replay_parse_metric(struct replay_p *p, struct ev *e) {
 }
 
 static void replay_parse_command(struct replay_p *p, struct ev *e) {
-    e->dev = EV_DEV_NONE;
+    e->dev = replay_p_dev(p);
     e->t_ns = replay_p_u64(p, "t_ns");
     e->u.command.cmd = replay_p_enum(p, "cmd", ev_cmd_name, CMD_COUNT);
     e->u.command.arg = replay_p_int(p, "arg", INT64_MIN, INT64_MAX);
@@ -151,9 +156,24 @@ static void replay_parse_command(struct replay_p *p, struct ev *e) {
     replay_p_str(p, "result", e->u.command.text, sizeof(e->u.command.text));
 }
 
+static void replay_parse_coll(struct replay_p *p, struct ev *e) {
+    struct ev_coll *c = &e->u.coll;
+    e->dev = (uint16_t)replay_p_int(p, "dev", 0, 0xFFFF);
+    e->t_ns = replay_p_u64(p, "t_ns");
+    c->op = replay_p_enum(p, "op", ev_coll_op_name, EV_COLL_COUNT);
+    c->calls = (uint32_t)replay_p_int(p, "calls", 1, UINT32_MAX);
+    c->bytes = replay_p_u64(p, "bytes");
+    c->start_ns = replay_p_u64(p, "start_ns");
+    c->dur_ns = replay_p_u64(p, "dur_ns");
+    c->max_ns = replay_p_u64(p, "max_ns");
+    c->epoch = (int32_t)replay_p_int(p, "epoch", INT32_MIN, INT32_MAX);
+    c->step = replay_p_int(p, "step", INT64_MIN, INT64_MAX);
+    c->rc = (int32_t)replay_p_int(p, "rc", INT32_MIN, INT32_MAX);
+}
+
 static void replay_parse_text(struct replay_p *p, struct ev *e) {
     e->t_ns = replay_p_u64(p, "t_ns");
-    e->dev = replay_p_has(p, "dev") ? (uint16_t)replay_p_int(p, "dev", 0, 0xFFFF) : EV_DEV_NONE;
+    e->dev = replay_p_dev(p);
     e->u.text.severity = replay_p_enum(p, "severity", ev_severity_name, SEV_ERROR + 1);
     replay_p_str(p, "message", e->u.text.text, sizeof(e->u.text.text));
 }
@@ -260,6 +280,9 @@ static void replay_parse_event(struct replay_p *p, unsigned kind, struct replay_
         break;
     case EV_KMSG:
         replay_parse_kmsg(p, e);
+        break;
+    case EV_COLLECTIVE:
+        replay_parse_coll(p, e);
         break;
     case EV_KIND_COUNT:
         break;

@@ -109,6 +109,7 @@ void replay_snap_event(struct replay_snap *rs, const struct ev *e) {
     case EV_ALERT:
     case EV_LOG:
     case EV_KMSG:
+    case EV_COLLECTIVE:
     case EV_KIND_COUNT:
         return;
     }

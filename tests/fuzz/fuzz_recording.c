@@ -82,7 +82,9 @@ static void fuzz_recording_check_ev(const struct ev *e) {
         FUZZ_CHECK(e->u.mem.total_free_bytes <= e->u.mem.reserved_bytes);
         break;
     case EV_METRIC:
-        FUZZ_CHECK(e->dev == EV_DEV_NONE);
+        break;
+    case EV_COLLECTIVE:
+        FUZZ_CHECK(e->u.coll.op < EV_COLL_COUNT && e->u.coll.calls >= 1);
         break;
     case EV_COMMAND:
         FUZZ_CHECK(e->u.command.cmd < CMD_COUNT);
@@ -172,6 +174,12 @@ static bool fuzz_recording_same_ev(const struct ev *a, const struct ev *b) {
                fuzz_recording_same_num(x->loss, y->loss) &&
                fuzz_recording_same_num(x->samples_per_s, y->samples_per_s) &&
                (!x->has_val || fuzz_recording_same_num(x->val_loss, y->val_loss));
+    }
+    case EV_COLLECTIVE: {
+        const struct ev_coll *x = &a->u.coll, *y = &b->u.coll;
+        return x->op == y->op && x->rc == y->rc && x->calls == y->calls && x->bytes == y->bytes &&
+               x->start_ns == y->start_ns && x->dur_ns == y->dur_ns && x->max_ns == y->max_ns &&
+               x->epoch == y->epoch && x->step == y->step;
     }
     case EV_COMMAND:
         return a->u.command.cmd == b->u.command.cmd && a->u.command.rc == b->u.command.rc &&

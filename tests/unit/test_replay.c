@@ -269,6 +269,17 @@ static void replay_test_same_event(const struct ev *a, const struct ev *b) {
         cr_assert_float_eq(a->u.metric.val_loss, b->u.metric.val_loss, 1e-12);
         cr_assert_float_eq(a->u.metric.samples_per_s, b->u.metric.samples_per_s, 1e-9);
         return;
+    case EV_COLLECTIVE:
+        cr_assert_eq(a->u.coll.op, b->u.coll.op);
+        cr_assert_eq(a->u.coll.calls, b->u.coll.calls);
+        cr_assert_eq(a->u.coll.bytes, b->u.coll.bytes);
+        cr_assert_eq(a->u.coll.start_ns, b->u.coll.start_ns);
+        cr_assert_eq(a->u.coll.dur_ns, b->u.coll.dur_ns);
+        cr_assert_eq(a->u.coll.max_ns, b->u.coll.max_ns);
+        cr_assert_eq(a->u.coll.epoch, b->u.coll.epoch);
+        cr_assert_eq(a->u.coll.step, b->u.coll.step);
+        cr_assert_eq(a->u.coll.rc, b->u.coll.rc);
+        return;
     case EV_COMMAND:
         cr_assert_eq(a->u.command.cmd, b->u.command.cmd);
         cr_assert_eq(a->u.command.rc, b->u.command.rc);
