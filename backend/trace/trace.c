@@ -18,6 +18,12 @@ struct trace_dev {
     _Atomic uint32_t inflight_op_phase; /* op | phase << 8 */
     _Atomic uint32_t phase;
     _Atomic uint64_t sync_delay_ns;
+    _Atomic uint64_t coll_start_ns; /* the collective in flight (0: none) */
+    _Atomic uint32_t coll_op;
+    _Atomic uint64_t coll_seq; /* collectives entered */
+    _Atomic int32_t epoch;
+    _Atomic int64_t step;
+    atomic_bool used, left;
     struct trace_inject inject[TRACE_MAX_INJECT]; /* armed before the first sync */
     _Atomic bool inject_spent[TRACE_MAX_INJECT];  /* a one-shot injection that has fired */
     unsigned n_inject;
@@ -56,8 +62,68 @@ void trace_destroy(struct trace *t) {
 }
 
 void trace_set_phase(struct trace *t, unsigned dev, enum ev_phase_id ph) {
-    if (dev < t->n_dev)
+    if (dev < t->n_dev) {
         atomic_store(&t->dev[dev].phase, (uint32_t)ph);
+        atomic_store(&t->dev[dev].used, true);
+    }
+}
+
+void trace_coll_begin(struct trace *t, unsigned dev, enum ev_coll_op op) {
+    if (dev >= t->n_dev)
+        return;
+    struct trace_dev *d = &t->dev[dev];
+    atomic_store(&d->coll_op, (uint32_t)op);
+    atomic_fetch_add(&d->coll_seq, 1);
+    atomic_store(&d->coll_start_ns, mono_now_ns());
+}
+
+void trace_coll_end(struct trace *t, unsigned dev) {
+    if (dev < t->n_dev)
+        atomic_store(&t->dev[dev].coll_start_ns, 0);
+}
+
+bool trace_coll_inflight(const struct trace *t, unsigned dev, struct trace_coll *out) {
+    memset(out, 0, sizeof(*out));
+    if (dev >= t->n_dev)
+        return false;
+    struct trace_dev *d = &((struct trace *)t)->dev[dev];
+    uint64_t start = atomic_load(&d->coll_start_ns);
+    if (start == 0)
+        return false;
+    out->start_ns = start;
+    out->op = (uint8_t)atomic_load(&d->coll_op);
+    out->seq = atomic_load(&d->coll_seq);
+    return true;
+}
+
+void trace_set_pos(struct trace *t, unsigned dev, int32_t epoch, int64_t step) {
+    if (dev >= t->n_dev)
+        return;
+    atomic_store(&t->dev[dev].epoch, epoch);
+    atomic_store(&t->dev[dev].step, step);
+}
+
+void trace_set_left(struct trace *t, unsigned dev) {
+    if (dev < t->n_dev)
+        atomic_store(&t->dev[dev].left, true);
+}
+
+void trace_seen(const struct trace *t, unsigned dev, struct trace_seen *out) {
+    memset(out, 0, sizeof(*out));
+    out->phase = PHASE_COUNT;
+    if (dev >= t->n_dev)
+        return;
+    struct trace_dev *d = &((struct trace *)t)->dev[dev];
+    out->used = atomic_load(&d->used);
+    out->left = atomic_load(&d->left);
+    out->phase = (uint8_t)atomic_load(&d->phase);
+    out->epoch = atomic_load(&d->epoch);
+    out->step = atomic_load(&d->step);
+    out->coll_seq = atomic_load(&d->coll_seq);
+}
+
+unsigned trace_devices(const struct trace *t) {
+    return t->n_dev;
 }
 
 void trace_emit(struct trace *t, const struct ev *e) {
@@ -111,14 +177,23 @@ static uint64_t trace_inject_delay(struct trace_dev *d, uint32_t phase) {
 
 bool trace_fault_take(struct trace *t, unsigned dev, enum trace_fault kind,
                       struct trace_inject *out) {
+    if (dev >= t->n_dev)
+        return false;
+    return trace_fault_take_in(t, dev, kind, (enum ev_phase_id)atomic_load(&t->dev[dev].phase),
+                               out);
+}
+
+bool trace_fault_take_in(struct trace *t, unsigned dev, enum trace_fault kind,
+                         enum ev_phase_id ph, struct trace_inject *out) {
     if (dev >= t->n_dev || kind == TRACE_FAULT_SLOW)
         return false;
     struct trace_dev *d = &t->dev[dev];
-    uint32_t phase = atomic_load(&d->phase);
+    uint32_t phase = (uint32_t)ph;
     for (unsigned k = 0; k < d->n_inject; k++) {
         const struct trace_inject *in = &d->inject[k];
-        bool here = kind == TRACE_FAULT_OOM ? in->phase == phase /* where it allocates */
-                                            : trace_inject_matches(in->phase, phase);
+        bool here = kind == TRACE_FAULT_DROP  ? true
+                    : kind == TRACE_FAULT_OOM ? in->phase == phase /* where it allocates */
+                                              : trace_inject_matches(in->phase, phase);
         if (in->kind == kind && here && !atomic_exchange(&d->inject_spent[k], true)) {
             *out = *in;
             return true;

@@ -62,6 +62,8 @@ enum trace_fault {
     TRACE_FAULT_SLOW,  /* every sync in the phase waits extra_ns more */
     TRACE_FAULT_OOM,   /* the next allocation in the phase fails as the runtime's would */
     TRACE_FAULT_ERROR, /* the next sync in the phase reports a named runtime error */
+    TRACE_FAULT_DROP,  /* the device's worker leaves the run mid-epoch without a word, as a
+                          crashed rank would (several devices only) */
 };
 
 /* The runtime errors error:PHASE:NAME can name; each backend reports them as its runtime
@@ -88,14 +90,17 @@ const char *trace_error_text(enum trace_runtime_error e); /* the runtimes' descr
 
 struct trace_inject {
     uint8_t kind;      /* enum trace_fault */
-    uint8_t phase;     /* enum ev_phase_id */
+    uint8_t phase;     /* enum ev_phase_id (PHASE_COUNT for DROP) */
     uint8_t error;     /* ERROR: enum trace_runtime_error */
-    uint64_t extra_ns; /* HANG, SLOW: added to the sync */
+    int16_t dev;       /* the one device it is armed on (":devN"), or -1: every training device */
+    uint64_t extra_ns; /* HANG, SLOW: added to the sync (or, in a collective phase, the wait
+                          before the call) */
 };
 #define TRACE_MAX_INJECT 8
 
-/* "hang:PHASE:SECONDS", "slow-sync:PHASE:MS", "oom:PHASE" or "error:PHASE:NAME" into *out.
- * 0, or -EINVAL with err naming the spec and what is wrong. */
+/* "hang:PHASE:SECONDS", "slow-sync:PHASE:MS", "oom:PHASE" or "error:PHASE:NAME", each
+ * optionally followed by ":devN" (armed on device N alone), or "drop:devN", into *out. 0, or
+ * -EINVAL with err naming the spec and what is wrong. */
 int trace_inject_parse(const char *spec, struct trace_inject *out, char *err, size_t errlen);
 
 /* The spec back ("hang:cleanup:40"), for messages and the printed configuration. */
@@ -109,6 +114,44 @@ int trace_add_inject(struct trace *t, unsigned dev, const struct trace_inject *i
  * hang kernel for a HANG it takes; one left untaken is waited for in trace_sync). Any thread. */
 bool trace_fault_take(struct trace *t, unsigned dev, enum trace_fault kind,
                       struct trace_inject *out);
+
+/* trace_fault_take for phase rather than the phase dev is in now (a collective's wait, run on
+ * another thread than the one that sets the phase). */
+bool trace_fault_take_in(struct trace *t, unsigned dev, enum trace_fault kind,
+                         enum ev_phase_id phase, struct trace_inject *out);
+
+/* ---- collectives and where each device was last seen (several devices) ---- */
+
+/* A collective call in flight on one device (valid while start_ns != 0). */
+struct trace_coll {
+    uint64_t start_ns;
+    uint8_t op;   /* enum ev_coll_op */
+    uint64_t seq; /* collectives the device has entered, this one included */
+};
+
+/* Where a device's loop was last seen. */
+struct trace_seen {
+    bool used;     /* the device takes part in the run */
+    bool left;     /* its worker has left the run */
+    uint8_t phase; /* enum ev_phase_id (PHASE_COUNT: idle) */
+    int32_t epoch;
+    int64_t step;
+    uint64_t coll_seq; /* collectives it has entered */
+};
+
+/* Publish that dev entered collective op / left it. One collective per device at a time. */
+void trace_coll_begin(struct trace *t, unsigned dev, enum ev_coll_op op);
+void trace_coll_end(struct trace *t, unsigned dev);
+/* The collective in flight on dev; false (and *out zeroed) when none is. Any thread. */
+bool trace_coll_inflight(const struct trace *t, unsigned dev, struct trace_coll *out);
+/* Where dev's loop is: its epoch and global step (the phase is trace_set_phase's). */
+void trace_set_pos(struct trace *t, unsigned dev, int32_t epoch, int64_t step);
+/* dev's worker has left the run (it ended, failed or was dropped). */
+void trace_set_left(struct trace *t, unsigned dev);
+/* Where dev was last seen. Any thread. */
+void trace_seen(const struct trace *t, unsigned dev, struct trace_seen *out);
+/* Devices the trace covers (its n_devices). */
+unsigned trace_devices(const struct trace *t);
 
 /* What is in flight on dev now; false (and *out zeroed) when nothing is. Any thread. */
 bool trace_inflight(const struct trace *t, unsigned dev, struct trace_inflight *out);

@@ -1,5 +1,6 @@
 /* Fault-injection specs: "hang:PHASE:SECONDS", "slow-sync:PHASE:MS", "oom:PHASE" and
- * "error:PHASE:NAME", and the runtime errors the last one can name. */
+ * "error:PHASE:NAME" (each with an optional ":devN"), "drop:devN", and the runtime errors
+ * error: can name. */
 #include "backend/core/errbuf.h"
 #include "backend/trace/trace.h"
 
@@ -40,9 +41,12 @@ static const struct {
     [TRACE_FAULT_SLOW] = {"slow-sync", "slow-sync:PHASE:MS", "MS"},
     [TRACE_FAULT_OOM] = {"oom", "oom:PHASE", NULL},
     [TRACE_FAULT_ERROR] = {"error", "error:PHASE:NAME", "NAME"},
+    [TRACE_FAULT_DROP] = {"drop", "drop:devN", NULL},
 };
 #define TRACE_KINDS (sizeof(trace_kinds) / sizeof(trace_kinds[0]))
-#define TRACE_USAGE "use hang:PHASE:SECONDS, slow-sync:PHASE:MS, oom:PHASE or error:PHASE:NAME"
+#define TRACE_USAGE                                                                                \
+    "use hang:PHASE:SECONDS, slow-sync:PHASE:MS, oom:PHASE or error:PHASE:NAME (each may end "    \
+    "in :devN), or drop:devN"
 
 /* The phase named by s[0..n), or -1. */
 static int trace_inject_phase(const char *s, size_t n) {
@@ -93,42 +97,91 @@ static int trace_inject_time(const char *spec, const char *arg, struct trace_inj
     return 0;
 }
 
-int trace_inject_parse(const char *spec, struct trace_inject *out, char *err, size_t errlen) {
+/* A trailing ":devN" of spec: N, with *len cut to what comes before it; -1 when there is
+ * none; -2 when N is no device number. */
+static int trace_inject_dev(const char *spec, size_t *len) {
+    const char *c = strrchr(spec, ':');
+    if (!c || strncmp(c + 1, "dev", 3) != 0)
+        return -1;
+    char *end;
+    long n = strtol(c + 4, &end, 10);
+    if (end == c + 4 || *end || n < 0 || n >= TRACE_MAX_DEVICES)
+        return -2;
+    *len = (size_t)(c - spec);
+    return (int)n;
+}
+
+static int trace_inject_parse_one(const char *spec, const char *full, struct trace_inject *out,
+                                  char *err, size_t errlen);
+
+int trace_inject_parse(const char *full, struct trace_inject *out, char *err, size_t errlen) {
+    char spec[128];
+    size_t len = strlen(full);
+    int dev = trace_inject_dev(full, &len);
+    if (dev == -2)
+        return errbuf_set(err, errlen, -EINVAL, "--inject '%s': devN takes a device number 0-%d",
+                          full, TRACE_MAX_DEVICES - 1);
+    if (len >= sizeof(spec))
+        return errbuf_set(err, errlen, -EINVAL, "--inject '%.40s...': too long", full);
+    memcpy(spec, full, len);
+    spec[len] = '\0';
+    if (strcmp(spec, "drop") == 0) {
+        if (dev < 0)
+            return errbuf_set(err, errlen, -EINVAL, "--inject '%s': use drop:devN", full);
+        *out = (struct trace_inject){.kind = TRACE_FAULT_DROP, .phase = PHASE_COUNT,
+                                     .dev = (int16_t)dev};
+        return 0;
+    }
+    int rc = trace_inject_parse_one(spec, full, out, err, errlen);
+    if (rc == 0)
+        out->dev = (int16_t)dev;
+    return rc;
+}
+
+static int trace_inject_parse_one(const char *spec, const char *full, struct trace_inject *out,
+                                  char *err, size_t errlen) {
     const char *c1 = strchr(spec, ':');
     int kind = c1 ? trace_inject_kind(spec, (size_t)(c1 - spec)) : -1;
     if (!c1)
-        return errbuf_set(err, errlen, -EINVAL, "--inject '%s': %s", spec, TRACE_USAGE);
+        return errbuf_set(err, errlen, -EINVAL, "--inject '%s': %s", full, TRACE_USAGE);
     if (kind < 0)
-        return errbuf_set(err, errlen, -EINVAL, "--inject '%s': unknown kind '%.*s' (%s)", spec,
+        return errbuf_set(err, errlen, -EINVAL, "--inject '%s': unknown kind '%.*s' (%s)", full,
                           (int)(c1 - spec), spec, TRACE_USAGE "; or kmsg:FILE");
     const char *c2 = strchr(c1 + 1, ':');
     bool wants_arg = trace_kinds[kind].arg != NULL;
     if (wants_arg != (c2 != NULL))
-        return errbuf_set(err, errlen, -EINVAL, "--inject '%s': use %s", spec,
+        return errbuf_set(err, errlen, -EINVAL, "--inject '%s': use %s", full,
                           trace_kinds[kind].usage);
     size_t phase_n = c2 ? (size_t)(c2 - c1 - 1) : strlen(c1 + 1);
     int ph = trace_inject_phase(c1 + 1, phase_n);
     if (ph < 0)
         return errbuf_set(err, errlen, -EINVAL,
                           "--inject '%s': unknown phase '%.*s' (load, vpoc, features, h2d, "
-                          "cleanup, forward, backward, optimizer, eval, checkpoint)",
-                          spec, (int)phase_n, c1 + 1);
+                          "cleanup, forward, backward, optimizer, eval, checkpoint, comm-init, "
+                          "allreduce, teardown)",
+                          full, (int)phase_n, c1 + 1);
     *out = (struct trace_inject){.kind = (uint8_t)kind, .phase = (uint8_t)ph};
     if (kind == TRACE_FAULT_OOM && ph != PHASE_VPOC && ph != PHASE_H2D)
         return errbuf_set(err, errlen, -EINVAL,
                           "--inject '%s': nothing is allocated in phase %s (oom:vpoc for the "
                           "VPOC chunk buffers, oom:h2d for the training buffers)",
-                          spec, ev_phase_name((enum ev_phase_id)ph));
+                          full, ev_phase_name((enum ev_phase_id)ph));
     if (kind == TRACE_FAULT_ERROR)
-        return trace_inject_error(spec, c2 + 1, out, err, errlen);
+        return trace_inject_error(full, c2 + 1, out, err, errlen);
     if (wants_arg)
-        return trace_inject_time(spec, c2 + 1, out, err, errlen);
+        return trace_inject_time(full, c2 + 1, out, err, errlen);
     return 0;
 }
 
 void trace_inject_format(const struct trace_inject *in, char *buf, size_t n) {
     const char *phase = ev_phase_name((enum ev_phase_id)in->phase);
+    char dev[16] = "";
+    if (in->dev >= 0)
+        snprintf(dev, sizeof(dev), ":dev%d", in->dev);
     switch (in->kind) {
+    case TRACE_FAULT_DROP:
+        snprintf(buf, n, "drop%s", dev);
+        return;
     case TRACE_FAULT_HANG:
         snprintf(buf, n, "hang:%s:%g", phase, (double)in->extra_ns / 1e9);
         break;
@@ -143,4 +196,7 @@ void trace_inject_format(const struct trace_inject *in, char *buf, size_t n) {
                  trace_error_name((enum trace_runtime_error)in->error));
         break;
     }
+    size_t len = strlen(buf);
+    if (len < n)
+        snprintf(buf + len, n - len, "%s", dev);
 }

@@ -1,6 +1,9 @@
 /* The hang watchdog: a thread of its own (never the one that may hang) that looks at what every
- * device has in flight ten times a second and says when a synchronize turns slow, when it turns
- * into a HANG, and how long it took when it finally returns: alert events on the trace's ring. */
+ * device has in flight ten times a second (a synchronize, a collective call) and says when it
+ * turns slow, when it turns into a HANG, and how long it took when it finally returns: alert
+ * events on the trace's ring. On a run of several devices a HANG also says where each other
+ * device is: its phase, epoch and step, what it waits in, and whether it has reached the
+ * collective the hung device waits in. */
 #ifndef RINGSIDE_BACKEND_TRACE_TRACE_WATCH_H
 #define RINGSIDE_BACKEND_TRACE_TRACE_WATCH_H
 
@@ -17,7 +20,8 @@ struct trace_watch;
 int trace_watch_start(struct trace_watch **out, struct trace *t, unsigned n_dev, uint64_t slow_ns,
                       uint64_t hang_ns);
 
-/* The state the watchdog last saw on dev. Any thread. */
+/* The state the watchdog last saw on dev (the worse of its sync's and its collective's). Any
+ * thread. */
 enum trace_watch_state trace_watch_state(struct trace_watch *w, unsigned dev);
 
 /* Stop promptly and join; NULL is fine. */
