@@ -108,6 +108,10 @@ int compute_open(const char *name, const struct compute_conf *conf, struct compu
     return errbuf_set(err, errlen, -ENOENT, "no compute backend compiled in");
 }
 
+void *compute_stream_handle(struct compute *c) {
+    return c->ops->native_stream ? c->ops->native_stream(c) : NULL;
+}
+
 void compute_close(struct compute *c) {
     if (!c)
         return;

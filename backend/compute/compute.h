@@ -154,6 +154,11 @@ struct compute_ops {
     int (*sync_stream)(struct compute *c);
     int (*sync_device)(struct compute *c);
 
+    /* Make the device the calling thread's current one and return the runtime's stream the
+     * backend enqueues on (cudaStream_t/hipStream_t), for a library that enqueues beside it (a
+     * communicator). NULL: the backend has no such stream (cpu). */
+    void *(*native_stream)(struct compute *c);
+
     /* Text for a backend error code. */
     const char *(*strerror)(int rc);
 
@@ -187,6 +192,9 @@ extern const struct compute_ops *const compute_table[];
 int compute_open(const char *name, const struct compute_conf *conf, struct compute **out,
                  char *notice, size_t noticelen, char *err, size_t errlen);
 void compute_close(struct compute *c);
+
+/* ops->native_stream(c), or NULL for a backend without one. */
+void *compute_stream_handle(struct compute *c);
 
 /* Names of the compiled-in backends, "cpu" or "hip, cpu", for --help. */
 const char *compute_backends(void);

@@ -33,6 +33,11 @@ int compute_hip_enter(struct compute *c) {
     return compute_hip_fail(c, rs_gpu_use_device(compute_hip_priv(c)->device));
 }
 
+static void *compute_hip_native_stream(struct compute *c) {
+    compute_hip_enter(c);
+    return compute_hip_priv(c)->stream;
+}
+
 /* "name" or "name: description" when the runtime has one worth adding. */
 static void compute_hip_err_text(int e, char *out, size_t len) {
     const char *name = rs_gpu_err_name(e), *text = rs_gpu_err_string(e);
@@ -480,6 +485,7 @@ const struct compute_ops compute_hip_ops = {
     .mlp_read = compute_hip_mlp_read,
     .mlp_read_grad = compute_hip_mlp_read_grad,
     .mlp_grad_reduce = compute_hip_mlp_grad_reduce,
+    .native_stream = compute_hip_native_stream,
     .mem_probe = compute_hip_mem_probe,
     .event_record = compute_hip_event_record,
     .event_time_ns = compute_hip_event_time_ns,

@@ -1,5 +1,6 @@
 /* The engine's lifecycle and thread: create (everything that can fail on input), start, the
  * command queue and safe points, snapshots, and joining. */
+#include "backend/comm/comm.h"
 #include "backend/core/afile.h"
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
@@ -27,21 +28,38 @@ void engine_log(struct engine *e, enum ev_severity sev, const char *fmt, ...) {
     trace_emit(e->trace, &ev);
 }
 
-void engine_set_phase(struct engine *e, enum ev_phase_id ph) {
-    trace_set_phase(e->trace, e->c->dev, ph);
-    e->s.phase = ph;
+void engine_dev_log(struct engine_dev *d, enum ev_severity sev, const char *fmt, ...) {
+    struct ev ev = {.kind = EV_LOG, .dev = (uint16_t)d->c->dev};
+    ev.u.text.severity = (uint8_t)sev;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ev.u.text.text, sizeof(ev.u.text.text), fmt, ap);
+    va_end(ap);
+    trace_emit(d->e->trace, &ev);
 }
 
-void engine_phase_done(struct engine *e, enum ev_phase_id ph, uint64_t start_ns, int32_t epoch,
+void engine_set_phase(struct engine_dev *d, enum ev_phase_id ph) {
+    trace_set_phase(d->e->trace, d->c->dev, ph);
+    d->s.phase = ph;
+}
+
+void engine_phase_done(struct engine_dev *d, enum ev_phase_id ph, uint64_t start_ns, int32_t epoch,
                        int64_t step, int32_t chunk) {
     struct trace_pos pos = {epoch, step, chunk};
-    trace_phase_emit(e->trace, e->c->dev, ph, start_ns, mono_now_ns(), &pos);
+    trace_phase_emit(d->e->trace, d->c->dev, ph, start_ns, mono_now_ns(), &pos);
 }
 
-void engine_emit_mem(struct engine *e) {
+void engine_fail_first(struct engine *e, unsigned dev, const char *why) {
+    pthread_mutex_lock(&e->mu);
+    if (!e->first_err[0])
+        snprintf(e->first_err, sizeof(e->first_err), "dev %u: %s", dev, why);
+    pthread_mutex_unlock(&e->mu);
+}
+
+void engine_emit_mem(struct engine_dev *d) {
     struct mem_stats st;
-    mem_pool_stats(e->c->pool, &st);
-    struct ev ev = {.kind = EV_MEM, .dev = (uint16_t)e->c->dev};
+    mem_pool_stats(d->c->pool, &st);
+    struct ev ev = {.kind = EV_MEM, .dev = (uint16_t)d->c->dev};
     ev.u.mem.allocated_bytes = st.allocated_bytes;
     ev.u.mem.reserved_bytes = st.reserved_bytes;
     ev.u.mem.largest_free_bytes = st.largest_free_bytes;
@@ -49,36 +67,50 @@ void engine_emit_mem(struct engine *e) {
     ev.u.mem.free_blocks = st.free_blocks;
     ev.u.mem.segments = st.segments;
     ev.u.mem.frag = st.frag;
-    trace_emit(e->trace, &ev);
+    trace_emit(d->e->trace, &ev);
 }
 
-void engine_publish(struct engine *e, bool force) {
-    uint64_t now = mono_now_ns();
-    if (!force && now - e->last_publish_ns < ENGINE_PUBLISH_NS)
+/* The communicator's record of d's calls, into its snapshot. */
+static void engine_publish_coll(struct engine_dev *d) {
+    struct engine *e = d->e;
+    d->s.has_coll_inflight = trace_coll_inflight(e->trace, d->c->dev, &d->s.coll_inflight);
+    if (!e->comm)
         return;
-    e->last_publish_ns = now;
-    e->s.t_ns = now;
-    e->s.chunk_bars = e->chunk_bars;
-    mem_pool_stats(e->c->pool, &e->s.mem);
-    mem_pool_layout(e->c->pool, &e->s.layout);
+    for (unsigned op = EV_COLL_INIT; op < EV_COLL_COUNT; op++) {
+        struct comm_op_stats st;
+        comm_stats(e->comm, d->rank, (enum comm_op)op, &st);
+        d->s.coll[op] = (struct engine_coll_summary){st.calls,  st.errors, st.bytes, st.p50_ns,
+                                                     st.p99_ns, st.max_ns, st.sum_ns};
+    }
+}
+
+void engine_publish(struct engine_dev *d, bool force) {
+    struct engine *e = d->e;
+    uint64_t now = mono_now_ns();
+    if (!force && now - d->last_publish_ns < ENGINE_PUBLISH_NS)
+        return;
+    d->last_publish_ns = now;
+    d->s.t_ns = now;
+    d->s.chunk_bars = atomic_load(&e->chunk_bars);
+    d->s.sessions_done = atomic_load(&e->sessions_done);
+    mem_pool_stats(d->c->pool, &d->s.mem);
+    mem_pool_layout(d->c->pool, &d->s.layout);
     for (unsigned op = 0; op < SYNC_OP_COUNT; op++)
-        trace_sync_summary(e->trace, e->c->dev, op, &e->s.sync[op]);
-    e->s.has_inflight = trace_inflight(e->trace, e->c->dev, &e->s.inflight);
-    memcpy(snap_write_begin(e->snap), &e->s, sizeof(e->s));
-    snap_publish(e->snap);
+        trace_sync_summary(e->trace, d->c->dev, op, &d->s.sync[op]);
+    d->s.has_inflight = trace_inflight(e->trace, d->c->dev, &d->s.inflight);
+    engine_publish_coll(d);
+    memcpy(snap_write_begin(d->snap), &d->s, sizeof(d->s));
+    snap_publish(d->snap);
 }
 
-static void engine_set_state(struct engine *e, enum engine_state st) {
-    e->s.state = st;
-    engine_publish(e, true);
+static void engine_set_state(struct engine_dev *d, enum engine_state st) {
+    d->s.state = st;
+    engine_publish(d, true);
 }
 
-static void engine_reply(struct engine *e, const struct ev_command *cmd, int rc, const char *fmt,
-                         ...) __attribute__((format(printf, 4, 5)));
-
-static void engine_reply(struct engine *e, const struct ev_command *cmd, int rc, const char *fmt,
-                         ...) {
-    struct ev ev = {.kind = EV_COMMAND, .dev = EV_DEV_NONE};
+void engine_reply(struct engine *e, unsigned dev, const struct ev_command *cmd, int rc,
+                  const char *fmt, ...) {
+    struct ev ev = {.kind = EV_COMMAND, .dev = (uint16_t)dev};
     ev.u.command = *cmd;
     ev.u.command.rc = rc;
     va_list ap;
@@ -88,55 +120,56 @@ static void engine_reply(struct engine *e, const struct ev_command *cmd, int rc,
     trace_emit(e->trace, &ev);
 }
 
-int engine_cleanup(struct engine *e, char *msg, size_t msglen) {
-    enum ev_phase_id prev = e->s.phase;
-    engine_set_phase(e, PHASE_CLEANUP);
+int engine_cleanup(struct engine_dev *d, char *msg, size_t msglen) {
+    enum ev_phase_id prev = d->s.phase;
+    engine_set_phase(d, PHASE_CLEANUP);
     uint64_t t0 = mono_now_ns();
-    int rc = compute_sync(e->c, SYNC_OP_DEVICE);
+    int rc = compute_sync(d->c, SYNC_OP_DEVICE);
     uint64_t t1 = mono_now_ns();
-    uint64_t freed = rc == 0 ? mem_pool_empty_cache(e->c->pool) : 0;
+    uint64_t freed = rc == 0 ? mem_pool_empty_cache(d->c->pool) : 0;
     uint64_t t2 = mono_now_ns();
-    int rc2 = rc == 0 ? compute_sync(e->c, SYNC_OP_DEVICE) : 0;
+    int rc2 = rc == 0 ? compute_sync(d->c, SYNC_OP_DEVICE) : 0;
     uint64_t t3 = mono_now_ns();
-    engine_phase_done(e, PHASE_CLEANUP, t0, e->s.epoch, -1, -1);
-    engine_set_phase(e, prev);
-    engine_emit_mem(e);
-    engine_publish(e, true);
+    engine_phase_done(d, PHASE_CLEANUP, t0, d->s.epoch, -1, -1);
+    engine_set_phase(d, prev);
+    engine_emit_mem(d);
+    engine_publish(d, true);
     if (rc == 0)
         rc = rc2;
     if (rc != 0)
-        return errbuf_set(msg, msglen, rc, "cleanup failed: synchronize: %s",
-                          e->c->ops->strerror(rc));
+        return errbuf_set(msg, msglen, rc, "cleanup dev %u failed: synchronize: %s", d->c->dev,
+                          d->c->ops->strerror(rc));
     return errbuf_set(msg, msglen, 0,
                       "cleanup dev %u: sync %.3f ms, empty_cache %.3f ms released %llu bytes, "
                       "sync %.3f ms",
-                      e->c->dev, (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6,
+                      d->c->dev, (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6,
                       (unsigned long long)freed, (double)(t3 - t2) / 1e6);
 }
 
 /* The largest block the device could allocate now, beside the pool's own largest free block:
  * how fragmented device memory is outside and inside the cache. */
-static void engine_probe(struct engine *e, const struct ev_command *cmd) {
-    const struct compute_ops *ops = e->c->ops;
+void engine_probe(struct engine_dev *d, const struct ev_command *cmd) {
+    const struct compute_ops *ops = d->c->ops;
+    struct engine *e = d->e;
+    unsigned dev = d->c->dev;
     if (!ops->mem_probe) {
-        engine_reply(e, cmd, -ENOTSUP, "memory probe: the %s backend has no device memory to probe",
-                     ops->name);
+        engine_reply(e, dev, cmd, -ENOTSUP,
+                     "memory probe: the %s backend has no device memory to probe", ops->name);
         return;
     }
     uint64_t largest = 0;
-    int rc = ops->mem_probe(e->c, &largest);
+    int rc = ops->mem_probe(d->c, &largest);
     if (rc != 0) {
-        engine_reply(e, cmd, rc, "memory probe failed: %s", ops->strerror(rc));
+        engine_reply(e, dev, cmd, rc, "memory probe failed: %s", ops->strerror(rc));
         return;
     }
     struct mem_stats st;
-    mem_pool_stats(e->c->pool, &st);
-    ops->mem_info(e->c);
-    engine_reply(e, cmd, 0,
+    mem_pool_stats(d->c->pool, &st);
+    ops->mem_info(d->c);
+    engine_reply(e, dev, cmd, 0,
                  "memory probe dev %u: largest allocatable block %.1f MiB of %.1f MiB free; pool: "
                  "largest free block %.1f MiB of %.1f MiB reserved",
-                 e->c->dev, (double)largest / 1048576.0,
-                 (double)e->c->info.mem_free_bytes / 1048576.0,
+                 dev, (double)largest / 1048576.0, (double)d->c->info.mem_free_bytes / 1048576.0,
                  (double)st.largest_free_bytes / 1048576.0, (double)st.reserved_bytes / 1048576.0);
 }
 
@@ -147,89 +180,192 @@ static void engine_set_chunk(struct engine *e, const struct ev_command *cmd, int
     struct ev_command res = *cmd;
     res.cmd = CMD_SET_CHUNK;
     res.arg = bars;
-    e->chunk_bars = bars;
-    engine_publish(e, true);
+    atomic_store(&e->chunk_bars, bars);
+    engine_publish(engine_dev0(e), true);
     if (bars)
-        engine_reply(e, &res, 0, "VPOC chunk size %d bars from the next chunk", bars);
+        engine_reply(e, EV_DEV_NONE, &res, 0, "VPOC chunk size %d bars from the next chunk", bars);
     else
-        engine_reply(e, &res, 0, "VPOC chunk size: whole sessions from the next session");
+        engine_reply(e, EV_DEV_NONE, &res, 0,
+                     "VPOC chunk size: whole sessions from the next session");
 }
 
 /* set_chunk sets a size; chunk_step moves a rung up or down the ladder from the size the
  * engine has now (which an out-of-memory drop may have changed). */
 static void engine_chunk_cmd(struct engine *e, const struct ev_command *cmd) {
     if (cmd->cmd == CMD_CHUNK_STEP && cmd->arg != 1 && cmd->arg != -1)
-        engine_reply(e, cmd, -EINVAL, "chunk step %lld is not 1 or -1", (long long)cmd->arg);
+        engine_reply(e, EV_DEV_NONE, cmd, -EINVAL, "chunk step %lld is not 1 or -1",
+                     (long long)cmd->arg);
     else if (cmd->cmd == CMD_CHUNK_STEP)
-        engine_set_chunk(e, cmd, vpoc_chunk_step(e->chunk_bars, (int)cmd->arg));
+        engine_set_chunk(e, cmd, vpoc_chunk_step(atomic_load(&e->chunk_bars), (int)cmd->arg));
     else if (cmd->arg < 0 || cmd->arg > VPOC_CHUNK_MAX)
-        engine_reply(e, cmd, -EINVAL, "chunk size %lld is not in 0..%d", (long long)cmd->arg,
-                     VPOC_CHUNK_MAX);
+        engine_reply(e, EV_DEV_NONE, cmd, -EINVAL, "chunk size %lld is not in 0..%d",
+                     (long long)cmd->arg, VPOC_CHUNK_MAX);
     else
         engine_set_chunk(e, cmd, (int)cmd->arg);
 }
 
-static void engine_apply(struct engine *e, const struct ev_command *cmd) {
+/* A cleanup on every device, each answering for itself (several devices: at a control point,
+ * where every device does its own). */
+static void engine_cleanup_reply(struct engine_dev *d, const struct ev_command *cmd) {
     char msg[EV_TEXT_BYTES];
+    int rc = engine_cleanup(d, msg, sizeof(msg));
+    engine_reply(d->e, d->c->dev, cmd, rc, "%s", msg);
+    if (atomic_fetch_sub(&d->e->cleanup_left, 1) == 1)
+        atomic_store(&d->e->cleanup_busy, false);
+}
+
+static void engine_set_paused(struct engine *e, bool paused) {
+    pthread_mutex_lock(&e->mu);
+    e->paused = paused;
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* Rank 0 applies what it can now; with several devices in training, cleanup, probe and pause
+ * wait for the next control point, where every device does them at the same step. */
+static void engine_apply(struct engine *e, const struct ev_command *cmd, bool group) {
+    struct engine_dev *d = engine_dev0(e);
     switch ((enum ev_cmd_id)cmd->cmd) {
     case CMD_SET_CHUNK:
     case CMD_CHUNK_STEP:
         engine_chunk_cmd(e, cmd);
         return;
-    case CMD_CLEANUP: {
-        int rc = engine_cleanup(e, msg, sizeof(msg));
-        atomic_store(&e->cleanup_busy, false);
-        engine_reply(e, cmd, rc, "%s", msg);
+    case CMD_CLEANUP:
+        if (group)
+            e->want_cleanup = true;
+        else
+            engine_cleanup_reply(d, cmd);
         return;
-    }
     case CMD_PROBE:
-        engine_probe(e, cmd);
+        if (group)
+            e->want_probe = true;
+        else
+            engine_probe(d, cmd);
         return;
     case CMD_PAUSE:
-        e->paused = true;
-        engine_reply(e, cmd, 0, "paused");
+        if (group)
+            e->want_pause = true;
+        else
+            engine_set_paused(e, true);
+        engine_reply(e, EV_DEV_NONE, cmd, 0, group ? "pausing at the next step" : "paused");
         return;
     case CMD_RESUME:
-        e->paused = false;
-        engine_reply(e, cmd, 0, "resumed");
+        e->want_pause = false;
+        engine_set_paused(e, false);
+        engine_reply(e, EV_DEV_NONE, cmd, 0, "resumed");
         return;
     case CMD_STOP:
-        e->stop_requested = true;
-        e->paused = false;
-        engine_reply(e, cmd, 0, "stopping: finishing the step and writing a checkpoint");
+        atomic_store(&e->stop_requested, true);
+        e->want_pause = false;
+        engine_set_paused(e, false);
+        engine_reply(e, EV_DEV_NONE, cmd, 0,
+                     "stopping: finishing the step and writing a checkpoint");
         return;
     case CMD_COUNT:
         break;
     }
-    engine_reply(e, cmd, -EINVAL, "unknown command %u", cmd->cmd);
+    engine_reply(e, EV_DEV_NONE, cmd, -EINVAL, "unknown command %u", cmd->cmd);
 }
 
-static void engine_drain_commands(struct engine *e) {
+/* Rank 0: apply the queued commands (group: several devices training in step). */
+void engine_drain_commands(struct engine *e, bool group) {
     struct ev cmds[ENGINE_CMD_CAP];
     size_t n = evring_drain(e->cmds, cmds, ENGINE_CMD_CAP);
     for (size_t i = 0; i < n; i++)
-        engine_apply(e, &cmds[i].u.command);
+        engine_apply(e, &cmds[i].u.command, group);
 }
 
-bool engine_safe_point(struct engine *e) {
-    engine_drain_commands(e);
-    if (e->paused && !e->stop_requested) {
-        enum ev_phase_id prev = e->s.phase;
-        uint64_t t0 = mono_now_ns();
-        engine_set_phase(e, PHASE_PAUSED);
-        engine_set_state(e, ENGINE_PAUSED);
-        while (e->paused && !e->stop_requested) {
-            struct pollfd pf = {evring_wake_fd(e->cmds), POLLIN, 0};
-            poll(&pf, 1, ENGINE_PAUSE_POLL_MS);
-            engine_drain_commands(e);
-            engine_publish(e, false);
-        }
-        engine_phase_done(e, PHASE_PAUSED, t0, e->s.epoch, -1, -1);
-        engine_set_phase(e, prev);
-        engine_set_state(e, ENGINE_RUNNING);
+/* Rank 0 while paused: answer commands until a resume or a stop. */
+static void engine_pause_loop(struct engine_dev *d, bool group) {
+    struct engine *e = d->e;
+    while (e->paused && !atomic_load(&e->stop_requested) && !atomic_load(&e->quit)) {
+        struct pollfd pf = {evring_wake_fd(e->cmds), POLLIN, 0};
+        poll(&pf, 1, ENGINE_PAUSE_POLL_MS);
+        engine_drain_commands(e, group);
+        engine_publish(d, false);
     }
-    engine_publish(e, false);
-    return e->stop_requested;
+}
+
+/* Other ranks: wait while rank 0 holds the run paused. */
+static void engine_pause_wait(struct engine *e) {
+    pthread_mutex_lock(&e->mu);
+    while (e->paused && !atomic_load(&e->quit))
+        pthread_cond_wait(&e->cv, &e->mu);
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* The paused phase around whatever keeps d waiting. */
+static void engine_paused(struct engine_dev *d, bool group) {
+    struct engine *e = d->e;
+    enum ev_phase_id prev = d->s.phase;
+    uint64_t t0 = mono_now_ns();
+    engine_set_phase(d, PHASE_PAUSED);
+    engine_set_state(d, ENGINE_PAUSED);
+    if (d->rank == 0)
+        engine_pause_loop(d, group);
+    else
+        engine_pause_wait(e);
+    engine_phase_done(d, PHASE_PAUSED, t0, d->s.epoch, -1, -1);
+    engine_set_phase(d, prev);
+    engine_set_state(d, ENGINE_RUNNING);
+}
+
+bool engine_safe_point(struct engine_dev *d) {
+    struct engine *e = d->e;
+    if (d->rank == 0)
+        engine_drain_commands(e, false);
+    pthread_mutex_lock(&e->mu);
+    bool paused = e->paused;
+    pthread_mutex_unlock(&e->mu);
+    if (paused && !atomic_load(&e->stop_requested))
+        engine_paused(d, false);
+    engine_publish(d, false);
+    return atomic_load(&e->stop_requested);
+}
+
+bool engine_control(struct engine_dev *d, char *err, size_t errlen, int *rc) {
+    struct engine *e = d->e;
+    *rc = 0;
+    if (e->n_dev == 1)
+        return engine_safe_point(d);
+    /* rank 0 proposes, every device learns the same decision from the exchange */
+    double v[4] = {0, 0, 0, 0};
+    if (d->rank == 0) {
+        engine_drain_commands(e, true);
+        v[0] = atomic_load(&e->stop_requested);
+        v[1] = e->want_pause && !v[0];
+        v[2] = e->want_cleanup;
+        v[3] = e->want_probe;
+        e->want_cleanup = e->want_probe = e->want_pause = false;
+        if (v[1])
+            engine_set_paused(e, true); /* before the exchange: the others wait on it after */
+        if (v[2])
+            atomic_store(&e->cleanup_left, (int)e->n_dev);
+    }
+    if ((*rc = engine_exchange(d, v, 4, err, errlen)) != 0)
+        return true;
+    if (v[2] > 0) {
+        struct ev_command cmd = {.cmd = CMD_CLEANUP};
+        engine_cleanup_reply(d, &cmd);
+    }
+    if (v[3] > 0) {
+        struct ev_command cmd = {.cmd = CMD_PROBE};
+        engine_probe(d, &cmd);
+    }
+    if (v[1] > 0) {
+        engine_paused(d, true);
+        /* the stop (or not) that ended the pause, the same for all: one more exchange */
+        double stop = d->rank == 0 ? (double)atomic_load(&e->stop_requested) : 0;
+        if ((*rc = engine_exchange(d, &stop, 1, err, errlen)) != 0)
+            return true;
+        if (stop > 0)
+            atomic_store(&e->stop_requested, true);
+        return stop > 0;
+    }
+    if (v[0] > 0)
+        atomic_store(&e->stop_requested, true);
+    engine_publish(d, false);
+    return v[0] > 0;
 }
 
 void engine_command(struct engine *e, enum ev_cmd_id cmd, int64_t arg) {
@@ -237,76 +373,230 @@ void engine_command(struct engine *e, enum ev_cmd_id cmd, int64_t arg) {
     ev.u.command.cmd = (uint8_t)cmd;
     ev.u.command.arg = arg;
     if (cmd == CMD_CLEANUP && atomic_exchange(&e->cleanup_busy, true)) { /* never two at once */
-        engine_reply(e, &ev.u.command, -EBUSY,
+        engine_reply(e, EV_DEV_NONE, &ev.u.command, -EBUSY,
                      "refused: a safe cleanup is already queued or running");
         return;
     }
+    if (cmd == CMD_CLEANUP)
+        atomic_store(&e->cleanup_left, 1);
     evring_push(e->cmds, &ev);
 }
 
-/* The training thread: VPOC, features, safe cleanup, training; then FINISHED or FAILED. */
+/* Every device's safe cleanup before training, each reported. */
+static int engine_pre_cleanup(struct engine_dev *d, char *err, size_t errlen) {
+    char msg[EV_TEXT_BYTES];
+    if (d->rank == 0)
+        engine_log(d->e, SEV_INFO, "pre-training safe cleanup");
+    int rc = engine_cleanup(d, msg, sizeof(msg));
+    engine_dev_log(d, rc == 0 ? SEV_INFO : SEV_ERROR, "%s", msg);
+    if (rc != 0)
+        snprintf(err, errlen, "%s", msg);
+    return rc;
+}
+
+/* Several devices: agree on whether to go on (rank 0's stop, anyone's failure). A failed
+ * exchange is this device's error. */
+int engine_agree(struct engine_dev *d, int rc, bool *stop, char *err, size_t errlen) {
+    if (d->e->n_dev == 1) {
+        *stop = atomic_load(&d->e->stop_requested);
+        return rc;
+    }
+    double v[2] = {d->rank == 0 ? (double)atomic_load(&d->e->stop_requested) : 0, rc != 0};
+    int xrc = engine_exchange(d, v, 2, err, errlen);
+    if (xrc != 0)
+        return rc ? rc : xrc;
+    if (v[0] > 0)
+        atomic_store(&d->e->stop_requested, true);
+    *stop = v[0] > 0;
+    if (rc == 0 && v[1] > 0)
+        return errbuf_set(err, errlen, -ECANCELED, "another device failed");
+    return rc;
+}
+
+/* One device's whole run: join the group, its share of VPOC, features (rank 0), safe
+ * cleanup, training, and leaving the group. */
+static int engine_dev_run(struct engine_dev *d, char *err, size_t errlen) {
+    struct engine *e = d->e;
+    bool stop = false;
+    int rc = e->n_dev > 1 ? engine_group_init(d, err, errlen) : 0;
+    if (rc == 0)
+        rc = engine_vpoc_all(d, err, errlen);
+    rc = engine_agree(d, rc, &stop, err, errlen);
+    if (rc == 0 && !stop && d->rank == 0)
+        rc = engine_features(e, err, errlen);
+    rc = engine_agree(d, rc, &stop, err, errlen);
+    d->s.train_rows = e->split;
+    d->s.val_rows = e->n_rows - e->split;
+    if (rc == 0 && e->conf.pre_cleanup && !stop)
+        rc = engine_pre_cleanup(d, err, errlen);
+    rc = engine_agree(d, rc, &stop, err, errlen);
+    if (rc == 0 && !stop)
+        rc = engine_train(d, err, errlen);
+    return rc;
+}
+
+/* The end of one device's run: its failure remembered, the group aborted so no device waits
+ * for it, and the group left. */
+static void engine_dev_end(struct engine_dev *d, int rc, char *err) {
+    struct engine *e = d->e;
+    engine_set_phase(d, PHASE_COUNT);
+    if (rc != 0 && !err[0]) /* a path that gave no reason still says what the backend calls rc */
+        snprintf(err, 512, "%s (error %d on %s)", d->c->ops->strerror(rc), rc, d->c->ops->name);
+    if (rc != 0 && rc != -ECANCELED)
+        engine_fail_first(e, d->c->dev, err);
+    if (rc != 0 && e->n_dev > 1 && d->rank > 0)
+        engine_dev_log(d, SEV_ERROR, "dev %u failed: %s", d->c->dev, err);
+    if (rc != 0 && e->comm && !d->dropped) /* no device waits for this one */
+        comm_abort(e->comm);
+    if (e->comm && !d->dropped) /* a dropped one left without a word */
+        engine_group_teardown(d);
+    trace_set_left(e->trace, d->c->dev);
+    engine_emit_mem(d);
+}
+
+/* Ranks past 0: their own thread. */
+static void *engine_dev_main(void *arg) {
+    struct engine_dev *d = arg;
+    engine_set_state(d, ENGINE_RUNNING);
+    d->err[0] = '\0';
+    d->rc = engine_dev_run(d, d->err, sizeof(d->err));
+    engine_dev_end(d, d->rc, d->err);
+    engine_set_state(d, d->rc == 0 ? ENGINE_FINISHED : ENGINE_FAILED);
+    return NULL;
+}
+
+/* The training thread (rank 0): the other ranks' threads, its own run, then FINISHED or
+ * FAILED for the whole run. */
 static void *engine_main(void *arg) {
     struct engine *e = arg;
+    struct engine_dev *d = engine_dev0(e);
     char err[512] = "";
     uint64_t t0 = mono_now_ns();
-    engine_set_state(e, ENGINE_RUNNING);
-    int rc = engine_vpoc_all(e, err, sizeof(err));
-    if (rc == 0)
-        rc = engine_features(e, err, sizeof(err));
-    if (rc == 0 && e->conf.pre_cleanup && !e->stop_requested) {
-        char msg[EV_TEXT_BYTES];
-        engine_log(e, SEV_INFO, "pre-training safe cleanup");
-        rc = engine_cleanup(e, msg, sizeof(msg));
-        engine_log(e, rc == 0 ? SEV_INFO : SEV_ERROR, "%s", msg);
-        if (rc != 0)
-            snprintf(err, sizeof(err), "%s", msg);
+    engine_set_state(d, ENGINE_RUNNING);
+    int rc = 0;
+    for (unsigned k = 1; k < e->n_dev && rc == 0; k++) {
+        rc = -pthread_create(&e->dev[k]->thread, NULL, engine_dev_main, e->dev[k]);
+        if (rc == 0)
+            e->dev[k]->started = true;
+        else
+            errbuf_set(err, sizeof(err), rc, "cannot start the worker of dev %u: %s",
+                       e->dev[k]->c->dev, strerror(-rc));
     }
     if (rc == 0)
-        rc = engine_train(e, err, sizeof(err));
-    engine_set_phase(e, PHASE_COUNT);
+        rc = engine_dev_run(d, err, sizeof(err));
+    engine_dev_end(d, rc, err);
+    for (unsigned k = 1; k < e->n_dev; k++)
+        if (e->dev[k]->started) {
+            pthread_join(e->dev[k]->thread, NULL);
+            e->dev[k]->started = false;
+            if (e->dev[k]->rc != 0 && rc == 0)
+                rc = e->dev[k]->rc;
+        }
     e->res.elapsed_s = (double)(mono_now_ns() - t0) / 1e9;
-    e->res.stopped = e->stop_requested;
+    e->res.stopped = atomic_load(&e->stop_requested);
     if (rc != 0) {
-        if (!err[0]) /* a path that gave no reason still says what the backend calls rc */
-            snprintf(err, sizeof(err), "%s (error %d on %s)", e->c->ops->strerror(rc), rc,
-                     e->c->ops->name);
+        pthread_mutex_lock(&e->mu);
+        if (e->first_err[0] && e->n_dev > 1) /* the root cause, not a device that was told */
+            snprintf(err, sizeof(err), "%s", e->first_err);
+        pthread_mutex_unlock(&e->mu);
         e->res.state = ENGINE_FAILED;
         snprintf(e->res.error, sizeof(e->res.error), "%s", err);
-        struct ev ev = {.kind = EV_ALERT, .dev = (uint16_t)e->c->dev};
+        struct ev ev = {.kind = EV_ALERT, .dev = (uint16_t)d->c->dev};
         ev.u.text.severity = SEV_ERROR;
         snprintf(ev.u.text.text, sizeof(ev.u.text.text), "training failed: %s", err);
         trace_emit(e->trace, &ev);
     } else {
         e->res.state = ENGINE_FINISHED;
     }
-    engine_emit_mem(e);
-    engine_set_state(e, e->res.state);
+    engine_set_state(d, e->res.state);
     atomic_store(&e->done, true);
     return NULL;
 }
 
-static int engine_open_backend(struct engine *e, char *err, size_t errlen) {
-    int rc = trace_create(&e->trace, e->events, (unsigned)e->conf.device + 1);
-    if (rc != 0)
-        return errbuf_set(err, errlen, rc, "cannot create the tracer: %s", strerror(-rc));
-    struct compute_conf cc = {.device = e->conf.device,
-                              .threads = e->conf.threads,
-                              .alloc = e->conf.alloc,
-                              .trace = e->trace};
-    char notice[512];
-    rc = compute_open(e->conf.backend, &cc, &e->c, notice, sizeof(notice), err, errlen);
-    if (rc != 0)
-        return rc;
-    if (notice[0])
-        engine_log(e, SEV_WARNING, "%s", notice);
-    for (int k = 0; k < e->conf.n_inject; k++) { /* rehearsal faults, said out loud */
+/* Arm the rehearsal faults: each on its device, or on every training device. */
+static void engine_arm_faults(struct engine *e) {
+    for (int k = 0; k < e->conf.n_inject; k++) {
+        const struct trace_inject *in = &e->conf.inject[k];
         char spec[64];
-        trace_add_inject(e->trace, (unsigned)e->conf.device, &e->conf.inject[k]);
-        trace_inject_format(&e->conf.inject[k], spec, sizeof(spec));
+        for (unsigned r = 0; r < e->n_dev; r++)
+            if (in->dev < 0 || (unsigned)in->dev == e->dev[r]->c->dev)
+                trace_add_inject(e->trace, e->dev[r]->c->dev, in);
+        trace_inject_format(in, spec, sizeof(spec));
         engine_log(e, SEV_WARNING, "fault injection armed: %s", spec);
     }
-    snprintf(e->s.backend, sizeof(e->s.backend), "%s", e->c->ops->name);
-    e->s.dev = e->c->info;
+}
+
+/* The devices to train on, checked: distinct, and a fault's device among them. */
+static int engine_device_list(struct engine *e, char *err, size_t errlen) {
+    const struct engine_conf *c = &e->conf;
+    if (c->n_devices <= 0) {
+        e->n_dev = 1;
+        return 0;
+    }
+    e->n_dev = (unsigned)c->n_devices;
+    for (int k = 0; k < c->n_inject; k++) {
+        bool found = c->inject[k].dev < 0;
+        for (int i = 0; i < c->n_devices && !found; i++)
+            found = c->devices[i] == c->inject[k].dev;
+        char spec[64];
+        trace_inject_format(&c->inject[k], spec, sizeof(spec));
+        if (!found)
+            return errbuf_set(err, errlen, -EINVAL, "--inject %s: device %d does not train", spec,
+                              c->inject[k].dev);
+        if (c->inject[k].kind == TRACE_FAULT_DROP && c->n_devices < 2)
+            return errbuf_set(err, errlen, -EINVAL,
+                              "--inject %s: a device can leave only a run of several", spec);
+    }
+    return 0;
+}
+
+static int engine_open_dev(struct engine *e, unsigned rank, char *err, size_t errlen) {
+    struct engine_dev *d = calloc(1, sizeof(*d));
+    if (!d)
+        return errbuf_set(err, errlen, -ENOMEM, "out of memory");
+    e->dev[rank] = d;
+    d->e = e;
+    d->rank = (unsigned)rank;
+    d->s.start_ns = mono_now_ns();
+    d->s.phase = PHASE_COUNT;
+    d->s.epochs = e->conf.epochs;
+    d->s.rank = (uint16_t)rank;
+    d->s.n_ranks = (uint16_t)e->n_dev;
+    int dev = e->conf.n_devices > 0 ? e->conf.devices[rank] : e->conf.device;
+    d->s.device = (unsigned)dev;
+    int rc = snap_create(&d->snap, sizeof(struct engine_snap));
+    if (rc != 0)
+        return errbuf_set(err, errlen, rc, "out of memory");
+    struct compute_conf cc = {
+        .device = dev, .threads = e->conf.threads, .alloc = e->conf.alloc, .trace = e->trace};
+    char notice[512];
+    /* every device takes the backend the first one got: one "auto" fallback, said once */
+    const char *backend = rank == 0 ? e->conf.backend : engine_dev0(e)->c->ops->name;
+    rc = compute_open(backend, &cc, &d->c, notice, sizeof(notice), err, errlen);
+    if (rc != 0)
+        return rc;
+    if (notice[0] && rank == 0)
+        engine_log(e, SEV_WARNING, "%s", notice);
+    snprintf(d->s.backend, sizeof(d->s.backend), "%s", d->c->ops->name);
+    d->s.dev = d->c->info;
+    return 0;
+}
+
+static int engine_open_backend(struct engine *e, char *err, size_t errlen) {
+    int rc = engine_device_list(e, err, errlen);
+    if (rc != 0)
+        return rc;
+    int top = e->conf.device;
+    for (int i = 0; i < e->conf.n_devices; i++)
+        top = e->conf.devices[i] > top ? e->conf.devices[i] : top;
+    if ((rc = trace_create(&e->trace, e->events, (unsigned)top + 1)) != 0)
+        return errbuf_set(err, errlen, rc, "cannot create the tracer: %s", strerror(-rc));
+    for (unsigned r = 0; r < e->n_dev; r++)
+        if ((rc = engine_open_dev(e, r, err, errlen)) != 0)
+            return rc;
+    if (e->n_dev > 1 && (rc = engine_group_open(e, err, errlen)) != 0)
+        return rc;
+    engine_arm_faults(e);
     return 0;
 }
 
@@ -334,16 +624,13 @@ int engine_create(struct engine **out, const struct engine_conf *conf, struct ev
         return -ENOMEM;
     e->conf = *conf;
     e->events = events;
-    e->chunk_bars = conf->chunk_bars;
+    atomic_init(&e->chunk_bars, conf->chunk_bars);
     e->vpoc_logged_chunk = -1;
     e->start_wall_ns = mono_wall_ns();
-    e->s.start_ns = mono_now_ns();
-    e->s.phase = PHASE_COUNT;
-    e->s.epochs = conf->epochs;
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->cv, NULL);
     data_series_init(&e->ds);
     rc = evring_create(&e->cmds, ENGINE_CMD_CAP);
-    if (rc == 0)
-        rc = snap_create(&e->snap, sizeof(struct engine_snap));
     if (rc != 0) {
         errbuf_set(err, errlen, rc, "out of memory");
         goto fail;
@@ -360,7 +647,8 @@ int engine_create(struct engine **out, const struct engine_conf *conf, struct ev
         goto fail;
     }
     engine_sweep_stale(e);
-    engine_publish(e, true);
+    for (unsigned r = 0; r < e->n_dev; r++)
+        engine_publish(e->dev[r], true);
     *out = e;
     return 0;
 fail:
@@ -377,7 +665,17 @@ int engine_start(struct engine *e) {
 }
 
 const struct engine_snap *engine_snap_read(struct engine *e, bool *fresh) {
-    return snap_read(e->snap, fresh);
+    return snap_read(engine_dev0(e)->snap, fresh);
+}
+
+const struct engine_snap *engine_snap_read_dev(struct engine *e, unsigned k, bool *fresh) {
+    return k < e->n_dev ? snap_read(e->dev[k]->snap, fresh) : NULL;
+}
+
+unsigned engine_devices(const struct engine *e, unsigned *out) {
+    for (unsigned k = 0; k < e->n_dev; k++)
+        out[k] = e->dev[k]->c->dev;
+    return e->n_dev;
 }
 
 bool engine_done(struct engine *e) {
@@ -402,7 +700,7 @@ struct trace *engine_trace(struct engine *e) {
 
 void engine_clock_anchor(const struct engine *e, uint64_t *wall_ns, uint64_t *mono_ns) {
     *wall_ns = e->start_wall_ns;
-    *mono_ns = e->s.start_ns;
+    *mono_ns = engine_dev0(e)->s.start_ns;
 }
 
 void engine_destroy(struct engine *e) {
@@ -410,14 +708,26 @@ void engine_destroy(struct engine *e) {
         return;
     if (e->started) {
         engine_command(e, CMD_STOP, 0);
+        atomic_store(&e->quit, true);
+        engine_set_paused(e, false);
         pthread_join(e->thread, NULL);
     }
-    if (e->c)
-        engine_train_free(e);
-    compute_close(e->c);
+    for (unsigned r = 0; r < ENGINE_MAX_DEVICES; r++) {
+        struct engine_dev *d = e->dev[r];
+        if (!d)
+            continue;
+        if (d->c)
+            engine_train_free(d);
+        compute_close(d->c);
+        snap_destroy(d->snap);
+        free(d);
+    }
+    if (e->comm)
+        comm_close(e->comm);
     trace_destroy(e->trace);
-    snap_destroy(e->snap);
     evring_destroy(e->cmds);
+    pthread_mutex_destroy(&e->mu);
+    pthread_cond_destroy(&e->cv);
     free(e->xf);
     free(e->y);
     free(e->vpoc);

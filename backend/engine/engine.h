@@ -15,7 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ENGINE_PATH_MAX 1024
+#define ENGINE_PATH_MAX    1024
+#define ENGINE_MAX_DEVICES TRACE_MAX_DEVICES
 
 struct engine_conf {
     /* data */
@@ -41,14 +42,31 @@ struct engine_conf {
     /* compute */
     char backend[16]; /* auto, cpu, hip */
     int device, threads;
-    char alloc_conf[256];  /* as given (flag or RINGSIDE_ALLOC_CONF) */
-    struct mem_conf alloc; /* parsed */
-    bool pre_cleanup;      /* safe cleanup between data and training */
-    int vpoc_refresh;      /* re-run VPOC every N epochs (0 = only before training) */
+    /* Data-parallel training on several devices (--devices): their indices, distinct, or
+     * n_devices 0 for the one device above, ENGINE_ALL_DEVICES for every device the backend
+     * has (known at engine_create). --batch is per device. */
+    int devices[ENGINE_MAX_DEVICES];
+    int n_devices;
+    char comm_lib[ENGINE_PATH_MAX]; /* the communication library (--comm-lib); "": the
+                                       platform's (libnccl.so.2, librccl.so.1) */
+    double comm_timeout_s;          /* joining the group and every collective call */
+    double teardown_timeout_s;      /* leaving the group, before its communicators are aborted */
+    char alloc_conf[256];           /* as given (flag or RINGSIDE_ALLOC_CONF) */
+    struct mem_conf alloc;          /* parsed */
+    bool pre_cleanup;               /* safe cleanup between data and training */
+    int vpoc_refresh;               /* re-run VPOC every N epochs (0 = only before training) */
     /* faults to rehearse with (--inject), armed on the training device */
     struct trace_inject inject[TRACE_MAX_INJECT];
     int n_inject;
 };
+
+#define ENGINE_ALL_DEVICES (-1)
+
+/* "0,1", "0-3", "1,3-5" or "all" into c->devices/n_devices. 0, or -EINVAL with err naming
+ * --devices and what is wrong (a repeated device, one out of range, an empty item). */
+int engine_devices_parse(const char *s, struct engine_conf *c, char *err, size_t errlen);
+/* The list back as text ("0,1", "all"); "" for the one-device form. */
+void engine_devices_format(const struct engine_conf *c, char *buf, size_t n);
 
 /* Defaults as documented in the README. */
 void engine_conf_default(struct engine_conf *c);
@@ -76,8 +94,15 @@ enum engine_state {
     ENGINE_FAILED,
 };
 
+/* One device's record of one kind of collective call. */
+struct engine_coll_summary {
+    uint64_t calls, errors, bytes;
+    uint64_t p50_ns, p99_ns, max_ns, sum_ns;
+};
+
 /* Everything the UI shows that is not an event: copied by value, published a few times a
- * second and at every state change. */
+ * second and at every state change. One per training device: progress and losses are the
+ * run's (the same on every device), the rest the device's own. */
 struct engine_snap {
     uint64_t t_ns, start_ns;
     enum engine_state state;
@@ -104,6 +129,13 @@ struct engine_snap {
     struct trace_sync_summary sync[SYNC_OP_COUNT];
     struct trace_inflight inflight;
     bool has_inflight;
+    /* several devices: which one this is, its collective calls, and the one in flight */
+    uint16_t rank, n_ranks;                         /* n_ranks 1: a run on one device */
+    unsigned device;                                /* its index (--devices) */
+    struct engine_coll_summary coll[EV_COLL_COUNT]; /* by enum ev_coll_op (NONE unused) */
+    struct trace_coll coll_inflight;
+    bool has_coll_inflight;
+    double step_ms; /* this device's mean step time over the last window (0: none yet) */
 };
 
 /* Final numbers, for the summary line. */
@@ -145,8 +177,13 @@ int engine_start(struct engine *e);
  * COMMAND event. Any thread; async-signal-safe it is not (use from a normal thread). */
 void engine_command(struct engine *e, enum ev_cmd_id cmd, int64_t arg);
 
-/* Latest snapshot; valid until the next call. One reader thread. */
+/* Latest snapshot of the first device; valid until the next call. One reader thread. */
 const struct engine_snap *engine_snap_read(struct engine *e, bool *fresh);
+/* ... of the device of rank k (< engine_devices()); NULL past the end. One reader thread. */
+const struct engine_snap *engine_snap_read_dev(struct engine *e, unsigned k, bool *fresh);
+
+/* The training devices, in rank order, into out (room for ENGINE_MAX_DEVICES); their count. */
+unsigned engine_devices(const struct engine *e, unsigned *out);
 
 /* True once the thread has finished (state FINISHED or FAILED). Any thread. */
 bool engine_done(struct engine *e);

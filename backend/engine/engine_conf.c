@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void engine_conf_default(struct engine_conf *c) {
@@ -36,6 +37,62 @@ void engine_conf_default(struct engine_conf *c) {
     c->threads = 1;
     mem_conf_default(&c->alloc);
     c->pre_cleanup = true;
+    c->comm_timeout_s = 300;
+    c->teardown_timeout_s = 30;
+}
+
+int engine_devices_parse(const char *s, struct engine_conf *c, char *err, size_t errlen) {
+    if (strcmp(s, "all") == 0) {
+        c->n_devices = ENGINE_ALL_DEVICES;
+        return 0;
+    }
+    bool seen[ENGINE_MAX_DEVICES] = {false};
+    int n = 0;
+    const char *p = s;
+    for (;;) {
+        char *end;
+        long a = strtol(p, &end, 10), b = a;
+        if (end == p || a < 0)
+            return errbuf_set(err, errlen, -EINVAL,
+                              "--devices '%s': expected device numbers like 0,1 or 0-3, or all", s);
+        if (*end == '-') {
+            const char *q = end + 1;
+            b = strtol(q, &end, 10);
+            if (end == q || b < a)
+                return errbuf_set(err, errlen, -EINVAL, "--devices '%s': bad range at '%s'", s, p);
+        }
+        if (b >= ENGINE_MAX_DEVICES)
+            return errbuf_set(err, errlen, -EINVAL, "--devices '%s': device %ld is past %d", s, b,
+                              ENGINE_MAX_DEVICES - 1);
+        for (long d = a; d <= b; d++) {
+            if (seen[d])
+                return errbuf_set(err, errlen, -EINVAL, "--devices '%s': device %ld twice", s, d);
+            seen[d] = true;
+            c->devices[n++] = (int)d;
+        }
+        if (*end == '\0')
+            break;
+        if (*end != ',')
+            return errbuf_set(err, errlen, -EINVAL, "--devices '%s': unexpected '%c'", s, *end);
+        p = end + 1;
+    }
+    c->n_devices = n;
+    return 0;
+}
+
+void engine_devices_format(const struct engine_conf *c, char *buf, size_t n) {
+    buf[0] = '\0';
+    if (c->n_devices == ENGINE_ALL_DEVICES) {
+        snprintf(buf, n, "all");
+        return;
+    }
+    size_t len = 0;
+    for (int k = 0; k < c->n_devices && len + 1 < n; k++) {
+        int w = snprintf(buf + len, n - len, "%s%d", k ? "," : "", c->devices[k]);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
 }
 
 static int engine_conf_range(const char *flag, double v, double lo, double hi, char *err,
@@ -61,6 +118,11 @@ int engine_conf_validate(const struct engine_conf *c, char *err, size_t errlen) 
     rc = rc ? rc : engine_conf_range("--threads", c->threads, 1, 256, err, errlen);
     rc = rc ? rc : engine_conf_range("--device", c->device, 0, TRACE_MAX_DEVICES - 1, err, errlen);
     rc = rc ? rc : engine_conf_range("--val-frac", c->val_frac, 0.01, 0.9, err, errlen);
+    rc =
+        rc ? rc : engine_conf_range("--comm-timeout", c->comm_timeout_s, 0.001, 86400, err, errlen);
+    rc = rc ? rc
+            : engine_conf_range("--teardown-timeout", c->teardown_timeout_s, 0.001, 86400, err,
+                                errlen);
     if (rc == 0 && !(c->vpoc.tick > 0 && isfinite(c->vpoc.tick)))
         rc = errbuf_set(err, errlen, -EINVAL, "--tick: %g must be a positive number", c->vpoc.tick);
     if (rc == 0 && (!c->name[0] || strchr(c->name, '/')))

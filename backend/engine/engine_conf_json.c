@@ -53,6 +53,12 @@ static void engine_conf_json_run(json_object *j, const struct engine_conf *c) {
     json_out_put_str(j, "resume", c->resume_path);
     json_out_put_str(j, "backend", c->backend);
     json_out_put_int(j, "device", c->device);
+    char devices[ENGINE_MAX_DEVICES * 4];
+    engine_devices_format(c, devices, sizeof(devices));
+    json_out_put_str(j, "devices", devices);
+    json_out_put_str(j, "comm-lib", c->comm_lib);
+    json_out_put_num(j, "comm-timeout", c->comm_timeout_s);
+    json_out_put_num(j, "teardown-timeout", c->teardown_timeout_s);
     json_out_put_int(j, "threads", c->threads);
     json_out_put_str(j, "alloc-conf", c->alloc_conf);
     json_out_put_bool(j, "no-pre-cleanup", !c->pre_cleanup);

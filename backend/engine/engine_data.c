@@ -12,8 +12,9 @@
 #include <string.h>
 
 int engine_data_load(struct engine *e, char *err, size_t errlen) {
+    struct engine_dev *d0 = engine_dev0(e);
     uint64_t t0 = mono_now_ns();
-    engine_set_phase(e, PHASE_LOAD);
+    engine_set_phase(d0, PHASE_LOAD);
     int rc;
     if (e->conf.data_path[0]) {
         struct data_csv_opts o = {.skip_bad_rows = e->conf.skip_bad_rows};
@@ -49,25 +50,28 @@ int engine_data_load(struct engine *e, char *err, size_t errlen) {
         if (vpoc_sessions_check(e->vbars, &e->ss, &e->conf.vpoc, why, sizeof(why)) != 0)
             rc = errbuf_set(err, errlen, -EINVAL, "%s: %s", src, why);
     }
-    engine_phase_done(e, PHASE_LOAD, t0, 0, -1, -1);
-    engine_set_phase(e, PHASE_COUNT);
+    engine_phase_done(d0, PHASE_LOAD, t0, 0, -1, -1);
+    engine_set_phase(d0, PHASE_COUNT);
     if (rc != 0)
         return rc;
-    e->s.bars = e->ds.n;
-    e->s.sessions = e->ss.n;
+    for (unsigned r = 0; r < e->n_dev; r++) {
+        e->dev[r]->s.bars = e->ds.n;
+        e->dev[r]->s.sessions = e->ss.n;
+    }
     engine_log(e, SEV_INFO, "loaded %zu bars in %zu sessions from %s", e->ds.n, e->ss.n,
                e->conf.data_path[0] ? e->conf.data_path : "the synthetic generator");
     return 0;
 }
 
 /* Device-side times of one session's chunks, emitted as vpoc phases after the sync. */
-static void engine_vpoc_emit(struct engine *e, const struct compute_event *ev, size_t n_chunks) {
+static void engine_vpoc_emit(struct engine_dev *d, const struct compute_event *ev,
+                             size_t n_chunks) {
     for (size_t k = 0; k < n_chunks; k++) {
         uint64_t a, b;
-        if (e->c->ops->event_time_ns(e->c, &ev[k], &a) == 0 &&
-            e->c->ops->event_time_ns(e->c, &ev[k + 1], &b) == 0) {
-            struct trace_pos pos = {e->s.epoch, -1, (int32_t)k};
-            trace_phase_emit(e->trace, e->c->dev, PHASE_VPOC, a, b, &pos);
+        if (d->c->ops->event_time_ns(d->c, &ev[k], &a) == 0 &&
+            d->c->ops->event_time_ns(d->c, &ev[k + 1], &b) == 0) {
+            struct trace_pos pos = {d->s.epoch, -1, (int32_t)k};
+            trace_phase_emit(d->e->trace, d->c->dev, PHASE_VPOC, a, b, &pos);
         }
     }
 }
@@ -75,63 +79,73 @@ static void engine_vpoc_emit(struct engine *e, const struct compute_event *ev, s
 /* A session's VPOC ran out of device memory: say so with the pool's numbers and drop the
  * chunk size a rung (chunks are what the pool holds at once), as a user would with '-'.
  * true: retry the session; false: already at the smallest chunk, the error stands. */
-static bool engine_vpoc_oom(struct engine *e, const struct data_session *s, const char *why) {
-    int used = e->chunk_bars > 0 && (size_t)e->chunk_bars < s->n ? e->chunk_bars : (int)s->n;
+static bool engine_vpoc_oom(struct engine_dev *d, const struct data_session *s, const char *why) {
+    struct engine *e = d->e;
+    int chunk = atomic_load(&e->chunk_bars);
+    int used = chunk > 0 && (size_t)chunk < s->n ? chunk : (int)s->n;
     int smaller = vpoc_chunk_step(used, -1);
-    engine_emit_mem(e);
+    engine_emit_mem(d);
     if (smaller <= 0 || smaller >= used) {
-        engine_log(e, SEV_ERROR, "VPOC at the smallest chunk (%d bars): %s", used, why);
+        engine_dev_log(d, SEV_ERROR, "VPOC at the smallest chunk (%d bars): %s", used, why);
         return false;
     }
-    engine_log(e, SEV_ERROR, "VPOC: %s", why);
-    engine_log(e, SEV_WARNING, "VPOC out of memory at chunk %d bars: dropping to %d and retrying",
-               used, smaller);
-    e->chunk_bars = smaller;
-    e->s.chunk_bars = smaller;
-    engine_publish(e, true);
+    engine_dev_log(d, SEV_ERROR, "VPOC: %s", why);
+    engine_dev_log(d, SEV_WARNING,
+                   "VPOC out of memory at chunk %d bars: dropping to %d and retrying", used,
+                   smaller);
+    atomic_store(&e->chunk_bars, smaller);
+    d->s.chunk_bars = smaller;
+    engine_publish(d, true);
     return true;
 }
 
-int engine_vpoc_all(struct engine *e, char *err, size_t errlen) {
+int engine_vpoc_all(struct engine_dev *d, char *err, size_t errlen) {
+    struct engine *e = d->e;
     const struct vpoc_bar *bars = e->vbars;
-    engine_set_phase(e, PHASE_VPOC);
+    engine_set_phase(d, PHASE_VPOC);
     int rc = 0;
     struct mem_stats pass_peak = {0}, pass_base;
-    mem_pool_stats(e->c->pool, &pass_base);
-    for (size_t k = 0; rc == 0 && k < e->ss.n;) {
-        if (engine_safe_point(e))
+    mem_pool_stats(d->c->pool, &pass_base);
+    if (d->rank == 0)
+        atomic_store(&e->sessions_done, 0);
+    for (size_t k = d->rank; rc == 0 && k < e->ss.n;) { /* every n_dev-th session is ours */
+        if (engine_safe_point(d))
             break;
         const struct data_session *s = &e->ss.s[k];
-        size_t chunk = e->chunk_bars > 0 ? (size_t)e->chunk_bars : s->n;
+        int bars_now = atomic_load(&e->chunk_bars);
+        size_t chunk = bars_now > 0 ? (size_t)bars_now : s->n;
         struct compute_event *ev = calloc((s->n + chunk - 1) / chunk + 1, sizeof(*ev));
-        rc = ev ? compute_vpoc_session(e->c, bars + s->first, s->n, &e->conf.vpoc, chunk,
-                                       &e->vpoc[k], ev, &e->peek, err, errlen)
+        rc = ev ? compute_vpoc_session(d->c, bars + s->first, s->n, &e->conf.vpoc, chunk,
+                                       &e->vpoc[k], ev, &d->peek, err, errlen)
                 : errbuf_set(err, errlen, -ENOMEM, "out of memory");
         if (rc == 0)
-            engine_vpoc_emit(e, ev, (s->n + chunk - 1) / chunk);
-        if (rc == 0 && e->peek.stats.allocated_bytes >= pass_peak.allocated_bytes)
-            pass_peak = e->peek.stats;
+            engine_vpoc_emit(d, ev, (s->n + chunk - 1) / chunk);
+        if (rc == 0 && d->peek.stats.allocated_bytes >= pass_peak.allocated_bytes)
+            pass_peak = d->peek.stats;
         free(ev);
-        if (rc == -ENOMEM && ev && engine_vpoc_oom(e, s, err)) {
+        if (rc == -ENOMEM && ev && engine_vpoc_oom(d, s, err)) {
             rc = 0;
             errbuf_set(err, errlen, 0, "%s", ""); /* said: a later failure gives its own */
             continue;                             /* the same session again, in smaller chunks */
         }
-        e->s.sessions_done = ++k;
-        engine_emit_mem(e);
+        k += e->n_dev;
+        d->s.sessions_done = atomic_fetch_add(&e->sessions_done, 1) + 1;
+        engine_emit_mem(d);
     }
-    engine_set_phase(e, PHASE_COUNT);
-    if (rc == 0 && !e->stop_requested) { /* what this chunk size did to the pool */
-        e->s.vpoc_peak = pass_peak;
-        e->s.vpoc_base = pass_base;
-        e->s.vpoc_peak_chunk = e->chunk_bars;
-        e->s.has_vpoc_peak = true;
-        engine_publish(e, true);
+    engine_set_phase(d, PHASE_COUNT);
+    bool stopped = atomic_load(&e->stop_requested);
+    int chunk = atomic_load(&e->chunk_bars);
+    if (rc == 0 && !stopped) { /* what this chunk size did to the pool */
+        d->s.vpoc_peak = pass_peak;
+        d->s.vpoc_base = pass_base;
+        d->s.vpoc_peak_chunk = chunk;
+        d->s.has_vpoc_peak = true;
+        engine_publish(d, true);
     }
-    if (rc == 0 && !e->stop_requested && e->chunk_bars != e->vpoc_logged_chunk) {
-        engine_log(e, SEV_INFO, "VPOC done for %zu sessions (chunk %d bars)", e->ss.n,
-                   e->chunk_bars);
-        e->vpoc_logged_chunk = e->chunk_bars; /* refreshes log only when the chunk changed */
+    if (rc == 0 && !stopped && d->rank == 0 && chunk != e->vpoc_logged_chunk) {
+        engine_log(e, SEV_INFO, "VPOC done for %zu sessions (chunk %d bars%s)", e->ss.n, chunk,
+                   e->n_dev > 1 ? ", shared out across the devices" : "");
+        e->vpoc_logged_chunk = chunk; /* refreshes log only when the chunk changed */
     }
     return rc;
 }
@@ -175,10 +189,11 @@ static int engine_features_rows(struct engine *e, const struct feat_opts *o, cha
 }
 
 int engine_features(struct engine *e, char *err, size_t errlen) {
-    if (e->stop_requested)
+    struct engine_dev *d0 = engine_dev0(e);
+    if (atomic_load(&e->stop_requested))
         return 0;
     uint64_t t0 = mono_now_ns();
-    engine_set_phase(e, PHASE_FEATURES);
+    engine_set_phase(d0, PHASE_FEATURES);
     struct feat_opts o = {.vpoc = e->conf.vpoc,
                           .horizon = e->conf.horizon,
                           .target = e->ck.arch.loss == MLP_LOSS_BCE ? FEAT_TARGET_SIGN
@@ -190,7 +205,7 @@ int engine_features(struct engine *e, char *err, size_t errlen) {
                         "validation sessions (use more days)",
                         e->n_rows);
     if (rc != 0) {
-        engine_set_phase(e, PHASE_COUNT);
+        engine_set_phase(d0, PHASE_COUNT);
         return rc;
     }
     struct feat_norm norm;
@@ -207,11 +222,11 @@ int engine_features(struct engine *e, char *err, size_t errlen) {
         e->ck.y_std = norm.y_std;
     }
     feat_norm_apply_f32(e->xf, e->y, e->n_rows, &norm, o.target);
-    data_series_fini(&e->ds); /* features built: training needs neither bars nor their copies */
-    e->s.train_rows = e->split;
-    e->s.val_rows = e->n_rows - e->split;
-    engine_phase_done(e, PHASE_FEATURES, t0, 0, -1, -1);
-    engine_set_phase(e, PHASE_COUNT);
+    data_series_fini(&e->ds);    /* features built: training needs neither bars nor their copies */
+    d0->s.train_rows = e->split; /* every other device takes them after the features agree */
+    d0->s.val_rows = e->n_rows - e->split;
+    engine_phase_done(d0, PHASE_FEATURES, t0, 0, -1, -1);
+    engine_set_phase(d0, PHASE_COUNT);
     engine_log(e, SEV_INFO, "features: %zu training and %zu validation samples x %d", e->split,
                e->n_rows - e->split, FEAT_COUNT);
     return 0;

@@ -48,7 +48,7 @@ static json_object *engine_meta_data(const struct engine *e) {
     char fp[17];
     snprintf(fp, sizeof(fp), "%016llx", (unsigned long long)e->data_fp);
     json_object_object_add(o, "fingerprint", json_object_new_string(fp));
-    json_object_object_add(o, "bars", json_object_new_int64((int64_t)e->s.bars));
+    json_object_object_add(o, "bars", json_object_new_int64((int64_t)engine_dev0(e)->s.bars));
     json_object_object_add(o, "sessions", json_object_new_int64((int64_t)e->ss.n));
     if (e->ss.n > 0) {
         json_object_object_add(o, "first_session", json_object_new_string(e->ss.s[0].label));
@@ -85,7 +85,8 @@ int engine_meta_write(const struct engine *e, const char *path, char *err, size_
     json_object_object_add(root, "config", engine_conf_json(&e->conf));
     json_object_object_add(root, "metrics", engine_meta_metrics(e));
     json_object_object_add(root, "data", engine_meta_data(e));
-    json_object_object_add(root, "backend", json_object_new_string(e->c->ops->name));
+    json_object_object_add(root, "backend", json_object_new_string(engine_dev0(e)->c->ops->name));
+    json_object_object_add(root, "devices", json_object_new_int((int)e->n_dev));
     const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
                                                                 JSON_C_TO_STRING_NOSLASHESCAPE);
     size_t len = strlen(text);

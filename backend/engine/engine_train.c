@@ -44,53 +44,67 @@ int engine_resume_load(struct engine *e, char *err, size_t errlen) {
     return 0;
 }
 
-void engine_train_free(struct engine *e) {
-    if (e->model)
-        e->c->ops->mlp_destroy(e->c, e->model);
-    e->model = NULL;
-    compute_free(e->c, e->x_val);
-    compute_free(e->c, e->y_val);
-    compute_free(e->c, e->x_batch);
-    compute_free(e->c, e->y_batch);
-    e->x_val = e->y_val = e->x_batch = e->y_batch = NULL;
-    free(e->xb_host);
-    free(e->yb_host);
-    free(e->order);
-    e->xb_host = e->yb_host = NULL;
-    e->order = NULL;
+void engine_train_free(struct engine_dev *d) {
+    if (d->model)
+        d->c->ops->mlp_destroy(d->c, d->model);
+    d->model = NULL;
+    compute_free(d->c, d->x_val);
+    compute_free(d->c, d->y_val);
+    compute_free(d->c, d->x_batch);
+    compute_free(d->c, d->y_batch);
+    compute_free(d->c, d->xchg_dev);
+    d->x_val = d->y_val = d->x_batch = d->y_batch = d->xchg_dev = NULL;
+    free(d->xb_host);
+    free(d->yb_host);
+    free(d->order);
+    free(d->params);
+    d->xb_host = d->yb_host = d->params = NULL;
+    d->order = NULL;
 }
 
-/* Validation set to the device once; batch buffers and the model. */
-static int engine_train_setup(struct engine *e, char *err, size_t errlen) {
-    const struct compute_ops *ops = e->c->ops;
+/* The validation set to the device (rank 0, which evaluates), once. */
+static int engine_train_val(struct engine_dev *d, char *err, size_t errlen) {
+    struct engine *e = d->e;
+    const struct compute_ops *ops = d->c->ops;
     size_t nv = e->n_rows - e->split, f = FEAT_COUNT, eb = ops->elem_bytes;
-    size_t batch = (size_t)e->conf.batch;
-    uint64_t t0 = mono_now_ns();
-    engine_set_phase(e, PHASE_H2D);
-    int rc = compute_alloc(e->c, nv * f * eb, &e->x_val, err, errlen);
-    rc = rc ? rc : compute_alloc(e->c, nv * eb, &e->y_val, err, errlen);
-    rc = rc ? rc : compute_alloc(e->c, batch * f * eb, &e->x_batch, err, errlen);
-    rc = rc ? rc : compute_alloc(e->c, batch * eb, &e->y_batch, err, errlen);
+    int rc = compute_alloc(d->c, nv * f * eb, &d->x_val, err, errlen);
+    rc = rc ? rc : compute_alloc(d->c, nv * eb, &d->y_val, err, errlen);
     double *stage = rc ? NULL : malloc(nv * f * sizeof(double)); /* until the copy is done */
     if (!rc && !stage)
         rc = errbuf_set(err, errlen, -ENOMEM, "out of memory");
     for (size_t i = 0; stage && i < nv * f; i++)
         stage[i] = e->xf[e->split * f + i];
-    int up = rc ? 0 : ops->upload_f64(e->c, e->x_val, stage, nv * f);
-    up = up || rc ? up : ops->upload_f64(e->c, e->y_val, e->y + e->split, nv);
-    int src = compute_sync(e->c, SYNC_OP_COPY);
+    int up = rc ? 0 : ops->upload_f64(d->c, d->x_val, stage, nv * f);
+    up = up || rc ? up : ops->upload_f64(d->c, d->y_val, e->y + e->split, nv);
+    int src = compute_sync(d->c, SYNC_OP_COPY);
     free(stage);
-    engine_phase_done(e, PHASE_H2D, t0, 0, -1, -1);
     if (rc == 0 && (up != 0 || src != 0))
         rc = errbuf_set(err, errlen, up ? up : src, "copy to device failed: %s",
                         ops->strerror(up ? up : src));
+    return rc;
+}
+
+/* Batch buffers, the validation set (rank 0) and the model replica. */
+static int engine_train_setup(struct engine_dev *d, char *err, size_t errlen) {
+    struct engine *e = d->e;
+    const struct compute_ops *ops = d->c->ops;
+    size_t f = FEAT_COUNT, eb = ops->elem_bytes;
+    size_t batch = (size_t)e->conf.batch;
+    uint64_t t0 = mono_now_ns();
+    engine_set_phase(d, PHASE_H2D);
+    int rc = compute_alloc(d->c, batch * f * eb, &d->x_batch, err, errlen);
+    rc = rc ? rc : compute_alloc(d->c, batch * eb, &d->y_batch, err, errlen);
+    if (rc == 0 && d->rank == 0)
+        rc = engine_train_val(d, err, errlen);
+    engine_phase_done(d, PHASE_H2D, t0, 0, -1, -1);
     if (rc != 0)
         return rc;
-    e->xb_host = malloc(ENGINE_INFLIGHT * batch * f * sizeof(double));
-    e->yb_host = malloc(ENGINE_INFLIGHT * batch * sizeof(double));
-    e->n_fl = 0;
-    e->order = malloc(e->split * sizeof(size_t));
-    if (!e->xb_host || !e->yb_host || !e->order)
+    d->xb_host = malloc(ENGINE_INFLIGHT * batch * f * sizeof(double));
+    d->yb_host = malloc(ENGINE_INFLIGHT * batch * sizeof(double));
+    d->n_fl = 0;
+    d->order = malloc((e->split ? e->split : 1) * sizeof(size_t));
+    d->params = d->rank > 0 ? malloc(mlp_param_count(&e->ck.arch) * sizeof(double)) : NULL;
+    if (!d->xb_host || !d->yb_host || !d->order || (d->rank > 0 && !d->params))
         return errbuf_set(err, errlen, -ENOMEM, "out of memory");
     struct compute_mlp_init init = {
         .arch = e->ck.arch,
@@ -101,129 +115,157 @@ static int engine_train_setup(struct engine *e, char *err, size_t errlen) {
         .adam_t = e->ck.adam.t,
         .max_rows = batch > ENGINE_EVAL_ROWS ? batch : ENGINE_EVAL_ROWS,
     };
-    rc = ops->mlp_create(e->c, &init, &e->model);
+    rc = ops->mlp_create(d->c, &init, &d->model);
     if (rc != 0)
-        return errbuf_set(err, errlen, rc, "cannot create the model on the device: %s",
+        return errbuf_set(err, errlen, rc, "cannot create the model on dev %u: %s", d->c->dev,
                           ops->strerror(rc));
     return 0;
 }
 
-static void engine_shuffle(struct engine *e, int32_t epoch) {
+static void engine_shuffle(struct engine_dev *d, int32_t epoch) {
+    struct engine *e = d->e;
     uint64_t s = e->conf.seed * 1000003ull + (uint64_t)epoch;
     for (size_t i = 0; i < e->split; i++)
-        e->order[i] = i;
+        d->order[i] = i;
     for (size_t i = e->split; i > 1; i--) {
         size_t j = (size_t)(rng_splitmix64(&s) % i);
-        size_t t = e->order[i - 1];
-        e->order[i - 1] = e->order[j];
-        e->order[j] = t;
+        size_t t = d->order[i - 1];
+        d->order[i - 1] = d->order[j];
+        d->order[j] = t;
     }
 }
 
 /* Device-side phase times of one step from its events. */
-static void engine_step_emit(struct engine *e, const struct compute_event *ev, int32_t epoch,
-                             int64_t step) {
-    static const enum ev_phase_id ph[4] = {PHASE_H2D, PHASE_FORWARD, PHASE_BACKWARD,
-                                           PHASE_OPTIMIZER};
-    struct trace_pos pos = {epoch, step, -1};
-    for (int k = 0; k < 4; k++) {
+static void engine_step_emit(struct engine_dev *d, const struct engine_inflight *fl) {
+    static const enum ev_phase_id one[4] = {PHASE_H2D, PHASE_FORWARD, PHASE_BACKWARD,
+                                            PHASE_OPTIMIZER};
+    static const enum ev_phase_id dp[5] = {PHASE_H2D, PHASE_FORWARD, PHASE_BACKWARD,
+                                           PHASE_ALLREDUCE, PHASE_OPTIMIZER};
+    bool group = d->e->n_dev > 1;
+    const enum ev_phase_id *ph = group ? dp : one;
+    int n = group ? 5 : 4;
+    struct trace_pos pos = {fl->epoch, fl->step, -1};
+    for (int k = 0; k < n; k++) {
         uint64_t a, b;
-        if (e->c->ops->event_time_ns(e->c, &ev[k], &a) == 0 &&
-            e->c->ops->event_time_ns(e->c, &ev[k + 1], &b) == 0)
-            trace_phase_emit(e->trace, e->c->dev, ph[k], a, b, &pos);
+        if (d->c->ops->event_time_ns(d->c, &fl->ev[k], &a) == 0 &&
+            d->c->ops->event_time_ns(d->c, &fl->ev[k + 1], &b) == 0)
+            trace_phase_emit(d->e->trace, d->c->dev, ph[k], a, b, &pos);
     }
 }
 
-/* Enqueue one step into the next in-flight slot (the caller flushes a full window first). */
-static int engine_step(struct engine *e, size_t first, size_t rows, int32_t epoch) {
-    const struct compute_ops *ops = e->c->ops;
+/* Enqueue one step into the next in-flight slot (the caller flushes a full window first):
+ * rows samples of the shuffled order from first, weighed by weight in the global batch (a
+ * device with no rows of a short last batch computes one row and weighs it 0). */
+static int engine_step(struct engine_dev *d, size_t first, size_t rows, double weight,
+                       int32_t epoch) {
+    struct engine *e = d->e;
+    const struct compute_ops *ops = d->c->ops;
     size_t f = FEAT_COUNT, batch = (size_t)e->conf.batch;
-    struct engine_inflight *fl = &e->fl[e->n_fl];
-    double *xb = e->xb_host + e->n_fl * batch * f, *yb = e->yb_host + e->n_fl * batch;
+    struct engine_inflight *fl = &d->fl[d->n_fl];
+    double *xb = d->xb_host + d->n_fl * batch * f, *yb = d->yb_host + d->n_fl * batch;
     for (size_t r = 0; r < rows; r++) {
-        size_t i = e->order[first + r];
+        size_t i = d->order[first + r];
         for (size_t j = 0; j < f; j++)
             xb[r * f + j] = e->xf[i * f + j];
         yb[r] = e->y[i];
     }
-    *fl = (struct engine_inflight){.step = e->s.step, .epoch = epoch, .rows = rows};
+    *fl =
+        (struct engine_inflight){.step = d->s.step, .epoch = epoch, .rows = rows, .weight = weight};
     struct compute_event *ev = fl->ev;
-    int rc = ops->event_record(e->c, &ev[0]);
-    rc = rc ? rc : ops->upload_f64(e->c, e->x_batch, xb, rows * f);
-    rc = rc ? rc : ops->upload_f64(e->c, e->y_batch, yb, rows);
-    rc = rc ? rc : ops->event_record(e->c, &ev[1]);
-    rc = rc ? rc : ops->mlp_forward(e->c, e->model, e->x_batch, rows);
-    rc = rc ? rc : ops->mlp_loss(e->c, e->model, e->y_batch, rows, &fl->loss);
-    rc = rc ? rc : ops->event_record(e->c, &ev[2]);
-    rc = rc ? rc : ops->mlp_backward(e->c, e->model, e->x_batch, e->y_batch, rows);
-    rc = rc ? rc : ops->event_record(e->c, &ev[3]);
-    rc = rc ? rc : ops->mlp_optimizer(e->c, e->model);
-    rc = rc ? rc : ops->event_record(e->c, &ev[4]);
-    e->n_fl++;
+    struct compute_reduce red = engine_reduce_proto;
+    red.ctx = d;
+    bool group = e->n_dev > 1;
+    int rc = ops->event_record(d->c, &ev[0]);
+    rc = rc ? rc : ops->upload_f64(d->c, d->x_batch, xb, rows * f);
+    rc = rc ? rc : ops->upload_f64(d->c, d->y_batch, yb, rows);
+    rc = rc ? rc : ops->event_record(d->c, &ev[1]);
+    rc = rc ? rc : ops->mlp_forward(d->c, d->model, d->x_batch, rows);
+    rc = rc ? rc : ops->mlp_loss(d->c, d->model, d->y_batch, rows, &fl->loss);
+    rc = rc ? rc : ops->event_record(d->c, &ev[2]);
+    rc = rc ? rc : ops->mlp_backward(d->c, d->model, d->x_batch, d->y_batch, rows);
+    rc = rc ? rc : ops->event_record(d->c, &ev[3]);
+    if (group) { /* the mean of the devices' gradients, weighed by their shares */
+        rc = rc ? rc : ops->mlp_grad_reduce(d->c, d->model, weight * e->n_dev, &red);
+        rc = rc ? rc : ops->event_record(d->c, &ev[4]);
+    }
+    rc = rc ? rc : ops->mlp_optimizer(d->c, d->model);
+    rc = rc ? rc : ops->event_record(d->c, &ev[group ? 5 : 4]);
+    d->n_fl++;
     return rc;
 }
 
-/* Losses of the steps since the last metric, and of the epoch so far. */
+/* Losses of the steps since the last metric, and of the epoch so far: each step's loss is the
+ * global batch's (every device's batch mean weighed by its share), summed over the devices at
+ * the metric. */
 struct engine_losses {
     double sum, epoch_sum;
     size_t n, epoch_n;
 };
 
 /* Wait for the in-flight steps; emit their device-timed phases and add their losses. */
-static int engine_flush(struct engine *e, struct engine_losses *l) {
-    if (e->n_fl == 0)
+static int engine_flush(struct engine_dev *d, struct engine_losses *l) {
+    if (d->n_fl == 0)
         return 0;
     uint64_t t0 = mono_now_ns();
-    enum ev_phase_id prev = e->s.phase;
-    engine_set_phase(e, PHASE_SYNC);
-    int rc = compute_sync(e->c, SYNC_OP_STREAM);
-    engine_set_phase(e, prev);
-    for (size_t k = 0; rc == 0 && k < e->n_fl; k++) {
-        engine_step_emit(e, e->fl[k].ev, e->fl[k].epoch, e->fl[k].step);
-        l->sum += e->fl[k].loss;
-        l->epoch_sum += e->fl[k].loss;
+    enum ev_phase_id prev = d->s.phase;
+    engine_set_phase(d, PHASE_SYNC);
+    int rc = compute_sync(d->c, SYNC_OP_STREAM);
+    engine_set_phase(d, prev);
+    for (size_t k = 0; rc == 0 && k < d->n_fl; k++) {
+        engine_step_emit(d, &d->fl[k]);
+        double loss = d->fl[k].loss * d->fl[k].weight;
+        l->sum += loss;
+        l->epoch_sum += loss;
         l->n++;
         l->epoch_n++;
     }
-    engine_phase_done(e, PHASE_SYNC, t0, e->fl[e->n_fl - 1].epoch, e->fl[e->n_fl - 1].step, -1);
-    e->n_fl = 0;
+    const struct engine_inflight *last = &d->fl[d->n_fl - 1];
+    engine_phase_done(d, PHASE_SYNC, t0, last->epoch, last->step, -1);
+    uint64_t t1 = mono_now_ns();
+    d->s.step_ms = (double)(t1 - d->last_flush_ns) / 1e6 / (double)d->n_fl;
+    d->last_flush_ns = t1;
+    engine_coll_flush(d);
+    d->n_fl = 0;
     return rc;
 }
 
-static void engine_metric(struct engine *e, int32_t epoch, double loss, bool has_val,
+static void engine_metric(struct engine_dev *d, int32_t epoch, double loss, bool has_val,
                           double val_loss, double samples_per_s) {
-    struct ev ev = {.kind = EV_METRIC, .dev = (uint16_t)e->c->dev};
-    ev.u.metric.epoch = epoch;
-    ev.u.metric.step = e->s.step;
-    ev.u.metric.loss = loss;
-    ev.u.metric.has_val = has_val;
-    ev.u.metric.val_loss = val_loss;
-    ev.u.metric.samples_per_s = samples_per_s;
-    trace_emit(e->trace, &ev);
-    e->s.loss = loss;
-    e->s.has_loss = true;
-    e->s.samples_per_s = samples_per_s;
+    if (d->rank == 0) {
+        struct ev ev = {.kind = EV_METRIC, .dev = (uint16_t)d->c->dev};
+        ev.u.metric.epoch = epoch;
+        ev.u.metric.step = d->s.step;
+        ev.u.metric.loss = loss;
+        ev.u.metric.has_val = has_val;
+        ev.u.metric.val_loss = val_loss;
+        ev.u.metric.samples_per_s = samples_per_s;
+        trace_emit(d->e->trace, &ev);
+    }
+    d->s.loss = loss;
+    d->s.has_loss = true;
+    d->s.samples_per_s = samples_per_s;
 }
 
-/* Mean validation loss, forward in slices of ENGINE_EVAL_ROWS. */
-static int engine_eval(struct engine *e, int32_t epoch, double *val_loss, char *err,
+/* Mean validation loss, forward in slices of ENGINE_EVAL_ROWS (rank 0). */
+static int engine_eval(struct engine_dev *d, int32_t epoch, double *val_loss, char *err,
                        size_t errlen) {
-    const struct compute_ops *ops = e->c->ops;
+    struct engine *e = d->e;
+    const struct compute_ops *ops = d->c->ops;
     size_t nv = e->n_rows - e->split, f = FEAT_COUNT, eb = ops->elem_bytes;
     size_t parts = (nv + ENGINE_EVAL_ROWS - 1) / ENGINE_EVAL_ROWS;
     double *loss = calloc(parts, sizeof(double));
     if (!loss)
         return errbuf_set(err, errlen, -ENOMEM, "out of memory");
     uint64_t t0 = mono_now_ns();
-    engine_set_phase(e, PHASE_EVAL);
+    engine_set_phase(d, PHASE_EVAL);
     int rc = 0;
     for (size_t k = 0; rc == 0 && k < parts; k++) {
         size_t r0 = k * ENGINE_EVAL_ROWS,
                rows = nv - r0 < ENGINE_EVAL_ROWS ? nv - r0 : ENGINE_EVAL_ROWS;
-        rc = ops->mlp_forward(e->c, e->model, (char *)e->x_val + r0 * f * eb, rows);
-        rc = rc ? rc : ops->mlp_loss(e->c, e->model, (char *)e->y_val + r0 * eb, rows, &loss[k]);
+        rc = ops->mlp_forward(d->c, d->model, (char *)d->x_val + r0 * f * eb, rows);
+        rc = rc ? rc : ops->mlp_loss(d->c, d->model, (char *)d->y_val + r0 * eb, rows, &loss[k]);
     }
-    int src = compute_sync(e->c, SYNC_OP_STREAM);
+    int src = compute_sync(d->c, SYNC_OP_STREAM);
     rc = rc ? rc : src;
     double sum = 0;
     for (size_t k = 0; k < parts; k++) {
@@ -232,7 +274,8 @@ static int engine_eval(struct engine *e, int32_t epoch, double *val_loss, char *
         sum += loss[k] * (double)rows;
     }
     free(loss);
-    engine_phase_done(e, PHASE_EVAL, t0, epoch, -1, -1);
+    engine_phase_done(d, PHASE_EVAL, t0, epoch, -1, -1);
+    engine_set_phase(d, PHASE_COUNT);
     if (rc != 0)
         return errbuf_set(err, errlen, rc, "evaluation failed: %s", ops->strerror(rc));
     *val_loss = sum / (double)nv;
@@ -291,26 +334,79 @@ static void engine_checkpoint_write(struct engine *e, int32_t epoch) {
     engine_log(e, SEV_ERROR, "%s", note);
 }
 
+/* FNV-1a over the parameters' bytes: replicas that agree have the same. */
+static uint64_t engine_params_hash(const double *p, size_t n) {
+    uint64_t h = 1469598103934665603ull;
+    const unsigned char *b = (const unsigned char *)p;
+    for (size_t i = 0; i < n * sizeof(double); i++) {
+        h ^= b[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* Several devices: every replica's checksum to every device; 0 when they agree, else -EPROTO
+ * with err naming the devices that differ from the first. */
+static int engine_replicas_agree(struct engine_dev *d, int32_t epoch, const double *params,
+                                 double *val, char *err, size_t errlen) {
+    struct engine *e = d->e;
+    if (e->n_dev == 1)
+        return 0;
+    double v[1 + 2 * ENGINE_MAX_DEVICES] = {0};
+    uint64_t h = engine_params_hash(params, mlp_param_count(&e->ck.arch));
+    v[0] = d->rank == 0 ? *val : 0; /* rank 0's validation loss, for every device's view */
+    v[1 + 2 * d->rank] = (double)(uint32_t)(h >> 32);
+    v[2 + 2 * d->rank] = (double)(uint32_t)h;
+    int rc = engine_exchange(d, v, 1 + 2 * e->n_dev, err, errlen);
+    if (rc != 0)
+        return rc;
+    *val = v[0];
+    char bad[256] = "";
+    uint64_t h0 = ((uint64_t)v[1] << 32) | (uint64_t)v[2];
+    for (unsigned r = 1; r < e->n_dev; r++) {
+        uint64_t hr = ((uint64_t)v[1 + 2 * r] << 32) | (uint64_t)v[2 + 2 * r];
+        if (hr != h0)
+            snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%sdev %u (%016llx)",
+                     bad[0] ? ", " : "", e->dev[r]->c->dev, (unsigned long long)hr);
+    }
+    if (!bad[0])
+        return 0;
+    return errbuf_set(err, errlen, -EPROTO,
+                      "replicas disagree after epoch %d: %s differ from dev %u (%016llx); no "
+                      "checkpoint is written from them",
+                      epoch, bad, e->dev[0]->c->dev, (unsigned long long)h0);
+}
+
 /* Read the model back from the device (a failure there is fatal: the device state is in
- * doubt) and write it. */
-static int engine_checkpoint(struct engine *e, int32_t epoch, char *err, size_t errlen) {
-    const struct compute_ops *ops = e->c->ops;
+ * doubt), check the replicas agree, and write it once (rank 0). val: rank 0's validation
+ * loss in, everyone's out. */
+static int engine_checkpoint(struct engine_dev *d, int32_t epoch, double *val, char *err,
+                             size_t errlen) {
+    struct engine *e = d->e;
+    const struct compute_ops *ops = d->c->ops;
     uint64_t t0 = mono_now_ns();
-    engine_set_phase(e, PHASE_CHECKPOINT);
-    int rc = ops->mlp_read(e->c, e->model, e->ck.params, e->ck.adam.m, e->ck.adam.v, &e->ck.adam.t);
-    int src = compute_sync(e->c, SYNC_OP_COPY);
+    engine_set_phase(d, PHASE_CHECKPOINT);
+    double *params = d->rank == 0 ? e->ck.params : d->params;
+    int rc = d->rank == 0 ? ops->mlp_read(d->c, d->model, e->ck.params, e->ck.adam.m, e->ck.adam.v,
+                                          &e->ck.adam.t)
+                          : ops->mlp_read(d->c, d->model, d->params, NULL, NULL, NULL);
+    int src = compute_sync(d->c, SYNC_OP_COPY);
     rc = rc ? rc : src;
     if (rc != 0) {
-        engine_phase_done(e, PHASE_CHECKPOINT, t0, epoch, -1, -1);
+        engine_phase_done(d, PHASE_CHECKPOINT, t0, epoch, -1, -1);
         return errbuf_set(err, errlen, rc, "reading the model back failed: %s", ops->strerror(rc));
     }
-    e->ck.epoch = epoch;
-    e->ck.step = e->s.step;
-    e->ck.train_loss = e->last_train_loss;
-    e->ck.val_loss = e->s.val_loss;
-    engine_checkpoint_write(e, epoch);
-    engine_phase_done(e, PHASE_CHECKPOINT, t0, epoch, -1, -1);
-    return 0;
+    rc = engine_replicas_agree(d, epoch, params, val, err, errlen);
+    if (rc == 0 && d->rank == 0) {
+        e->ck.epoch = epoch;
+        e->ck.step = d->s.step;
+        e->ck.train_loss = d->last_train_loss;
+        e->ck.val_loss = *val;
+        engine_checkpoint_write(e, epoch);
+    }
+    engine_phase_done(d, PHASE_CHECKPOINT, t0, epoch, -1, -1);
+    engine_set_phase(d, PHASE_COUNT);
+    return rc;
 }
 
 /* Resuming from the file this run writes to: that file is the last good checkpoint until the
@@ -326,103 +422,196 @@ static void engine_checkpoint_resumed(struct engine *e) {
     }
 }
 
+/* This device's rows of the global batch [first, first + rows): an even split, the first
+ * rows % n_dev devices one more. */
+static void engine_my_rows(const struct engine_dev *d, size_t first, size_t rows, size_t *off,
+                           size_t *mine) {
+    size_t n = d->e->n_dev, q = rows / n, rem = rows % n, r = d->rank;
+    *mine = q + (r < rem);
+    *off = first + r * q + (r < rem ? r : rem);
+}
+
+/* The metric over the devices: the sum of the steps' global losses since the last one. */
+static int engine_metric_sum(struct engine_dev *d, double *sum, char *err, size_t errlen) {
+    return engine_exchange(d, sum, 1, err, errlen);
+}
+
+/* A drop fault: this device leaves the run here, without a word to the others. */
+static bool engine_drop_now(struct engine_dev *d, int32_t epoch, size_t k, size_t steps) {
+    struct trace_inject in;
+    if (d->e->n_dev < 2 || k != steps / 2 ||
+        !trace_fault_take_in(d->e->trace, d->c->dev, TRACE_FAULT_DROP, PHASE_COUNT, &in))
+        return false;
+    d->dropped = true;
+    engine_dev_log(d, SEV_WARNING,
+                   "fault injection: dev %u leaves the run at epoch %d step %lld without a word",
+                   d->c->dev, epoch, (long long)d->s.step);
+    return true;
+}
+
 /* One epoch of steps; returns with *stopped set when a stop command arrived. */
-static int engine_epoch(struct engine *e, int32_t epoch, bool *stopped, char *err, size_t errlen) {
-    size_t batch = (size_t)e->conf.batch;
-    engine_shuffle(e, epoch);
+static int engine_epoch(struct engine_dev *d, int32_t epoch, bool *stopped, char *err,
+                        size_t errlen) {
+    struct engine *e = d->e;
+    size_t gbatch = (size_t)e->conf.batch * e->n_dev;
+    size_t steps = (e->split + gbatch - 1) / gbatch;
+    engine_shuffle(d, epoch);
     struct engine_losses l = {0};
     size_t samples = 0, queued = 0;
     uint64_t t_metric = mono_now_ns();
+    d->last_flush_ns = t_metric;
     int rc = 0;
-    for (size_t first = 0; rc == 0 && first < e->split; first += batch) {
-        if ((*stopped = engine_safe_point(e)))
+    *stopped = false;
+    for (size_t k = 0; rc == 0 && k < steps; k++) {
+        if (e->n_dev == 1 && (*stopped = engine_safe_point(d)))
             break;
-        size_t rows = e->split - first < batch ? e->split - first : batch;
-        rc = engine_step(e, first, rows, epoch);
-        e->s.step++;
+        if (engine_drop_now(d, epoch, k, steps))
+            return errbuf_set(err, errlen, -ECONNRESET,
+                              "dev %u left the run (fault injection drop:dev%u)", d->c->dev,
+                              d->c->dev);
+        size_t first = k * gbatch;
+        size_t rows = e->split - first < gbatch ? e->split - first : gbatch, off, mine;
+        engine_my_rows(d, first, rows, &off, &mine);
+        double weight = (double)mine / (double)rows;
+        rc = engine_step(d, mine ? off : first, mine ? mine : 1, weight, epoch);
+        d->s.step++;
+        trace_set_pos(e->trace, d->c->dev, epoch, d->s.step);
         samples += rows;
-        e->res.has_train_loss = true;
-        bool metric = ++queued >= (size_t)e->conf.metric_every || first + batch >= e->split;
-        if (rc == 0 && (metric || e->n_fl == ENGINE_INFLIGHT))
-            rc = engine_flush(e, &l);
+        if (d->rank == 0)
+            e->res.has_train_loss = true;
+        bool metric = ++queued >= (size_t)e->conf.metric_every || k + 1 == steps;
+        bool flush = metric || d->n_fl == ENGINE_INFLIGHT;
+        if (rc == 0 && flush)
+            rc = engine_flush(d, &l);
         if (rc == 0 && metric) {
+            double sum = l.sum;
+            rc = engine_metric_sum(d, &sum, err, errlen);
             uint64_t now = mono_now_ns();
-            engine_metric(e, epoch, l.sum / (double)l.n, false, 0,
-                          (double)samples / ((double)(now - t_metric) / 1e9));
+            if (rc == 0)
+                engine_metric(d, epoch, sum / (double)l.n, false, 0,
+                              (double)samples / ((double)(now - t_metric) / 1e9));
             l.sum = 0;
             l.n = samples = queued = 0;
             t_metric = now;
         }
+        if (rc == 0 && flush && e->n_dev > 1 && k + 1 < steps) {
+            int crc;
+            *stopped = engine_control(d, err, errlen, &crc);
+            if (crc != 0)
+                return crc;
+            if (*stopped)
+                break;
+        }
     }
-    rc = rc ? rc : engine_flush(e, &l); /* stopped mid-way */
-    e->n_fl = 0;
+    if (rc == 0)
+        rc = engine_flush(d, &l); /* what a stop left in flight */
+    d->n_fl = 0;
+    if (rc != 0 && d->comm_rc)
+        return errbuf_set(err, errlen, rc, "training step %lld: %s", (long long)d->s.step,
+                          d->comm_err);
+    if (rc != 0 && err[0])
+        return rc;
     if (rc != 0)
-        return errbuf_set(err, errlen, rc, "training step %lld failed: %s", (long long)e->s.step,
-                          e->c->ops->strerror(rc));
+        return errbuf_set(err, errlen, rc, "training step %lld failed: %s", (long long)d->s.step,
+                          d->c->ops->strerror(rc));
     if (l.n > 0) { /* stopped mid-way: report the steps since the last metric */
+        double sum = l.sum;
+        if ((rc = engine_metric_sum(d, &sum, err, errlen)) != 0)
+            return rc;
         uint64_t now = mono_now_ns();
-        engine_metric(e, epoch, l.sum / (double)l.n, false, 0,
+        engine_metric(d, epoch, sum / (double)l.n, false, 0,
                       (double)samples / ((double)(now - t_metric) / 1e9));
     }
+    double esum = l.epoch_sum;
+    if ((rc = engine_metric_sum(d, &esum, err, errlen)) != 0)
+        return rc;
     if (l.epoch_n > 0) /* the epoch's metric and the checkpoint carry the epoch's mean loss */
-        e->last_train_loss = l.epoch_sum / (double)l.epoch_n;
+        d->last_train_loss = esum / (double)l.epoch_n;
     return 0;
 }
 
-static void engine_progress(struct engine *e, int32_t epoch, int64_t step0) {
-    e->s.epoch = epoch;
-    e->s.epochs = e->first_epoch + e->conf.epochs - 1;
-    e->s.steps_per_epoch =
-        (int64_t)((e->split + (size_t)e->conf.batch - 1) / (size_t)e->conf.batch);
-    e->s.total_steps = step0 + e->s.steps_per_epoch * e->conf.epochs;
+static void engine_progress(struct engine_dev *d, int32_t epoch, int32_t first_epoch,
+                            int64_t step0) {
+    struct engine *e = d->e;
+    size_t gbatch = (size_t)e->conf.batch * e->n_dev;
+    d->s.epoch = epoch;
+    d->s.epochs = first_epoch + e->conf.epochs - 1;
+    d->s.steps_per_epoch = (int64_t)((e->split + gbatch - 1) / gbatch);
+    d->s.total_steps = step0 + d->s.steps_per_epoch * e->conf.epochs;
+    trace_set_pos(e->trace, d->c->dev, epoch, d->s.step);
 }
 
-int engine_train(struct engine *e, char *err, size_t errlen) {
-    if (e->stop_requested)
+int engine_train(struct engine_dev *d, char *err, size_t errlen) {
+    struct engine *e = d->e;
+    if (atomic_load(&e->stop_requested))
         return 0;
-    int rc = engine_train_setup(e, err, errlen);
+    int rc = engine_train_setup(d, err, errlen);
+    bool stop = false;
+    if (e->n_dev > 1) { /* every replica ready before the first all-reduce */
+        double v[2] = {0, rc != 0};
+        int xrc = engine_exchange(d, v, 2, err, errlen);
+        if (rc == 0 && xrc != 0)
+            return xrc;
+        if (rc == 0 && v[1] > 0)
+            return errbuf_set(err, errlen, -ECANCELED, "another device failed");
+    }
     if (rc != 0)
         return rc;
-    engine_checkpoint_resumed(e);
-    e->first_epoch = e->ck.epoch + 1;
-    e->s.step = e->ck.step;
-    e->s.best_val_loss = 0;
+    if (d->rank == 0)
+        engine_checkpoint_resumed(e);
+    int32_t first_epoch = e->ck.epoch + 1; /* e->ck is rank 0's from here: read it once */
+    d->s.step = e->ck.step;
+    if (d->rank == 0)
+        e->first_epoch = first_epoch;
+    d->s.best_val_loss = 0;
     uint64_t t0 = mono_now_ns();
-    int64_t step0 = e->s.step;
-    for (int32_t epoch = e->first_epoch; epoch < e->first_epoch + e->conf.epochs; epoch++) {
-        engine_progress(e, epoch, step0);
+    int64_t step0 = d->s.step;
+    bool has_best = false;
+    double best = 0;
+    for (int32_t epoch = first_epoch; epoch < first_epoch + e->conf.epochs; epoch++) {
+        engine_progress(d, epoch, first_epoch, step0);
         bool stopped = false;
-        int since = epoch - e->first_epoch;
-        if (e->conf.vpoc_refresh > 0 && since > 0 && since % e->conf.vpoc_refresh == 0 &&
-            (rc = engine_vpoc_all(e, err, errlen)) != 0) /* as when new data arrives */
-            return rc;
-        rc = engine_epoch(e, epoch, &stopped, err, errlen);
+        int since = epoch - first_epoch;
+        if (e->conf.vpoc_refresh > 0 && since > 0 && since % e->conf.vpoc_refresh == 0) {
+            rc = engine_vpoc_all(d, err, errlen); /* as when new data arrives */
+            if ((rc = engine_agree(d, rc, &stop, err, errlen)) != 0)
+                return rc;
+        }
+        rc = engine_epoch(d, epoch, &stopped, err, errlen);
         double val = 0;
-        if (rc == 0 && !stopped)
-            rc = engine_eval(e, epoch, &val, err, errlen);
+        if (rc == 0 && !stopped && d->rank == 0)
+            rc = engine_eval(d, epoch, &val, err, errlen);
         if (rc != 0)
             return rc;
-        if (!stopped) {
-            e->s.val_loss = val;
-            e->s.has_val = true;
-            if (!e->res.has_val || val < e->res.best_val_loss)
-                e->res.best_val_loss = val;
-            e->s.best_val_loss = e->res.best_val_loss;
-            e->res.has_val = true;
-            engine_metric(e, epoch, e->last_train_loss, true, val, e->s.samples_per_s);
-        }
-        if ((rc = engine_checkpoint(e, stopped ? epoch - 1 : epoch, err, errlen)) != 0)
+        if ((rc = engine_checkpoint(d, stopped ? epoch - 1 : epoch, &val, err, errlen)) != 0)
             return rc;
-        e->res.epochs_done = stopped ? epoch - 1 : epoch;
-        engine_emit_mem(e);
-        engine_publish(e, true);
+        if (!stopped) {
+            d->s.val_loss = val;
+            d->s.has_val = true;
+            if (!has_best || val < best)
+                best = val;
+            has_best = true;
+            d->s.best_val_loss = best;
+            if (d->rank == 0) {
+                e->res.best_val_loss = best;
+                e->res.has_val = true;
+            }
+            engine_metric(d, epoch, d->last_train_loss, true, val, d->s.samples_per_s);
+        }
+        if (d->rank == 0)
+            e->res.epochs_done = stopped ? epoch - 1 : epoch;
+        engine_emit_mem(d);
+        engine_publish(d, true);
         if (stopped)
             break;
     }
-    double secs = (double)(mono_now_ns() - t0) / 1e9;
-    e->res.steps = e->s.step;
-    e->res.train_loss = e->last_train_loss;
-    e->res.val_loss = e->s.val_loss;
-    e->res.samples_per_s = secs > 0 ? (double)(e->s.step - step0) * e->conf.batch / secs : 0;
+    if (d->rank == 0) {
+        double secs = (double)(mono_now_ns() - t0) / 1e9;
+        e->res.steps = d->s.step;
+        e->res.train_loss = d->last_train_loss;
+        e->res.val_loss = d->s.val_loss;
+        e->res.samples_per_s =
+            secs > 0 ? (double)(d->s.step - step0) * e->conf.batch * (double)e->n_dev / secs : 0;
+    }
     return 0;
 }

@@ -55,6 +55,12 @@ static const char cli_train_help[] =
     "Compute:\n"
     "  --backend auto|cpu|hip   compute backend (default auto: a GPU if any, else cpu)\n"
     "  --device N               GPU to train on (default 0)\n"
+    "  --devices LIST|all       data-parallel training on several devices, e.g. 0,1 or 0-3\n"
+    "                           (--batch is per device; cpu: simulated devices)\n"
+    "  --comm-lib PATH          communication library (default libnccl.so.2 on NVIDIA,\n"
+    "                           librccl.so.1 on AMD)\n"
+    "  --comm-timeout SECONDS   joining the group and each collective (default 300)\n"
+    "  --teardown-timeout SECONDS  leaving the group before it is aborted (default 30)\n"
     "  --threads N              CPU backend MLP threads (default 1)\n"
     "  --alloc-conf CONF        caching allocator, PYTORCH_HIP_ALLOC_CONF syntax\n"
     "                           (default $RINGSIDE_ALLOC_CONF), e.g. max_split_size_mb:128\n"
@@ -69,12 +75,15 @@ static const char cli_train_help[] =
     "  --sync-slow SECONDS      a sync in flight longer than this is slow (default 1)\n"
     "  --sync-timeout SECONDS   ... and longer than this is a HANG (default 30)\n"
     "  --inject SPEC[,SPEC]     rehearse a fault (repeatable): hang:PHASE:SECONDS (the first\n"
-    "                           sync in PHASE waits that long; GPU: behind the hang kernel),\n"
+    "                           sync in PHASE waits that long; GPU: behind the hang kernel;\n"
+    "                           comm-init, allreduce, teardown: the device holds back from\n"
+    "                           the call that long), drop:devN (device N leaves mid-epoch),\n"
     "                           slow-sync:PHASE:MS (every sync in PHASE waits MS more),\n"
     "                           oom:vpoc|h2d (the next allocation meets a full device),\n"
     "                           error:PHASE:NAME (the next sync reports a runtime error:\n"
     "                           no-kernel-image, ecc, illegal-address, launch-timeout,\n"
     "                           launch-failure); PHASE: vpoc, cleanup, forward, ...;\n"
+    "                           any of these ending in :devN acts on device N alone;\n"
     "                           kmsg:FILE (FILE's lines reach the kernel-log watcher as if the\n"
     "                           kernel printed them, at their [seconds] stamps' pace, silences\n"
     "                           cut to 10 s; FILE cannot contain a comma)\n"
@@ -119,6 +128,10 @@ enum cli_opt_id {
     OPT_JSONL,
     OPT_BACKEND,
     OPT_DEVICE,
+    OPT_DEVICES,
+    OPT_COMM_LIB,
+    OPT_COMM_TIMEOUT,
+    OPT_TEARDOWN_TIMEOUT,
     OPT_THREADS,
     OPT_ALLOC_CONF,
     OPT_NO_PRE_CLEANUP,
@@ -171,6 +184,10 @@ static const struct option cli_train_longopts[] = {
     {"jsonl", required_argument, NULL, OPT_JSONL},
     {"backend", required_argument, NULL, OPT_BACKEND},
     {"device", required_argument, NULL, OPT_DEVICE},
+    {"devices", required_argument, NULL, OPT_DEVICES},
+    {"comm-lib", required_argument, NULL, OPT_COMM_LIB},
+    {"comm-timeout", required_argument, NULL, OPT_COMM_TIMEOUT},
+    {"teardown-timeout", required_argument, NULL, OPT_TEARDOWN_TIMEOUT},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"alloc-conf", required_argument, NULL, OPT_ALLOC_CONF},
     {"no-pre-cleanup", no_argument, NULL, OPT_NO_PRE_CLEANUP},
@@ -379,6 +396,15 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
         return cli_copy("--backend", c->backend, sizeof(c->backend), v, err, errlen);
     case OPT_DEVICE:
         return cli_int("--device", v, 0, TRACE_MAX_DEVICES - 1, &c->device, err, errlen);
+    case OPT_DEVICES:
+        return engine_devices_parse(v, c, err, errlen);
+    case OPT_COMM_LIB:
+        return cli_copy("--comm-lib", c->comm_lib, sizeof(c->comm_lib), v, err, errlen);
+    case OPT_COMM_TIMEOUT:
+        return cli_parse_double("--comm-timeout", v, 0.001, 86400, &c->comm_timeout_s, err, errlen);
+    case OPT_TEARDOWN_TIMEOUT:
+        return cli_parse_double("--teardown-timeout", v, 0.001, 86400, &c->teardown_timeout_s, err,
+                                errlen);
     case OPT_THREADS:
         return cli_int("--threads", v, 1, 256, &c->threads, err, errlen);
     case OPT_ALLOC_CONF:

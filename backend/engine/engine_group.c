@@ -1,0 +1,208 @@
+/* Several training devices: the communicator the engine's devices join, the exchanges by which
+ * they agree (decisions, losses, checksums), the step's gradient all-reduce with its record,
+ * hang faults in the collective phases, and leaving the group under a timeout. */
+#include "backend/comm/comm.h"
+#include "backend/core/errbuf.h"
+#include "backend/core/mono.h"
+#include "backend/engine/engine_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+_Static_assert((int)EV_COLL_INIT == (int)COMM_OP_INIT &&
+                   (int)EV_COLL_ALLREDUCE == (int)COMM_OP_ALLREDUCE &&
+                   (int)EV_COLL_BARRIER == (int)COMM_OP_BARRIER &&
+                   (int)EV_COLL_DESTROY == (int)COMM_OP_DESTROY,
+               "the events number collectives as the communicator does");
+
+#define ENGINE_NAP_SLICE_NS 20000000ull /* a hang fault looks up this often */
+
+static uint64_t engine_secs_ns(double s) {
+    return s > 0 ? (uint64_t)(s * 1e9) : COMM_NO_TIMEOUT;
+}
+
+int engine_group_open(struct engine *e, char *err, size_t errlen) {
+    const char *impl = strcmp(engine_dev0(e)->c->ops->name, "cpu") == 0 ? "cpu" : "nccl";
+    struct comm_conf cc = {.n_ranks = e->n_dev,
+                           .lib = e->conf.comm_lib[0] ? e->conf.comm_lib : NULL};
+    char why[512];
+    int rc = comm_open(impl, &cc, &e->comm, why, sizeof(why));
+    if (rc != 0)
+        return errbuf_set(err, errlen, rc == -ENOENT || rc == -ENOSYS ? -EINVAL : rc,
+                          "%u devices need a communication library: %s", e->n_dev, why);
+    engine_log(e, SEV_INFO, "data parallel on %u devices through the %s communicator", e->n_dev,
+               impl);
+    return 0;
+}
+
+void engine_nap(struct engine *e, uint64_t ns) {
+    uint64_t end = mono_now_ns() + ns;
+    for (uint64_t now = mono_now_ns(); now < end; now = mono_now_ns()) {
+        if (atomic_load(&e->quit) || (e->comm && comm_failed(e->comm)))
+            return;
+        uint64_t left = end - now < ENGINE_NAP_SLICE_NS ? end - now : ENGINE_NAP_SLICE_NS;
+        struct timespec ts = {0, (long)left};
+        nanosleep(&ts, NULL);
+    }
+}
+
+void engine_fault_wait(struct engine_dev *d, enum ev_phase_id phase) {
+    struct trace_inject in;
+    if (!trace_fault_take_in(d->e->trace, d->c->dev, TRACE_FAULT_HANG, phase, &in))
+        return;
+    engine_dev_log(d, SEV_WARNING, "fault injection: dev %u holds back from %s for %g s", d->c->dev,
+                   ev_phase_name(phase), (double)in.extra_ns / 1e9);
+    engine_nap(d->e, in.extra_ns);
+}
+
+/* One collective call's event. */
+static void engine_coll_emit(struct engine_dev *d, enum ev_coll_op op, int rc, uint64_t t0,
+                             uint64_t bytes) {
+    uint64_t t1 = mono_now_ns();
+    struct ev ev = {.t_ns = t1, .kind = EV_COLLECTIVE, .dev = (uint16_t)d->c->dev};
+    ev.u.coll = (struct ev_coll){.op = (uint8_t)op,
+                                 .rc = rc,
+                                 .calls = 1,
+                                 .bytes = bytes,
+                                 .start_ns = t0,
+                                 .dur_ns = t1 - t0,
+                                 .max_ns = t1 - t0,
+                                 .epoch = d->s.epoch,
+                                 .step = op == EV_COLL_ALLREDUCE ? d->s.step : -1};
+    trace_emit(d->e->trace, &ev);
+}
+
+int engine_group_init(struct engine_dev *d, char *err, size_t errlen) {
+    struct engine *e = d->e;
+    engine_set_phase(d, PHASE_COMM_INIT);
+    engine_fault_wait(d, PHASE_COMM_INIT);
+    uint64_t t0 = mono_now_ns();
+    trace_coll_begin(e->trace, d->c->dev, EV_COLL_INIT);
+    char why[512];
+    int rc = comm_init(e->comm, d->rank, compute_stream_handle(d->c),
+                       engine_secs_ns(e->conf.comm_timeout_s), why, sizeof(why));
+    trace_coll_end(e->trace, d->c->dev);
+    engine_coll_emit(d, EV_COLL_INIT, rc, t0, 0);
+    engine_phase_done(d, PHASE_COMM_INIT, t0, 0, -1, -1);
+    engine_set_phase(d, PHASE_COUNT);
+    if (rc != 0)
+        return errbuf_set(err, errlen, rc, "joining the group of %u devices failed: %s", e->n_dev,
+                          why);
+    engine_dev_log(d, SEV_INFO, "dev %u joined the group of %u in %.3f s", d->c->dev, e->n_dev,
+                   (double)(mono_now_ns() - t0) / 1e9);
+    return 0;
+}
+
+void engine_group_teardown(struct engine_dev *d) {
+    struct engine *e = d->e;
+    engine_set_phase(d, PHASE_TEARDOWN);
+    engine_fault_wait(d, PHASE_TEARDOWN);
+    uint64_t t0 = mono_now_ns();
+    bool failed_before = comm_failed(e->comm) != 0;
+    trace_coll_begin(e->trace, d->c->dev, EV_COLL_DESTROY);
+    char why[512];
+    int rc = comm_destroy(e->comm, d->rank, engine_secs_ns(e->conf.teardown_timeout_s), why,
+                          sizeof(why));
+    trace_coll_end(e->trace, d->c->dev);
+    uint64_t t1 = mono_now_ns();
+    engine_coll_emit(d, EV_COLL_DESTROY, rc, t0, 0);
+    engine_phase_done(d, PHASE_TEARDOWN, t0, d->s.epoch, -1, -1);
+    engine_set_phase(d, PHASE_COUNT);
+    if (rc != 0)
+        engine_dev_log(d, SEV_ERROR,
+                       "dev %u: leaving the group did not finish in %.1f s (%s); its "
+                       "communicator was aborted after %.3f s",
+                       d->c->dev, e->conf.teardown_timeout_s, why, (double)(t1 - t0) / 1e9);
+    else if (failed_before)
+        engine_dev_log(d, SEV_WARNING,
+                       "dev %u: the group had failed; its communicator was released in %.3f s",
+                       d->c->dev, (double)(t1 - t0) / 1e9);
+    else
+        engine_dev_log(d, SEV_INFO, "dev %u left the group in %.3f s", d->c->dev,
+                       (double)(t1 - t0) / 1e9);
+}
+
+/* Keep a device's first collective failure (its text is what the step's error says). */
+static int engine_coll_failed(struct engine_dev *d, int rc, const char *why) {
+    if (!d->comm_rc) {
+        d->comm_rc = rc;
+        snprintf(d->comm_err, sizeof(d->comm_err), "%s", why);
+    }
+    return rc;
+}
+
+int engine_exchange(struct engine_dev *d, double *v, size_t n, char *err, size_t errlen) {
+    struct engine *e = d->e;
+    if (e->n_dev == 1 || !e->comm)
+        return 0;
+    const struct compute_ops *ops = d->c->ops;
+    bool host = strcmp(ops->name, "cpu") == 0; /* the CPU backend's memory is the host's */
+    char why[512] = "";
+    int rc = 0;
+    uint64_t timeout = engine_secs_ns(e->conf.comm_timeout_s), t0 = mono_now_ns();
+    trace_coll_begin(e->trace, d->c->dev, EV_COLL_ALLREDUCE);
+    if (host) {
+        rc = comm_allreduce(e->comm, d->rank, v, n, COMM_F64, COMM_RED_SUM, NULL, timeout, why,
+                            sizeof(why));
+    } else {
+        if (!d->xchg_dev)
+            rc = compute_alloc(d->c, 64 * sizeof(double), &d->xchg_dev, why, sizeof(why));
+        rc = rc ? rc : ops->copy_h2d(d->c, d->xchg_dev, v, n * sizeof(double));
+        rc = rc ? rc
+                : comm_allreduce(e->comm, d->rank, d->xchg_dev, n, COMM_F64, COMM_RED_SUM,
+                                 compute_stream_handle(d->c), timeout, why, sizeof(why));
+        rc = rc ? rc : ops->copy_d2h(d->c, v, d->xchg_dev, n * sizeof(double));
+        int src = compute_sync(d->c, SYNC_OP_STREAM); /* the exchange is over when this returns */
+        if (rc == 0 && src != 0)
+            snprintf(why, sizeof(why), "%s", ops->strerror(src));
+        rc = rc ? rc : src;
+    }
+    trace_coll_end(e->trace, d->c->dev);
+    (void)t0;
+    if (rc != 0) {
+        engine_coll_failed(d, rc, why);
+        return errbuf_set(err, errlen, rc, "%s", why);
+    }
+    return 0;
+}
+
+/* The step's all-reduce: a hang fault first, then the mean of the gradients over the devices,
+ * recorded into the window's collective event. */
+static int engine_reduce(void *ctx, void *buf, size_t count, bool f64, void *stream) {
+    struct engine_dev *d = ctx;
+    struct engine *e = d->e;
+    engine_fault_wait(d, PHASE_ALLREDUCE);
+    char why[512];
+    uint64_t t0 = mono_now_ns();
+    trace_coll_begin(e->trace, d->c->dev, EV_COLL_ALLREDUCE);
+    int rc = comm_allreduce(e->comm, d->rank, buf, count, f64 ? COMM_F64 : COMM_F32, COMM_RED_MEAN,
+                            stream, engine_secs_ns(e->conf.comm_timeout_s), why, sizeof(why));
+    trace_coll_end(e->trace, d->c->dev);
+    uint64_t dt = mono_now_ns() - t0;
+    struct ev_coll *w = &d->win;
+    if (w->calls == 0)
+        w->start_ns = t0;
+    w->calls++;
+    w->bytes += rc == 0 ? (uint64_t)count * (f64 ? 8u : 4u) : 0;
+    w->dur_ns += dt;
+    w->max_ns = dt > w->max_ns ? dt : w->max_ns;
+    if (rc != 0 && !w->rc)
+        w->rc = rc;
+    return rc ? engine_coll_failed(d, rc, why) : 0;
+}
+
+const struct compute_reduce engine_reduce_proto = {.fn = engine_reduce, .ctx = NULL};
+
+void engine_coll_flush(struct engine_dev *d) {
+    if (d->win.calls == 0)
+        return;
+    struct ev ev = {.t_ns = mono_now_ns(), .kind = EV_COLLECTIVE, .dev = (uint16_t)d->c->dev};
+    ev.u.coll = d->win;
+    ev.u.coll.op = EV_COLL_ALLREDUCE;
+    ev.u.coll.epoch = d->s.epoch;
+    ev.u.coll.step = d->s.step;
+    trace_emit(d->e->trace, &ev);
+    memset(&d->win, 0, sizeof(d->win));
+}
