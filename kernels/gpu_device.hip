@@ -120,6 +120,16 @@ int rs_gpu_mem_info(uint64_t *free_bytes, uint64_t *total_bytes) {
     return (int)e;
 }
 
+int rs_gpu_peer_access(int dev, int peer, int *can) {
+    *can = 0;
+    hipError_t e = hipDeviceCanAccessPeer(can, dev, peer);
+    if (e != hipSuccess) {
+        *can = 0;
+        (void)hipGetLastError(); /* a refused query leaves no error behind */
+    }
+    return (int)e;
+}
+
 __global__ void rs_gpu_hello_kernel(int *out) {
     if (threadIdx.x == 0 && blockIdx.x == 0)
         *out = 42;

@@ -48,6 +48,7 @@ typedef cudaDeviceProp hipDeviceProp_t;
 #define hipSetDevice                               cudaSetDevice
 #define hipGetDevice                               cudaGetDevice
 #define hipDeviceGetPCIBusId                       cudaDeviceGetPCIBusId
+#define hipDeviceCanAccessPeer                     cudaDeviceCanAccessPeer
 #define hipDeviceSynchronize                       cudaDeviceSynchronize
 #define hipRuntimeGetVersion                       cudaRuntimeGetVersion
 #define hipDriverGetVersion                        cudaDriverGetVersion

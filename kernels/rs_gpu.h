@@ -50,6 +50,10 @@ int rs_gpu_set_device(int dev);
  * runtime call). */
 int rs_gpu_use_device(int dev);
 int rs_gpu_mem_info(uint64_t *free_bytes, uint64_t *total_bytes);
+/* Whether device dev can read and write peer's memory directly (*can 1) or only through host
+ * memory (*can 0): the runtime's peer-access answer, which does not say over which link
+ * (NVLink, xGMI or PCIe). Does not enable access; needs no current device. */
+int rs_gpu_peer_access(int dev, int peer, int *can);
 /* Blocks: launch a trivial kernel and wait, so a missing kernel image is found at open. */
 int rs_gpu_check_kernels(void);
 

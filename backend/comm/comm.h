@@ -132,6 +132,24 @@ extern const struct comm_ops *const comm_table[];
  * symbol: -ENOSYS), with err filled. The owner thread opens and closes; ranks call the rest. */
 int comm_open(const char *name, const struct comm_conf *conf, struct comm **out, char *err,
               size_t errlen);
+/* What a communication library (NCCL, or RCCL in an AMD build) on this machine is. */
+struct comm_lib_info {
+    char name[256];    /* the library asked for: the caller's path, or the platform's
+                          ("libnccl.so.2", "librccl.so.1") */
+    char path[256];    /* the file the dynamic loader found; "" when it did not load */
+    char version[40];  /* "NCCL 2.21.5"; "" when the version is unknown */
+    int version_code;  /* ncclGetVersion's code; 0 when unknown */
+    char install[192]; /* how to get it (set whatever happened): "apt install libnccl2 ..." */
+};
+
+/* Load the library that comm_open("nccl") would (lib, or the platform's when NULL), ask its
+ * version and let it go, without forming a group. 0 when the nccl communicator can use it;
+ * else comm_open's errors for the library (-ENOENT not found, -ELIBBAD not loadable, -ENOSYS
+ * an entry point missing, -ENOTSUP older than 2.14), with err saying so in one line. *out is
+ * filled as far as the library got (its path and version also when it is too old). Owner
+ * thread; the library stays mapped (NCCL must not be unloaded once loaded). */
+int comm_lib_probe(const char *lib, struct comm_lib_info *out, char *err, size_t errlen);
+
 /* Free the group once every rank's thread has left its calls (join them first). */
 void comm_close(struct comm *c);
 

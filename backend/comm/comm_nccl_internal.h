@@ -78,6 +78,13 @@ struct comm_nccl_fns {
     int (*abort)(struct comm_nccl_handle *comm);
 };
 
+/* The library loaded when the configuration names none: RCCL in an AMD build. */
+#ifdef RS_COMM_RCCL
+#define COMM_NCCL_DEFAULT_LIB "librccl.so.1"
+#else
+#define COMM_NCCL_DEFAULT_LIB "libnccl.so.2"
+#endif
+
 /* ---- the implementation's state ---- */
 
 struct comm_nccl_rank {

@@ -10,12 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef RS_COMM_RCCL
-#define COMM_NCCL_DEFAULT_LIB "librccl.so.1"
-#else
-#define COMM_NCCL_DEFAULT_LIB "libnccl.so.2"
-#endif
-
 struct comm_nccl_sym {
     size_t off;
     const char *name;

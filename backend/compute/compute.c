@@ -75,20 +75,53 @@ static int compute_open_one(const struct compute_ops *ops, const struct compute_
     return 0;
 }
 
+/* The backend `name`, or NULL with err saying it is not compiled in or unknown. */
+static const struct compute_ops *compute_named(const char *name, char *err, size_t errlen) {
+    const struct compute_ops *ops = compute_find(name);
+    if (ops)
+        return ops;
+    if (strcmp(name, "hip") == 0)
+        errbuf_set(err, errlen, -ENOENT,
+                   "backend 'hip' is not compiled into this build (compiled: %s); "
+                   "rebuild with -DRINGSIDE_HIP=AMD or -DRINGSIDE_HIP=NVIDIA",
+                   compute_backends());
+    else
+        errbuf_set(err, errlen, -ENOENT, "unknown backend '%s' (use auto, %s)", name,
+                   compute_backends());
+    return NULL;
+}
+
+int compute_device_count(const char *name, int *n, char *err, size_t errlen) {
+    *n = 0;
+    const struct compute_ops *ops = compute_named(name, err, errlen);
+    if (!ops)
+        return -ENOENT;
+    int rc = ops->device_count(n);
+    if (rc != 0)
+        return errbuf_set(err, errlen, rc, "%s: cannot count the devices: %s", name,
+                          ops->strerror(rc));
+    return 0;
+}
+
+int compute_peer_access(const char *name, int dev, int peer, bool *can, char *err, size_t errlen) {
+    *can = false;
+    const struct compute_ops *ops = compute_named(name, err, errlen);
+    if (!ops)
+        return -ENOENT;
+    if (!ops->peer_access)
+        return errbuf_set(err, errlen, -ENOTSUP, "the %s backend cannot tell", name);
+    int rc = ops->peer_access(dev, peer, can);
+    if (rc != 0)
+        return errbuf_set(err, errlen, rc, "device %d to %d: %s", dev, peer, ops->strerror(rc));
+    return 0;
+}
+
 int compute_open(const char *name, const struct compute_conf *conf, struct compute **out,
                  char *notice, size_t noticelen, char *err, size_t errlen) {
     errbuf_set(notice, noticelen, 0, "%s", "");
     if (strcmp(name, "auto") != 0) {
-        const struct compute_ops *ops = compute_find(name);
-        if (ops)
-            return compute_open_one(ops, conf, out, err, errlen);
-        if (strcmp(name, "hip") == 0)
-            return errbuf_set(err, errlen, -ENOENT,
-                              "backend 'hip' is not compiled into this build (compiled: %s); "
-                              "rebuild with -DRINGSIDE_HIP=AMD or -DRINGSIDE_HIP=NVIDIA",
-                              compute_backends());
-        return errbuf_set(err, errlen, -ENOENT, "unknown backend '%s' (use auto, %s)", name,
-                          compute_backends());
+        const struct compute_ops *ops = compute_named(name, err, errlen);
+        return ops ? compute_open_one(ops, conf, out, err, errlen) : -ENOENT;
     }
     char why[512] = "";
     for (size_t i = 0; compute_table[i]; i++) {

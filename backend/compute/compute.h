@@ -92,6 +92,14 @@ struct compute_ops {
     /* Drain the stream, free c->priv. The pool is destroyed by the caller before this. */
     void (*close)(struct compute *c);
 
+    /* The machine's devices, without opening one (blocks: a GPU runtime initialises). 0 with
+     * *n set, or an error for strerror (no driver, no device). */
+    int (*device_count)(int *n);
+    /* Whether device dev can read and write peer's memory directly, without opening either:
+     * 0 with *can set (false: transfers between them go through host memory), or an error
+     * for strerror. NULL: the backend cannot tell. */
+    int (*peer_access)(int dev, int peer, bool *can);
+
     /* Raw device memory for the caching allocator (ctx is the struct compute). */
     int (*raw_alloc)(void *ctx, size_t bytes, void **out);
     void (*raw_free)(void *ctx, void *ptr, size_t bytes);
@@ -195,6 +203,16 @@ void compute_close(struct compute *c);
 
 /* ops->native_stream(c), or NULL for a backend without one. */
 void *compute_stream_handle(struct compute *c);
+
+/* Devices backend `name` ("cpu", "hip") has, without opening one: 0 with *n set; -ENOENT for
+ * a backend not compiled in, or the backend's error, with err filled. Blocks while a GPU
+ * runtime initialises. */
+int compute_device_count(const char *name, int *n, char *err, size_t errlen);
+
+/* Whether device dev of backend `name` can reach peer's memory directly (peer access), into
+ * *can: 0; -ENOTSUP when the backend cannot tell; -ENOENT or the backend's error, with err
+ * filled. The answer does not say over which link (NVLink, xGMI or PCIe). */
+int compute_peer_access(const char *name, int dev, int peer, bool *can, char *err, size_t errlen);
 
 /* Names of the compiled-in backends, "cpu" or "hip, cpu", for --help. */
 const char *compute_backends(void);

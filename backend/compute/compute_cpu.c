@@ -177,6 +177,17 @@ static void compute_cpu_inject_error(struct compute *c, enum trace_runtime_error
     compute_cpu_enqueue(c, compute_cpu_error_run, &k, sizeof(k)); /* after the queued work */
 }
 
+static int compute_cpu_device_count(int *n) {
+    *n = COMPUTE_CPU_MAX_DEVICES;
+    return 0;
+}
+
+/* The simulated devices share the host's memory: each reaches every other's directly. */
+static int compute_cpu_peer_access(int dev, int peer, bool *can) {
+    *can = dev >= 0 && dev < COMPUTE_CPU_MAX_DEVICES && peer >= 0 && peer < COMPUTE_CPU_MAX_DEVICES;
+    return *can ? 0 : -ENODEV;
+}
+
 static const char *compute_cpu_strerror(int rc) {
     static _Thread_local char buf[160];
     int e = rc < 0 ? -rc : rc;
@@ -193,6 +204,8 @@ const struct compute_ops compute_cpu_ops = {
     .elem_bytes = sizeof(double),
     .open = compute_cpu_open,
     .close = compute_cpu_close,
+    .device_count = compute_cpu_device_count,
+    .peer_access = compute_cpu_peer_access,
     .raw_alloc = compute_cpu_raw_alloc,
     .raw_free = compute_cpu_raw_free,
     .mem_info = compute_cpu_mem_info,

@@ -434,6 +434,16 @@ static int compute_hip_vpoc_finalize(struct compute *c, const struct compute_vpo
     return rc ? rc : compute_hip_pend(c, &p);
 }
 
+static int compute_hip_device_count(int *n) {
+    return compute_hip_code(rs_gpu_device_count(n));
+}
+
+static int compute_hip_peer_access(int dev, int peer, bool *can) {
+    int yes = 0, e = rs_gpu_peer_access(dev, peer, &yes);
+    *can = e == 0 && yes;
+    return compute_hip_code(e);
+}
+
 void compute_hip_runtime_info(char *runtime, size_t rn, char *archs, size_t an);
 
 void compute_hip_runtime_info(char *runtime, size_t rn, char *archs, size_t an) {
@@ -467,6 +477,8 @@ const struct compute_ops compute_hip_ops = {
     .elem_bytes = sizeof(float),
     .open = compute_hip_open,
     .close = compute_hip_close,
+    .device_count = compute_hip_device_count,
+    .peer_access = compute_hip_peer_access,
     .raw_alloc = compute_hip_raw_alloc,
     .raw_free = compute_hip_raw_free,
     .mem_info = compute_hip_mem_info,

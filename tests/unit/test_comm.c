@@ -102,6 +102,44 @@ Test(comm, a_library_too_old_is_refused_with_its_version) {
     comm_close(c);
 }
 
+/* ---- asking a library what it is ---- */
+
+Test(comm, probe_names_the_file_and_the_version) {
+    struct comm_lib_info li;
+    setenv("FAKE_NCCL_VERSION", "21803", 1);
+    cr_assert_eq(comm_lib_probe(RS_FAKE_NCCL, &li, tc_err, sizeof(tc_err)), 0, "%s", tc_err);
+    unsetenv("FAKE_NCCL_VERSION");
+    cr_assert_str_eq(li.name, RS_FAKE_NCCL);
+    cr_assert_str_eq(li.path, RS_FAKE_NCCL, "the loader found it where it was asked");
+    cr_assert_str_eq(li.version, "NCCL 2.18.3");
+    cr_assert_eq(li.version_code, 21803);
+    cr_assert(strstr(li.install, "libnccl2"), "%s", li.install);
+}
+
+Test(comm, probe_of_a_missing_library_says_how_to_get_it) {
+    struct comm_lib_info li;
+    cr_assert_eq(comm_lib_probe("librccl-absent.so.1", &li, tc_err, sizeof(tc_err)), -ENOENT);
+    cr_assert_str_eq(tc_err,
+                     "librccl-absent.so.1 not found: install RCCL (rccl) or give --comm-lib PATH");
+    cr_assert_str_eq(li.name, "librccl-absent.so.1");
+    cr_assert_str_eq(li.path, "");
+    cr_assert_str_eq(li.version, "");
+    cr_assert(strstr(li.install, "apt install rccl"), "%s", li.install);
+    cr_assert_eq(comm_lib_probe("libm.so.6", &li, tc_err, sizeof(tc_err)), -ENOSYS);
+    cr_assert(strstr(li.install, "apt install libnccl2"), "%s", li.install);
+}
+
+Test(comm, probe_of_a_library_too_old_still_gives_its_version) {
+    struct comm_lib_info li;
+    setenv("FAKE_NCCL_VERSION", "21304", 1);
+    cr_assert_eq(comm_lib_probe(RS_FAKE_NCCL, &li, tc_err, sizeof(tc_err)), -ENOTSUP);
+    unsetenv("FAKE_NCCL_VERSION");
+    cr_assert_str_eq(tc_err,
+                     "NCCL 2.13.4 is too old: need 2.14 or newer (non-blocking communicators)");
+    cr_assert_str_eq(li.version, "NCCL 2.13.4");
+    cr_assert_str_eq(li.path, RS_FAKE_NCCL);
+}
+
 /* ---- calls on one thread ---- */
 
 Test(comm, calls_out_of_order_are_refused_without_failing_the_group) {

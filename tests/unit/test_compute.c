@@ -148,3 +148,26 @@ Test(compute, alloc_failure_other_than_oom_says_why) {
     compute_free(c, p);
     compute_close(c);
 }
+
+/* Devices and peer access without opening one: the CPU backend's simulated devices share host
+ * memory; a backend that is not compiled in, or a device that does not exist, is an error
+ * that says so. */
+Test(compute, device_count_and_peer_access) {
+    char err[512] = "";
+    int n = -1;
+    cr_assert_eq(compute_device_count("cpu", &n, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(n, COMPUTE_CPU_MAX_DEVICES);
+    bool can = false;
+    cr_assert_eq(compute_peer_access("cpu", 0, 1, &can, err, sizeof(err)), 0, "%s", err);
+    cr_assert(can);
+    cr_assert_lt(compute_peer_access("cpu", 0, COMPUTE_CPU_MAX_DEVICES, &can, err, sizeof(err)), 0);
+    cr_assert_not(can);
+    cr_assert(strstr(err, "device 0 to 16"), "%s", err);
+    cr_assert_eq(compute_device_count("tpu", &n, err, sizeof(err)), -ENOENT);
+    cr_assert_eq(n, 0);
+    cr_assert(strstr(err, "unknown backend 'tpu'"), "%s", err);
+    if (strcmp(compute_backends(), "cpu") == 0) {
+        cr_assert_eq(compute_peer_access("hip", 0, 1, &can, err, sizeof(err)), -ENOENT);
+        cr_assert(strstr(err, "not compiled into this build"), "%s", err);
+    }
+}

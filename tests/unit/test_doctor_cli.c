@@ -7,6 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#ifndef RS_FAKE_NCCL
+#error "RS_FAKE_NCCL: the path of the fake NCCL library"
+#endif
+
 TestSuite(doctor_cli, .timeout = 120);
 
 static struct {
@@ -110,6 +114,36 @@ Test(doctor_cli, a_hung_smoke_test_is_a_row_not_a_frozen_terminal) {
     cr_assert_str_eq(dc_str(after, "status"), "skip");
     cr_assert(strstr(dc_str(after, "remedy"), "hung"), "%s", dc_str(after, "remedy"));
     cr_assert_str_eq(dc_str(dc_row(rows, "gpu", "copies"), "status"), "ok", "rows before it ran");
+    json_object_put(root);
+}
+
+/* The multi-GPU rows rehearsed on two simulated devices through the fake NCCL library: the
+ * library's version and file, peer access each way, the group, both all-reduces. */
+Test(doctor_cli, multi_gpu_rows_through_a_named_library) {
+    int rc = DC_RUN("--json", "--backend", "cpu", "--comm-lib", RS_FAKE_NCCL);
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, dc.err);
+    json_object *root, *rows = dc_rows(&root);
+    static const char *const ran[] = {"comm library",     "peer access 0->1",
+                                      "peer access 1->0", "group init/teardown",
+                                      "all-reduce 4 KiB", "all-reduce 64 MiB"};
+    for (size_t k = 0; k < sizeof(ran) / sizeof(ran[0]); k++) {
+        json_object *r = dc_row(rows, "multi-gpu", ran[k]);
+        cr_assert_not_null(r, "no row '%s'", ran[k]);
+        cr_assert_str_eq(dc_str(r, "status"), "ok", "%s: %s", ran[k], dc_str(r, "value"));
+    }
+    cr_assert_str_eq(dc_str(dc_row(rows, "multi-gpu", "comm library"), "value"),
+                     "NCCL 2.21.5 (" RS_FAKE_NCCL ")");
+    cr_assert(
+        strstr(dc_str(dc_row(rows, "multi-gpu", "all-reduce 64 MiB"), "value"), "bus bandwidth"));
+    json_object_put(root);
+}
+
+/* --quick runs no multi-GPU rows either. */
+Test(doctor_cli, quick_runs_no_multi_gpu_rows) {
+    DC_RUN("--quick", "--json");
+    json_object *root, *rows = dc_rows(&root);
+    for (size_t i = 0; i < json_object_array_length(rows); i++)
+        cr_assert_str_neq(dc_str(json_object_array_get_idx(rows, i), "group"), "multi-gpu");
     json_object_put(root);
 }
 

@@ -19,14 +19,17 @@
 
 static const char cli_doctor_usage[] =
     "usage: ringside doctor [--quick] [--json | --markdown] [--timeout S] [--rules FILE] "
-    "[--bundle FILE] [--backend NAME] [--inject SPEC] [--root DIR]";
+    "[--bundle FILE] [--backend NAME] [--comm-lib PATH] [--inject SPEC] [--root DIR]";
 
 static const char cli_doctor_help[] =
     "Check this machine the way a GPU user would by hand, one row per check: kernel, drivers,\n"
     "GPU runtime, ROCm and PyTorch versions, the GPUs and the archs this binary has kernels\n"
     "for, device permissions and groups, the kernel log's readability and its recent driver\n"
     "errors, the environment variables that change GPU behaviour, known-bad combinations,\n"
-    "and GPU smoke tests (each under a watchdog: a hang is a 'fail: hung after N s' row).\n"
+    "GPU smoke tests (each under a watchdog: a hang is a 'fail: hung after N s' row), and\n"
+    "with two or more GPUs whether data-parallel training can work: the NCCL/RCCL library,\n"
+    "peer access between the GPUs, a group forming and parting, and an all-reduce checked\n"
+    "and timed (each under its timeout too).\n"
     "Exit status: 0 nothing failed, 1 something failed, 2 usage error.\n\n"
     "  --quick                  the environment rows only (no GPU work)\n"
     "  --json                   JSON instead of the table\n"
@@ -34,7 +37,10 @@ static const char cli_doctor_help[] =
     "  --timeout S              seconds each GPU test may take (default 20)\n"
     "  --rules FILE             known-bad combinations from FILE instead of the built-in ones\n"
     "  --backend NAME           run the smoke tests on this compute backend (hip, or cpu to\n"
-    "                           rehearse), even where telemetry lists no GPU\n"
+    "                           rehearse, the multi-GPU rows on two simulated devices),\n"
+    "                           even where telemetry lists no GPU\n"
+    "  --comm-lib PATH          the NCCL/RCCL library the multi-GPU rows load (default\n"
+    "                           libnccl.so.2, or librccl.so.1 in an AMD build)\n"
     "  --inject SPEC            rehearse a fault in the smoke tests (as 'ringside --inject':\n"
     "                           hang:vpoc:60 shows a hung test's row)\n"
     "  --bundle FILE            also write FILE: the report as JSON with the versions found, the\n"
@@ -46,7 +52,7 @@ static const char cli_doctor_help[] =
 struct cli_doctor_args {
     bool quick, json, markdown;
     double timeout_s;
-    char rules[1024], root[1024], backend[16], inject[64], bundle[1024];
+    char rules[1024], root[1024], backend[16], inject[64], bundle[1024], comm_lib[1024];
 };
 
 static int cli_doctor_opt(int id, const char *v, void *ctx, char *err, size_t n) {
@@ -69,6 +75,8 @@ static int cli_doctor_opt(int id, const char *v, void *ctx, char *err, size_t n)
         return cli_copy("--bundle", a->bundle, sizeof(a->bundle), v, err, n);
     case 'b':
         return cli_copy("--backend", a->backend, sizeof(a->backend), v, err, n);
+    case 'c':
+        return cli_copy("--comm-lib", a->comm_lib, sizeof(a->comm_lib), v, err, n);
     case 'i': {
         struct trace_inject in;
         int rc = cli_copy("--inject", a->inject, sizeof(a->inject), v, err, n);
@@ -88,6 +96,7 @@ static int cli_doctor_parse(int argc, char **argv, struct cli_doctor_args *a) {
         {"rules", required_argument, NULL, 'r'},
         {"root", required_argument, NULL, 'R'},
         {"backend", required_argument, NULL, 'b'},
+        {"comm-lib", required_argument, NULL, 'c'}, /* the multi-GPU rows' library */
         {"inject", required_argument, NULL, 'i'},
         {"bundle", required_argument, NULL, 'B'},
         {"help", no_argument, NULL, 'h'},
@@ -168,6 +177,25 @@ static void cli_doctor_gpu_opts(const struct cli_doctor_args *a, const struct do
         snprintf(g->backend, sizeof(g->backend), "hip");
 }
 
+/* What the multi-GPU rows run on, or why they are skipped. The CPU backend rehearses them on
+ * two simulated devices, through the CPU communicator unless a library is named. */
+static void cli_doctor_mgpu_opts(const struct cli_doctor_args *a, const struct doctor_env *e,
+                                 const struct doctor_gpu_opts *g, struct doctor_mgpu_opts *m) {
+    memset(m, 0, sizeof(*m));
+    m->timeout_s = a->timeout_s;
+    m->stall_rank = -1;
+    m->n_found = (unsigned)e->n_gpus;
+    m->comm_lib = a->comm_lib[0] ? a->comm_lib : NULL;
+    m->skip_reason = g->skip_reason;
+    if (!g->backend[0])
+        return;
+    snprintf(m->backend, sizeof(m->backend), "%s", g->backend);
+    if (strcmp(g->backend, "cpu") == 0) {
+        m->max_devices = 2;
+        snprintf(m->comm, sizeof(m->comm), "%s", m->comm_lib ? "nccl" : "cpu");
+    }
+}
+
 int cli_doctor(int argc, char **argv) {
     struct cli_doctor_args a;
     int rc = cli_doctor_parse(argc, argv, &a);
@@ -206,6 +234,10 @@ int cli_doctor(int argc, char **argv) {
         struct doctor_gpu_opts g;
         cli_doctor_gpu_opts(&a, &e, &g);
         doctor_check_gpu(&g, r, &hung);
+        struct doctor_mgpu_opts m;
+        cli_doctor_mgpu_opts(&a, &e, &g, &m);
+        if (!hung)
+            doctor_check_mgpu(&m, r, &hung);
     }
     rc = a.json       ? doctor_print_json(stdout, r)
          : a.markdown ? doctor_print_markdown(stdout, r)

@@ -19,7 +19,7 @@ const char *doctor_status_name(enum doctor_status s);
 
 struct doctor_row {
     char group[24]; /* "environment", "permissions", "variables", "known issues",
-                       "kernel log", "gpu" */
+                       "kernel log", "gpu", "multi-gpu" */
     char name[48];  /* "kernel", "amdgpu driver", "/dev/kfd", "HSA_OVERRIDE_GFX_VERSION" */
     enum doctor_status status;
     char value[256];  /* what was found or measured ("6.8.0-49-generic", "not set") */
@@ -162,6 +162,31 @@ struct doctor_gpu_opts {
  * never came back; its thread and the device are left as they are, and the caller must leave
  * with _exit (runtime destructors could block on the hung call). */
 void doctor_check_gpu(const struct doctor_gpu_opts *o, struct doctor_report *r, bool *hung);
+
+/* The multi-GPU checks: whether data-parallel training can work here. */
+struct doctor_mgpu_opts {
+    char backend[16];        /* the compute backend whose devices are tested ("hip"; "cpu"
+                                rehearses on its simulated devices), or "" to skip every row */
+    const char *skip_reason; /* why, when backend is "" */
+    unsigned n_found;        /* GPUs found (telemetry), for the skip rows when backend is "" */
+    unsigned max_devices;    /* test at most this many devices (0: all, up to 16) */
+    const char *comm_lib;    /* the NCCL/RCCL library to load; NULL: the platform's */
+    char comm[8];            /* the communicator: "nccl" ("" too), or "cpu" (host memory) */
+    double timeout_s;        /* per row: longer is a "fail: timed out" row */
+    size_t large_bytes;      /* the bandwidth row's message size (0: 64 MiB) */
+    int stall_rank;          /* a rehearsal: this rank stalls before joining the group, as
+                                behind a hung device, until its row times out (-1: none) */
+};
+
+/* Rows of group "multi-gpu": the communication library and its version, peer access between
+ * each ordered pair of devices, every device joining and leaving a group (timed), and an
+ * all-reduce over all of them checked and timed for a small message (latency) and a large one
+ * (bus bandwidth). Each row runs on the ranks' threads under its own timeout; a group that
+ * times out is aborted, and the row names the rank that never joined. With fewer than two
+ * devices every row is "skip: needs two GPUs (found N)". *hung: a rank never came back even
+ * after the abort; its thread and device are left as they are, and the caller must leave with
+ * _exit. */
+void doctor_check_mgpu(const struct doctor_mgpu_opts *o, struct doctor_report *r, bool *hung);
 
 struct tele_snap;
 struct json_object;
