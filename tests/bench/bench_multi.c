@@ -41,7 +41,7 @@
 #define BM_FEATURES        24
 #define BM_MAX_BYTES       ((size_t)256 << 20) /* the largest message */
 #define BM_CHECK_COUNT     1345                /* floats of the correctness check (5380 B) */
-#define BM_TIMEOUT_S       600
+#define BM_TIMEOUT_S       300
 
 #ifdef RS_BENCH_RCCL
 #define BM_DEFAULT_LIB "librccl.so.1"
@@ -625,7 +625,7 @@ static int bm_usage(void) {
                     "  --devices   the GPUs, one rank each (default: all)\n"
                     "  --comm-lib  the NCCL (RCCL) library (default: " BM_DEFAULT_LIB ")\n"
                     "  --quick     fewer repetitions and steps\n"
-                    "  --timeout   give up after this long (default: 600)\n");
+                    "  --timeout   give up after this long (default: 300)\n");
     return 2;
 }
 
