@@ -10,10 +10,11 @@
 # `torchrun --standalone --nproc_per_node=N tests/bench/torch_ddp.py` on the same N GPUs, one
 # after the other; saves both outputs to BUILD_DIR/gpu-bench-multi-raw.txt and prints a Markdown
 # table: each comparison, the ratio and pass/fail against the goals. --devices picks the GPUs
-# (both programs; default all), --comm-lib the NCCL (RCCL) library bench_multi loads, --quick
-# asks both for fewer repetitions. --from-raw prints the table again from a saved raw file,
-# running nothing. $PYTHON (default python3) runs the table and, unless $TORCHRUN is set
-# (default: torchrun, else "$PYTHON -m torch.distributed.run"), the PyTorch side.
+# (both programs; default all), --comm-lib the NCCL (RCCL) library bench_multi loads (default
+# $RS_COMM_LIB, as for the comm_gpu test, else the platform's), --quick asks both for fewer
+# repetitions. --from-raw prints the table again from a saved raw file, running nothing.
+# $PYTHON (default python3) runs the table and, unless $TORCHRUN is set (default: torchrun,
+# else "$PYTHON -m torch.distributed.run"), the PyTorch side.
 #
 # Exit status: 0 when both programs ran (missed goals are in the table, not the status); 1 when
 # either failed or is missing (the table then holds the other side's numbers alone and says
@@ -327,7 +328,7 @@ build=$1
 shift
 quick=()
 devices=""
-lib=""
+lib=${RS_COMM_LIB:-}
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) quick=(--quick) ;;
