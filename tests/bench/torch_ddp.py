@@ -143,7 +143,8 @@ def main():
     emit(f"torch_world={world}")
     emit(f"torch_device={torch.cuda.get_device_name(0)}")
     emit(f"torch_version={torch.__version__}")
-    emit("torch_nccl_version=" + ".".join(str(v) for v in torch.cuda.nccl.version()))
+    v = torch.cuda.nccl.version()  # a tuple; an int (2708 = 2.7.8) in old releases
+    emit("torch_nccl_version=" + (".".join(str(x) for x in v) if isinstance(v, tuple) else str(v)))
     emit(f"torch_init_s={t_init:.4f}")
     comment(f"quick={int(args.quick)}; init_s: init_process_group, the device's context and "
             "the first all_reduce")
