@@ -267,7 +267,8 @@ note = ("init: ringside and plain NCCL time the communicator's setup and the fir
 o, _ = get(num, "rs_init_open_s")
 j, _ = get(num, "rs_init_join_s")
 if o is not None and j is not None:
-    note += f" ringside's init: open {fmt(o, 's')}, join {fmt(j, 's')}, the rest the first all-reduce."
+    note += (f" ringside's init: open {fmt(o, 's')}, join {fmt(j, 's')}, the rest the first "
+             "all-reduce.")
 print_rows("Communicator init and destroy (for the record)",
            ["", "ringside", "plain NCCL", "PyTorch"], rows, note=note)
 
