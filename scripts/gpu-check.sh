@@ -2,9 +2,11 @@
 # Build the HIP backend on a GPU machine and run the GPU tests, the dashboard, hang and fault
 # end-to-end tests on the GPU backend (tmux) and the benchmark against PyTorch there, in one
 # command:
-#   scripts/gpu-check.sh [build|test|dashboard|faults|agent|bench|all] [BUILD_DIR]
+#   scripts/gpu-check.sh [build|test|dashboard|faults|agent|bench|bench-multi|all] [BUILD_DIR]
 #   (default: all build-gpu); agent: the agent's end-to-end test training on the GPU (NVML
-#   telemetry in /metrics), then its load benchmark there
+#   telemetry in /metrics), then its load benchmark there; bench-multi: the data-parallel
+#   benchmark on every GPU of the host against PyTorch DDP (scripts/gpu-bench-multi.sh; two or
+#   more GPUs, not part of all)
 # NVIDIA (nvcc found) builds RINGSIDE_HIP=NVIDIA, otherwise AMD (hipcc). When ./sysroot exists
 # (made by scripts/sysroot.sh on a machine that reaches Debian's packages, then copied here) the
 # headers and libraries the machine lacks come from it; nothing is installed.
@@ -59,6 +61,7 @@ dashboard) build && E2E_BACKEND=hip bash "$top/tests/e2e/dashboard.sh" "$dir/rin
 faults) build && faults ;;
 agent) build && agent ;;
 bench) build && "$top/scripts/gpu-bench.sh" "$dir" ;;
+bench-multi) build && "$top/scripts/gpu-bench-multi.sh" "$dir" ;;
 all)
     build
     ctest --test-dir "$dir" --output-on-failure -L gpu
@@ -68,7 +71,8 @@ all)
     "$top/scripts/gpu-bench.sh" "$dir"
     ;;
 *)
-    echo "usage: scripts/gpu-check.sh [build|test|dashboard|faults|bench|all] [BUILD_DIR]" >&2
+    echo "usage: scripts/gpu-check.sh [build|test|dashboard|faults|agent|bench|bench-multi|all]" \
+        "[BUILD_DIR]" >&2
     exit 2
     ;;
 esac
