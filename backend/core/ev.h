@@ -142,14 +142,14 @@ struct ev_metric {
 /* Collective calls of one device: one call (init, a barrier, destroy) or the training
  * all-reduces since the previous such event, summed up. */
 struct ev_coll {
-    uint8_t op;      /* enum ev_coll_op */
-    int32_t rc;      /* 0, or the first failure's negative error */
-    uint32_t calls;  /* calls summed up here (>= 1) */
-    uint64_t bytes;  /* bytes those calls reduced */
-    uint64_t start_ns;          /* the first call's start */
-    uint64_t dur_ns, max_ns;    /* time inside the calls in total, and the longest one */
-    int32_t epoch;   /* where the loop was (0 before training) */
-    int64_t step;    /* the global step of the last call (-1 outside a step) */
+    uint8_t op;              /* enum ev_coll_op */
+    int32_t rc;              /* 0, or the first failure's negative error */
+    uint32_t calls;          /* calls summed up here (>= 1) */
+    uint64_t bytes;          /* bytes those calls reduced */
+    uint64_t start_ns;       /* the first call's start */
+    uint64_t dur_ns, max_ns; /* time inside the calls in total, and the longest one */
+    int32_t epoch;           /* where the loop was (0 before training) */
+    int64_t step;            /* the global step of the last call (-1 outside a step) */
 };
 
 /* A command (UI -> engine: arg) or a command result (engine -> UI: rc and text). A chunk_step

@@ -439,12 +439,13 @@ static int engine_dev_run(struct engine_dev *d, char *err, size_t errlen) {
  * for it, and the group left. */
 static void engine_dev_end(struct engine_dev *d, int rc, char *err) {
     struct engine *e = d->e;
-    engine_set_phase(d, PHASE_COUNT);
+    if (!d->dropped) /* a dropped device is last seen where it left */
+        engine_set_phase(d, PHASE_COUNT);
     if (rc != 0 && !err[0]) /* a path that gave no reason still says what the backend calls rc */
         snprintf(err, 512, "%s (error %d on %s)", d->c->ops->strerror(rc), rc, d->c->ops->name);
     if (rc != 0 && rc != -ECANCELED)
         engine_fail_first(e, d->c->dev, err);
-    if (rc != 0 && e->n_dev > 1 && d->rank > 0)
+    if (rc != 0 && e->n_dev > 1)
         engine_dev_log(d, SEV_ERROR, "dev %u failed: %s", d->c->dev, err);
     if (rc != 0 && e->comm && !d->dropped) /* no device waits for this one */
         comm_abort(e->comm);
@@ -500,6 +501,7 @@ static void *engine_main(void *arg) {
             snprintf(err, sizeof(err), "%s", e->first_err);
         pthread_mutex_unlock(&e->mu);
         e->res.state = ENGINE_FAILED;
+        e->res.steps = d->s.step;
         snprintf(e->res.error, sizeof(e->res.error), "%s", err);
         struct ev ev = {.kind = EV_ALERT, .dev = (uint16_t)d->c->dev};
         ev.u.text.severity = SEV_ERROR;
@@ -528,7 +530,24 @@ static void engine_arm_faults(struct engine *e) {
 
 /* The devices to train on, checked: distinct, and a fault's device among them. */
 static int engine_device_list(struct engine *e, char *err, size_t errlen) {
-    const struct engine_conf *c = &e->conf;
+    struct engine_conf *c = &e->conf;
+    if (c->n_devices == ENGINE_ALL_DEVICES) { /* every GPU the runtime sees */
+        const char *name = strcmp(c->backend, "auto") == 0 ? compute_table[0]->name : c->backend;
+        int n = 0, rc = strcmp(name, "cpu") == 0
+                            ? errbuf_set(err, errlen, -EINVAL,
+                                         "--devices all: the cpu backend simulates devices; "
+                                         "name them (e.g. --devices 0,1,2,3)")
+                            : compute_device_count(name, &n, err, errlen);
+        if (rc != 0)
+            return rc == -ENOENT ? -EINVAL : rc;
+        if (n > ENGINE_MAX_DEVICES)
+            n = ENGINE_MAX_DEVICES;
+        for (int k = 0; k < n; k++)
+            c->devices[k] = k;
+        c->n_devices = n;
+        if (n == 0)
+            return errbuf_set(err, errlen, -EINVAL, "--devices all: %s sees no device", name);
+    }
     if (c->n_devices <= 0) {
         e->n_dev = 1;
         return 0;

@@ -141,7 +141,9 @@ int engine_exchange(struct engine_dev *d, double *v, size_t n, char *err, size_t
     bool host = strcmp(ops->name, "cpu") == 0; /* the CPU backend's memory is the host's */
     char why[512] = "";
     int rc = 0;
-    uint64_t timeout = engine_secs_ns(e->conf.comm_timeout_s), t0 = mono_now_ns();
+    uint64_t timeout = engine_secs_ns(e->conf.comm_timeout_s);
+    enum ev_phase_id prev = d->s.phase;
+    engine_set_phase(d, PHASE_ALLREDUCE);
     trace_coll_begin(e->trace, d->c->dev, EV_COLL_ALLREDUCE);
     if (host) {
         rc = comm_allreduce(e->comm, d->rank, v, n, COMM_F64, COMM_RED_SUM, NULL, timeout, why,
@@ -160,7 +162,7 @@ int engine_exchange(struct engine_dev *d, double *v, size_t n, char *err, size_t
         rc = rc ? rc : src;
     }
     trace_coll_end(e->trace, d->c->dev);
-    (void)t0;
+    engine_set_phase(d, prev);
     if (rc != 0) {
         engine_coll_failed(d, rc, why);
         return errbuf_set(err, errlen, rc, "%s", why);

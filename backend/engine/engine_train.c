@@ -7,12 +7,45 @@
 #include "backend/engine/engine_internal.h"
 
 #include <errno.h>
+#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #define ENGINE_EVAL_ROWS 1024 /* rows per evaluation forward (sizes the model's scratch) */
+
+/* How many devices trained the checkpoint: its metadata's "devices" (1 before there was
+ * such a key), or 0 when there is no metadata beside it. */
+static int engine_ckpt_devices(const char *model) {
+    char meta[ENGINE_PATH_MAX + 32];
+    size_t n = strlen(model);
+    if (n > 8 && strcmp(model + n - 8, ".rsmodel") == 0)
+        n -= 8;
+    snprintf(meta, sizeof(meta), "%.*s_metadata.json", (int)n, model);
+    json_object *root = json_object_from_file(meta), *v = NULL;
+    if (!root)
+        return 0;
+    int devices = 1;
+    if (json_object_object_get_ex(root, "devices", &v) && json_object_is_type(v, json_type_int))
+        devices = json_object_get_int(v);
+    json_object_put(root);
+    return devices;
+}
+
+/* A resume onto another device count works (the model is the same on every replica); say what
+ * changes: the global batch, and so the steps per epoch. */
+static void engine_resume_devices(struct engine *e) {
+    int was = engine_ckpt_devices(e->conf.resume_path), now = (int)e->n_dev;
+    if (was > 0 && was != now)
+        engine_log(e, SEV_INFO,
+                   "the checkpoint was trained on %d device%s, this run has %d: the global "
+                   "batch goes from %d to %d samples a step",
+                   was, was == 1 ? "" : "s", now, was * e->conf.batch, now * e->conf.batch);
+    else if (was == 0 && now > 1)
+        engine_log(e, SEV_INFO, "resuming onto %d devices: the global batch is %d samples a step",
+                   now, now * e->conf.batch);
+}
 
 int engine_resume_load(struct engine *e, char *err, size_t errlen) {
     struct mlp_arch arch = e->conf.arch;
@@ -41,6 +74,7 @@ int engine_resume_load(struct engine *e, char *err, size_t errlen) {
     e->resumed = true;
     engine_log(e, SEV_INFO, "resuming %s after epoch %d (step %lld)", e->conf.resume_path,
                e->ck.epoch, (long long)e->ck.step);
+    engine_resume_devices(e);
     return 0;
 }
 
@@ -97,6 +131,7 @@ static int engine_train_setup(struct engine_dev *d, char *err, size_t errlen) {
     if (rc == 0 && d->rank == 0)
         rc = engine_train_val(d, err, errlen);
     engine_phase_done(d, PHASE_H2D, t0, 0, -1, -1);
+    engine_set_phase(d, PHASE_COUNT);
     if (rc != 0)
         return rc;
     d->xb_host = malloc(ENGINE_INFLIGHT * batch * f * sizeof(double));
@@ -467,8 +502,8 @@ static int engine_epoch(struct engine_dev *d, int32_t epoch, bool *stopped, char
             break;
         if (engine_drop_now(d, epoch, k, steps))
             return errbuf_set(err, errlen, -ECONNRESET,
-                              "dev %u left the run (fault injection drop:dev%u)", d->c->dev,
-                              d->c->dev);
+                              "left the run at epoch %d step %lld (fault injection drop:dev%u)",
+                              epoch, (long long)d->s.step, d->c->dev);
         size_t first = k * gbatch;
         size_t rows = e->split - first < gbatch ? e->split - first : gbatch, off, mine;
         engine_my_rows(d, first, rows, &off, &mine);

@@ -21,9 +21,9 @@ struct rec {
     rec_sink_fn sink;
     void *sink_ctx;
     bool is_stdout;
-    int err;         /* first write error (-errno), 0 = none */
-    bool has_layout; /* last_mem is the state of the last layout line */
-    struct mem_stats last_mem;
+    int err;                          /* first write error (-errno), 0 = none */
+    bool has_layout[RUN_MAX_DEVICES]; /* last_mem is the state of the device's last layout */
+    struct mem_stats last_mem[RUN_MAX_DEVICES];
     char path[ENGINE_PATH_MAX];
 };
 
@@ -87,6 +87,10 @@ int rec_run(struct rec *r, const struct run_info *run, const struct engine_conf 
     rec_put_str(o, "device", run->dev_name);
     rec_put_str(o, "arch", run->dev_arch);
     rec_put_int(o, "devices", run->n_devices);
+    json_object *list = json_object_new_array();
+    for (unsigned k = 0; list && k < run->n_devices && k < RUN_MAX_DEVICES; k++)
+        json_object_array_add(list, json_object_new_int(run->devices[k]));
+    json_object_object_add(o, "device_list", list);
     json_object_object_add(o, "start_ns", json_object_new_uint64(run->start_ns));
     json_object_object_add(o, "start_wall_ns", json_object_new_uint64(run->start_wall_ns));
     rec_put_int(o, "epochs", conf->epochs);
@@ -184,10 +188,12 @@ static bool rec_mem_same(const struct mem_stats *a, const struct mem_stats *b) {
 }
 
 int rec_snap(struct rec *r, unsigned dev, const struct engine_snap *s) {
-    if (r->has_layout && rec_mem_same(&r->last_mem, &s->mem))
+    if (dev >= RUN_MAX_DEVICES)
+        return 0;
+    if (r->has_layout[dev] && rec_mem_same(&r->last_mem[dev], &s->mem))
         return r->err;
-    r->has_layout = true;
-    r->last_mem = s->mem;
+    r->has_layout[dev] = true;
+    r->last_mem[dev] = s->mem;
     return rec_layout(r, s->t_ns, dev, &s->layout);
 }
 
@@ -199,7 +205,10 @@ void rec_live_run(struct engine *e, struct run_info *out) {
     snprintf(out->backend, sizeof(out->backend), "%s", s->backend);
     snprintf(out->dev_name, sizeof(out->dev_name), "%s", s->dev.name);
     snprintf(out->dev_arch, sizeof(out->dev_arch), "%s", s->dev.arch);
-    out->n_devices = 1;
+    unsigned devs[ENGINE_MAX_DEVICES];
+    out->n_devices = engine_devices(e, devs);
+    for (unsigned k = 0; k < out->n_devices && k < RUN_MAX_DEVICES; k++)
+        out->devices[k] = (uint16_t)devs[k];
     snprintf(out->origin, sizeof(out->origin), "live");
     engine_clock_anchor(e, &out->start_wall_ns, &out->start_ns);
 }

@@ -363,6 +363,33 @@ static void replay_parse_summary(struct replay_p *p, struct replay_item *it) {
     }
 }
 
+/* "device_list": the training devices in rank order (absent in a recording of one device:
+ * device 0, or what its events say). */
+static void replay_parse_device_list(struct replay_p *p, struct run_info *r) {
+    if (r->n_devices > RUN_MAX_DEVICES && p->rc == 0)
+        p->rc = errbuf_set(p->why, p->whylen, -EINVAL, "field 'devices': %u is more than %d",
+                           r->n_devices, RUN_MAX_DEVICES);
+    if (p->rc != 0 || !replay_p_has(p, "device_list"))
+        return;
+    json_object *a = replay_p_get(p, "device_list", json_type_array, "an array");
+    size_t n = a ? json_object_array_length(a) : 0;
+    if (a && n != r->n_devices) {
+        p->rc =
+            errbuf_set(p->why, p->whylen, -EINVAL,
+                       "field 'device_list': %zu devices where 'devices' says %u", n, r->n_devices);
+        return;
+    }
+    for (size_t k = 0; k < n && p->rc == 0; k++) {
+        json_object *v = json_object_array_get_idx(a, k);
+        int64_t d = json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
+        if (d < 0 || d > 0xFFFF)
+            p->rc = errbuf_set(p->why, p->whylen, -EINVAL,
+                               "field 'device_list': item %zu is not a device number", k);
+        else
+            r->devices[k] = (uint16_t)d;
+    }
+}
+
 static void replay_parse_run(struct replay_p *p, struct replay_item *it) {
     struct run_info *r = &it->run;
     memset(r, 0, sizeof(*r));
@@ -377,6 +404,7 @@ static void replay_parse_run(struct replay_p *p, struct replay_item *it) {
     replay_p_str(p, "device", r->dev_name, sizeof(r->dev_name));
     replay_p_str(p, "arch", r->dev_arch, sizeof(r->dev_arch));
     r->n_devices = (unsigned)replay_p_int(p, "devices", 0, 0xFFFF);
+    replay_parse_device_list(p, r);
     r->start_ns = replay_p_u64(p, "start_ns");
     r->start_wall_ns = replay_p_u64(p, "start_wall_ns");
     it->extra.epochs = (int32_t)replay_p_int(p, "epochs", 0, INT32_MAX);

@@ -6,13 +6,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#define RUN_MAX_DEVICES 16
+
 /* Facts about the run that do not change while it is shown. */
 struct run_info {
     char host[64];
     char backend[16]; /* "cpu", "hip" */
     char dev_name[96];
     char dev_arch[32];
-    unsigned n_devices;
+    unsigned n_devices;                /* training devices (1 for telemetry alone) */
+    uint16_t devices[RUN_MAX_DEVICES]; /* their indices, in rank order */
     bool replay;
     char origin[256];  /* "live" or the recording's path */
     uint64_t start_ns; /* the run's clock at its start */

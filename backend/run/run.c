@@ -27,7 +27,9 @@
 
 struct run {
     struct run_conf c;
-    unsigned dev;        /* the device the loop trains on */
+    unsigned dev;                      /* the first device the loop trains on */
+    unsigned devs[ENGINE_MAX_DEVICES]; /* all of them, in rank order */
+    unsigned n_devs;
     struct evring *ring; /* the loop's and telemetry's events */
     struct engine *e;    /* NULL without a loop */
     struct tele *tele;
@@ -79,6 +81,8 @@ int run_create(struct run **out, const struct run_conf *c) {
     }
     r->c = *c;
     r->dev = (unsigned)c->o->conf.device;
+    r->devs[0] = r->dev;
+    r->n_devs = 1;
     r->wake_fd = -1;
     int rc = evring_create(&r->ring, c->ring_events);
     if (rc != 0) {
@@ -90,6 +94,10 @@ int run_create(struct run **out, const struct run_conf *c) {
         run_say(r, "%s", err);
         run_destroy(r);
         return rc == -ENOMEM ? 1 : RS_EXIT_USAGE;
+    }
+    if (r->e) {
+        r->n_devs = engine_devices(r->e, r->devs);
+        r->dev = r->devs[0];
     }
     *out = r;
     return 0;
@@ -118,8 +126,8 @@ int run_record(struct run *r, struct rec *rec) {
     r->rec = rec;
     run_info(r, &info);
     int rc = rec_run(rec, &info, &r->c.o->conf);
-    if (rc == 0 && r->e)
-        rc = rec_snap(rec, r->dev, engine_snap_read(r->e, NULL));
+    for (unsigned k = 0; rc == 0 && r->e && k < r->n_devs; k++)
+        rc = rec_snap(rec, r->devs[k], engine_snap_read_dev(r->e, k, NULL));
     return rc;
 }
 
@@ -193,9 +201,10 @@ int run_start(struct run *r) {
         run_say(r, "cannot start: %s", strerror(-r->wake_fd));
         return 1;
     }
-    if (r->e && ((rc = engine_start(r->e)) != 0 ||
-                 (rc = trace_watch_start(&r->watch, engine_trace(r->e), r->dev + 1,
-                                         r->c.o->sync_slow_ns, r->c.o->sync_timeout_ns)) != 0)) {
+    if (r->e &&
+        ((rc = engine_start(r->e)) != 0 ||
+         (rc = trace_watch_start(&r->watch, engine_trace(r->e), trace_devices(engine_trace(r->e)),
+                                 r->c.o->sync_slow_ns, r->c.o->sync_timeout_ns)) != 0)) {
         run_say(r, "cannot start the training loop: %s", strerror(-rc));
         return 1;
     }
@@ -258,13 +267,22 @@ unsigned run_device(const struct run *r) {
     return r->dev;
 }
 
+unsigned run_devices(const struct run *r, unsigned *out) {
+    for (unsigned k = 0; k < r->n_devs; k++)
+        out[k] = r->devs[k];
+    return r->n_devs;
+}
+
 const struct engine_snap *run_snap(struct run *r, unsigned dev) {
-    if (!r->e || dev != r->dev)
-        return NULL;
-    const struct engine_snap *s = engine_snap_read(r->e, NULL);
-    if (r->rec)
-        rec_snap(r->rec, dev, s);
-    return s;
+    for (unsigned k = 0; r->e && k < r->n_devs; k++) {
+        if (r->devs[k] != dev)
+            continue;
+        const struct engine_snap *s = engine_snap_read_dev(r->e, k, NULL);
+        if (r->rec)
+            rec_snap(r->rec, dev, s);
+        return s;
+    }
+    return NULL;
 }
 
 void run_command(struct run *r, enum ev_cmd_id cmd, int64_t arg) {
@@ -309,7 +327,8 @@ int run_finish(struct run *r, struct engine_result *res) {
     if (r->c.kmsg_ends_with_loop)
         kmsg_watch_stop(r->kwatch); /* what the kernel log holds by now still makes the output */
     run_drain_all(r);
-    run_snap(r, r->dev);
+    for (unsigned k = 0; k < r->n_devs; k++)
+        run_snap(r, r->devs[k]);
     if (r->rec)
         rec_summary(r->rec, res, evring_dropped(r->ring));
     const char *how = res->stopped ? "stopped" : "finished";
@@ -331,9 +350,16 @@ int run_finish(struct run *r, struct engine_result *res) {
 
 _Noreturn void run_abandon(struct run *r) {
     char stuck[128];
-    if (run_stuck_call(r, r->dev, mono_now_ns(), stuck, sizeof(stuck)))
-        run_say(r, "leaving while %s; the training thread did not stop", stuck);
-    else
+    bool any = false;
+    for (unsigned k = 0; k < r->n_devs; k++)
+        if (run_stuck_call(r, r->devs[k], mono_now_ns(), stuck, sizeof(stuck))) {
+            char on[32] = "";
+            if (r->n_devs > 1)
+                snprintf(on, sizeof(on), " on dev %u", r->devs[k]);
+            run_say(r, "leaving while %s%s; the training thread did not stop", stuck, on);
+            any = true;
+        }
+    if (!any)
         run_say(r, "the training thread did not stop; leaving without waiting");
     _exit(3);
 }

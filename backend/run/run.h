@@ -77,8 +77,10 @@ int run_wake_fd(struct run *r);
  * writes the diagnostic bundle and is followed in out by a warning saying where it went. */
 size_t run_drain(struct run *r, struct ev *out, size_t max);
 
-/* The device the loop trains on (--device). */
+/* The device the loop trains on (--device; the first of --devices). */
 unsigned run_device(const struct run *r);
+/* Every training device, in rank order, into out (room for ENGINE_MAX_DEVICES); the count. */
+unsigned run_devices(const struct run *r, unsigned *out);
 
 /* The loop's latest snapshot for device dev (NULL without a loop on it); a layout line is
  * recorded when its memory numbers changed. Call from one thread: the one that drains. */

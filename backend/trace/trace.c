@@ -183,8 +183,8 @@ bool trace_fault_take(struct trace *t, unsigned dev, enum trace_fault kind,
                                out);
 }
 
-bool trace_fault_take_in(struct trace *t, unsigned dev, enum trace_fault kind,
-                         enum ev_phase_id ph, struct trace_inject *out) {
+bool trace_fault_take_in(struct trace *t, unsigned dev, enum trace_fault kind, enum ev_phase_id ph,
+                         struct trace_inject *out) {
     if (dev >= t->n_dev || kind == TRACE_FAULT_SLOW)
         return false;
     struct trace_dev *d = &t->dev[dev];

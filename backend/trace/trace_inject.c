@@ -45,7 +45,7 @@ static const struct {
 };
 #define TRACE_KINDS (sizeof(trace_kinds) / sizeof(trace_kinds[0]))
 #define TRACE_USAGE                                                                                \
-    "use hang:PHASE:SECONDS, slow-sync:PHASE:MS, oom:PHASE or error:PHASE:NAME (each may end "    \
+    "use hang:PHASE:SECONDS, slow-sync:PHASE:MS, oom:PHASE or error:PHASE:NAME (each may end "     \
     "in :devN), or drop:devN"
 
 /* The phase named by s[0..n), or -1. */
@@ -128,8 +128,8 @@ int trace_inject_parse(const char *full, struct trace_inject *out, char *err, si
     if (strcmp(spec, "drop") == 0) {
         if (dev < 0)
             return errbuf_set(err, errlen, -EINVAL, "--inject '%s': use drop:devN", full);
-        *out = (struct trace_inject){.kind = TRACE_FAULT_DROP, .phase = PHASE_COUNT,
-                                     .dev = (int16_t)dev};
+        *out = (struct trace_inject){
+            .kind = TRACE_FAULT_DROP, .phase = PHASE_COUNT, .dev = (int16_t)dev};
         return 0;
     }
     int rc = trace_inject_parse_one(spec, full, out, err, errlen);

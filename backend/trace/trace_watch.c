@@ -58,8 +58,8 @@ static void trace_watch_alert(struct trace_watch *w, unsigned dev, enum ev_alert
 /* Where every other device of a multi-device run is, for a HANG on dev: "; dev 1 has not
  * entered it: last seen in sync, epoch 1 step 16 (a stream sync in flight 12.3 s)". coll_seq:
  * the collective dev waits in (0: none), so a device that has not reached it says so. */
-static void trace_watch_peers(struct trace_watch *w, unsigned dev, uint64_t coll_seq,
-                              uint64_t now, char *buf, size_t n) {
+static void trace_watch_peers(struct trace_watch *w, unsigned dev, uint64_t coll_seq, uint64_t now,
+                              char *buf, size_t n) {
     size_t len = 0;
     buf[0] = '\0';
     for (unsigned p = 0; p < w->n_dev && len + 1 < n; p++) {
@@ -67,13 +67,13 @@ static void trace_watch_peers(struct trace_watch *w, unsigned dev, uint64_t coll
         trace_seen(w->t, p, &seen);
         if (p == dev || !seen.used)
             continue;
-        const char *how = seen.left                         ? "has left the run"
-                          : coll_seq && seen.coll_seq < coll_seq ? "has not entered it"
-                                                                 : "is";
-        int k = snprintf(buf + len, n - len, "; dev %u %s: %s %s, epoch %d step %lld", p, how,
-                         seen.left ? "last seen in" : "in",
-                         seen.phase < PHASE_COUNT ? ev_phase_name(seen.phase) : "no phase",
-                         seen.epoch, (long long)seen.step);
+        const char *how = seen.left                              ? " has left the run"
+                          : coll_seq && seen.coll_seq < coll_seq ? " has not entered it"
+                                                                 : "";
+        const char *where = seen.phase < PHASE_COUNT ? ev_phase_name(seen.phase) : "idle";
+        int k = snprintf(buf + len, n - len, "; dev %u%s: %s%s%s, epoch %d step %lld", p, how,
+                         seen.left ? "last seen " : "", seen.phase < PHASE_COUNT ? "in " : "",
+                         where, seen.epoch, (long long)seen.step);
         if (k < 0)
             break;
         len += (size_t)k < n - len ? (size_t)k : n - len - 1;
