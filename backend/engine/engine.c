@@ -328,44 +328,38 @@ bool engine_control(struct engine_dev *d, char *err, size_t errlen, int *rc) {
     *rc = 0;
     if (e->n_dev == 1)
         return engine_safe_point(d);
-    /* rank 0 proposes, every device learns the same decision from the exchange */
-    double v[4] = {0, 0, 0, 0};
-    if (d->rank == 0) {
-        engine_drain_commands(e, true);
-        v[0] = atomic_load(&e->stop_requested);
-        v[1] = e->want_pause && !v[0];
-        v[2] = e->want_cleanup;
-        v[3] = e->want_probe;
-        e->want_cleanup = e->want_probe = e->want_pause = false;
-        if (v[1])
-            engine_set_paused(e, true); /* before the exchange: the others wait on it after */
-        if (v[2])
-            atomic_store(&e->cleanup_left, (int)e->n_dev);
-    }
-    if ((*rc = engine_exchange(d, v, 4, err, errlen)) != 0)
-        return true;
-    if (v[2] > 0) {
-        struct ev_command cmd = {.cmd = CMD_CLEANUP};
-        engine_cleanup_reply(d, &cmd);
-    }
-    if (v[3] > 0) {
-        struct ev_command cmd = {.cmd = CMD_PROBE};
-        engine_probe(d, &cmd);
-    }
-    if (v[1] > 0) {
-        engine_paused(d, true);
-        /* the stop (or not) that ended the pause, the same for all: one more exchange */
-        double stop = d->rank == 0 ? (double)atomic_load(&e->stop_requested) : 0;
-        if ((*rc = engine_exchange(d, &stop, 1, err, errlen)) != 0)
+    for (;;) { /* rank 0 proposes, every device learns the same decision from the exchange */
+        double v[4] = {0, 0, 0, 0};
+        if (d->rank == 0) {
+            engine_drain_commands(e, true);
+            v[0] = atomic_load(&e->stop_requested);
+            v[1] = e->want_pause && !v[0];
+            v[2] = e->want_cleanup;
+            v[3] = e->want_probe;
+            e->want_cleanup = e->want_probe = e->want_pause = false;
+            if (v[1])
+                engine_set_paused(e, true); /* before the exchange: the others wait on it */
+            if (v[2])
+                atomic_store(&e->cleanup_left, (int)e->n_dev);
+        }
+        if ((*rc = engine_exchange(d, v, 4, err, errlen)) != 0)
             return true;
-        if (stop > 0)
+        if (v[2] > 0) {
+            struct ev_command cmd = {.cmd = CMD_CLEANUP};
+            engine_cleanup_reply(d, &cmd);
+        }
+        if (v[3] > 0) {
+            struct ev_command cmd = {.cmd = CMD_PROBE};
+            engine_probe(d, &cmd);
+        }
+        if (v[0] > 0)
             atomic_store(&e->stop_requested, true);
-        return stop > 0;
+        if (v[0] > 0 || v[1] == 0) {
+            engine_publish(d, false);
+            return v[0] > 0;
+        }
+        engine_paused(d, true); /* then decide again: what came during the pause, for all */
     }
-    if (v[0] > 0)
-        atomic_store(&e->stop_requested, true);
-    engine_publish(d, false);
-    return v[0] > 0;
 }
 
 void engine_command(struct engine *e, enum ev_cmd_id cmd, int64_t arg) {
@@ -402,7 +396,10 @@ int engine_agree(struct engine_dev *d, int rc, bool *stop, char *err, size_t err
         return rc;
     }
     double v[2] = {d->rank == 0 ? (double)atomic_load(&d->e->stop_requested) : 0, rc != 0};
-    int xrc = engine_exchange(d, v, 2, err, errlen);
+    char why[512];
+    int xrc = engine_exchange(d, v, 2, why, sizeof(why));
+    if (xrc != 0 && rc == 0)
+        snprintf(err, errlen, "%s", why);
     if (xrc != 0)
         return rc ? rc : xrc;
     if (v[0] > 0)
@@ -550,19 +547,19 @@ static int engine_device_list(struct engine *e, char *err, size_t errlen) {
     }
     if (c->n_devices <= 0) {
         e->n_dev = 1;
-        return 0;
+    } else {
+        e->n_dev = (unsigned)c->n_devices;
     }
-    e->n_dev = (unsigned)c->n_devices;
     for (int k = 0; k < c->n_inject; k++) {
         bool found = c->inject[k].dev < 0;
-        for (int i = 0; i < c->n_devices && !found; i++)
-            found = c->devices[i] == c->inject[k].dev;
+        for (unsigned i = 0; i < e->n_dev && !found; i++)
+            found = (c->n_devices > 0 ? c->devices[i] : c->device) == c->inject[k].dev;
         char spec[64];
         trace_inject_format(&c->inject[k], spec, sizeof(spec));
         if (!found)
             return errbuf_set(err, errlen, -EINVAL, "--inject %s: device %d does not train", spec,
                               c->inject[k].dev);
-        if (c->inject[k].kind == TRACE_FAULT_DROP && c->n_devices < 2)
+        if (c->inject[k].kind == TRACE_FAULT_DROP && e->n_dev < 2)
             return errbuf_set(err, errlen, -EINVAL,
                               "--inject %s: a device can leave only a run of several", spec);
     }
@@ -731,10 +728,17 @@ void engine_destroy(struct engine *e) {
         engine_set_paused(e, false);
         pthread_join(e->thread, NULL);
     }
+    bool left = false; /* a device left work on its stream that waits for the others */
+    for (unsigned r = 0; r < ENGINE_MAX_DEVICES; r++)
+        left |= e->dev[r] && e->dev[r]->dropped;
+    if (e->comm && (left || e->res.state == ENGINE_FAILED))
+        comm_abort(e->comm); /* so that work ends now */
     for (unsigned r = 0; r < ENGINE_MAX_DEVICES; r++) {
         struct engine_dev *d = e->dev[r];
         if (!d)
             continue;
+        if (d->c && d->model) /* nothing may still run on what is freed */
+            compute_sync(d->c, SYNC_OP_STREAM);
         if (d->c)
             engine_train_free(d);
         compute_close(d->c);

@@ -497,6 +497,11 @@ static int engine_epoch(struct engine_dev *d, int32_t epoch, bool *stopped, char
     d->last_flush_ns = t_metric;
     int rc = 0;
     *stopped = false;
+    if (e->n_dev > 1) { /* every epoch starts at a control point, however short it is */
+        *stopped = engine_control(d, err, errlen, &rc);
+        if (rc != 0 || *stopped)
+            return rc;
+    }
     for (size_t k = 0; rc == 0 && k < steps; k++) {
         if (e->n_dev == 1 && (*stopped = engine_safe_point(d)))
             break;
