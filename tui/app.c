@@ -85,15 +85,36 @@ static const struct tele_snap *app_tele(struct app *a) {
     return a->tele ? tele_snap_read(a->tele, NULL) : NULL;
 }
 
+/* Every training device's snapshot into the frame (the first is snap's). */
+static void app_frame_devices(struct app *a) {
+    struct ui_frame *f = &a->frame;
+    unsigned n = a->src->run.n_devices;
+    n = n > RUN_MAX_DEVICES ? RUN_MAX_DEVICES : n;
+    f->snaps[0] = f->snap;
+    f->n_snaps = 1;
+    for (unsigned k = 1; k < n && a->src->ops->dev_snap; k++) {
+        const struct engine_snap *s = a->src->ops->dev_snap(a->src, k);
+        if (!s)
+            break;
+        f->snaps[f->n_snaps++] = s;
+    }
+    if (f->gpu >= f->n_snaps)
+        f->gpu = 0;
+}
+
 /* The frame every panel draws from this time round. */
 static void app_build_frame(struct app *a) {
     struct ui_frame *f = &a->frame;
     if (!a->frozen) {
         f->snap = a->src->ops->snap(a->src);
+        app_frame_devices(a);
         f->now_ns = a->src->ops->now_ns(a->src);
         f->has_inflight = a->src->ops->inflight(a->src, f->gpu, &f->inflight);
     } else {
         f->snap = &a->frozen_snap;
+        for (unsigned k = 0; k < f->n_snaps; k++)
+            f->snaps[k] = &a->frozen_devs[k];
+        f->snaps[0] = f->snap;
     }
     f->model = &a->model;
     f->run = &a->src->run;
@@ -258,6 +279,8 @@ int app_main(struct source *src, const struct app_view *v, const struct app_serv
     a.zoom = 1; /* 10 s */
     ui_model_init(&a.model);
     ui_model_use_remedies(&a.model, svc->remedies);
+    if (src->run.n_devices > 1) /* the memory sparklines follow the first device */
+        ui_model_series_dev(&a.model, src->run.devices[0]);
     char err[512];
     if (app_theme(&a, err, sizeof(err)) != 0) {
         fprintf(stderr, "ringside: %s\n", err);

@@ -2,6 +2,7 @@
  * each panel its window after a layout. */
 #include "backend/core/mono.h"
 #include "tui/app_internal.h"
+#include "tui/ui_devices.h"
 #include "tui/widgets.h"
 
 #include <stdio.h>
@@ -109,9 +110,9 @@ static void app_draw_header(struct app *a, bool quitting) {
     int cols = getmaxx(w);
     werase(w);
     w_text(w, 0, 0, 8, THEME_TITLE, &a->frame, "ringside");
-    char who[256];
-    snprintf(who, sizeof(who), "  %s  %s  %u device%s: %s%s%s", run->host, run->backend,
-             run->n_devices, run->n_devices == 1 ? "" : "s", run->dev_name,
+    char who[512], devs[256];
+    ui_devices_label(run, a->frame.snaps, a->frame.n_snaps, devs, sizeof(devs));
+    snprintf(who, sizeof(who), "  %s  %s  %s%s%s", run->host, run->backend, devs,
              a->frame.source_status[0] ? "  " : "", a->frame.source_status);
     int state_col = cols - 21 > 8 ? cols - 21 : 8;
     w_text(w, 0, 8, state_col - 8, THEME_DIM, &a->frame, "%s", who);

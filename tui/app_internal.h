@@ -29,8 +29,9 @@ struct app {
     bool frozen, help, quitting, leave_now, color, utf8;
     bool hangup;      /* SIGHUP: the terminal is gone; stop gracefully without drawing */
     uint64_t quit_ns; /* when the graceful stop was asked for */
-    struct engine_snap frozen_snap;
-    char notice[160]; /* footer message for a few seconds */
+    struct engine_snap frozen_snap;                  /* the first device's, while frozen */
+    struct engine_snap frozen_devs[RUN_MAX_DEVICES]; /* every device's, while frozen */
+    char notice[160];                                /* footer message for a few seconds */
     uint64_t notice_until_ns;
     struct ui_frame frame;
     struct tele *tele;       /* NULL: no telemetry */

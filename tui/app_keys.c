@@ -1,6 +1,7 @@
 /* The dashboard's keys: one handler per action of the key map (keymap.h), and what they
  * need of the app (focus, the panels' answers, the mouse, the theme). */
 #include "tui/app_internal.h"
+#include "tui/ui_devices.h"
 
 #include <stdio.h>
 
@@ -147,8 +148,11 @@ static void app_act_doctor(struct app *a, const struct keymap_row *row, int ch) 
 static void app_act_freeze(struct app *a, const struct keymap_row *row, int ch) {
     (void)row, (void)ch;
     a->frozen = !a->frozen;
-    if (a->frozen)
+    if (a->frozen) {
         a->frozen_snap = *a->frame.snap;
+        for (unsigned k = 0; k < a->frame.n_snaps; k++)
+            a->frozen_devs[k] = *a->frame.snaps[k];
+    }
     app_notice(a, "%s", a->frozen ? "display frozen (training continues): f to thaw" : "");
 }
 
@@ -159,11 +163,14 @@ static void app_act_theme(struct app *a, const struct keymap_row *row, int ch) {
 
 static void app_act_select_gpu(struct app *a, const struct keymap_row *row, int ch) {
     (void)row;
-    unsigned dev = (unsigned)(ch - '1');
-    if (dev < a->src->run.n_devices)
-        a->frame.gpu = dev;
-    else
-        app_notice(a, "no GPU %u: this run has %u device(s)", dev + 1, a->src->run.n_devices);
+    unsigned k = (unsigned)(ch - '1'), n = a->frame.n_snaps ? a->frame.n_snaps : 1;
+    if (k < n) {
+        a->frame.gpu = k;
+        if (n > 1)
+            app_notice(a, "device %u (dev%u) selected", k + 1, ui_dev_index(&a->src->run, k));
+    } else {
+        app_notice(a, "no device %u: this run trains on %u device%s", k + 1, n, n == 1 ? "" : "s");
+    }
 }
 
 static void app_act_mouse(struct app *a, const struct keymap_row *row, int ch) {

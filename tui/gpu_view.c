@@ -38,6 +38,22 @@ int gpu_view_training(const struct tele_snap *t, const struct engine_snap *es) {
     return g ? g->index : -1;
 }
 
+int gpu_view_train_rank(const struct tele_snap *t, int gpu, const struct engine_snap *const *snaps,
+                        unsigned n) {
+    if (!t || gpu < 0 || (unsigned)gpu >= t->n_gpus)
+        return -1;
+    const struct tele_gpu *g = &t->gpus[gpu];
+    for (unsigned k = 0; k < n; k++) {
+        const struct engine_snap *s = snaps[k];
+        if (!s)
+            continue;
+        if (s->dev.pci[0] ? strcmp(s->dev.pci, g->pci) == 0
+                          : strcmp(s->backend, "cpu") != 0 && (int)s->device == g->index)
+            return (int)k;
+    }
+    return -1;
+}
+
 void gpu_view_add(struct gpu_view_out *o, enum theme_role role, const char *fmt, ...) {
     if (o->n >= o->max)
         return;

@@ -33,6 +33,12 @@ const char *gpu_view_page_name(enum gpu_view_page page);
 /* The telemetry GPU the engine trains on (by PCI address), or -1. */
 int gpu_view_training(const struct tele_snap *t, const struct engine_snap *es);
 
+/* The rank (index into snaps, n of them) of the training device on telemetry GPU gpu (index
+ * into t->gpus), or -1: matched by the snapshot's PCI address, or where it has none by the
+ * device index (never for the CPU backend's simulated devices). */
+int gpu_view_train_rank(const struct tele_snap *t, int gpu, const struct engine_snap *const *snaps,
+                        unsigned n);
+
 /* A field's value in its unit: "20.1 GiB", "1.2 MiB/s", "97", "68.5". */
 void gpu_view_fmt(char *buf, size_t n, enum tele_field f, double v);
 

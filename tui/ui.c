@@ -22,6 +22,12 @@ enum ui_watch ui_frame_watch(const struct ui_frame *f, uint64_t *age_ns) {
     return *age_ns > f->sync_slow_ns ? UI_WATCH_SLOW : UI_WATCH_OK;
 }
 
+const struct engine_snap *ui_frame_sel(const struct ui_frame *f) {
+    if (f->gpu < f->n_snaps && f->snaps[f->gpu])
+        return f->snaps[f->gpu];
+    return f->snap;
+}
+
 const char *ui_frame_state(const struct ui_frame *f, bool quitting) {
     uint64_t age;
     enum engine_state s = f->snap->state;

@@ -18,8 +18,12 @@
 enum ui_watch { UI_WATCH_OK, UI_WATCH_SLOW, UI_WATCH_HANG };
 
 struct ui_frame {
-    uint64_t now_ns; /* the run's clock (recorded clock in a replay) */
-    const struct engine_snap *snap;
+    uint64_t now_ns;                /* the run's clock (recorded clock in a replay) */
+    const struct engine_snap *snap; /* the first training device's (progress, losses) */
+    /* Every training device's snapshot in rank order (snaps[0] is snap), n_snaps of them
+     * (1..RUN_MAX_DEVICES); a device the source has none for is left out at the end. */
+    const struct engine_snap *snaps[RUN_MAX_DEVICES];
+    unsigned n_snaps;
     const struct ui_model *model;
     const struct run_info *run;
     const struct theme *theme;
@@ -27,7 +31,7 @@ struct ui_frame {
     bool utf8;  /* block and line characters may be used */
     uint64_t sync_slow_ns, sync_timeout_ns;
     uint64_t window_ns;             /* the timeline's span */
-    unsigned gpu;                   /* selected device */
+    unsigned gpu;                   /* selected training device: its rank (< n_snaps) */
     int chunk;                      /* chunk size last asked for (0 = whole session) */
     bool frozen;                    /* display frozen with f */
     struct trace_inflight inflight; /* sync in flight on the selected device */
@@ -46,6 +50,9 @@ attr_t ui_attr(const struct ui_frame *f, enum theme_role r);
 
 /* State of the sync in flight (and its age) against the slow and timeout thresholds. */
 enum ui_watch ui_frame_watch(const struct ui_frame *f, uint64_t *age_ns);
+
+/* The selected training device's snapshot (snaps[gpu], else snap). */
+const struct engine_snap *ui_frame_sel(const struct ui_frame *f);
 
 /* RUNNING, PAUSED, HUNG, STOPPING, FINISHED, FAILED, REPLAY... as the header shows it. */
 const char *ui_frame_state(const struct ui_frame *f, bool quitting);

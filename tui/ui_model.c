@@ -18,6 +18,43 @@ const char *ui_category_name(unsigned c) {
 
 void ui_model_init(struct ui_model *m) {
     memset(m, 0, sizeof(*m));
+    m->series_dev = EV_DEV_NONE;
+}
+
+void ui_model_series_dev(struct ui_model *m, unsigned dev) {
+    m->series_dev = dev >= EV_DEV_NONE ? EV_DEV_NONE : (uint16_t)dev;
+}
+
+int ui_model_coll_text(const struct ev *e, char *buf, size_t n) {
+    const struct ev_coll *c = &e->u.coll;
+    char dev[16] = "", bytes[24] = "", mx[16];
+    if (e->dev != EV_DEV_NONE)
+        snprintf(dev, sizeof(dev), "dev %u ", e->dev);
+    if (c->bytes)
+        ui_fmt_bytes(bytes, sizeof(bytes), c->bytes);
+    ui_fmt_ns(mx, sizeof(mx), c->max_ns);
+    char fail[32] = "";
+    if (c->rc != 0)
+        snprintf(fail, sizeof(fail), ", failed: rc %d", c->rc);
+    return snprintf(buf, n, "%s%s x%u%s%s %s %s%s", dev, ev_coll_op_name(c->op), c->calls,
+                    bytes[0] ? " " : "", bytes, c->calls > 1 ? "max" : "took", mx, fail);
+}
+
+/* The list entry for a collective event: its line, and every field for the details. */
+static void ui_model_coll_entry(const struct ev *e, struct ui_event *u) {
+    const struct ev_coll *c = &e->u.coll;
+    u->severity = c->rc == 0 ? SEV_INFO : SEV_WARNING;
+    u->category = c->rc == 0 ? UI_CAT_INFO : UI_CAT_WARNING;
+    ui_model_coll_text(e, u->text, sizeof(u->text));
+    char dev[8] = "-";
+    if (e->dev != EV_DEV_NONE)
+        snprintf(dev, sizeof(dev), "%u", e->dev);
+    snprintf(u->detail, sizeof(u->detail),
+             "kind: collective\ndevice: %s\nop: %s\ncalls: %u\nbytes: %llu\ntime in calls: "
+             "%llu ns\nlongest call: %llu ns\nepoch: %d\nstep: %lld\nresult: %d",
+             dev, ev_coll_op_name(c->op), c->calls, (unsigned long long)c->bytes,
+             (unsigned long long)c->dur_ns, (unsigned long long)c->max_ns, c->epoch,
+             (long long)c->step, c->rc);
 }
 
 void ui_model_use_remedies(struct ui_model *m, const struct remedies *r) {
@@ -79,6 +116,10 @@ static bool ui_model_entry(const struct ev *e, struct ui_event *u) {
     memset(u, 0, sizeof(*u));
     u->t_ns = e->t_ns;
     u->dev = e->dev;
+    if (e->kind == EV_COLLECTIVE) {
+        ui_model_coll_entry(e, u);
+        return true;
+    }
     if (e->kind == EV_COMMAND) {
         u->severity = e->u.command.rc == 0 ? SEV_INFO : SEV_WARNING;
         u->category = UI_CAT_COMMAND;
@@ -162,6 +203,8 @@ void ui_model_add(struct ui_model *m, const struct ev *e) {
         ui_model_sync(m, e);
         return;
     case EV_MEM:
+        if (m->series_dev != EV_DEV_NONE && e->dev != m->series_dev)
+            return;
         ui_series_push(&m->allocated, (double)e->u.mem.allocated_bytes);
         ui_series_push(&m->reserved, (double)e->u.mem.reserved_bytes);
         ui_series_push(&m->frag, e->u.mem.frag);

@@ -29,7 +29,7 @@ struct replay {
     uint64_t real_base, rec_base;
     double speed;
     bool paused, stopped;
-    struct replay_snap rs; /* the snapshot rebuilt from released lines */
+    struct replay_snap rs; /* the snapshots rebuilt from released lines */
 };
 
 static uint64_t replay_mono(void *ctx) {
@@ -129,8 +129,16 @@ static size_t replay_drain(struct source *s, struct ev *out, size_t max) {
 
 static const struct engine_snap *replay_get_snap(struct source *s) {
     struct replay *r = replay_of(s);
-    r->rs.snap.t_ns = replay_rec_now(r);
-    return &r->rs.snap;
+    r->rs.snaps[0].t_ns = replay_rec_now(r);
+    return &r->rs.snaps[0];
+}
+
+static const struct engine_snap *replay_dev_snap(struct source *s, unsigned k) {
+    struct replay *r = replay_of(s);
+    if (k >= r->rs.n_devs)
+        return NULL;
+    r->rs.snaps[k].t_ns = replay_rec_now(r);
+    return &r->rs.snaps[k];
 }
 
 static uint64_t replay_now_ns(struct source *s) {
@@ -200,6 +208,7 @@ static const struct source_ops replay_ops = {
     .wake_fd = replay_wake_fd,
     .drain = replay_drain,
     .snap = replay_get_snap,
+    .dev_snap = replay_dev_snap,
     .now_ns = replay_now_ns,
     .action = replay_action,
     .stop = replay_stop,

@@ -35,8 +35,12 @@ struct source_ops {
     /* Copy out up to max pending events, oldest first. A replay releases the events whose time
      * has come on its clock. */
     size_t (*drain)(struct source *s, struct ev *out, size_t max);
-    /* The latest snapshot (valid until the next call). */
+    /* The latest snapshot of the first training device (valid until the next call). */
     const struct engine_snap *(*snap)(struct source *s);
+    /* The latest snapshot of the k-th training device (rank k, k < run.n_devices; 0 is the
+     * one snap() gives), or NULL past the end or where the source has none for it (an agent
+     * that does not serve that device). Valid until the next call of snap or dev_snap. */
+    const struct engine_snap *(*dev_snap)(struct source *s, unsigned k);
     /* The run's clock now: CLOCK_MONOTONIC live, the recording's clock in a replay. */
     uint64_t (*now_ns)(struct source *s);
     /* Act (live: engine commands; replay: playback; attach: POST /control to the agent).

@@ -22,6 +22,13 @@ static const struct engine_snap *source_live_snap(struct source *s) {
     return run_snap(r, run_device(r));
 }
 
+static const struct engine_snap *source_live_dev_snap(struct source *s, unsigned k) {
+    struct run *r = s->priv;
+    unsigned devs[ENGINE_MAX_DEVICES];
+    unsigned n = run_devices(r, devs);
+    return k < n ? run_snap(r, devs[k]) : NULL;
+}
+
 static uint64_t source_live_now(struct source *s) {
     (void)s;
     return mono_now_ns();
@@ -81,6 +88,7 @@ static const struct source_ops source_live_ops = {
     .wake_fd = source_live_wake_fd,
     .drain = source_live_drain,
     .snap = source_live_snap,
+    .dev_snap = source_live_dev_snap,
     .now_ns = source_live_now,
     .action = source_live_action,
     .stop = source_live_stop,

@@ -795,3 +795,58 @@ Test(replay, clock_stops_at_the_end) {
     cr_assert_gt(end, 0);
     src->ops->destroy(src);
 }
+
+/* A recording of two devices (ringside train --headless --backend cpu --devices 0,1): one
+ * snapshot per device, each with its own pool, syncs and collective calls; progress shared. */
+Test(replay, fixture_two_devices) {
+    char path[1024];
+    struct source *src =
+        replay_test_open(rs_test_fixture("replay/two_devices.jsonl", path, sizeof(path)), 100);
+    cr_assert_eq(src->run.n_devices, 2);
+    cr_assert_eq(src->run.devices[1], 1);
+    static struct ev got[512];
+    size_t n = replay_test_drain_all(src, got, 512, 10 * MS);
+    cr_assert_gt(n, 200);
+    cr_assert_not_null(src->ops->dev_snap);
+    const struct engine_snap *a = src->ops->dev_snap(src, 0);
+    const struct engine_snap *b = src->ops->dev_snap(src, 1);
+    cr_assert_null(src->ops->dev_snap(src, 2));
+    cr_assert_eq(a, src->ops->snap(src));
+    cr_assert_eq(a->device, 0);
+    cr_assert_eq(b->device, 1);
+    cr_assert_eq(b->rank, 1);
+    cr_assert_eq(b->n_ranks, 2);
+    /* progress is the run's */
+    cr_assert_eq(a->state, ENGINE_FINISHED);
+    cr_assert_eq(b->state, ENGINE_FINISHED);
+    cr_assert_eq(a->epoch, 2);
+    cr_assert_eq(b->step, a->step);
+    cr_assert(b->has_val);
+    /* each device's own collective calls: 2 flushes of 9 all-reduces, one init, one destroy */
+    for (unsigned k = 0; k < 2; k++) {
+        const struct engine_snap *s = src->ops->dev_snap(src, k);
+        cr_assert_eq(s->coll[EV_COLL_ALLREDUCE].calls, 18, "dev %u", k);
+        cr_assert_eq(s->coll[EV_COLL_ALLREDUCE].bytes, 2 * 96840, "dev %u", k);
+        cr_assert_eq(s->coll[EV_COLL_INIT].calls, 1);
+        cr_assert_eq(s->coll[EV_COLL_DESTROY].calls, 1);
+        cr_assert_gt(s->coll[EV_COLL_ALLREDUCE].p99_ns, 0);
+        cr_assert_gt(s->step_ms, 0);
+        cr_assert_gt(s->layout.n_listed, 0, "dev %u has its layout", k);
+    }
+    cr_assert_eq(a->coll[EV_COLL_ALLREDUCE].max_ns, 848835);
+    cr_assert_eq(b->coll[EV_COLL_ALLREDUCE].max_ns, 3348722);
+    /* syncs and pools by device: the two are not the same numbers */
+    uint64_t sa = 0, sb = 0;
+    for (unsigned op = 0; op < SYNC_OP_COUNT; op++) {
+        sa += a->sync[op].count;
+        sb += b->sync[op].count;
+    }
+    cr_assert_gt(sa, 0);
+    cr_assert_gt(sb, 0);
+    size_t syncs = 0;
+    for (size_t i = 0; i < n; i++)
+        syncs += got[i].kind == EV_SYNC;
+    cr_assert_eq(sa + sb, syncs);
+    cr_assert_gt(b->mem.reserved_bytes, 0);
+    src->ops->destroy(src);
+}

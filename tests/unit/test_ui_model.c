@@ -355,3 +355,50 @@ Test(ui_model, kernel_marks_per_device) {
     cr_assert_not(ui_model_pci_mark(&am, "0000:c5:00.0", 0, &m), "another device: none");
     cr_assert_not(ui_model_pci_mark(&am, "", 0, &m), "no address: none");
 }
+
+/* A collective event is a readable list line with its fields in the details; a failed one is a
+ * warning. */
+Test(ui_model, collective_event_listed) {
+    ui_model_init(&am);
+    struct ev e = {.kind = EV_COLLECTIVE, .dev = 1, .seq = 1, .t_ns = 5};
+    e.u.coll = (struct ev_coll){.op = EV_COLL_ALLREDUCE,
+                                .calls = 14,
+                                .bytes = 150640,
+                                .dur_ns = 5000000,
+                                .max_ns = 1100000,
+                                .epoch = 1,
+                                .step = 14};
+    ui_model_add(&am, &e);
+    const struct ui_event *u = ui_model_event(&am, 0);
+    cr_assert_not_null(u);
+    cr_assert_str_eq(u->text, "dev 1 allreduce x14 147.1 KiB max 1.1ms");
+    cr_assert_eq(u->category, UI_CAT_INFO);
+    cr_assert_eq(u->dev, 1);
+    cr_assert_not_null(strstr(u->detail, "step: 14"));
+    e.seq = 2;
+    e.dev = 0;
+    e.u.coll = (struct ev_coll){.op = EV_COLL_INIT, .calls = 1, .rc = -110, .max_ns = 2000};
+    ui_model_add(&am, &e);
+    u = ui_model_event(&am, 0);
+    cr_assert_str_eq(u->text, "dev 0 init x1 took 2.0us, failed: rc -110");
+    cr_assert_eq(u->category, UI_CAT_WARNING);
+    cr_assert_eq(am.cat_count[UI_CAT_WARNING], 1);
+}
+
+/* With several devices the memory series follow one device, so pools do not interleave. */
+Test(ui_model, memory_series_follow_one_device) {
+    ui_model_init(&am);
+    ui_model_series_dev(&am, 1);
+    for (unsigned d = 0; d < 2; d++) {
+        struct ev e = {.kind = EV_MEM, .dev = (uint16_t)d, .seq = d + 1};
+        e.u.mem.allocated_bytes = 100 * (d + 1);
+        ui_model_add(&am, &e);
+    }
+    double v[4];
+    cr_assert_eq(ui_series_last(&am.allocated, v, 4), 1);
+    cr_assert_float_eq(v[0], 200.0, 1e-9);
+    ui_model_init(&am); /* by default every device's */
+    struct ev e = {.kind = EV_MEM, .dev = 3, .seq = 1};
+    ui_model_add(&am, &e);
+    cr_assert_eq(ui_series_last(&am.allocated, v, 4), 1);
+}

@@ -189,6 +189,13 @@ static int agent_render(struct agent *a, bool openmetrics, char **out, size_t *l
     if (a->http)
         agent_http_stats(a->http, &hs);
     const struct engine_snap *snap = a->e ? engine_snap_read(a->e, NULL) : NULL;
+    const struct engine_snap *devs[ENGINE_MAX_DEVICES];
+    unsigned idx[ENGINE_MAX_DEVICES], n_devs = a->e ? engine_devices(a->e, idx) : 0;
+    for (unsigned k = 0; k < n_devs; k++)
+        if (!(devs[k] = engine_snap_read_dev(a->e, k, NULL)))
+            n_devs = k;
+    if (n_devs > 0) /* the same buffer as engine_snap_read's: the latest read is the one */
+        snap = devs[0];
     struct kmsg_watch *kw = run_kmsg(a->run);
     struct trace_watch *watch = run_watch(a->run);
     struct tele *tele = run_tele(a->run);
@@ -212,6 +219,8 @@ static int agent_render(struct agent *a, bool openmetrics, char **out, size_t *l
     struct agent_metrics_in in = {
         .tele = tele ? tele_snap_read(tele, NULL) : NULL,
         .engine = snap,
+        .devs = devs,
+        .n_devs = n_devs,
         .trace = a->e ? engine_trace(a->e) : NULL,
         .dev = a->dev,
         .watch_state = watch ? (int)trace_watch_state(watch, a->dev) : -1,

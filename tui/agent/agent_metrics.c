@@ -85,7 +85,34 @@ static void agent_gauge(struct prom_writer *w, const char *name, const char *hel
     prom_sample(w, name, NULL, 0, v);
 }
 
-static void agent_engine(struct prom_writer *w, const struct engine_snap *e) {
+static void agent_pool(struct prom_writer *w, const struct engine_snap *e);
+static void agent_devices(struct prom_writer *w, const struct agent_metrics_in *in);
+
+static void agent_engine(struct prom_writer *w, const struct engine_snap *e,
+                         const struct agent_metrics_in *in) {
+    if (in->n_devs > 1)
+        agent_devices(w, in);
+    else
+        agent_pool(w, e);
+    if (e->has_loss)
+        agent_gauge(w, "ringside_train_loss", "mean training loss since the last metric", e->loss);
+    if (e->has_val)
+        agent_gauge(w, "ringside_train_val_loss", "validation loss of the last epoch", e->val_loss);
+    agent_gauge(w, "ringside_train_epoch", "epoch in progress", e->epoch);
+    if (in->n_devs <= 1) {
+        prom_family(w, "ringside_train_steps_total", PROM_COUNTER, "training steps done");
+        prom_sample(w, "ringside_train_steps_total", NULL, 0, (double)e->step);
+    }
+    agent_gauge(w, "ringside_train_samples_per_second", "training throughput", e->samples_per_s);
+    agent_gauge(w, "ringside_vpoc_chunk_bars", "bars per VPOC chunk (0: whole sessions)",
+                e->chunk_bars);
+    agent_gauge(w, "ringside_train_running",
+                "1 while the loop runs or is paused, 0 once it finished, stopped or failed",
+                e->state == ENGINE_RUNNING || e->state == ENGINE_PAUSED ? 1 : 0);
+}
+
+/* One device's pool, unlabelled (a run on one device). */
+static void agent_pool(struct prom_writer *w, const struct engine_snap *e) {
     agent_gauge(w, "ringside_pool_allocated_bytes", "memory pool: bytes in live blocks",
                 (double)e->mem.allocated_bytes);
     agent_gauge(w, "ringside_pool_reserved_bytes", "memory pool: bytes held from the device",
@@ -97,23 +124,89 @@ static void agent_engine(struct prom_writer *w, const struct engine_snap *e) {
     prom_family(w, "ringside_pool_oom_total", PROM_COUNTER,
                 "allocations the device refused even after the cache was released");
     prom_sample(w, "ringside_pool_oom_total", NULL, 0, (double)e->mem.n_oom);
-    if (e->has_loss)
-        agent_gauge(w, "ringside_train_loss", "mean training loss since the last metric", e->loss);
-    if (e->has_val)
-        agent_gauge(w, "ringside_train_val_loss", "validation loss of the last epoch", e->val_loss);
-    agent_gauge(w, "ringside_train_epoch", "epoch in progress", e->epoch);
-    prom_family(w, "ringside_train_steps_total", PROM_COUNTER, "training steps done");
-    prom_sample(w, "ringside_train_steps_total", NULL, 0, (double)e->step);
-    agent_gauge(w, "ringside_train_samples_per_second", "training throughput", e->samples_per_s);
-    agent_gauge(w, "ringside_vpoc_chunk_bars", "bars per VPOC chunk (0: whole sessions)",
-                e->chunk_bars);
-    agent_gauge(w, "ringside_train_running",
-                "1 while the loop runs or is paused, 0 once it finished, stopped or failed",
-                e->state == ENGINE_RUNNING || e->state == ENGINE_PAUSED ? 1 : 0);
+}
+
+/* A gauge or counter family with a sample per device (label device="<index>"). */
+static void agent_per_dev(struct prom_writer *w, const char *name, enum prom_type type,
+                          const char *help, const struct agent_metrics_in *in,
+                          double (*get)(const struct engine_snap *s)) {
+    prom_family(w, name, type, help);
+    for (unsigned k = 0; k < in->n_devs; k++) {
+        char dev[12];
+        snprintf(dev, sizeof(dev), "%u", in->devs[k]->device);
+        prom_sample(w, name, (struct prom_label[]){{"device", dev}}, 1, get(in->devs[k]));
+    }
+}
+
+static double agent_allocated(const struct engine_snap *s) {
+    return (double)s->mem.allocated_bytes;
+}
+static double agent_reserved(const struct engine_snap *s) {
+    return (double)s->mem.reserved_bytes;
+}
+static double agent_largest(const struct engine_snap *s) {
+    return (double)s->mem.largest_free_bytes;
+}
+static double agent_frag(const struct engine_snap *s) {
+    return s->mem.frag;
+}
+static double agent_oom(const struct engine_snap *s) {
+    return (double)s->mem.n_oom;
+}
+static double agent_steps(const struct engine_snap *s) {
+    return (double)s->step;
+}
+static double agent_step_seconds(const struct engine_snap *s) {
+    return s->step_ms / 1e3;
+}
+
+/* Several devices: the pool, steps and step time per device, and each device's collective
+ * calls by op (calls, failures, bytes, time in them, p50 and p99). */
+static void agent_devices(struct prom_writer *w, const struct agent_metrics_in *in) {
+    agent_per_dev(w, "ringside_pool_allocated_bytes", PROM_GAUGE,
+                  "memory pool: bytes in live blocks", in, agent_allocated);
+    agent_per_dev(w, "ringside_pool_reserved_bytes", PROM_GAUGE,
+                  "memory pool: bytes held from the device", in, agent_reserved);
+    agent_per_dev(w, "ringside_pool_largest_free_bytes", PROM_GAUGE,
+                  "memory pool: the largest free block", in, agent_largest);
+    agent_per_dev(w, "ringside_pool_fragmentation_ratio", PROM_GAUGE,
+                  "memory pool: 1 - largest free block / free bytes", in, agent_frag);
+    agent_per_dev(w, "ringside_pool_oom_total", PROM_COUNTER,
+                  "allocations the device refused even after the cache was released", in,
+                  agent_oom);
+    agent_per_dev(w, "ringside_train_steps_total", PROM_COUNTER, "training steps done", in,
+                  agent_steps);
+    agent_per_dev(w, "ringside_train_step_seconds", PROM_GAUGE,
+                  "the device's mean step time over the last window", in, agent_step_seconds);
+    static const struct {
+        const char *name, *help;
+        enum prom_type type;
+    } fams[] = {
+        {"ringside_collective_calls_total", "collective calls, by device and op", PROM_COUNTER},
+        {"ringside_collective_errors_total", "collective calls that failed", PROM_COUNTER},
+        {"ringside_collective_bytes_total", "bytes the collective calls reduced", PROM_COUNTER},
+        {"ringside_collective_seconds_total", "time inside collective calls", PROM_COUNTER},
+        {"ringside_collective_p50_seconds", "median collective call time", PROM_GAUGE},
+        {"ringside_collective_p99_seconds", "99th percentile collective call time", PROM_GAUGE},
+    };
+    for (size_t f = 0; f < sizeof(fams) / sizeof(fams[0]); f++) {
+        prom_family(w, fams[f].name, fams[f].type, fams[f].help);
+        for (unsigned k = 0; k < in->n_devs; k++)
+            for (unsigned op = EV_COLL_INIT; op < EV_COLL_COUNT; op++) {
+                const struct engine_coll_summary *c = &in->devs[k]->coll[op];
+                double v[] = {(double)c->calls,        (double)c->errors,
+                              (double)c->bytes,        (double)c->sum_ns / 1e9,
+                              (double)c->p50_ns / 1e9, (double)c->p99_ns / 1e9};
+                char dev[12];
+                snprintf(dev, sizeof(dev), "%u", in->devs[k]->device);
+                struct prom_label l[] = {{"device", dev}, {"op", ev_coll_op_name(op)}};
+                prom_sample(w, fams[f].name, l, 2, v[f]);
+            }
+    }
 }
 
 /* The sync latency histogram of op on dev: 1, 2.5 and 5 of each decade from 1 us to 100 s. */
-static void agent_sync(struct prom_writer *w, struct trace *t, unsigned dev) {
+static void agent_sync(struct prom_writer *w, struct trace *t, const struct agent_metrics_in *in) {
     static const double bounds[] = {1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4,
                                     1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1,  0.25,   0.5,
                                     1,    2.5,    5,    10,   25,     50,   100};
@@ -121,7 +214,10 @@ static void agent_sync(struct prom_writer *w, struct trace *t, unsigned dev) {
     prom_family(w, "ringside_sync_latency_seconds", PROM_HISTOGRAM,
                 "how long a synchronize waited, by operation");
     struct trace_hist *h = malloc(sizeof(*h)); /* 9 KiB: off a server thread's stack */
-    for (unsigned op = 0; h && op < SYNC_OP_COUNT; op++) {
+    unsigned n = in->n_devs > 1 ? in->n_devs : 1;
+    for (unsigned i = 0; h && i < SYNC_OP_COUNT * n; i++) {
+        unsigned op = i % SYNC_OP_COUNT,
+                 dev = n > 1 ? in->devs[i / SYNC_OP_COUNT]->device : in->dev;
         trace_sync_hist(t, dev, (enum ev_sync_op)op, h);
         uint64_t counts[NB] = {0};
         for (size_t b = 0; b < TRACE_HIST_BUCKETS; b++) {
@@ -187,9 +283,9 @@ int agent_metrics_write(FILE *out, const struct agent_metrics_in *in) {
     if (in->tele)
         agent_gpus(&w, in->tele);
     if (in->engine)
-        agent_engine(&w, in->engine);
+        agent_engine(&w, in->engine, in);
     if (in->trace)
-        agent_sync(&w, in->trace, in->dev);
+        agent_sync(&w, in->trace, in);
     if (in->watch_state >= 0) {
         char devs[12];
         snprintf(devs, sizeof(devs), "%u", in->dev);

@@ -16,8 +16,13 @@ struct engine_snap;
 struct trace;
 
 struct agent_metrics_in {
-    const struct tele_snap *tele;          /* every GPU's telemetry, or NULL */
-    const struct engine_snap *engine;      /* the training loop's state, or NULL (no --train) */
+    const struct tele_snap *tele;     /* every GPU's telemetry, or NULL */
+    const struct engine_snap *engine; /* the training loop's state, or NULL (no --train) */
+    /* Several training devices: each one's snapshot in rank order (n_devs > 1); the pool,
+     * step and sync families then have a sample per device, labelled device="<index>", and
+     * the collective families come. n_devs 0 or 1: one device, the families as ever. */
+    const struct engine_snap *const *devs;
+    unsigned n_devs;
     struct trace *trace;                   /* the synchronize histograms, or NULL */
     unsigned dev;                          /* the training device (sync histograms, watchdog) */
     int watch_state;                       /* enum trace_watch_state of dev, or -1 when unknown */

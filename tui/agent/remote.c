@@ -658,21 +658,31 @@ static uint64_t remote_now_ns(struct source *s) {
     return r->src.run.start_ns;
 }
 
-static const struct engine_snap *remote_snap(struct source *s) {
+/* Rank k's snapshot, rebuilt from the stream's lines (each device's by the events' dev);
+ * the sync in flight is the agent's status's, on the device it names. */
+static const struct engine_snap *remote_dev_snap(struct source *s, unsigned k) {
     struct remote *r = remote_of(s);
-    struct engine_snap *snap = &r->rs.snap;
+    if (k >= r->rs.n_devs)
+        return NULL;
+    struct engine_snap *snap = &r->rs.snaps[k];
     snap->t_ns = remote_now_ns(s);
-    snap->has_inflight = r->has_front && r->front->has_inflight;
+    snap->has_inflight = r->has_front && r->front->has_inflight &&
+                         (r->rs.n_devs == 1 || r->front->inflight_dev == r->rs.devs[k]);
     if (snap->has_inflight)
         snap->inflight = r->front->inflight;
     return snap;
+}
+
+static const struct engine_snap *remote_snap(struct source *s) {
+    return remote_dev_snap(s, 0);
 }
 
 /* The command an action asks the agent for. */
 static struct remote_cmd remote_action_cmd(const struct remote *r, enum source_action act) {
     switch (act) {
     case SOURCE_PAUSE_TOGGLE:
-        return (struct remote_cmd){r->rs.snap.state == ENGINE_PAUSED ? CMD_RESUME : CMD_PAUSE, 0};
+        return (struct remote_cmd){r->rs.snaps[0].state == ENGINE_PAUSED ? CMD_RESUME : CMD_PAUSE,
+                                   0};
     case SOURCE_CHUNK_UP:
     case SOURCE_CHUNK_DOWN: /* the agent's engine steps from its own size */
         return (struct remote_cmd){CMD_CHUNK_STEP, act == SOURCE_CHUNK_UP ? 1 : -1};
@@ -822,6 +832,7 @@ static const struct source_ops remote_ops = {
     .wake_fd = remote_wake_fd,
     .drain = remote_drain,
     .snap = remote_snap,
+    .dev_snap = remote_dev_snap,
     .now_ns = remote_now_ns,
     .action = remote_action,
     .stop = remote_stop,

@@ -1,7 +1,9 @@
 /* GPU panel: every GPU in the machine from telemetry (VRAM, GTT, busy, temperature, power,
- * clock; n/a where no provider could read a value), the one the loop trains on marked, and the
- * runtime's and the pool's share of it. Enter or g opens the GPU overlay. */
+ * clock; n/a where no provider could read a value), every one the loop trains on marked, and
+ * the runtime's and the pools' share. Enter or g opens the GPU overlay. */
+#include "tui/gpu_view.h"
 #include "tui/panel.h"
+#include "tui/ui_devices.h"
 #include "tui/widgets.h"
 
 #include <errno.h>
@@ -118,8 +120,29 @@ static void panel_gpu_why(struct panel *p, int y, const struct ui_frame *f) {
            why);
 }
 
+/* Several training devices: their pools summed, and the devices by index. */
+static void panel_gpu_train_many(struct panel *p, int y, const struct ui_frame *f) {
+    uint64_t res = 0, live = 0;
+    char pool[24], alloc[24], devs[64] = "";
+    for (unsigned k = 0; k < f->n_snaps; k++) {
+        res += f->snaps[k]->mem.reserved_bytes;
+        live += f->snaps[k]->mem.allocated_bytes;
+        size_t at = strlen(devs);
+        if (at + 8 < sizeof(devs))
+            snprintf(devs + at, sizeof(devs) - at, "%s%u", k ? "," : "", ui_dev_index(f->run, k));
+    }
+    ui_fmt_bytes(pool, sizeof(pool), res);
+    ui_fmt_bytes(alloc, sizeof(alloc), live);
+    w_text(p->win, y, 1, p->w - 2, THEME_DIM, f, "*training on %u devices (%s): pools %s (%s live)",
+           f->n_snaps, devs, pool, alloc);
+}
+
 /* The runtime's and the pool's numbers for the device the loop runs on. */
 static void panel_gpu_train(struct panel *p, int y, const struct ui_frame *f) {
+    if (f->n_snaps > 1) {
+        panel_gpu_train_many(p, y, f);
+        return;
+    }
     const struct engine_snap *s = f->snap;
     char pool[24], alloc[24], used[24] = "n/a", total[24] = "n/a";
     ui_fmt_bytes(pool, sizeof(pool), s->mem.reserved_bytes);
@@ -152,7 +175,10 @@ static void panel_gpu_draw(struct panel *p, const struct ui_frame *f) {
     if (n == 0 && y < p->h - 1)
         panel_gpu_why(p, y++, f);
     for (unsigned i = (unsigned)g->scroll; i < n && y < p->h - 1; i++, y++)
-        panel_gpu_row(p, y, &t->gpus[i], (int)i == f->tele_train, (int)i == g->selected, f);
+        panel_gpu_row(p, y, &t->gpus[i],
+                      f->n_snaps > 1 ? gpu_view_train_rank(t, (int)i, f->snaps, f->n_snaps) >= 0
+                                     : (int)i == f->tele_train,
+                      (int)i == g->selected, f);
     if (y < p->h)
         panel_gpu_train(p, p->h - 1, f);
 }

@@ -1,9 +1,14 @@
 /* Memory panel: the caching allocator's numbers with their history, and the segment map with
- * the largest free block picked out. */
+ * the largest free block picked out; with several training devices, one column per device side
+ * by side where they fit, else the selected device (keys 1-9). */
+#include "tui/gpu_view.h"
 #include "tui/panel.h"
+#include "tui/ui_devices.h"
 #include "tui/widgets.h"
 
 #include <stdio.h>
+
+#define PANEL_MEMORY_COL_MIN 34 /* a device's column beside others */
 
 /* The largest free block of the listed layout: segment and block index, or -1. */
 static void panel_memory_largest(const struct mem_layout *l, int *seg, int *blk) {
@@ -28,28 +33,28 @@ static int panel_memory_block_at(const struct mem_layout *l, uint32_t i, uint64_
     return -1;
 }
 
-static void panel_memory_segment(WINDOW *win, int y, int width, const struct mem_layout *l,
+static void panel_memory_segment(WINDOW *win, int y, int x0, int width, const struct mem_layout *l,
                                  uint32_t i, int big_seg, int big_blk, const struct ui_frame *f) {
     char sz[24];
     ui_fmt_bytes(sz, sizeof(sz), l->seg[i].size_bytes);
-    w_text(win, y, 1, 10, THEME_DIM, f, "%9s", sz);
+    w_text(win, y, x0, 10, THEME_DIM, f, "%9s", sz);
     for (int x = 0; x < width; x++) {
         uint64_t off = l->seg[i].size_bytes * (uint64_t)x / (uint64_t)width;
         int b = panel_memory_block_at(l, i, off);
         bool used = b >= 0 && l->seg[i].blocks[b].allocated;
         bool big = (int)i == big_seg && b == big_blk;
         enum theme_role r = used ? THEME_SEG_USED : big ? THEME_SEG_LARGEST : THEME_SEG_FREE;
-        w_text(win, y, 11 + x, 1, r, f, "%c", used ? '#' : big ? '~' : '.');
+        w_text(win, y, x0 + 10 + x, 1, r, f, "%c", used ? '#' : big ? '~' : '.');
     }
 }
 
 /* VRAM fragmentation as the driver sees it (drm_buddy via debugfs) on the GPU the loop trains
  * on, beside the pool's own: the pool can be tidy while the device is not. Returns the next
  * row. */
-static int panel_memory_driver(struct panel *p, int y, const struct ui_frame *f) {
-    if (!f->tele || f->tele_train < 0 || (unsigned)f->tele_train >= f->tele->n_gpus)
+static int panel_memory_driver(struct panel *p, int y, int gpu, const struct ui_frame *f) {
+    if (!f->tele || gpu < 0 || (unsigned)gpu >= f->tele->n_gpus)
         return y;
-    const struct tele_gpu *g = &f->tele->gpus[f->tele_train];
+    const struct tele_gpu *g = &f->tele->gpus[gpu];
     if (!g->buddy_src) {
         if (g->vendor == TELE_VENDOR_AMD)
             w_text(p->win, y++, 1, p->w - 2, THEME_DIM, f,
@@ -67,15 +72,29 @@ static int panel_memory_driver(struct panel *p, int y, const struct ui_frame *f)
     return y;
 }
 
-static void panel_memory_draw(struct panel *p, const struct ui_frame *f) {
-    const struct mem_stats *m = &f->snap->mem;
-    const struct mem_layout *l = &f->snap->layout;
-    char info[48], al[24], re[24], lf[24];
+/* The telemetry GPU that rank k trains on, or -1. */
+static int panel_memory_gpu(const struct ui_frame *f, unsigned k) {
+    if (f->n_snaps <= 1)
+        return f->tele_train;
+    for (unsigned i = 0; f->tele && i < f->tele->n_gpus; i++)
+        if (gpu_view_train_rank(f->tele, (int)i, f->snaps, f->n_snaps) == (int)k)
+            return (int)i;
+    return -1;
+}
+
+/* One device's pool in full: rank k's snapshot sn (the history series are the first
+ * device's, so they show with it alone); dev names the device in the title ("" for a run on
+ * one device). */
+static void panel_memory_full(struct panel *p, const struct engine_snap *sn, unsigned k,
+                              const char *dev, const struct ui_frame *f) {
+    const struct mem_stats *m = &sn->mem;
+    const struct mem_layout *l = &sn->layout;
+    char info[96], al[24], re[24], lf[24];
     if (m->n_oom) /* a refusal is the fact to see first */
-        snprintf(info, sizeof(info), "OOM %llu  frag %.0f%%", (unsigned long long)m->n_oom,
+        snprintf(info, sizeof(info), "%sOOM %llu  frag %.0f%%", dev, (unsigned long long)m->n_oom,
                  m->frag * 100.0);
     else
-        snprintf(info, sizeof(info), "frag %.0f%%", m->frag * 100.0);
+        snprintf(info, sizeof(info), "%sfrag %.0f%%", dev, m->frag * 100.0);
     w_title(p->win, "memory pool", info, p->focused, f);
     ui_fmt_bytes(al, sizeof(al), m->allocated_bytes);
     ui_fmt_bytes(re, sizeof(re), m->reserved_bytes);
@@ -90,7 +109,7 @@ static void panel_memory_draw(struct panel *p, const struct ui_frame *f) {
                "alloc %s  reserved %s  largest free %s  %u free/%u seg", al, re, lf, m->free_blocks,
                m->segments);
     int y = 2;
-    if (p->h >= 5 && w >= 50) {
+    if (p->h >= 5 && w >= 50 && k == 0) {
         double v[128];
         int sw = (w - 30) / 2 < 40 ? (w - 30) / 2 : 40;
         size_t n = ui_series_last(&f->model->allocated, v, (size_t)sw);
@@ -101,7 +120,6 @@ static void panel_memory_draw(struct panel *p, const struct ui_frame *f) {
         w_spark(p->win, y, 28 + sw, sw, v, n, THEME_WARN, f);
         y++;
     }
-    const struct engine_snap *sn = f->snap;
     if (sn->has_vpoc_peak && y < p->h - 1) {
         char pa[24], pr[24], chunk[24];
         const struct mem_stats *pk = &sn->vpoc_peak, *b0 = &sn->vpoc_base;
@@ -120,13 +138,67 @@ static void panel_memory_draw(struct panel *p, const struct ui_frame *f) {
                pr, pk->frag * 100.0);
     }
     if (y < p->h - 1)
-        y = panel_memory_driver(p, y, f);
+        y = panel_memory_driver(p, y, panel_memory_gpu(f, k), f);
     int big_seg, big_blk;
     panel_memory_largest(l, &big_seg, &big_blk);
     for (uint32_t i = 0; i < l->n_listed && y < p->h; i++, y++)
-        panel_memory_segment(p->win, y, w - 12, l, i, big_seg, big_blk, f);
+        panel_memory_segment(p->win, y, 1, w - 12, l, i, big_seg, big_blk, f);
     if (y < p->h && l->n_segments > l->n_listed)
         w_text(p->win, y, 1, w, THEME_DIM, f, "... %u more segments", l->n_segments - l->n_listed);
+}
+
+/* Rank k's pool in a column of width w at x: the device and its numbers on two rows, then
+ * its segment map as far as it goes. */
+static void panel_memory_column(struct panel *p, int x, int w, unsigned k,
+                                const struct ui_frame *f) {
+    const struct engine_snap *sn = f->snaps[k];
+    const struct mem_stats *m = &sn->mem;
+    const struct mem_layout *l = &sn->layout;
+    char al[24], re[24], lf[24];
+    ui_fmt_bytes(al, sizeof(al), m->allocated_bytes);
+    ui_fmt_bytes(re, sizeof(re), m->reserved_bytes);
+    ui_fmt_bytes(lf, sizeof(lf), m->largest_free_bytes);
+    w_text(p->win, 1, x, w, k == f->gpu ? THEME_TITLE : THEME_TEXT, f, "dev%u%s alloc %s res %s",
+           ui_dev_index(f->run, k), k == f->gpu ? "*" : " ", al, re);
+    int y = 2;
+    if (y < p->h)
+        w_text(p->win, y++, x, w,
+               m->n_oom        ? THEME_ERROR
+               : m->frag > 0.5 ? THEME_WARN
+                               : THEME_DIM,
+               f, "  free %s  frag %.0f%%%s", lf, m->frag * 100.0, m->n_oom ? "  OOM" : "");
+    int big_seg, big_blk;
+    panel_memory_largest(l, &big_seg, &big_blk);
+    uint32_t i = 0;
+    for (; i < l->n_listed && y < p->h && w - 10 >= 4; i++, y++)
+        panel_memory_segment(p->win, y, x, w - 10, l, i, big_seg, big_blk, f);
+    if (y < p->h && l->n_segments > i)
+        w_text(p->win, y, x, w, THEME_DIM, f, "  +%u more segments", l->n_segments - i);
+}
+
+static void panel_memory_draw(struct panel *p, const struct ui_frame *f) {
+    unsigned n = f->n_snaps;
+    if (n <= 1) { /* one device: as it always was */
+        panel_memory_full(p, f->snap, 0, "", f);
+        return;
+    }
+    int w = p->w - 2;
+    unsigned cols = ui_devices_columns(w, PANEL_MEMORY_COL_MIN, n), shown;
+    char more[24], info[96];
+    if (cols < 2) { /* no room beside each other: the selected device */
+        unsigned k = f->gpu < n ? f->gpu : 0;
+        char dev[48];
+        snprintf(dev, sizeof(dev), "dev%u (%u/%u, 1-9)  ", ui_dev_index(f->run, k), k + 1, n);
+        panel_memory_full(p, f->snaps[k], k, dev, f);
+        return;
+    }
+    unsigned first = ui_devices_window(n, cols, f->gpu, &shown);
+    ui_devices_more(n - shown, more, sizeof(more));
+    snprintf(info, sizeof(info), "%u devices%s%s", n, more[0] ? "  " : "", more);
+    w_title(p->win, "memory pool", info, p->focused, f);
+    int cw = (w - (int)(shown - 1)) / (int)shown;
+    for (unsigned c = 0; c < shown; c++)
+        panel_memory_column(p, 1 + (int)c * (cw + 1), cw, first + c, f);
 }
 
 const struct panel_ops panel_memory_ops = {

@@ -1,6 +1,8 @@
 /* Sync panel: every synchronize's latency per op, a histogram of the busiest op, and the
- * synchronize in flight coloured ok / slow / HANG. */
+ * synchronize in flight coloured ok / slow / HANG; with several training devices, a line per
+ * device (syncs, all-reduce calls, step time) and the step-time skew between them first. */
 #include "tui/panel.h"
+#include "tui/ui_devices.h"
 #include "tui/widgets.h"
 
 #include <stdio.h>
@@ -12,7 +14,7 @@ static void panel_sync_table(struct panel *p, int *y, const struct ui_frame *f) 
     w_text(p->win, (*y)++, 1, w, THEME_DIM, f, "%-7s %9s %9s %9s %9s %9s", "op", "count", "p50",
            "p90", "p99", "max");
     for (unsigned op = 0; op < SYNC_OP_COUNT && *y < p->h; op++) {
-        const struct trace_sync_summary *s = &f->snap->sync[op];
+        const struct trace_sync_summary *s = &ui_frame_sel(f)->sync[op];
         char p50[16], p90[16], p99[16], mx[16];
         ui_fmt_ns(p50, sizeof(p50), s->p50_ns);
         ui_fmt_ns(p90, sizeof(p90), s->p90_ns);
@@ -110,6 +112,35 @@ static void panel_sync_compact(struct panel *p, int y, const struct ui_frame *f)
     }
 }
 
+/* Several devices: the skew line, then a line per device (a window around the selected one
+ * with "+N more" when rows are short). Returns the next row. */
+static int panel_sync_devices(struct panel *p, int y, int rows, const struct ui_frame *f) {
+    char line[256];
+    struct ui_skew sk;
+    if (rows <= 0)
+        return y;
+    if (ui_devices_skew(f->snaps, f->n_snaps, &sk)) {
+        ui_devices_skew_line(&sk, f->run, line, sizeof(line));
+        w_text(p->win, y++, 1, p->w - 2, THEME_TEXT, f, "%s", line);
+    } else {
+        w_text(p->win, y++, 1, p->w - 2, THEME_DIM, f, "step skew: n/a until every device steps");
+    }
+    rows--;
+    unsigned shown, n = f->n_snaps;
+    unsigned room = rows >= (int)n ? n : rows > 1 ? (unsigned)rows - 1 : 1;
+    unsigned first = ui_devices_window(n, room, f->gpu, &shown);
+    for (unsigned k = first; k < first + shown && rows > 0; k++, rows--) {
+        ui_devices_sync_line(f->snaps[k], ui_dev_index(f->run, k), k == f->gpu, line, sizeof(line));
+        w_text(p->win, y++, 1, p->w - 2, k == f->gpu ? THEME_TITLE : THEME_TEXT, f, "%s", line);
+    }
+    if (shown < n && rows > 0) {
+        char more[24];
+        ui_devices_more(n - shown, more, sizeof(more));
+        w_text(p->win, y++, 1, p->w - 2, THEME_DIM, f, "%s (1-9 selects)", more);
+    }
+    return y;
+}
+
 static void panel_sync_draw(struct panel *p, const struct ui_frame *f) {
     uint64_t age;
     enum ui_watch st = ui_frame_watch(f, &age);
@@ -120,6 +151,19 @@ static void panel_sync_draw(struct panel *p, const struct ui_frame *f) {
              hang);
     w_title(p->win, "synchronize", info, p->focused, f);
     int y = 1;
+    if (f->n_snaps > 1) { /* the in-flight line, the devices, then the selected one's ops */
+        panel_sync_inflight(p, y++, f);
+        if (st != UI_WATCH_OK && y + 2 < p->h) { /* the driver's side: two rows */
+            panel_sync_driver(p, y, f);
+            y += 2;
+        }
+        y = panel_sync_devices(p, y, p->h - y, f);
+        if (p->h - y >= SYNC_OP_COUNT + 1)
+            panel_sync_table(p, &y, f);
+        if (y < p->h)
+            panel_sync_hist(p, y, f);
+        return;
+    }
     if (p->h <= 5) { /* compact: the watch line, then the busiest ops, self-labelled */
         panel_sync_inflight(p, y++, f);
         if (st != UI_WATCH_OK)

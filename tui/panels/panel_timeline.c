@@ -1,6 +1,7 @@
 /* Timeline panel: a Gantt row of phases per device over the chosen span, a labelled time axis,
  * and the phase running now. */
 #include "tui/panel.h"
+#include "tui/ui_devices.h"
 #include "tui/widgets.h"
 
 #include <stdio.h>
@@ -15,17 +16,19 @@ static void panel_timeline_span(uint64_t ns, char *buf, size_t n) {
 
 #define PANEL_TIMELINE_LABEL 11 /* columns of row labels */
 
-/* Compact form: one row per device, each cell the phase that took most of its time (rare
- * phases first), or the host's waits (sync = true). */
-static void panel_timeline_row(struct panel *p, int y, unsigned dev, bool sync, int x0, int width,
+/* Compact form: one row per device (rank k), each cell the phase that took most of its time
+ * (rare phases, the all-reduce among them, first), or the host's waits (sync = true). */
+static void panel_timeline_row(struct panel *p, int y, unsigned k, bool sync, int x0, int width,
                                const struct ui_frame *f) {
     static enum ev_phase_id cells[UI_PAINT_MAX_COLS];
     uint64_t t1 = f->now_ns, t0 = t1 > f->window_ns ? t1 - f->window_ns : 0;
+    unsigned dev = ui_dev_index(f->run, k);
     ui_model_paint(f->model, dev, sync, t0, t1, width, cells);
     if (sync)
         w_text(p->win, y, 1, x0 - 1, THEME_DIM, f, "wait");
     else
-        w_text(p->win, y, 1, x0 - 1, dev == f->gpu ? THEME_TITLE : THEME_DIM, f, "dev%u", dev);
+        w_text(p->win, y, 1, x0 - 1, k == f->gpu ? THEME_TITLE : THEME_DIM, f, "dev%u%s", dev,
+               k == f->gpu && f->n_snaps > 1 ? "*" : "");
     for (int x = 0; x < width; x++) {
         if (cells[x] == PHASE_COUNT)
             w_text(p->win, y, x0 + x, 1, THEME_DIM, f, "%s", f->utf8 ? "\u00b7" : " ");
@@ -104,7 +107,8 @@ static int panel_timeline_gantt(struct panel *p, int y, int rows, int x0, int wi
     if (rows < 3)
         return -1;
     uint64_t t1 = f->now_ns, t0 = t1 > f->window_ns ? t1 - f->window_ns : 0;
-    const uint64_t(*cell_ns)[PHASE_COUNT] = ui_model_cell_times(f->model, f->gpu, t0, t1, width);
+    const uint64_t(*cell_ns)[PHASE_COUNT] =
+        ui_model_cell_times(f->model, ui_dev_index(f->run, f->gpu), t0, t1, width);
     int active[PHASE_COUNT], n = panel_timeline_active(cell_ns, width, rows, active, dropped);
     double cell = (double)(t1 - t0) / width;
     for (int k = 0; k < n; k++)
@@ -163,22 +167,30 @@ static void panel_timeline_legend(struct panel *p, int y, const struct ui_frame 
 
 static void panel_timeline_draw(struct panel *p, const struct ui_frame *f) {
     static struct ui_mark marks[UI_PAINT_MAX_COLS];
-    char span[16], info[96];
+    char span[16], info[128];
     int x0 = PANEL_TIMELINE_LABEL + 1, dropped = 0;
     int width = p->w - x0 - 1 < UI_PAINT_MAX_COLS ? p->w - x0 - 1 : UI_PAINT_MAX_COLS;
     uint64_t t1 = f->now_ns, t0 = t1 > f->window_ns ? t1 - f->window_ns : 0;
     size_t n_marks = ui_model_marks(f->model, t0, t1, width, marks);
     int kernel = n_marks > 0 && p->h >= 4; /* a row for the kernel log's failures */
-    int y = panel_timeline_gantt(p, 1, p->h - 2 - kernel, x0, width, &dropped, f);
+    unsigned n = f->n_snaps > 1 ? f->n_snaps : 1, first = 0, shown = 1;
+    /* several devices: a row each above the selected device's phase rows, where both fit */
+    int group = n > 1 && p->h - 2 - kernel - (int)n >= 3 ? (int)n : 0;
+    for (int d = 0; d < group; d++)
+        panel_timeline_row(p, 1 + d, (unsigned)d, false, x0, width, f);
+    int y = panel_timeline_gantt(p, 1 + group, p->h - 2 - kernel - group, x0, width, &dropped, f);
     bool compact = y < 0;
     if (compact) { /* the dominant phase per device, and the host's waits */
         y = 1;
-        unsigned n = f->run->n_devices ? f->run->n_devices : 1;
-        int end = p->h - 2; /* the axis, and the legend or else the kernel row */
-        for (unsigned d = 0; d < n && y < end; d++)
+        int end = p->h - 2;                   /* the axis, and the legend or else the kernel row */
+        int room = end - y - (n > 1 ? 1 : 0); /* rows for devices, the wait row kept */
+        first = ui_devices_window(n, room > 0 ? (unsigned)room : 1, f->gpu, &shown);
+        for (unsigned d = first; d < first + shown && y < end; d++)
             panel_timeline_row(p, y++, d, false, x0, width, f);
         if (y < end)
             panel_timeline_row(p, y++, f->gpu, true, x0, width, f);
+    } else {
+        shown = n;
     }
     if (kernel)
         panel_timeline_kernel_row(p, y++, x0, width, marks, f);
@@ -186,21 +198,26 @@ static void panel_timeline_draw(struct panel *p, const struct ui_frame *f) {
     if (compact && y < p->h)
         panel_timeline_legend(p, y, f);
     panel_timeline_span(f->window_ns, span, sizeof(span));
-    char kinfo[32] = "";
+    char kinfo[48] = "", more[24];
     if (n_marks)
         snprintf(kinfo, sizeof(kinfo), "  kernel %zu", n_marks);
+    ui_devices_more(n - shown, more, sizeof(more));
+    if (more[0])
+        snprintf(kinfo + strlen(kinfo), sizeof(kinfo) - strlen(kinfo), "  %s (1-9)", more);
+    unsigned dev = ui_dev_index(f->run, f->gpu);
     if (dropped)
-        snprintf(info, sizeof(info), "dev%u  last %s%s  %d quiet phase%s hidden  < >", f->gpu, span,
+        snprintf(info, sizeof(info), "dev%u  last %s%s  %d quiet phase%s hidden  < >", dev, span,
                  kinfo, dropped, dropped == 1 ? "" : "s");
     else
-        snprintf(info, sizeof(info), "dev%u  last %s%s  < >", f->gpu, span, kinfo);
+        snprintf(info, sizeof(info), "dev%u  last %s%s  < >", dev, span, kinfo);
     w_title(p->win, "timeline", info, p->focused, f);
 }
 
 const struct panel_ops panel_timeline_ops = {
     .name = "timeline",
     .title = "timeline",
-    .help = "a row per phase: its share of each cell; wait: host blocked in a sync; kernel: "
+    .help = "a row per device (a allreduce, c comm-init, t teardown), then a row per phase of the "
+            "selected one: its share of each cell; wait: host blocked in a sync; kernel: "
             "driver failures (T timeout M MES R reset P fault S sq_intr K KFD X Xid)",
     .min_h = 4,
     .pref_h = 13,

@@ -1,0 +1,131 @@
+/* Tests for the training devices as the dashboard names, compares and places them. */
+#include "tui/ui_devices.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+TestSuite(ui_devices, .timeout = 10);
+
+static struct engine_snap ud_snaps[RUN_MAX_DEVICES];
+static const struct engine_snap *ud_ptrs[RUN_MAX_DEVICES];
+
+static struct run_info ud_run(unsigned n, const char *name) {
+    struct run_info run;
+    memset(&run, 0, sizeof(run));
+    snprintf(run.dev_name, sizeof(run.dev_name), "%s", name);
+    run.n_devices = n;
+    for (unsigned k = 0; k < n; k++) {
+        run.devices[k] = (uint16_t)(k * 2 + 1); /* 1, 3, 5, ...: indices are not ranks */
+        memset(&ud_snaps[k], 0, sizeof(ud_snaps[k]));
+        snprintf(ud_snaps[k].dev.name, sizeof(ud_snaps[k].dev.name), "%s", name);
+        ud_ptrs[k] = &ud_snaps[k];
+    }
+    return run;
+}
+
+Test(ui_devices, index_of_rank) {
+    struct run_info run = ud_run(3, "x");
+    cr_assert_eq(ui_dev_index(&run, 0), 1);
+    cr_assert_eq(ui_dev_index(&run, 2), 5);
+    cr_assert_eq(ui_dev_index(&run, 7), 7); /* past the list: the rank itself */
+    cr_assert_eq(ui_dev_index(NULL, 4), 4);
+}
+
+Test(ui_devices, label_one_device_as_before) {
+    struct run_info run = ud_run(1, "NVIDIA H100");
+    char buf[128];
+    ui_devices_label(&run, ud_ptrs, 1, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "1 device: NVIDIA H100");
+    run.n_devices = 0; /* telemetry alone: still one */
+    ui_devices_label(&run, NULL, 0, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "1 device: NVIDIA H100");
+}
+
+Test(ui_devices, label_same_names_counted) {
+    struct run_info run = ud_run(2, "NVIDIA H100");
+    char buf[128];
+    ui_devices_label(&run, ud_ptrs, 2, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "2 devices: NVIDIA H100 x2");
+    run = ud_run(4, "host CPU (4 cores)");
+    ui_devices_label(&run, ud_ptrs, 4, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "4 devices: host CPU (4 cores) x4");
+}
+
+Test(ui_devices, label_mixed_names_listed) {
+    struct run_info run = ud_run(3, "MI300X");
+    snprintf(ud_snaps[1].dev.name, sizeof(ud_snaps[1].dev.name), "MI250");
+    char buf[128];
+    ui_devices_label(&run, ud_ptrs, 3, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "3 devices: MI300X x2, MI250");
+    /* a device without a snapshot takes the run's name */
+    ui_devices_label(&run, ud_ptrs, 2, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "3 devices: MI300X x2, MI250");
+    int len = ui_devices_label(&run, ud_ptrs, 3, buf, 8);
+    cr_assert_eq(len, (int)strlen("3 devices: MI300X x2, MI250"));
+    cr_assert_str_eq(buf, "3 devic");
+}
+
+Test(ui_devices, skew_names_the_slowest) {
+    struct run_info run = ud_run(4, "x");
+    (void)run;
+    struct ui_skew sk;
+    cr_assert_not(ui_devices_skew(ud_ptrs, 4, &sk)); /* no step times yet */
+    ud_snaps[0].step_ms = 10.0;
+    cr_assert_not(ui_devices_skew(ud_ptrs, 4, &sk)); /* one is no spread */
+    ud_snaps[1].step_ms = 14.5;
+    ud_snaps[2].step_ms = 9.0;
+    cr_assert(ui_devices_skew(ud_ptrs, 4, &sk));
+    cr_assert_eq(sk.slow, 1);
+    cr_assert_eq(sk.fast, 2);
+    cr_assert_float_eq(sk.skew_ms, 5.5, 1e-9);
+    ud_ptrs[1] = NULL; /* a device the source has no snapshot for is left out */
+    cr_assert(ui_devices_skew(ud_ptrs, 4, &sk));
+    cr_assert_eq(sk.slow, 0);
+    cr_assert_float_eq(sk.skew_ms, 1.0, 1e-9);
+}
+
+Test(ui_devices, window_keeps_the_selection_in_view) {
+    unsigned shown, first;
+    first = ui_devices_window(2, 4, 1, &shown);
+    cr_assert_eq(first, 0);
+    cr_assert_eq(shown, 2);
+    first = ui_devices_window(8, 3, 0, &shown);
+    cr_assert_eq(first, 0);
+    cr_assert_eq(shown, 3);
+    first = ui_devices_window(8, 3, 5, &shown);
+    cr_assert_eq(shown, 3);
+    cr_assert(first <= 5 && 5 < first + shown);
+    first = ui_devices_window(8, 3, 7, &shown);
+    cr_assert_eq(first, 5);
+    first = ui_devices_window(8, 0, 7, &shown); /* no room still shows the selected one */
+    cr_assert_eq(shown, 1);
+    cr_assert_eq(first, 7);
+    for (unsigned n = 1; n <= 8; n++)
+        for (unsigned room = 1; room <= 9; room++)
+            for (unsigned sel = 0; sel < n; sel++) {
+                first = ui_devices_window(n, room, sel, &shown);
+                cr_assert(first + shown <= n);
+                cr_assert(first <= sel && sel < first + shown, "n %u room %u sel %u", n, room, sel);
+                cr_assert_eq(shown, n < room ? n : room);
+            }
+}
+
+Test(ui_devices, columns_fit_the_width) {
+    cr_assert_eq(ui_devices_columns(78, 38, 2), 2); /* 80 columns: two side by side */
+    cr_assert_eq(ui_devices_columns(78, 38, 4), 2);
+    cr_assert_eq(ui_devices_columns(76, 38, 2), 1);
+    cr_assert_eq(ui_devices_columns(198, 38, 4), 4);
+    cr_assert_eq(ui_devices_columns(198, 38, 8), 5);
+    cr_assert_eq(ui_devices_columns(10, 38, 8), 1);
+    cr_assert_eq(ui_devices_columns(100, 38, 1), 1);
+    cr_assert_eq(ui_devices_columns(100, 38, 0), 1);
+}
+
+Test(ui_devices, more_mark) {
+    char buf[16];
+    ui_devices_more(3, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "+3 more");
+    ui_devices_more(0, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "");
+}
