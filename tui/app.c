@@ -102,6 +102,31 @@ static void app_frame_devices(struct app *a) {
         f->gpu = 0;
 }
 
+/* The device index of training rank k (the run's list; rank 0's --device otherwise). */
+static unsigned app_dev_index(const struct app *a, unsigned k) {
+    const struct run_info *run = &a->src->run;
+    if (k < run->n_devices && run->n_devices > 1)
+        return run->devices[k];
+    return k < a->frame.n_snaps ? a->frame.snaps[k]->device : k;
+}
+
+/* The selected device's sync in flight, and the oldest on any device (what makes a HANG). */
+static void app_frame_inflight(struct app *a) {
+    struct ui_frame *f = &a->frame;
+    f->has_inflight = a->src->ops->inflight(a->src, app_dev_index(a, f->gpu), &f->inflight);
+    f->has_oldest = false;
+    for (unsigned k = 0; k < f->n_snaps; k++) {
+        struct trace_inflight inf;
+        unsigned dev = app_dev_index(a, k);
+        if (a->src->ops->inflight(a->src, dev, &inf) &&
+            (!f->has_oldest || inf.start_ns < f->oldest.start_ns)) {
+            f->oldest = inf;
+            f->oldest_dev = dev;
+            f->has_oldest = true;
+        }
+    }
+}
+
 /* The frame every panel draws from this time round. */
 static void app_build_frame(struct app *a) {
     struct ui_frame *f = &a->frame;
@@ -109,7 +134,7 @@ static void app_build_frame(struct app *a) {
         f->snap = a->src->ops->snap(a->src);
         app_frame_devices(a);
         f->now_ns = a->src->ops->now_ns(a->src);
-        f->has_inflight = a->src->ops->inflight(a->src, f->gpu, &f->inflight);
+        app_frame_inflight(a);
     } else {
         f->snap = &a->frozen_snap;
         for (unsigned k = 0; k < f->n_snaps; k++)

@@ -37,6 +37,9 @@ const char *ui_frame_state(const struct ui_frame *f, bool quitting) {
         return "FAILED";
     if (ui_frame_watch(f, &age) == UI_WATCH_HANG)
         return "HUNG";
+    if (f->has_oldest && f->now_ns > f->oldest.start_ns &&
+        f->now_ns - f->oldest.start_ns > f->sync_timeout_ns)
+        return "HUNG";
     if (quitting)
         return "STOPPING";
     if (s == ENGINE_PAUSED)

@@ -36,6 +36,9 @@ struct ui_frame {
     bool frozen;                    /* display frozen with f */
     struct trace_inflight inflight; /* sync in flight on the selected device */
     bool has_inflight;
+    struct trace_inflight oldest; /* the oldest sync in flight on any training device */
+    bool has_oldest;
+    unsigned oldest_dev;          /* ... on this device index */
     const char *source_status;    /* the source's status line, or "" */
     const struct tele_snap *tele; /* every GPU in the machine; NULL without telemetry (replay) */
     int tele_train;               /* index in tele of the GPU the engine trains on, or -1 */
@@ -54,7 +57,8 @@ enum ui_watch ui_frame_watch(const struct ui_frame *f, uint64_t *age_ns);
 /* The selected training device's snapshot (snaps[gpu], else snap). */
 const struct engine_snap *ui_frame_sel(const struct ui_frame *f);
 
-/* RUNNING, PAUSED, HUNG, STOPPING, FINISHED, FAILED, REPLAY... as the header shows it. */
+/* RUNNING, PAUSED, HUNG, STOPPING, FINISHED, FAILED, REPLAY... as the header shows it: HUNG
+ * when a sync on any training device is past the timeout. */
 const char *ui_frame_state(const struct ui_frame *f, bool quitting);
 
 #endif

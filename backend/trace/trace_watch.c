@@ -62,10 +62,13 @@ static void trace_watch_peers(struct trace_watch *w, unsigned dev, uint64_t coll
                               char *buf, size_t n) {
     size_t len = 0;
     buf[0] = '\0';
-    for (unsigned p = 0; p < w->n_dev && len + 1 < n; p++) {
+    /* first the devices the wait is for (not there yet, or gone), then the others */
+    for (unsigned i = 0; i < 2 * w->n_dev && len + 1 < n; i++) {
+        unsigned p = i % w->n_dev;
         struct trace_seen seen;
         trace_seen(w->t, p, &seen);
-        if (p == dev || !seen.used)
+        bool behind = seen.left || (coll_seq && seen.coll_seq < coll_seq);
+        if (p == dev || !seen.used || behind != (i < w->n_dev))
             continue;
         const char *how = seen.left                              ? " has left the run"
                           : coll_seq && seen.coll_seq < coll_seq ? " has not entered it"
