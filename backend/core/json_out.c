@@ -65,7 +65,7 @@ int json_out_num(char *buf, size_t cap, double v, enum json_out_whole whole) {
      * back makes every larger one read back too (printf rounds correctly), so a binary search
      * over 1..17 finds it in at most five tries rather than up to seventeen (events carry
      * doubles: this is on the recording's path). */
-    char t[JSON_OUT_NUM_MAX];
+    char t[320]; /* room for any %g, so no compiler can doubt the precision fits */
     int lo = 1, hi = 17;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
