@@ -161,12 +161,19 @@ static bool trace_inject_matches(uint32_t want, uint32_t phase) {
     return want == phase || (step && phase == PHASE_SYNC);
 }
 
+/* A hang in a collective phase is the group's to carry out (the device holds back from the
+ * call), never a sync's. */
+static bool trace_inject_collective(uint32_t phase) {
+    return phase == PHASE_ALLREDUCE || phase == PHASE_COMM_INIT || phase == PHASE_TEARDOWN;
+}
+
 /* What the armed slow-syncs and an untaken hang add to a sync in phase. */
 static uint64_t trace_inject_delay(struct trace_dev *d, uint32_t phase) {
     uint64_t ns = 0;
     for (unsigned k = 0; k < d->n_inject; k++) {
         const struct trace_inject *in = &d->inject[k];
         if (!trace_inject_matches(in->phase, phase) ||
+            (in->kind == TRACE_FAULT_HANG && trace_inject_collective(in->phase)) ||
             (in->kind != TRACE_FAULT_SLOW && in->kind != TRACE_FAULT_HANG) ||
             (in->kind == TRACE_FAULT_HANG && atomic_exchange(&d->inject_spent[k], true)))
             continue;
