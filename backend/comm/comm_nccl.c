@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define COMM_NCCL_SPIN_NS    200000ull   /* polls without a pause first: an enqueue is quick */
 #define COMM_NCCL_NAP_MIN_NS 50000ull    /* first pause between polls */
 #define COMM_NCCL_NAP_MAX_NS 20000000ull /* longest: init takes seconds, this is noise */
 
@@ -92,6 +93,7 @@ static void comm_nccl_nap(struct comm *c, struct comm_nccl *s, uint64_t until_ns
 static int comm_nccl_poll(struct comm *c, struct comm_nccl *s, unsigned rank, const char *call,
                           uint64_t deadline_ns, char *err, size_t errlen) {
     struct comm_nccl_handle *h = s->rank[rank].h;
+    uint64_t spin_until = mono_now_ns() + COMM_NCCL_SPIN_NS;
     for (uint64_t nap = COMM_NCCL_NAP_MIN_NS;;
          nap = nap * 2 < COMM_NCCL_NAP_MAX_NS ? nap * 2 : COMM_NCCL_NAP_MAX_NS) {
         int state = COMM_NCCL_IN_PROGRESS;
@@ -108,6 +110,10 @@ static int comm_nccl_poll(struct comm *c, struct comm_nccl *s, unsigned rank, co
         if (now >= deadline_ns) {
             comm_fail(c, -ETIMEDOUT, "timed out on rank %u (%s still in progress)", rank, call);
             return comm_failure(c, err, errlen);
+        }
+        if (now < spin_until) {
+            nap = COMM_NCCL_NAP_MIN_NS / 2; /* the first nap after the spin is the shortest */
+            continue;
         }
         comm_nccl_nap(c, s, deadline_ns - now > nap ? now + nap : deadline_ns);
     }
