@@ -38,6 +38,8 @@ static int comm_nccl_start(struct comm_nccl *s, char *err, size_t errlen) {
         return errbuf_set(err, errlen, -ENOTSUP,
                           "%s is too old: need 2.14 or newer (non-blocking communicators)", have);
     r = s->fn.get_unique_id(&s->id);
+    if (r == COMM_NCCL_SUCCESS)
+        r = s->fn.get_unique_id(&s->data_id);
     if (r != COMM_NCCL_SUCCESS)
         return comm_nccl_err(s, "ncclGetUniqueId", r, err, errlen);
     return 0;
@@ -64,11 +66,13 @@ static int comm_nccl_open(struct comm *c, const struct comm_conf *conf, char *er
     return 0;
 }
 
-/* Abort the rank's communicator, if it has one. Its use lock is held. */
+/* Abort the rank's communicators, if it has them. Its use lock is held. */
 static void comm_nccl_drop(struct comm_nccl *s, struct comm_nccl_rank *me) {
+    if (me->data)
+        s->fn.abort(me->data);
     if (me->h)
         s->fn.abort(me->h);
-    me->h = NULL;
+    me->h = me->data = NULL;
 }
 
 static void comm_nccl_close(struct comm *c) {
@@ -149,6 +153,15 @@ static int comm_nccl_init(struct comm *c, unsigned rank, void *stream, uint64_t 
         rc = comm_nccl_err(s, "ncclCommInitRankConfig", r, err, errlen);
     else
         rc = comm_nccl_poll(c, s, rank, "ncclCommInitRankConfig", deadline_ns, err, errlen);
+    if (rc == 0) { /* every rank has joined: the blocking one for the steps cannot wait long */
+        struct comm_nccl_handle *d = NULL;
+        cfg.blocking = 1;
+        if (s->fn.init_rank_config(&d, (int)c->n_ranks, s->data_id, (int)rank, &cfg) ==
+            COMM_NCCL_SUCCESS)
+            me->data = d;
+        else if (d)
+            s->fn.abort(d);
+    }
     if (rc != 0)
         comm_nccl_drop(s, me);
     pthread_mutex_unlock(&me->use);
@@ -166,8 +179,8 @@ static int comm_nccl_allreduce(struct comm *c, unsigned rank, void *buf, size_t 
         rc = errbuf_set(err, errlen, -EBADF, "rank %u has no communicator", rank);
     } else {
         int r = s->fn.all_reduce(buf, buf, count,
-                                 dt == COMM_F64 ? COMM_NCCL_FLOAT64 : COMM_NCCL_FLOAT32, op, me->h,
-                                 stream ? stream : me->stream);
+                                 dt == COMM_F64 ? COMM_NCCL_FLOAT64 : COMM_NCCL_FLOAT32, op,
+                                 me->data ? me->data : me->h, stream ? stream : me->stream);
         if (r == COMM_NCCL_IN_PROGRESS) /* enqueueing, not the reduction: poll until queued */
             rc = comm_nccl_poll(c, s, rank, "ncclAllReduce", deadline_ns, err, errlen);
         else if (r != COMM_NCCL_SUCCESS)
@@ -189,6 +202,9 @@ static int comm_nccl_barrier(struct comm *c, unsigned rank, uint64_t deadline_ns
 static int comm_nccl_leave(struct comm *c, struct comm_nccl *s, unsigned rank, uint64_t deadline_ns,
                            char *err, size_t errlen) {
     struct comm_nccl_rank *me = &s->rank[rank];
+    if (me->data) /* its work is done (the caller synchronized): released without a wait */
+        s->fn.abort(me->data);
+    me->data = NULL;
     int r = s->fn.finalize(me->h);
     if (r != COMM_NCCL_SUCCESS && r != COMM_NCCL_IN_PROGRESS)
         return comm_nccl_err(s, "ncclCommFinalize", r, err, errlen);

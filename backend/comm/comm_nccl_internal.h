@@ -91,14 +91,20 @@ struct comm_nccl_rank {
     pthread_mutex_t use;        /* held by the rank's thread through each call, and by abort:
                                    the handle is never used by two threads at once */
     struct comm_nccl_handle *h; /* NULL before init, after destroy and after an abort */
-    void *stream;               /* from init: the default for the all-reduce */
+    /* The all-reduces' communicator: a blocking one joined right after h (a non-blocking
+     * communicator hands every collective to a thread of its own, tens of microseconds), so
+     * h keeps what needs a timeout (joining, leaving) and data the path of every step. NULL
+     * when h is, or when it could not be made (the all-reduces then go through h). */
+    struct comm_nccl_handle *data;
+    void *stream; /* from init: the default for the all-reduce */
 };
 
 struct comm_nccl {
     void *lib;
     struct comm_nccl_fns fn;
-    char label[8]; /* "NCCL" or "RCCL", for messages */
-    int version;   /* ncclGetVersion's code */
+    struct comm_nccl_unique_id data_id; /* the data communicators' group */
+    char label[8];                      /* "NCCL" or "RCCL", for messages */
+    int version;                        /* ncclGetVersion's code */
     struct comm_nccl_unique_id id;
     pthread_mutex_t mu; /* with cv: the naps between polls, which wake cuts short */
     pthread_cond_t cv;

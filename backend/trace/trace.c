@@ -186,8 +186,10 @@ bool trace_fault_take(struct trace *t, unsigned dev, enum trace_fault kind,
                       struct trace_inject *out) {
     if (dev >= t->n_dev)
         return false;
-    return trace_fault_take_in(t, dev, kind, (enum ev_phase_id)atomic_load(&t->dev[dev].phase),
-                               out);
+    uint32_t phase = atomic_load(&t->dev[dev].phase);
+    if (kind == TRACE_FAULT_HANG && trace_inject_collective(phase))
+        return false; /* the group's to carry out, by trace_fault_take_in */
+    return trace_fault_take_in(t, dev, kind, (enum ev_phase_id)phase, out);
 }
 
 bool trace_fault_take_in(struct trace *t, unsigned dev, enum trace_fault kind, enum ev_phase_id ph,

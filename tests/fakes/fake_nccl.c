@@ -66,6 +66,7 @@ struct fake_nccl_group {
 };
 
 static pthread_mutex_t fake_nccl_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fake_nccl_cv = PTHREAD_COND_INITIALIZER; /* a blocking init's wait */
 static struct fake_nccl_group fake_nccl_groups[FAKE_NCCL_GROUPS];
 static struct fake_nccl_counts fake_nccl_counts;
 static unsigned fake_nccl_next_id;
@@ -123,12 +124,12 @@ int ncclGetUniqueId(struct fake_nccl_unique_id *id) {
     return FAKE_NCCL_SUCCESS;
 }
 
-/* Exactly what NCCL_CONFIG_INITIALIZER of a 2.18 header gives, but non-blocking. */
+/* Exactly what NCCL_CONFIG_INITIALIZER of a 2.18 header gives, with blocking 0 or 1. */
 static int fake_nccl_config_ok(const struct fake_nccl_config *cfg) {
     return cfg && cfg->size == sizeof(struct fake_nccl_config) && cfg->magic == 0xcafebeefu &&
-           cfg->version >= 21800 && cfg->blocking == 0 && cfg->cgaClusterSize == INT_MIN &&
-           cfg->minCTAs == INT_MIN && cfg->maxCTAs == INT_MIN && cfg->netName == NULL &&
-           cfg->splitShare == INT_MIN;
+           cfg->version >= 21800 && (cfg->blocking == 0 || cfg->blocking == 1) &&
+           cfg->cgaClusterSize == INT_MIN && cfg->minCTAs == INT_MIN && cfg->maxCTAs == INT_MIN &&
+           cfg->netName == NULL && cfg->splitShare == INT_MIN;
 }
 
 static int fake_nccl_fail_rank(void) {
@@ -156,6 +157,7 @@ static int fake_nccl_join(struct fake_nccl_group *g, int nranks, int rank,
         for (int r = 0; r < nranks; r++)
             if (g->comm[r] && g->comm[r]->state == FAKE_NCCL_IN_PROGRESS)
                 g->comm[r]->state = FAKE_NCCL_SUCCESS;
+    pthread_cond_broadcast(&fake_nccl_cv);
     *out = c;
     return FAKE_NCCL_IN_PROGRESS;
 }
@@ -171,6 +173,11 @@ int ncclCommInitRankConfig(struct fake_nccl_comm **comm, int nranks, struct fake
     else
         rc = fake_nccl_join(&fake_nccl_groups[(unsigned char)id.internal[8] % FAKE_NCCL_GROUPS],
                             nranks, rank, comm);
+    if (rc == FAKE_NCCL_IN_PROGRESS && config->blocking) { /* returns once every rank joined */
+        while ((*comm)->state == FAKE_NCCL_IN_PROGRESS)
+            pthread_cond_wait(&fake_nccl_cv, &fake_nccl_mu);
+        rc = (*comm)->state;
+    }
     pthread_mutex_unlock(&fake_nccl_mu);
     return rc;
 }

@@ -88,7 +88,8 @@ int thread_case_comm_nccl_destroy_timeout(char *why, size_t whylen) {
 }
 
 /* Both ranks joined and are between calls (as while waiting on their streams): an abort from
- * another thread aborts both communicators at once, and their next calls fail. */
+ * another thread aborts every communicator at once (each rank's two: the one that joined under
+ * a timeout and the blocking one of the all-reduces), and their next calls fail. */
 int thread_case_comm_nccl_abort_idle(char *why, size_t whylen) {
     struct fake_nccl_counts before, joined;
     struct comm *c;
@@ -99,12 +100,12 @@ int thread_case_comm_nccl_abort_idle(char *why, size_t whylen) {
         return -1;
     tcm_run(c, rk, 2, fns, NULL);
     int rc = tcn_counts(&joined, why, whylen);
-    if (rc == 0 && (rk[0].rc != 0 || rk[1].rc != 0 || joined.live != before.live + 2))
+    if (rc == 0 && (rk[0].rc != 0 || rk[1].rc != 0 || joined.live != before.live + 4))
         rc = errbuf_set(why, whylen, -1, "init: %d '%s' / %d '%s', %d alive", rk[0].rc, rk[0].err,
                         rk[1].rc, rk[1].err, joined.live - before.live);
     comm_abort(c);
     if (rc == 0)
-        rc = tcn_clean(&before, 2, "right after the abort", why, whylen);
+        rc = tcn_clean(&before, 4, "right after the abort", why, whylen);
     float x = 1;
     char err[512];
     if (rc == 0 && comm_allreduce(c, 1, &x, 1, COMM_F32, COMM_RED_SUM, NULL, TCM_S, err,
