@@ -673,7 +673,11 @@ fail:
 }
 
 int engine_start(struct engine *e) {
-    int rc = pthread_create(&e->thread, NULL, engine_main, e);
+    int rc = engine_group_watch_start(e);
+    if (rc != 0)
+        return rc;
+    e->watching = true;
+    rc = pthread_create(&e->thread, NULL, engine_main, e);
     if (rc != 0)
         return -rc;
     e->started = true;
@@ -728,6 +732,8 @@ void engine_destroy(struct engine *e) {
         engine_set_paused(e, false);
         pthread_join(e->thread, NULL);
     }
+    if (e->watching)
+        engine_group_watch_stop(e);
     bool left = false; /* a device left work on its stream that waits for the others */
     for (unsigned r = 0; r < ENGINE_MAX_DEVICES; r++)
         left |= e->dev[r] && e->dev[r]->dropped;

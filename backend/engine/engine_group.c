@@ -74,6 +74,54 @@ static void engine_coll_emit(struct engine_dev *d, enum ev_coll_op op, int rc, u
     trace_emit(d->e->trace, &ev);
 }
 
+#define ENGINE_WATCH_PERIOD_NS 100000000ull
+
+/* One look: the first device whose sync has waited past the timeout aborts the group. */
+static bool engine_group_look(struct engine *e, uint64_t limit_ns) {
+    uint64_t now = mono_now_ns();
+    for (unsigned k = 0; k < e->n_dev; k++) {
+        struct trace_inflight inf;
+        unsigned dev = e->dev[k]->c->dev;
+        if (!trace_inflight(e->trace, dev, &inf) || now < inf.start_ns ||
+            now - inf.start_ns < limit_ns)
+            continue;
+        char why[200];
+        snprintf(why, sizeof(why),
+                 "a %s sync in %s waited %.1f s, past the %g s collective timeout: the group "
+                 "was aborted",
+                 ev_sync_op_name(inf.op), ev_phase_name(inf.phase),
+                 (double)(now - inf.start_ns) / 1e9, e->conf.comm_timeout_s);
+        engine_fail_first(e, dev, why);
+        struct ev ev = {.kind = EV_ALERT, .dev = (uint16_t)dev};
+        ev.u.text.severity = SEV_ERROR;
+        snprintf(ev.u.text.text, sizeof(ev.u.text.text), "dev %u: %s", dev, why);
+        trace_emit(e->trace, &ev);
+        comm_abort(e->comm);
+        return true;
+    }
+    return false;
+}
+
+static void *engine_group_watch_main(void *arg) {
+    struct engine *e = arg;
+    uint64_t limit = engine_secs_ns(e->conf.comm_timeout_s), next = mono_now_ns();
+    do {
+        next += ENGINE_WATCH_PERIOD_NS;
+        if (!comm_failed(e->comm) && engine_group_look(e, limit))
+            return NULL; /* the group is over: nothing more to watch */
+    } while (!worker_nap_until(&e->group_watch, next));
+    return NULL;
+}
+
+int engine_group_watch_start(struct engine *e) {
+    worker_init(&e->group_watch);
+    return e->comm ? worker_start(&e->group_watch, engine_group_watch_main, e) : 0;
+}
+
+void engine_group_watch_stop(struct engine *e) {
+    worker_fini(&e->group_watch);
+}
+
 int engine_group_init(struct engine_dev *d, char *err, size_t errlen) {
     struct engine *e = d->e;
     engine_set_phase(d, PHASE_COMM_INIT);

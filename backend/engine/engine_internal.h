@@ -3,6 +3,7 @@
 #define RINGSIDE_BACKEND_ENGINE_ENGINE_INTERNAL_H
 
 #include "backend/core/snap.h"
+#include "backend/core/worker.h"
 #include "backend/data/data_series.h"
 #include "backend/engine/engine.h"
 #include "backend/mlp/mlp_ckpt.h"
@@ -69,6 +70,8 @@ struct engine {
     unsigned n_dev;                             /* training devices */
     struct engine_dev *dev[ENGINE_MAX_DEVICES]; /* by rank */
     struct comm *comm;                          /* several devices only */
+    struct worker group_watch; /* aborts the group when a device waits past the timeout */
+    bool watching;             /* group_watch was initialised (engine_start) */
     pthread_t thread;
     bool started;
     atomic_bool done;
@@ -152,6 +155,12 @@ void engine_fail_first(struct engine *e, unsigned dev, const char *why);
 int engine_group_open(struct engine *e, char *err, size_t errlen);
 /* Join the group (phase comm-init), under the collective timeout. */
 int engine_group_init(struct engine_dev *d, char *err, size_t errlen);
+/* The group's watchdog, as NCCL's users run one: a synchronize on any device that waits past
+ * the collective timeout (a kernel waiting for a peer that will not come: no call of ours
+ * is in progress to time out) aborts the group, so every device's wait ends with the
+ * reason. Started with the loop, stopped at destroy. 0 or -errno. */
+int engine_group_watch_start(struct engine *e);
+void engine_group_watch_stop(struct engine *e);
 /* Leave it (phase teardown) under the teardown timeout, then abort; says how it went. */
 void engine_group_teardown(struct engine_dev *d);
 /* Sum n doubles of v over the devices, every device's v the same length; v gets the sums.

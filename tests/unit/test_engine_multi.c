@@ -386,3 +386,20 @@ Test(engine_multi, bad_device_lists_and_faults_are_refused) {
     cr_assert(strstr(err, "the cpu backend simulates devices"), "%s", err);
     evring_destroy(r);
 }
+
+Test(engine_multi, a_sync_that_waits_past_the_collective_timeout_aborts_the_group) {
+    /* as kernels waiting for a peer that never comes: every device waits on its stream, no
+     * call of the communicator is in progress to time out, so the group's watchdog aborts it */
+    char dir[256];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    struct engine_conf c;
+    em_conf(&c, dir, "0,1");
+    c.comm_timeout_s = 0.5;
+    em_inject(&c, "hang:forward:2");
+    struct engine_result res;
+    em_run(&c, &res);
+    cr_assert_eq(res.state, ENGINE_FAILED);
+    cr_assert(strstr(res.error, ": a stream sync in sync waited"), "%s", res.error);
+    cr_assert(strstr(res.error, "past the 0.5 s collective timeout: the group was aborted"), "%s",
+              res.error);
+}
