@@ -117,6 +117,10 @@ static bool ui_model_entry(const struct ev *e, struct ui_event *u) {
     u->t_ns = e->t_ns;
     u->dev = e->dev;
     if (e->kind == EV_COLLECTIVE) {
+        /* joining, leaving, barriers and failures are news; the training all-reduces that
+         * went well come thousands a second and are the sync panel's numbers, not entries */
+        if (e->u.coll.op == EV_COLL_ALLREDUCE && e->u.coll.rc == 0)
+            return false;
         ui_model_coll_entry(e, u);
         return true;
     }

@@ -6,7 +6,8 @@
 # dashboard (tmux) with 2 devices: one device hangs in a training step while the other waits
 # in the all-reduce: HUNG, an alert naming both, the screen stays live, q q leaves within 2 s
 # with the terminal as it was. With 4 devices: teardown never ends on one; the others are
-# aborted after the teardown timeout and the process exits; q q during it leaves too.
+# aborted after the teardown timeout and the process exits; q q during it leaves too (four
+# simulated devices unless E2E_BACKEND4 names a backend with four).
 #
 # usage: multi.sh RINGSIDE SCRATCH_DIR
 E2E_NAME="multi-device e2e"
@@ -53,11 +54,13 @@ grep -q "training failed: dev $second: left the run" "$h-drop.err" ||
 start() { # name, devices, extra flags...
     local d=$SCRATCH/$1 devs=$2
     shift 2
+    local be=$backend
+    [ "$devs" = 0-3 ] && be=${E2E_BACKEND4:-cpu} # four devices: simulated unless told
     mkdir -p "$d"
     OUT=$d/out
     DIR=$d
     tm new-session -d -s "$SESSION" -x 160 -y 48 sh -c "stty -a > '$d/before'; \
-        '$RINGSIDE' --backend $backend --devices $devs --synthetic-days 8 --telemetry none \
+        '$RINGSIDE' --backend $be --devices $devs --synthetic-days 8 --telemetry none \
             --no-kmsg --output '$OUT' $* < /dev/tty; echo \$? > '$d/rc'; \
         stty -a > '$d/after'; sleep 30" || fail "tmux new-session failed"
 }
