@@ -88,6 +88,28 @@ static void em_run(const struct engine_conf *c, struct engine_result *res) {
     em_finish(&x, res);
 }
 
+/* A run of two devices with one fault, to its end. */
+struct em_fault {
+    const char *spec;
+    int epochs;
+    double comm_timeout_s, teardown_timeout_s; /* 0: the defaults */
+};
+
+static void em_fault_run(const struct em_fault *f, struct engine_result *res) {
+    char dir[256];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    struct engine_conf c;
+    em_conf(&c, dir, "0,1");
+    if (f->epochs)
+        c.epochs = f->epochs;
+    if (f->comm_timeout_s > 0)
+        c.comm_timeout_s = f->comm_timeout_s;
+    if (f->teardown_timeout_s > 0)
+        c.teardown_timeout_s = f->teardown_timeout_s;
+    em_inject(&c, f->spec);
+    em_run(&c, res);
+}
+
 /* The metric events' losses, in order, into out; their count. */
 static size_t em_losses(double *out, size_t max, bool val) {
     size_t n = 0;
@@ -288,14 +310,8 @@ Test(engine_multi, pause_cleanup_and_stop_act_on_every_device_at_one_step) {
 }
 
 Test(engine_multi, a_device_that_leaves_fails_the_run_within_the_collective_timeout) {
-    char dir[256];
-    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
-    struct engine_conf c;
-    em_conf(&c, dir, "0,1");
-    c.comm_timeout_s = 1;
-    em_inject(&c, "drop:dev1");
     struct engine_result res;
-    em_run(&c, &res);
+    em_fault_run(&(struct em_fault){"drop:dev1", 0, 1, 0}, &res);
     cr_assert_eq(res.state, ENGINE_FAILED);
     cr_assert(strstr(res.error, "dev 1: left the run at epoch 1"), "%s", res.error);
     cr_assert_eq(em_count_text("dev 0 failed: training step"), 1, "dev 0 gave up waiting");
@@ -303,14 +319,8 @@ Test(engine_multi, a_device_that_leaves_fails_the_run_within_the_collective_time
 }
 
 Test(engine_multi, a_device_late_to_the_allreduce_is_waited_for_and_the_run_goes_on) {
-    char dir[256];
-    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
-    struct engine_conf c;
-    em_conf(&c, dir, "0,1");
-    c.epochs = 1;
-    em_inject(&c, "hang:allreduce:0.3:dev1");
     struct engine_result res;
-    em_run(&c, &res);
+    em_fault_run(&(struct em_fault){"hang:allreduce:0.3:dev1", 1, 0, 0}, &res);
     cr_assert_eq(res.state, ENGINE_FINISHED, "%s", res.error);
     cr_assert_eq(em_count_text("dev 1 holds back from allreduce for 0.3 s"), 1);
     uint64_t max0 = 0;
@@ -323,15 +333,8 @@ Test(engine_multi, a_device_late_to_the_allreduce_is_waited_for_and_the_run_goes
 }
 
 Test(engine_multi, a_teardown_that_never_ends_is_aborted_after_its_timeout) {
-    char dir[256];
-    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
-    struct engine_conf c;
-    em_conf(&c, dir, "0,1");
-    c.epochs = 1;
-    c.teardown_timeout_s = 0.3;
-    em_inject(&c, "hang:teardown:60:dev1");
     struct engine_result res;
-    em_run(&c, &res); /* returns: the held-back device is released by the abort */
+    em_fault_run(&(struct em_fault){"hang:teardown:60:dev1", 1, 0, 0.3}, &res);
     cr_assert_eq(res.state, ENGINE_FINISHED, "%s", res.error);
     cr_assert_eq(em_count_text("leaving the group did not finish in 0.3 s"), 1);
     cr_assert_eq(em_count_text("its communicator was aborted"), 1);
@@ -339,14 +342,8 @@ Test(engine_multi, a_teardown_that_never_ends_is_aborted_after_its_timeout) {
 }
 
 Test(engine_multi, a_device_that_never_joins_fails_init_with_its_name) {
-    char dir[256];
-    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
-    struct engine_conf c;
-    em_conf(&c, dir, "0,1");
-    c.comm_timeout_s = 0.3;
-    em_inject(&c, "hang:comm-init:30:dev1");
     struct engine_result res;
-    em_run(&c, &res);
+    em_fault_run(&(struct em_fault){"hang:comm-init:30:dev1", 0, 0.3, 0}, &res);
     cr_assert_eq(res.state, ENGINE_FAILED);
     cr_assert(strstr(res.error, "joining the group of 2 devices failed"), "%s", res.error);
     cr_assert(strstr(res.error, "rank 1 has not entered it"), "%s", res.error);
@@ -390,14 +387,8 @@ Test(engine_multi, bad_device_lists_and_faults_are_refused) {
 Test(engine_multi, a_sync_that_waits_past_the_collective_timeout_aborts_the_group) {
     /* as kernels waiting for a peer that never comes: every device waits on its stream, no
      * call of the communicator is in progress to time out, so the group's watchdog aborts it */
-    char dir[256];
-    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
-    struct engine_conf c;
-    em_conf(&c, dir, "0,1");
-    c.comm_timeout_s = 0.5;
-    em_inject(&c, "hang:forward:2");
     struct engine_result res;
-    em_run(&c, &res);
+    em_fault_run(&(struct em_fault){"hang:forward:2", 0, 0.5, 0}, &res);
     cr_assert_eq(res.state, ENGINE_FAILED);
     cr_assert(strstr(res.error, ": a stream sync in sync waited"), "%s", res.error);
     cr_assert(strstr(res.error, "past the 0.5 s collective timeout: the group was aborted"), "%s",
