@@ -97,6 +97,33 @@ Test(trace, phase_events_carry_position) {
 
 /* ---- fault injection ---- */
 
+/* A spec for one device (":devN"), a device leaving, and what is refused. */
+Test(trace, inject_specs_for_one_device) {
+    struct trace_inject in;
+    char err[256], back[64];
+    cr_assert_eq(trace_inject_parse("hang:forward:60:dev1", &in, err, sizeof(err)), 0, "%s", err);
+    cr_assert(in.kind == TRACE_FAULT_HANG && in.phase == PHASE_FORWARD && in.dev == 1);
+    cr_assert_eq(in.extra_ns, 60000000000ull);
+    trace_inject_format(&in, back, sizeof(back));
+    cr_assert_str_eq(back, "hang:forward:60:dev1");
+    cr_assert_eq(trace_inject_parse("hang:allreduce:0.5", &in, err, sizeof(err)), 0, "%s", err);
+    cr_assert(in.phase == PHASE_ALLREDUCE && in.dev == -1, "every device");
+    cr_assert_eq(trace_inject_parse("oom:h2d:dev12", &in, err, sizeof(err)), 0, "%s", err);
+    cr_assert(in.kind == TRACE_FAULT_OOM && in.dev == 12);
+    trace_inject_format(&in, back, sizeof(back));
+    cr_assert_str_eq(back, "oom:h2d:dev12");
+    cr_assert_eq(trace_inject_parse("drop:dev3", &in, err, sizeof(err)), 0, "%s", err);
+    cr_assert(in.kind == TRACE_FAULT_DROP && in.dev == 3);
+    trace_inject_format(&in, back, sizeof(back));
+    cr_assert_str_eq(back, "drop:dev3");
+    cr_assert_eq(trace_inject_parse("drop", &in, err, sizeof(err)), -EINVAL);
+    cr_assert_str_eq(err, "--inject 'drop': use drop:devN");
+    cr_assert_eq(trace_inject_parse("hang:forward:1:dev16", &in, err, sizeof(err)), -EINVAL);
+    cr_assert_str_eq(err, "--inject 'hang:forward:1:dev16': devN takes a device number 0-15");
+    cr_assert_eq(trace_inject_parse("hang:forwrd:1:dev1", &in, err, sizeof(err)), -EINVAL);
+    cr_assert(strstr(err, "--inject 'hang:forwrd:1:dev1': unknown phase 'forwrd'"), "%s", err);
+}
+
 Test(trace, inject_specs_parse_and_format) {
     struct trace_inject in;
     char err[256], back[64];
