@@ -110,11 +110,11 @@ static void app_draw_header(struct app *a, bool quitting) {
     int cols = getmaxx(w);
     werase(w);
     w_text(w, 0, 0, 8, THEME_TITLE, &a->frame, "ringside");
-    char who[512], devs[256];
-    ui_devices_label(run, a->frame.snaps, a->frame.n_snaps, devs, sizeof(devs));
-    snprintf(who, sizeof(who), "  %s  %s  %s%s%s", run->host, run->backend, devs,
-             a->frame.source_status[0] ? "  " : "", a->frame.source_status);
+    char who[1024];
     int state_col = cols - 21 > 8 ? cols - 21 : 8;
+    /* the run line gives way (marked) before the state and the clock do */
+    ui_devices_header(run, a->frame.snaps, a->frame.n_snaps, a->frame.source_status,
+                      state_col - 8 - 1, who, sizeof(who));
     w_text(w, 0, 8, state_col - 8, THEME_DIM, &a->frame, "%s", who);
     app_draw_state(a, w, state_col, quitting);
     app_draw_progress(a, w);

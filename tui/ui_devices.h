@@ -21,6 +21,26 @@ unsigned ui_dev_index(const struct run_info *run, unsigned k);
 int ui_devices_label(const struct run_info *run, const struct engine_snap *const *snaps, unsigned n,
                      char *buf, size_t len);
 
+/* The fewest columns a device name or the host is cut to, ".." included. */
+#define UI_DEVICES_NAME_MIN 6
+
+/* s in at most width columns: whole where it fits, else cut with ".." as its last two
+ * columns, so a cut always shows. Returns the length written, as snprintf. */
+int ui_devices_fit(char *buf, size_t len, const char *s, int width);
+
+/* ui_devices_label in at most width columns, never cut silently: the whole label where it
+ * fits; else every name cut to the same length with "..", the counts kept ("8 devices: NVIDIA
+ * H1.. x8"); else the count alone, "8 devices: ..", itself cut with ".." below that. */
+int ui_devices_label_fit(const struct run_info *run, const struct engine_snap *const *snaps,
+                         unsigned n, int width, char *buf, size_t len);
+
+/* The header's run line in at most width columns: "  HOST  BACKEND  LABEL  STATUS" (status
+ * may be NULL or ""). Where it does not fit, the host gives way first (down to
+ * UI_DEVICES_NAME_MIN), then the status, then the device label is shortened; every cut is
+ * marked with "..". Returns the length written, as snprintf. */
+int ui_devices_header(const struct run_info *run, const struct engine_snap *const *snaps,
+                      unsigned n, const char *status, int width, char *buf, size_t len);
+
 /* The spread of the devices' step times (snap->step_ms; devices without one are left out). */
 struct ui_skew {
     unsigned slow, fast;     /* their ranks */
@@ -33,9 +53,12 @@ struct ui_skew {
 bool ui_devices_skew(const struct engine_snap *const *snaps, unsigned n, struct ui_skew *out);
 
 /* The sync panel's line for one device (dev: its index; sel: the selected one, starred):
- * "dev1* sync x120 p99 1.2ms  allreduce x14 p50 310.0us p99 1.1ms  step 12.1ms" (no sync,
- * all-reduce or step part while there is none of it). Returns the length, as snprintf. */
-int ui_devices_sync_line(const struct engine_snap *s, unsigned dev, bool sel, char *buf, size_t n);
+ * "dev1* step 12.1ms  sync x120 p99 1.2ms  allreduce x14 p50 310.0us p99 1.1ms" (no step,
+ * sync or all-reduce part while there is none of it). A part that would go past width
+ * columns is left out whole, never cut inside a number (width <= 0: no limit). Returns the
+ * length, as snprintf. */
+int ui_devices_sync_line(const struct engine_snap *s, unsigned dev, bool sel, int width, char *buf,
+                         size_t n);
 
 /* "step skew 1.20ms: dev1 slowest (14.50ms vs 13.30ms on dev0)" for sk over run's devices.
  * Returns the length, as snprintf. */

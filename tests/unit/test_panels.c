@@ -4,6 +4,7 @@
 #include "backend/kmsg/remedies.h"
 #include "backend/telemetry/tele_prov.h"
 #include "tests/support/rs_test.h"
+#include "tui/layout.h"
 #include "tui/panel.h"
 #include "tui/widgets.h"
 
@@ -635,5 +636,111 @@ Test(panels, gpu_keys_select_and_enter_asks_for_details) {
                  "Enter asks the app for the overlay");
     cr_assert_eq(panel_gpu_ops.key(&p, 'x', &pt_frame), PANEL_IGNORED);
     delwin(w);
+    pt_close();
+}
+
+/* ---- several training devices at the dashboard's sizes ---- */
+
+static struct engine_snap pt_devs[RUN_MAX_DEVICES];
+
+/* n training devices (indices 0..n-1), each a copy of the fixture's snapshot with the same
+ * step time (the skew line then names dev0 alone), all-reduces, and a telemetry GPU of its
+ * own. */
+static void pt_devices(unsigned n) {
+    pt_fixture();
+    pt_run.n_devices = n;
+    snprintf(pt_run.dev_name, sizeof(pt_run.dev_name), "NVIDIA H100 80GB HBM3");
+    memset(&pt_tele, 0, sizeof(pt_tele));
+    pt_tele.n_gpus = n;
+    for (unsigned k = 0; k < n; k++) {
+        pt_run.devices[k] = (uint16_t)k;
+        pt_devs[k] = pt_snap;
+        pt_devs[k].step_ms = 12.5;
+        pt_devs[k].coll[EV_COLL_ALLREDUCE] =
+            (struct engine_coll_summary){.calls = 140, .p50_ns = 310000, .p99_ns = 1100000};
+        snprintf(pt_devs[k].dev.pci, sizeof(pt_devs[k].dev.pci), "0000:%02x:00.0", 0x10 + k);
+        struct tele_gpu *g = &pt_tele.gpus[k];
+        tele_gpu_init(g, pt_devs[k].dev.pci);
+        g->index = (int)k;
+        snprintf(g->name, sizeof(g->name), "NVIDIA H100 80GB HBM3");
+        tele_set(g, TELE_F_BUSY, 90);
+        pt_frame.snaps[k] = &pt_devs[k];
+    }
+    pt_frame.snap = &pt_devs[0];
+    pt_frame.n_snaps = n;
+    pt_frame.gpu = 0;
+    pt_frame.tele = &pt_tele;
+}
+
+/* The devices w names by a row of their own (rows below the title containing "devK" then a
+ * blank or the selection star, or for the GPU panel a row starting with its "*K " mark). */
+static unsigned pt_devices_named(WINDOW *w, unsigned n, bool gpu_rows) {
+    unsigned named = 0;
+    for (unsigned k = 0; k < n; k++) {
+        char a[16], b[16];
+        snprintf(a, sizeof(a), gpu_rows ? " *%u " : "dev%u ", k);
+        snprintf(b, sizeof(b), gpu_rows ? " *%u " : "dev%u*", k);
+        bool seen = false;
+        for (int y = 1; y < getmaxy(w) && !seen; y++) {
+            const char *r = pt_row(w, y);
+            seen = gpu_rows ? strncmp(r, a, strlen(a)) == 0 : strstr(r, a) || strstr(r, b);
+        }
+        named += seen;
+    }
+    return named;
+}
+
+/* The N of a "+N more" mark for devices anywhere in w (its title included; "+N more
+ * segments" is not one), 0 without one. */
+static unsigned pt_more(WINDOW *w) {
+    for (int y = 0; y < getmaxy(w); y++) {
+        const char *r = pt_row(w, y);
+        for (const char *c = strchr(r, '+'); c; c = strchr(c + 1, '+')) {
+            unsigned m;
+            int end = 0;
+            if (sscanf(c, "+%u more%n", &m, &end) == 1 && end > 0 &&
+                strncmp(c + end, " segments", 9) != 0)
+                return m;
+        }
+    }
+    return 0;
+}
+
+/* Every device-showing panel, at the size the layout gives it at 80x24, 120x40 and 200x60,
+ * with 2, 4 and 8 devices: every device has a row or column of its own, or a "+N more" mark
+ * counts exactly those without one. */
+Test(panels, every_device_shown_or_counted_at_each_size) {
+    static const int sizes[3][2] = {{24, 80}, {40, 120}, {60, 200}};
+    static const unsigned devs[3] = {2, 4, 8};
+    const struct panel_ops *ops[5] = {&panel_gpu_ops, &panel_memory_ops, &panel_timeline_ops,
+                                      &panel_sync_ops, &panel_events_ops};
+    struct layout_item items[5];
+    for (int k = 0; k < 5; k++)
+        items[k] = (struct layout_item){ops[k]->min_h, ops[k]->pref_h, ops[k]->column};
+    pt_open(60, 200);
+    for (int s = 0; s < 3; s++) {
+        struct layout_out lo;
+        struct ui_rect r[5];
+        layout_compute(sizes[s][0], sizes[s][1], items, 5, 0, &lo, r);
+        for (int d = 0; d < 3; d++)
+            for (int k = 0; k < 4; k++) { /* not the events list: no device rows */
+                pt_devices(devs[d]);
+                cr_assert_gt(r[k].h, 0, "%s hidden at %dx%d", ops[k]->name, sizes[s][1],
+                             sizes[s][0]);
+                struct panel p = {0};
+                WINDOW *w = pt_draw(ops[k], &p, r[k].h, r[k].w);
+                unsigned named = pt_devices_named(w, devs[d], k == 0), more = pt_more(w);
+                char all[4096] = "";
+                for (int y = 0; y < r[k].h; y++)
+                    snprintf(all + strlen(all), sizeof(all) - strlen(all), "|%s\n", pt_row(w, y));
+                cr_assert_geq(named, 1, "%s %dx%d, %u devices: none named\n%s", ops[k]->name,
+                              sizes[s][1], sizes[s][0], devs[d], all);
+                cr_assert_eq(named + more, devs[d], "%s %dx%d, %u devices: %u named, +%u more\n%s",
+                             ops[k]->name, sizes[s][1], sizes[s][0], devs[d], named, more, all);
+                delwin(w);
+                panel_fini(&p);
+                pt_n_panels = 0;
+            }
+    }
     pt_close();
 }

@@ -129,3 +129,100 @@ Test(ui_devices, more_mark) {
     ui_devices_more(0, buf, sizeof(buf));
     cr_assert_str_eq(buf, "");
 }
+
+Test(ui_devices, fit_marks_every_cut) {
+    char buf[64];
+    cr_assert_eq(ui_devices_fit(buf, sizeof(buf), "replay 2.0x", 20), 11);
+    cr_assert_str_eq(buf, "replay 2.0x");
+    ui_devices_fit(buf, sizeof(buf), "replay 2.0x", 8);
+    cr_assert_str_eq(buf, "replay..");
+    ui_devices_fit(buf, sizeof(buf), "replay 2.0x", 2);
+    cr_assert_str_eq(buf, "..");
+    ui_devices_fit(buf, sizeof(buf), "replay 2.0x", 0);
+    cr_assert_str_eq(buf, "");
+}
+
+Test(ui_devices, label_fit_keeps_the_count_and_marks_the_names) {
+    struct run_info run = ud_run(8, "NVIDIA H100 80GB HBM3");
+    char buf[128];
+    ui_devices_label_fit(&run, ud_ptrs, 8, 40, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "8 devices: NVIDIA H100 80GB HBM3 x8"); /* fits whole */
+    ui_devices_label_fit(&run, ud_ptrs, 8, 30, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "8 devices: NVIDIA H100 80.. x8");
+    ui_devices_label_fit(&run, ud_ptrs, 8, 14, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "8 devices: ..");
+    ui_devices_label_fit(&run, ud_ptrs, 8, 6, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "8 de..");
+    /* at every width: never longer, and shorter only with the mark */
+    for (int w = 0; w <= 40; w++) {
+        int len = ui_devices_label_fit(&run, ud_ptrs, 8, w, buf, sizeof(buf));
+        cr_assert_eq(len, (int)strlen(buf));
+        cr_assert_leq(len, w, "width %d: %s", w, buf);
+        if (w >= 3 && w < 35)
+            cr_assert_not_null(strstr(buf, ".."), "width %d: %s", w, buf);
+    }
+    /* mixed names: each cut to the same length, every count kept */
+    snprintf(ud_snaps[7].dev.name, sizeof(ud_snaps[7].dev.name), "AMD Instinct MI300X");
+    ui_devices_label_fit(&run, ud_ptrs, 8, 36, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "8 devices: NVIDIA H.. x7, AMD Inst..");
+}
+
+Test(ui_devices, header_gives_way_host_first_then_status_then_names) {
+    struct run_info run = ud_run(8, "NVIDIA H100 80GB HBM3");
+    snprintf(run.host, sizeof(run.host), "gpu-node-017.cluster.example.com");
+    snprintf(run.backend, sizeof(run.backend), "cuda");
+    char buf[256];
+    /* the host is cut first, to its least; the label stays whole while that makes room */
+    int len = ui_devices_header(&run, ud_ptrs, 8, "", 51, buf, sizeof(buf));
+    cr_assert_eq(len, 51, "%s", buf);
+    cr_assert_str_eq(buf, "  gpu-..  cuda  8 devices: NVIDIA H100 80GB HBM3 x8");
+    ui_devices_header(&run, ud_ptrs, 8, "", 56, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "  gpu-node-..  cuda  8 devices: NVIDIA H100 80GB HBM3 x8");
+    /* 80 columns leave 50 for the run line: then the names give one column */
+    ui_devices_header(&run, ud_ptrs, 8, "", 50, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "  gpu-..  cuda  8 devices: NVIDIA H100 80GB H.. x8");
+    /* a status: cut with its mark where the label leaves room for part of it */
+    ui_devices_header(&run, ud_ptrs, 8, "stopped at line 17: bad json", 60, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "  gpu-..  cuda  8 devices: NVIDIA H100 80GB HBM3 x8  stopp..");
+    /* no room for it: the mark alone, and the names shortened */
+    ui_devices_header(&run, ud_ptrs, 8, "stopped at line 17: bad json", 40, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "  gpu-..  cuda  8 devices: NVID.. x8  ..");
+    /* wide: everything whole */
+    ui_devices_header(&run, ud_ptrs, 8, "replay 2.0x", 120, buf, sizeof(buf));
+    cr_assert_str_eq(
+        buf, "  gpu-node-017.cluster.example.com  cuda  8 devices: NVIDIA H100 80GB HBM3 x8  "
+             "replay 2.0x");
+    for (int w = 30; w <= 120; w++) { /* 30: the run line of a 60-column screen */
+        len = ui_devices_header(&run, ud_ptrs, 8, "replay 2.0x", w, buf, sizeof(buf));
+        cr_assert_leq(len, w, "width %d: %s", w, buf);
+        cr_assert_not_null(strstr(buf, "8 de"), "width %d: %s", w, buf);
+    }
+}
+
+Test(ui_devices, sync_line_leaves_out_what_does_not_fit_whole) {
+    struct run_info run = ud_run(2, "x");
+    (void)run;
+    struct engine_snap *s = &ud_snaps[1];
+    s->step_ms = 12.1;
+    s->sync[0].count = 120;
+    s->sync[0].p99_ns = 1200000;
+    s->coll[EV_COLL_ALLREDUCE] =
+        (struct engine_coll_summary){.calls = 14, .p50_ns = 310000, .p99_ns = 1100000};
+    char buf[256];
+    ui_devices_sync_line(s, 3, true, 0, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "dev3* step 12.1ms  sync x120 p99 1.2ms  allreduce x14 p50 310.0us "
+                          "p99 1.1ms");
+    ui_devices_sync_line(s, 3, false, 60, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "dev3  step 12.1ms  sync x120 p99 1.2ms");
+    ui_devices_sync_line(s, 3, false, 10, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "dev3 ");
+}
+
+Test(ui_devices, columns_at_the_dashboard_widths) {
+    /* the memory panel's 34-column cells: 80 columns hold 2, a 120-column panel 3, half of
+     * 200 columns 2 */
+    cr_assert_eq(ui_devices_columns(78, 34, 8), 2);
+    cr_assert_eq(ui_devices_columns(118, 34, 8), 3);
+    cr_assert_eq(ui_devices_columns(98, 34, 8), 2);
+    cr_assert_eq(ui_devices_columns(118, 34, 2), 2);
+}

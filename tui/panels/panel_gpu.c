@@ -156,14 +156,26 @@ static void panel_gpu_train(struct panel *p, int y, const struct ui_frame *f) {
            pool, alloc, used, total, s->dev.name);
 }
 
+/* The title: the backend, the GPUs, "+N more" for those scrolled out of view (up and down
+ * reach them), and the Enter hint while focused and there is room. */
+static void panel_gpu_title(struct panel *p, unsigned n, unsigned hidden,
+                            const struct ui_frame *f) {
+    char info[96], more[32] = "";
+    if (hidden) {
+        ui_devices_more(hidden, more, sizeof(more));
+        snprintf(more + strlen(more), sizeof(more) - strlen(more), " (up/down)");
+    }
+    int at = snprintf(info, sizeof(info), "%s  %u GPU%s%s%s", f->run->backend, n, n == 1 ? "" : "s",
+                      more[0] ? "  " : "", more);
+    if (p->focused && at + 16 <= p->w - 14) /* as w_title shows info */
+        snprintf(info + at, sizeof(info) - (size_t)at, "  Enter: details");
+    w_title(p->win, "GPU", info, p->focused, f);
+}
+
 static void panel_gpu_draw(struct panel *p, const struct ui_frame *f) {
     struct panel_gpu *g = p->priv;
     const struct tele_snap *t = f->tele;
     unsigned n = t ? t->n_gpus : 0;
-    char info[64];
-    snprintf(info, sizeof(info), "%s  %u GPU%s%s", f->run->backend, n, n == 1 ? "" : "s",
-             p->focused ? "  Enter: details" : "");
-    w_title(p->win, "GPU", info, p->focused, f);
     int rows = p->h - 2; /* one row kept for the training line */
     if (g->selected >= (int)n)
         g->selected = n ? (int)n - 1 : 0;
@@ -174,13 +186,15 @@ static void panel_gpu_draw(struct panel *p, const struct ui_frame *f) {
     int y = 1;
     if (n == 0 && y < p->h - 1)
         panel_gpu_why(p, y++, f);
-    for (unsigned i = (unsigned)g->scroll; i < n && y < p->h - 1; i++, y++)
+    unsigned shown = 0;
+    for (unsigned i = (unsigned)g->scroll; i < n && y < p->h - 1; i++, y++, shown++)
         panel_gpu_row(p, y, &t->gpus[i],
                       f->n_snaps > 1 ? gpu_view_train_rank(t, (int)i, f->snaps, f->n_snaps) >= 0
                                      : (int)i == f->tele_train,
                       (int)i == g->selected, f);
     if (y < p->h)
         panel_gpu_train(p, p->h - 1, f);
+    panel_gpu_title(p, n, n - shown, f);
 }
 
 static unsigned panel_gpu_key(struct panel *p, int ch, const struct ui_frame *f) {

@@ -147,9 +147,9 @@ static void panel_memory_full(struct panel *p, const struct engine_snap *sn, uns
         w_text(p->win, y, 1, w, THEME_DIM, f, "... %u more segments", l->n_segments - l->n_listed);
 }
 
-/* Rank k's pool in a column of width w at x: the device and its numbers on two rows, then
- * its segment map as far as it goes. */
-static void panel_memory_column(struct panel *p, int x, int w, unsigned k,
+/* Rank k's pool in a cell of h rows and w columns at (y0, x): the device and its numbers on
+ * two rows, then its segment map as far as it goes, the segments left out counted. */
+static void panel_memory_column(struct panel *p, int y0, int x, int h, int w, unsigned k,
                                 const struct ui_frame *f) {
     const struct engine_snap *sn = f->snaps[k];
     const struct mem_stats *m = &sn->mem;
@@ -158,10 +158,10 @@ static void panel_memory_column(struct panel *p, int x, int w, unsigned k,
     ui_fmt_bytes(al, sizeof(al), m->allocated_bytes);
     ui_fmt_bytes(re, sizeof(re), m->reserved_bytes);
     ui_fmt_bytes(lf, sizeof(lf), m->largest_free_bytes);
-    w_text(p->win, 1, x, w, k == f->gpu ? THEME_TITLE : THEME_TEXT, f, "dev%u%s alloc %s res %s",
+    w_text(p->win, y0, x, w, k == f->gpu ? THEME_TITLE : THEME_TEXT, f, "dev%u%s alloc %s res %s",
            ui_dev_index(f->run, k), k == f->gpu ? "*" : " ", al, re);
-    int y = 2;
-    if (y < p->h)
+    int y = y0 + 1, end = y0 + h < p->h ? y0 + h : p->h;
+    if (y < end)
         w_text(p->win, y++, x, w,
                m->n_oom        ? THEME_ERROR
                : m->frag > 0.5 ? THEME_WARN
@@ -169,11 +169,35 @@ static void panel_memory_column(struct panel *p, int x, int w, unsigned k,
                f, "  free %s  frag %.0f%%%s", lf, m->frag * 100.0, m->n_oom ? "  OOM" : "");
     int big_seg, big_blk;
     panel_memory_largest(l, &big_seg, &big_blk);
+    /* the segments that fit, keeping the last row for the count of the rest */
+    uint32_t fit = end - y > 0 ? (uint32_t)(end - y) : 0;
+    if (l->n_segments > fit && fit > 0)
+        fit--;
     uint32_t i = 0;
-    for (; i < l->n_listed && y < p->h && w - 10 >= 4; i++, y++)
+    for (; i < l->n_listed && i < fit && w - 10 >= 4; i++, y++)
         panel_memory_segment(p->win, y, x, w - 10, l, i, big_seg, big_blk, f);
-    if (y < p->h && l->n_segments > i)
+    if (y < end && l->n_segments > i)
         w_text(p->win, y, x, w, THEME_DIM, f, "  +%u more segments", l->n_segments - i);
+}
+
+/* Several devices side by side, in as many rows of cells as the panel's rows allow (each
+ * cell at least the two rows of numbers): all of them where they fit, else a window around
+ * the selected one and "+N more" in the title. */
+static void panel_memory_grid(struct panel *p, unsigned n, unsigned cols,
+                              const struct ui_frame *f) {
+    int w = p->w - 2, rows = p->h - 1;
+    unsigned grid = (n + cols - 1) / cols, fit = rows >= 2 ? (unsigned)rows / 2 : 1;
+    grid = grid < fit ? grid : fit;
+    unsigned shown, first = ui_devices_window(n, cols * grid, f->gpu, &shown);
+    char more[24], info[96];
+    ui_devices_more(n - shown, more, sizeof(more));
+    snprintf(info, sizeof(info), "%u devices%s%s", n, more[0] ? "  " : "", more);
+    w_title(p->win, "memory pool", info, p->focused, f);
+    unsigned per_row = (shown + grid - 1) / grid; /* spread evenly over the grid's rows */
+    int cw = (w - (int)(per_row - 1)) / (int)per_row, ch = rows / (int)grid;
+    for (unsigned c = 0; c < shown; c++)
+        panel_memory_column(p, 1 + (int)(c / per_row) * ch, 1 + (int)(c % per_row) * (cw + 1), ch,
+                            cw, first + c, f);
 }
 
 static void panel_memory_draw(struct panel *p, const struct ui_frame *f) {
@@ -182,23 +206,15 @@ static void panel_memory_draw(struct panel *p, const struct ui_frame *f) {
         panel_memory_full(p, f->snap, 0, "", f);
         return;
     }
-    int w = p->w - 2;
-    unsigned cols = ui_devices_columns(w, PANEL_MEMORY_COL_MIN, n), shown;
-    char more[24], info[96];
+    unsigned cols = ui_devices_columns(p->w - 2, PANEL_MEMORY_COL_MIN, n);
     if (cols < 2) { /* no room beside each other: the selected device */
         unsigned k = f->gpu < n ? f->gpu : 0;
         char dev[48];
-        snprintf(dev, sizeof(dev), "dev%u (%u/%u, 1-9)  ", ui_dev_index(f->run, k), k + 1, n);
+        snprintf(dev, sizeof(dev), "dev%u  +%u more (1-9)  ", ui_dev_index(f->run, k), n - 1);
         panel_memory_full(p, f->snaps[k], k, dev, f);
         return;
     }
-    unsigned first = ui_devices_window(n, cols, f->gpu, &shown);
-    ui_devices_more(n - shown, more, sizeof(more));
-    snprintf(info, sizeof(info), "%u devices%s%s", n, more[0] ? "  " : "", more);
-    w_title(p->win, "memory pool", info, p->focused, f);
-    int cw = (w - (int)(shown - 1)) / (int)shown;
-    for (unsigned c = 0; c < shown; c++)
-        panel_memory_column(p, 1 + (int)c * (cw + 1), cw, first + c, f);
+    panel_memory_grid(p, n, cols, f);
 }
 
 const struct panel_ops panel_memory_ops = {

@@ -6,6 +6,7 @@
 #include "tui/widgets.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static const char *const panel_sync_watch_names[] = {"ok", "SLOW", "HANG"};
 
@@ -112,31 +113,40 @@ static void panel_sync_compact(struct panel *p, int y, const struct ui_frame *f)
     }
 }
 
-/* Several devices: the skew line, then a line per device (a window around the selected one
- * with "+N more" when rows are short). Returns the next row. */
+/* Several devices: the skew line where a device line still fits under it, then a line per
+ * device (a window around the selected one); when some are left out, the last line shown
+ * carries "+N more" at its right end, so the mark is there whatever the rows. Returns the
+ * next row. */
 static int panel_sync_devices(struct panel *p, int y, int rows, const struct ui_frame *f) {
     char line[256];
     struct ui_skew sk;
     if (rows <= 0)
         return y;
-    if (ui_devices_skew(f->snaps, f->n_snaps, &sk)) {
+    if (rows >= 2 && ui_devices_skew(f->snaps, f->n_snaps, &sk)) {
         ui_devices_skew_line(&sk, f->run, line, sizeof(line));
         w_text(p->win, y++, 1, p->w - 2, THEME_TEXT, f, "%s", line);
-    } else {
+        rows--;
+    } else if (rows >= 2) {
         w_text(p->win, y++, 1, p->w - 2, THEME_DIM, f, "step skew: n/a until every device steps");
+        rows--;
     }
-    rows--;
     unsigned shown, n = f->n_snaps;
-    unsigned room = rows >= (int)n ? n : rows > 1 ? (unsigned)rows - 1 : 1;
-    unsigned first = ui_devices_window(n, room, f->gpu, &shown);
-    for (unsigned k = first; k < first + shown && rows > 0; k++, rows--) {
-        ui_devices_sync_line(f->snaps[k], ui_dev_index(f->run, k), k == f->gpu, line, sizeof(line));
-        w_text(p->win, y++, 1, p->w - 2, k == f->gpu ? THEME_TITLE : THEME_TEXT, f, "%s", line);
-    }
-    if (shown < n && rows > 0) {
-        char more[24];
+    unsigned first = ui_devices_window(n, (unsigned)rows, f->gpu, &shown);
+    char more[32] = "";
+    if (shown < n) {
         ui_devices_more(n - shown, more, sizeof(more));
-        w_text(p->win, y++, 1, p->w - 2, THEME_DIM, f, "%s (1-9 selects)", more);
+        snprintf(more + strlen(more), sizeof(more) - strlen(more), " (1-9)");
+    }
+    int mw = more[0] ? (int)strlen(more) + 2 : 0;
+    for (unsigned k = first; k < first + shown; k++) {
+        bool last = k + 1 == first + shown;
+        ui_devices_sync_line(f->snaps[k], ui_dev_index(f->run, k), k == f->gpu,
+                             p->w - 2 - (last ? mw : 0), line, sizeof(line));
+        w_text(p->win, y, 1, p->w - 2 - (last ? mw : 0), k == f->gpu ? THEME_TITLE : THEME_TEXT, f,
+               "%s", line);
+        if (last && mw)
+            w_text(p->win, y, p->w - mw, mw, THEME_DIM, f, " %s", more);
+        y++;
     }
     return y;
 }
@@ -153,7 +163,7 @@ static void panel_sync_draw(struct panel *p, const struct ui_frame *f) {
     int y = 1;
     if (f->n_snaps > 1) { /* the in-flight line, the devices, then the selected one's ops */
         panel_sync_inflight(p, y++, f);
-        if (st != UI_WATCH_OK && y + 2 < p->h) { /* the driver's side: two rows */
+        if (st != UI_WATCH_OK && y + 2 < p->h) { /* the driver's side: two rows, a device's kept */
             panel_sync_driver(p, y, f);
             y += 2;
         }

@@ -165,9 +165,38 @@ static void panel_timeline_legend(struct panel *p, int y, const struct ui_frame 
     }
 }
 
+/* The title: the selected device, the span, the kernel failures, "+N more" devices, the
+ * quiet phases hidden and the zoom keys. Where the title row is short the keys go first, then
+ * the phases, then the kernel count: the device mark stays. */
+static void panel_timeline_info(struct panel *p, unsigned hidden, size_t n_marks, int dropped,
+                                const struct ui_frame *f) {
+    char span[16], info[160], kinfo[24] = "", more[32] = "", quiet[40] = "";
+    panel_timeline_span(f->window_ns, span, sizeof(span));
+    if (hidden) {
+        ui_devices_more(hidden, more, sizeof(more));
+        snprintf(more + strlen(more), sizeof(more) - strlen(more), " (1-9)");
+    }
+    if (dropped)
+        snprintf(quiet, sizeof(quiet), "%d quiet phase%s hidden", dropped, dropped == 1 ? "" : "s");
+    int room = p->w - (int)strlen(panel_timeline_ops.title) - 11; /* as w_title shows info */
+    for (int drop = 0; drop < 4; drop++) {
+        if (n_marks && drop < 3)
+            snprintf(kinfo, sizeof(kinfo), "kernel %zu", n_marks);
+        else
+            kinfo[0] = '\0';
+        const char *parts[] = {kinfo, more, drop < 2 ? quiet : "", drop < 1 ? "< >" : ""};
+        int at = snprintf(info, sizeof(info), "dev%u  last %s", ui_dev_index(f->run, f->gpu), span);
+        for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
+            if (parts[k][0] && (size_t)at < sizeof(info))
+                at += snprintf(info + at, sizeof(info) - (size_t)at, "  %s", parts[k]);
+        if (at <= room)
+            break;
+    }
+    w_title(p->win, "timeline", info, p->focused, f);
+}
+
 static void panel_timeline_draw(struct panel *p, const struct ui_frame *f) {
     static struct ui_mark marks[UI_PAINT_MAX_COLS];
-    char span[16], info[128];
     int x0 = PANEL_TIMELINE_LABEL + 1, dropped = 0;
     int width = p->w - x0 - 1 < UI_PAINT_MAX_COLS ? p->w - x0 - 1 : UI_PAINT_MAX_COLS;
     uint64_t t1 = f->now_ns, t0 = t1 > f->window_ns ? t1 - f->window_ns : 0;
@@ -179,15 +208,18 @@ static void panel_timeline_draw(struct panel *p, const struct ui_frame *f) {
     for (int d = 0; d < group; d++)
         panel_timeline_row(p, 1 + d, (unsigned)d, false, x0, width, f);
     int y = panel_timeline_gantt(p, 1 + group, p->h - 2 - kernel - group, x0, width, &dropped, f);
-    bool compact = y < 0;
+    bool compact = y < 0, legend = false;
     if (compact) { /* the dominant phase per device, and the host's waits */
+        /* rows under the title: the devices come first, then the legend (under the axis),
+         * then the selected device's waits */
+        int left = p->h - 1 - 1 - kernel;
+        first = ui_devices_window(n, left > 0 ? (unsigned)left : 1, f->gpu, &shown);
+        left -= (int)shown;
+        legend = left-- > 0;
         y = 1;
-        int end = p->h - 2;                   /* the axis, and the legend or else the kernel row */
-        int room = end - y - (n > 1 ? 1 : 0); /* rows for devices, the wait row kept */
-        first = ui_devices_window(n, room > 0 ? (unsigned)room : 1, f->gpu, &shown);
-        for (unsigned d = first; d < first + shown && y < end; d++)
+        for (unsigned d = first; d < first + shown; d++)
             panel_timeline_row(p, y++, d, false, x0, width, f);
-        if (y < end)
+        if (left > 0)
             panel_timeline_row(p, y++, f->gpu, true, x0, width, f);
     } else {
         shown = n;
@@ -195,22 +227,9 @@ static void panel_timeline_draw(struct panel *p, const struct ui_frame *f) {
     if (kernel)
         panel_timeline_kernel_row(p, y++, x0, width, marks, f);
     panel_timeline_axis(p, y++, x0, width, f);
-    if (compact && y < p->h)
+    if (compact && legend && y < p->h)
         panel_timeline_legend(p, y, f);
-    panel_timeline_span(f->window_ns, span, sizeof(span));
-    char kinfo[48] = "", more[24];
-    if (n_marks)
-        snprintf(kinfo, sizeof(kinfo), "  kernel %zu", n_marks);
-    ui_devices_more(n - shown, more, sizeof(more));
-    if (more[0])
-        snprintf(kinfo + strlen(kinfo), sizeof(kinfo) - strlen(kinfo), "  %s (1-9)", more);
-    unsigned dev = ui_dev_index(f->run, f->gpu);
-    if (dropped)
-        snprintf(info, sizeof(info), "dev%u  last %s%s  %d quiet phase%s hidden  < >", dev, span,
-                 kinfo, dropped, dropped == 1 ? "" : "s");
-    else
-        snprintf(info, sizeof(info), "dev%u  last %s%s  < >", dev, span, kinfo);
-    w_title(p->win, "timeline", info, p->focused, f);
+    panel_timeline_info(p, n - shown, (size_t)n_marks, dropped, f);
 }
 
 const struct panel_ops panel_timeline_ops = {
