@@ -6,8 +6,10 @@
 #                                         on the threaded ones
 #   scripts/dev.sh build                  install deps and build only
 #   scripts/dev.sh amd                    install Debian's hipcc, build the AMD GPU backend and
-#                                         run every test there (on a machine without an AMD
-#                                         GPU: the CPU fallback, and the GPU suite skips)
+#                                         run the tests of what links it there (on a machine
+#                                         without an AMD GPU: the CPU fallback, and the GPU
+#                                         suite skips); the modules that never touch a compute
+#                                         backend are the same in every build and run in test
 #   scripts/dev.sh fuzz                   install clang, build the libFuzzer targets (ASan+UBSan)
 #                                         and fuzz the kernel-log parser for RS_FUZZ_SECONDS
 #                                         (default 60) from build-fuzz/corpus; fails on a crash
@@ -56,7 +58,14 @@ sanitize)
     ;;
 amd)
     configure_build "$top/build-amd" -DRS_WERROR=ON -DRINGSIDE_HIP=AMD -DRS_BENCH=OFF
-    ctest --test-dir "$top/build-amd" --output-on-failure -V -j"$jobs"
+    # not here: tests of modules that link no compute backend (pure formatters, parsers,
+    # the view model, the kernel-log rules, the recording), which test runs already
+    nobackend='^(test_core|test_data|test_memory|test_vpoc|test_mlp|test_theme|test_layout'
+    nobackend+='|test_ui_model|test_ui_devices|test_panels|test_keymap|test_gpu_view|test_prom'
+    nobackend+='|test_agent_status|test_agent_metrics|test_kmsg|test_kmsg_fixtures'
+    nobackend+='|test_kmsg_inject|test_probe|test_bundle|lint_deps|lint_no_shell'
+    nobackend+='|e2e_kmsg|e2e_replay|e2e_telemetry|e2e_rsmi_ns|e2e_enospc)$'
+    ctest --test-dir "$top/build-amd" --output-on-failure -V -j"$jobs" -E "$nobackend"
     ;;
 fuzz)
     # every libFuzzer target for RS_FUZZ_SECONDS each (default 60); RS_FUZZ_ONLY=NAME for one,

@@ -153,6 +153,14 @@ struct compute_ops {
      * bounded search that frees what it tried. NULL when the backend cannot tell. */
     int (*mem_probe)(struct compute *c, uint64_t *largest_bytes);
 
+    /* Blocks: the best rate of reps copies of bytes one way (h2d: host to device), each one
+     * asynchronous copy on the stream waited for, after one copy to warm up; host memory
+     * pinned (page-locked, the DMA engine reads it directly) or pageable (what a loader without
+     * pinned memory hands the runtime, which stages it). GB/s (1e9 bytes a second) into
+     * *best_gbs. NULL when the backend has no device memory. */
+    int (*copy_rate)(struct compute *c, size_t bytes, bool pinned, bool h2d, int reps,
+                     double *best_gbs);
+
     /* Events: record on the stream; time readable after a sync that covers it. */
     int (*event_record)(struct compute *c, struct compute_event *e);
     int (*event_time_ns)(struct compute *c, const struct compute_event *e, uint64_t *t_ns);

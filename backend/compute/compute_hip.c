@@ -326,6 +326,35 @@ static void compute_hip_close(struct compute *c) {
 
 /* ---- memory ---- */
 
+static int compute_hip_copy_rate(struct compute *c, size_t bytes, bool pinned, bool h2d, int reps,
+                                 double *best_gbs) {
+    void *dev = NULL, *host = NULL;
+    int e = compute_hip_enter(c) ? -1 : 0;
+    e = e ? e : rs_gpu_malloc(&dev, bytes);
+    if (e == 0 && pinned)
+        e = rs_gpu_host_alloc(&host, bytes);
+    else if (e == 0 && !(host = calloc(1, bytes)))
+        e = -1;
+    void *stream = compute_hip_priv(c)->stream;
+    *best_gbs = 0;
+    for (int k = 0; e == 0 && k <= reps; k++) { /* the first warms up */
+        uint64_t t0 = mono_now_ns();
+        e = h2d ? rs_gpu_copy_h2d(dev, host, bytes, stream)
+                : rs_gpu_copy_d2h(host, dev, bytes, stream);
+        e = e ? e : rs_gpu_stream_sync(stream);
+        double gbs = (double)bytes / ((double)(mono_now_ns() - t0) / 1e9) / 1e9;
+        if (e == 0 && k > 0 && gbs > *best_gbs)
+            *best_gbs = gbs;
+    }
+    if (host && pinned)
+        rs_gpu_host_free(host);
+    else
+        free(host);
+    if (dev)
+        rs_gpu_free(dev);
+    return e < 0 ? -ENOMEM : compute_hip_code(e);
+}
+
 static int compute_hip_raw_alloc(void *ctx, size_t bytes, void **out) {
     *out = NULL;
     int rc = compute_hip_enter(ctx);
@@ -498,6 +527,7 @@ const struct compute_ops compute_hip_ops = {
     .mlp_read_grad = compute_hip_mlp_read_grad,
     .mlp_grad_reduce = compute_hip_mlp_grad_reduce,
     .native_stream = compute_hip_native_stream,
+    .copy_rate = compute_hip_copy_rate,
     .mem_probe = compute_hip_mem_probe,
     .event_record = compute_hip_event_record,
     .event_time_ns = compute_hip_event_time_ns,

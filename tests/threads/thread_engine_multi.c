@@ -143,11 +143,11 @@ int thread_case_engine_multi_drop(char *why, size_t whylen) {
 
 int thread_case_engine_multi_teardown(char *why, size_t whylen) {
     struct tem t;
-    int rc = tem_open(&t, "0,1", "hang:teardown:60", 1, why, whylen);
+    int rc = tem_open(&t, "0,1", "hang:teardown:60:dev1", 1, why, whylen);
     if (rc == 0 && engine_start(t.e) != 0)
         rc = errbuf_set(why, whylen, -1, "engine_start");
     if (rc == 0) {
-        tem_wait(&t, tem_never); /* every device holds back: the first to time out aborts */
+        tem_wait(&t, tem_never); /* dev 0 times out in destroy and aborts: dev 1's wait ends */
         struct engine_result res;
         engine_join(t.e, &res);
         if (res.state != ENGINE_FINISHED)
