@@ -134,6 +134,9 @@ struct tele_nvml_fns {
 /* ---- the provider's state ---- */
 
 /* One GPU: identity read once at open; the PCIe rates come from the background thread. */
+/* How often the slow calls run (the process list, ECC): every sample reports their latest. */
+#define TELE_NVML_SLOW_NS 2000000000ull
+
 struct tele_nvml_dev {
     tele_nvml_device_t h;
     char pci[16];
@@ -143,6 +146,10 @@ struct tele_nvml_dev {
     bool no_fan, no_ecc;
     unsigned char *procs; /* get_procs buffer, grown on demand */
     unsigned int procs_cap;
+    /* The slow calls (the process list, the ECC counters: most of a sample's time) at their own
+     * cadence: their last answers, copied into every sample until the next time. */
+    struct tele_gpu slow;
+    uint64_t slow_ns; /* when slow was read (mono_now_ns); 0: never */
     /* guarded by tele_nvml.w.mu */
     unsigned int tx_kb_per_s, rx_kb_per_s;
     bool tx_valid, rx_valid;

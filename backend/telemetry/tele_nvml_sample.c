@@ -1,5 +1,6 @@
 /* One NVML sample of one GPU: memory, gauges, link, ECC counters and the compute processes,
  * converted to the record's units; a call that fails leaves its field unset. */
+#include "backend/core/mono.h"
 #include "backend/telemetry/tele_nvml_internal.h"
 
 #include <errno.h>
@@ -172,6 +173,19 @@ static void tele_nvml_sample_procs(struct tele_nvml *s, struct tele_nvml_dev *d,
         tele_set(g, TELE_F_PROC_VRAM, sum);
 }
 
+/* The slow fields' last answers into g. */
+static void tele_nvml_slow_copy(const struct tele_gpu *slow, struct tele_gpu *g) {
+    static const enum tele_field fields[] = {TELE_F_ECC_CE, TELE_F_ECC_UE, TELE_F_PROC_VRAM};
+    double v;
+    for (size_t k = 0; k < sizeof(fields) / sizeof(fields[0]); k++)
+        if (tele_get(slow, fields[k], &v))
+            tele_set(g, fields[k], v);
+    memcpy(g->procs, slow->procs, (size_t)slow->n_procs * sizeof(slow->procs[0]));
+    g->n_procs = slow->n_procs;
+    g->procs_src = slow->procs_src;
+    g->procs_more = slow->procs_more;
+}
+
 void tele_nvml_sample_dev(struct tele_nvml *s, struct tele_nvml_dev *d, struct tele_gpu *g) {
     tele_gpu_init(g, d->pci);
     g->vendor = TELE_VENDOR_NVIDIA;
@@ -185,6 +199,12 @@ void tele_nvml_sample_dev(struct tele_nvml *s, struct tele_nvml_dev *d, struct t
     tele_nvml_sample_clocks(&s->fn, d->h, g);
     tele_nvml_sample_fan(&s->fn, d, g);
     tele_nvml_sample_link(s, d, g);
-    tele_nvml_sample_ecc(&s->fn, d, g);
-    tele_nvml_sample_procs(s, d, g);
+    uint64_t now = mono_now_ns();
+    if (d->slow_ns == 0 || now - d->slow_ns >= TELE_NVML_SLOW_NS) {
+        tele_gpu_init(&d->slow, d->pci);
+        tele_nvml_sample_ecc(&s->fn, d, &d->slow);
+        tele_nvml_sample_procs(s, d, &d->slow);
+        d->slow_ns = now ? now : 1;
+    }
+    tele_nvml_slow_copy(&d->slow, g);
 }
