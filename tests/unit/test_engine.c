@@ -42,14 +42,17 @@ static void eng_drain(struct evring *r) {
     eng_n += evring_drain(r, eng_events + eng_n, room);
 }
 
-/* Drain events until pred holds on the latest snapshot (or the engine is done). */
+/* Drain events until pred holds on the latest snapshot (or the engine is done), then once
+ * more: what the engine pushed before it published that snapshot is drained too. */
 static const struct engine_snap *eng_wait(struct engine *e, struct evring *r,
                                           bool (*pred)(const struct engine_snap *)) {
     for (;;) {
         eng_drain(r);
         const struct engine_snap *s = engine_snap_read(e, NULL);
-        if (pred(s) || engine_done(e))
+        if (pred(s) || engine_done(e)) {
+            eng_drain(r);
             return s;
+        }
         struct pollfd pf = {evring_wake_fd(r), POLLIN, 0};
         poll(&pf, 1, 20);
     }

@@ -62,8 +62,10 @@ static void em_start(struct em_run *x, const struct engine_conf *c) {
 static void em_wait(struct em_run *x, bool (*pred)(const struct engine_snap *)) {
     for (;;) {
         em_drain(x->r);
-        if (pred(engine_snap_read(x->e, NULL)) || engine_done(x->e))
+        if (pred(engine_snap_read(x->e, NULL)) || engine_done(x->e)) {
+            em_drain(x->r); /* what was pushed before that snapshot */
             return;
+        }
         struct pollfd pf = {evring_wake_fd(x->r), POLLIN, 0};
         poll(&pf, 1, 20);
     }
