@@ -214,7 +214,7 @@ int ui_devices_sync_line(const struct engine_snap *s, unsigned dev, bool sel, in
         snprintf(part, sizeof(part), "  sync x%llu p99 %s", (unsigned long long)count, a);
         at = ui_devices_part(buf, n, at, width, part);
     }
-    const struct engine_coll_summary *c = &s->coll[EV_COLL_ALLREDUCE];
+    const struct comm_op_stats *c = &s->coll[EV_COLL_ALLREDUCE];
     if (c->calls) {
         ui_fmt_ns(a, sizeof(a), c->p50_ns);
         ui_fmt_ns(b, sizeof(b), c->p99_ns);

@@ -76,12 +76,8 @@ static void engine_publish_coll(struct engine_dev *d) {
     d->s.has_coll_inflight = trace_coll_inflight(e->trace, d->c->dev, &d->s.coll_inflight);
     if (!e->comm)
         return;
-    for (unsigned op = EV_COLL_INIT; op < EV_COLL_COUNT; op++) {
-        struct comm_op_stats st;
-        comm_stats(e->comm, d->rank, (enum comm_op)op, &st);
-        d->s.coll[op] = (struct engine_coll_summary){st.calls,  st.errors, st.bytes, st.p50_ns,
-                                                     st.p99_ns, st.max_ns, st.sum_ns};
-    }
+    for (unsigned op = EV_COLL_INIT; op < EV_COLL_COUNT; op++)
+        comm_stats(e->comm, d->rank, (enum comm_op)op, &d->s.coll[op]);
 }
 
 void engine_publish(struct engine_dev *d, bool force) {

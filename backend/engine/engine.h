@@ -4,6 +4,7 @@
 #ifndef RINGSIDE_BACKEND_ENGINE_ENGINE_H
 #define RINGSIDE_BACKEND_ENGINE_ENGINE_H
 
+#include "backend/comm/comm.h"
 #include "backend/compute/compute.h"
 #include "backend/core/evring.h"
 #include "backend/memory/mem_pool.h"
@@ -94,12 +95,6 @@ enum engine_state {
     ENGINE_FAILED,
 };
 
-/* One device's record of one kind of collective call. */
-struct engine_coll_summary {
-    uint64_t calls, errors, bytes;
-    uint64_t p50_ns, p99_ns, max_ns, sum_ns;
-};
-
 /* Everything the UI shows that is not an event: copied by value, published a few times a
  * second and at every state change. One per training device: progress and losses are the
  * run's (the same on every device), the rest the device's own. */
@@ -130,9 +125,10 @@ struct engine_snap {
     struct trace_inflight inflight;
     bool has_inflight;
     /* several devices: which one this is, its collective calls, and the one in flight */
-    uint16_t rank, n_ranks;                         /* n_ranks 1: a run on one device */
-    unsigned device;                                /* its index (--devices) */
-    struct engine_coll_summary coll[EV_COLL_COUNT]; /* by enum ev_coll_op (NONE unused) */
+    uint16_t rank, n_ranks;                   /* n_ranks 1: a run on one device */
+    unsigned device;                          /* its index (--devices) */
+    struct comm_op_stats coll[EV_COLL_COUNT]; /* the communicator's record, by enum
+                                                 ev_coll_op (NONE unused) */
     struct trace_coll coll_inflight;
     bool has_coll_inflight;
     double step_ms; /* this device's mean step time over the last window (0: none yet) */

@@ -24,7 +24,8 @@ static uint64_t engine_secs_ns(double s) {
 }
 
 int engine_group_open(struct engine *e, char *err, size_t errlen) {
-    const char *impl = strcmp(engine_dev0(e)->c->ops->name, "cpu") == 0 ? "cpu" : "nccl";
+    /* a backend without a runtime stream keeps its memory on the host: the CPU all-reduce */
+    const char *impl = compute_stream_handle(engine_dev0(e)->c) ? "nccl" : "cpu";
     struct comm_conf cc = {.n_ranks = e->n_dev,
                            .lib = e->conf.comm_lib[0] ? e->conf.comm_lib : NULL};
     char why[512];
@@ -57,7 +58,7 @@ void engine_fault_wait(struct engine_dev *d, enum ev_phase_id phase) {
     engine_nap(d->e, in.extra_ns);
 }
 
-/* One collective call's event. */
+/* The event of a call outside the steps (joining, leaving the group). */
 static void engine_coll_emit(struct engine_dev *d, enum ev_coll_op op, int rc, uint64_t t0,
                              uint64_t bytes) {
     uint64_t t1 = mono_now_ns();
@@ -70,7 +71,7 @@ static void engine_coll_emit(struct engine_dev *d, enum ev_coll_op op, int rc, u
                                  .dur_ns = t1 - t0,
                                  .max_ns = t1 - t0,
                                  .epoch = d->s.epoch,
-                                 .step = op == EV_COLL_ALLREDUCE ? d->s.step : -1};
+                                 .step = -1}; /* joining, leaving: outside a step */
     trace_emit(d->e->trace, &ev);
 }
 
@@ -186,7 +187,7 @@ int engine_exchange(struct engine_dev *d, double *v, size_t n, char *err, size_t
     if (e->n_dev == 1 || !e->comm)
         return 0;
     const struct compute_ops *ops = d->c->ops;
-    bool host = strcmp(ops->name, "cpu") == 0; /* the CPU backend's memory is the host's */
+    bool host = compute_stream_handle(d->c) == NULL; /* no runtime stream: host memory */
     char why[512] = "";
     int rc = 0;
     uint64_t timeout = engine_secs_ns(e->conf.comm_timeout_s);

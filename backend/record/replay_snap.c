@@ -121,7 +121,7 @@ static void replay_snap_coll(struct replay_snap *rs, unsigned k, uint64_t t_ns,
                              const struct ev_coll *c) {
     if (c->op == EV_COLL_NONE || c->op >= EV_COLL_COUNT || c->calls == 0)
         return;
-    struct engine_coll_summary *o = &rs->snaps[k].coll[c->op];
+    struct comm_op_stats *o = &rs->snaps[k].coll[c->op];
     struct trace_hist *h = &rs->d[k].coll[c->op];
     for (uint32_t i = 0; i < c->calls && i < 64; i++) /* each call at the events' mean */
         trace_hist_add(h, c->dur_ns / c->calls);

@@ -657,7 +657,7 @@ static void pt_devices(unsigned n) {
         pt_devs[k] = pt_snap;
         pt_devs[k].step_ms = 12.5;
         pt_devs[k].coll[EV_COLL_ALLREDUCE] =
-            (struct engine_coll_summary){.calls = 140, .p50_ns = 310000, .p99_ns = 1100000};
+            (struct comm_op_stats){.calls = 140, .p50_ns = 310000, .p99_ns = 1100000};
         snprintf(pt_devs[k].dev.pci, sizeof(pt_devs[k].dev.pci), "0000:%02x:00.0", 0x10 + k);
         struct tele_gpu *g = &pt_tele.gpus[k];
         tele_gpu_init(g, pt_devs[k].dev.pci);

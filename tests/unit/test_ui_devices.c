@@ -207,7 +207,7 @@ Test(ui_devices, sync_line_leaves_out_what_does_not_fit_whole) {
     s->sync[0].count = 120;
     s->sync[0].p99_ns = 1200000;
     s->coll[EV_COLL_ALLREDUCE] =
-        (struct engine_coll_summary){.calls = 14, .p50_ns = 310000, .p99_ns = 1100000};
+        (struct comm_op_stats){.calls = 14, .p50_ns = 310000, .p99_ns = 1100000};
     char buf[256];
     ui_devices_sync_line(s, 3, true, 0, buf, sizeof(buf));
     cr_assert_str_eq(buf, "dev3* step 12.1ms  sync x120 p99 1.2ms  allreduce x14 p50 310.0us "

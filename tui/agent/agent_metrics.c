@@ -193,7 +193,7 @@ static void agent_devices(struct prom_writer *w, const struct agent_metrics_in *
         prom_family(w, fams[f].name, fams[f].type, fams[f].help);
         for (unsigned k = 0; k < in->n_devs; k++)
             for (unsigned op = EV_COLL_INIT; op < EV_COLL_COUNT; op++) {
-                const struct engine_coll_summary *c = &in->devs[k]->coll[op];
+                const struct comm_op_stats *c = &in->devs[k]->coll[op];
                 double v[] = {(double)c->calls,        (double)c->errors,
                               (double)c->bytes,        (double)c->sum_ns / 1e9,
                               (double)c->p50_ns / 1e9, (double)c->p99_ns / 1e9};
