@@ -5,14 +5,12 @@
 #include "rs_gpu.h"
 
 #define VP_THREADS 256
-/* The batched kernel: one block per session, several resident per multiprocessor so that one
- * block's loads overlap another's reductions; each thread keeps VB_CACHE bars' levels in
- * registers between the two passes. */
-#define VB_THREADS 256
-#define VB_CACHE   6 /* 1536 bars: a full day of one-minute bars */
-/* Resident blocks per multiprocessor, by profile (the range profile keeps more per bar). */
-#define VB_BLOCKS(profile) ((profile) == 0 ? 6 : 4)
-#define VP_LDS             RS_GPU_VPOC_LDS_LEVELS
+/* Packed passes: one block a session, many resident per multiprocessor so that one block's
+ * loads overlap another's reductions; each thread loads VQ_REG words up front (12 x 128: a
+ * whole day of one-minute bars in one go). */
+#define VQ_THREADS 128
+#define VQ_REG     12
+#define VP_LDS     RS_GPU_VPOC_LDS_LEVELS
 
 typedef unsigned long long vp_u64;
 
@@ -193,76 +191,65 @@ __global__ void __launch_bounds__(VP_THREADS)
     vp_finish(hist, n, base, value_area, &red, out);
 }
 
-/* ---- every session at once: one block per session, the profile on chip ---- */
+/* ---- packed passes: every session at once, one block a session, the profile on chip ---- */
 
-template <int PROFILE>
-__global__ void __launch_bounds__(VB_THREADS, VB_BLOCKS(PROFILE))
-    vp_batch_kernel(const rs_gpu_bar *bars, const int64_t *first, double tick, double value_area,
-                    rs_gpu_vpoc_result *out) {
-    __shared__ int64_t lds[VP_LDS];
+/* A packed word's fields (backend/vpoc/vpoc_pack.h). */
+__device__ static inline void vq_unword(vp_u64 w, int *lo, int *hi, int64_t *share) {
+    *lo = (int)(w & 0xfffu);
+    *hi = *lo + (int)(w >> 12 & 0xfffu);
+    *share = (int64_t)(w >> 24);
+}
+
+__device__ static inline void vq_add(int64_t *lds, vp_u64 w) {
+    int lo, hi;
+    int64_t share;
+    vq_unword(w, &lo, &hi, &share);
+    if (share == 0)
+        return;
+    for (int l = lo; l <= hi; l++)
+        vp_lds_add(&lds[l], share);
+}
+
+/* One chunk of every session: block k adds session k's words into its on-chip profile (from
+ * zero on the first chunk, else from acc), then keeps it in acc, or on the last chunk finishes
+ * it. The block's first VQ_REG words a thread are loaded before the profile is set up, so the
+ * loads are in flight while it is. */
+template <bool FIRST, bool LAST>
+__global__ void __launch_bounds__(VQ_THREADS, 8)
+    vq_pass_kernel(const vp_u64 *words, const int64_t *first, const rs_gpu_vpoc_sess *sess,
+                   int64_t *acc, double value_area, rs_gpu_vpoc_result *out) {
+    extern __shared__ int64_t prof[];
     __shared__ vp_red red;
-    int64_t b0 = first[blockIdx.x], b1 = first[blockIdx.x + 1], n = b1 - b0;
-    rs_gpu_vpoc_result *res = &out[blockIdx.x];
-    if (n <= 0) {
-        if (threadIdx.x == 0)
-            res->status = RS_GPU_VPOC_EMPTY;
+    rs_gpu_vpoc_sess s = sess[blockIdx.x];
+    if (s.levels == 0) { /* not packed: profiled elsewhere; say so where the results go */
+        if (LAST && threadIdx.x == 0)
+            out[blockIdx.x].status = RS_GPU_VPOC_SKIPPED;
         return;
     }
-    /* Pass 1: levels and shares, kept in registers for sessions up to VB_CACHE bars a thread
-     * (levels relative to the first bar's, which fits 32 bits in any session that fits on
-     * chip; a wider one is found below and sent back). */
-    bool cached = n <= (int64_t)VB_CACHE * VB_THREADS;
-    int64_t ref = vp_bar(&bars[b0], PROFILE, tick).lo;
-    int32_t clo[VB_CACHE], chi[VB_CACHE];
-    int64_t csh[VB_CACHE];
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    int64_t b0 = first[blockIdx.x], n = first[blockIdx.x + 1] - b0;
+    const vp_u64 *wb = words + b0;
+    vp_u64 w[VQ_REG];
 #pragma unroll
-    for (int j = 0; j < VB_CACHE; j++) {
-        int64_t i = threadIdx.x + (int64_t)j * VB_THREADS;
-        if (cached && i < n) {
-            vp_span t = vp_bar(&bars[b0 + i], PROFILE, tick);
-            lo = t.lo < lo ? t.lo : lo;
-            hi = t.hi > hi ? t.hi : hi;
-            clo[j] = (int32_t)(t.lo - ref);
-            chi[j] = PROFILE == 0 ? 0 : (int32_t)(t.hi - ref); /* close: hi == lo */
-            csh[j] = t.share;
-        }
+    for (int j = 0; j < VQ_REG; j++) {
+        int64_t i = threadIdx.x + (int64_t)j * VQ_THREADS;
+        w[j] = i < n ? wb[i] : 0;
     }
-    if (!cached)
-        for (int64_t i = threadIdx.x; i < n; i += VB_THREADS) {
-            vp_span t = vp_bar(&bars[b0 + i], PROFILE, tick);
-            lo = t.lo < lo ? t.lo : lo;
-            hi = t.hi > hi ? t.hi : hi;
-        }
-    /* The session's level range: min and max through the argmax reduction. */
-    int64_t nlo = -lo, dummy = 0;
-    vp_block_argmax(&nlo, &dummy, &red);
-    int64_t hmax = hi;
-    dummy = 0;
-    vp_block_argmax(&hmax, &dummy, &red);
-    int64_t base = -nlo, span = hmax - base + 1;
-    if (span > VP_LDS) {
-        if (threadIdx.x == 0)
-            res->status = RS_GPU_VPOC_TOO_WIDE;
+    int64_t *a = acc + s.acc_off;
+    for (int l = threadIdx.x; l < s.levels; l += VQ_THREADS)
+        prof[l] = FIRST ? 0 : a[l];
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < VQ_REG; j++)
+        vq_add(prof, w[j]);
+    for (int64_t i = threadIdx.x + (int64_t)VQ_REG * VQ_THREADS; i < n; i += VQ_THREADS)
+        vq_add(prof, wb[i]);
+    __syncthreads();
+    if (!LAST) {
+        for (int l = threadIdx.x; l < s.levels; l += VQ_THREADS)
+            a[l] = prof[l];
         return;
     }
-    for (int64_t i = threadIdx.x; i < span; i += VB_THREADS)
-        lds[i] = 0;
-    __syncthreads();
-    /* Pass 2: into the on-chip profile. */
-    if (cached) {
-#pragma unroll
-        for (int j = 0; j < VB_CACHE; j++)
-            if (threadIdx.x + (int64_t)j * VB_THREADS < n) {
-                vp_span t = {ref + clo[j], ref + (PROFILE == 0 ? clo[j] : chi[j]), csh[j]};
-                vp_add(lds, base, span, t, true);
-            }
-    } else {
-        for (int64_t i = threadIdx.x; i < n; i += VB_THREADS)
-            vp_add(lds, base, span, vp_bar(&bars[b0 + i], PROFILE, tick), true);
-    }
-    __syncthreads();
-    vp_finish(lds, span, base, value_area, &red, res);
+    vp_finish(prof, s.levels, s.base, value_area, &red, &out[blockIdx.x]);
 }
 
 extern "C" {
@@ -288,17 +275,30 @@ int rs_gpu_vpoc_finalize(const int64_t *hist, size_t n_levels, int64_t base,
     return (int)hipGetLastError();
 }
 
-int rs_gpu_vpoc_batch(const struct rs_gpu_bar *bars, const int64_t *first, size_t n_sessions,
-                      const struct rs_gpu_vpoc_params *p, struct rs_gpu_vpoc_result *out,
-                      void *stream) {
+int rs_gpu_vpoc_pass(const uint64_t *words, const int64_t *first,
+                     const struct rs_gpu_vpoc_sess *sess, size_t n_sessions, int max_levels,
+                     int64_t *acc, int first_chunk, int last_chunk, double value_area,
+                     struct rs_gpu_vpoc_result *out, void *stream) {
     if (n_sessions == 0)
         return 0;
-    if (p->profile == 0)
-        RS_LAUNCH(vp_batch_kernel<0>, (unsigned)n_sessions, VB_THREADS, 0, (hipStream_t)stream,
-                  bars, first, p->tick, p->value_area, out);
+    if (max_levels < 1 || max_levels > RS_GPU_VPOC_LDS_LEVELS)
+        return (int)hipErrorInvalidValue;
+    size_t smem = (size_t)max_levels * sizeof(int64_t);
+    const vp_u64 *w = (const vp_u64 *)words;
+    hipStream_t st = (hipStream_t)stream;
+    unsigned nb = (unsigned)n_sessions;
+    if (first_chunk && last_chunk)
+        RS_LAUNCH((vq_pass_kernel<true, true>), nb, VQ_THREADS, smem, st, w, first, sess, acc,
+                  value_area, out);
+    else if (first_chunk)
+        RS_LAUNCH((vq_pass_kernel<true, false>), nb, VQ_THREADS, smem, st, w, first, sess, acc,
+                  value_area, out);
+    else if (last_chunk)
+        RS_LAUNCH((vq_pass_kernel<false, true>), nb, VQ_THREADS, smem, st, w, first, sess, acc,
+                  value_area, out);
     else
-        RS_LAUNCH(vp_batch_kernel<1>, (unsigned)n_sessions, VB_THREADS, 0, (hipStream_t)stream,
-                  bars, first, p->tick, p->value_area, out);
+        RS_LAUNCH((vq_pass_kernel<false, false>), nb, VQ_THREADS, smem, st, w, first, sess, acc,
+                  value_area, out);
     return (int)hipGetLastError();
 }
 

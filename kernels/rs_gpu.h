@@ -102,13 +102,10 @@ struct rs_gpu_vpoc_params {
 
 struct rs_gpu_vpoc_result {
     int64_t poc_level, vah_level, val_level, total_fix;
-    int64_t status; /* 0 done; RS_GPU_VPOC_TOO_WIDE: the session spans more levels than the
-                       batched kernel holds on chip: run it through accumulate/finalize;
-                       RS_GPU_VPOC_EMPTY: the session has no bars */
+    int64_t status; /* 0 done; RS_GPU_VPOC_SKIPPED: a session a packed pass does not hold */
 };
-#define RS_GPU_VPOC_TOO_WIDE 1
-#define RS_GPU_VPOC_EMPTY    2
-/* Levels a session may span for the batched kernel's on-chip profile. */
+#define RS_GPU_VPOC_SKIPPED 3
+/* Levels a packed session may span: its profile is kept on chip. */
 #define RS_GPU_VPOC_LDS_LEVELS 2048
 
 /* Add n bars (device) into hist (device int64[n_levels], index 0 = level base). */
@@ -119,11 +116,24 @@ int rs_gpu_vpoc_accumulate(const struct rs_gpu_bar *bars, size_t n,
 int rs_gpu_vpoc_finalize(const int64_t *hist, size_t n_levels, int64_t base,
                          const struct rs_gpu_vpoc_params *p, struct rs_gpu_vpoc_result *out,
                          void *stream);
-/* Every session at once: session k is bars [first[k], first[k + 1]) (device int64[n + 1]);
- * one result per session, each computed on chip when its span fits. */
-int rs_gpu_vpoc_batch(const struct rs_gpu_bar *bars, const int64_t *first, size_t n_sessions,
-                      const struct rs_gpu_vpoc_params *p, struct rs_gpu_vpoc_result *out,
-                      void *stream);
+/* A packed session (layout of struct vpoc_pack_session in backend/vpoc/vpoc_pack.h). */
+struct rs_gpu_vpoc_sess {
+    int64_t base;
+    int32_t levels; /* 0: not packed, skipped */
+    int32_t bars;
+    int64_t acc_off;
+};
+/* One chunk of every session at once, one block a session with its profile on chip: session
+ * k's packed words (backend/vpoc/vpoc_pack.h) are words[first[k], first[k + 1]) (device
+ * int64[n + 1]); its profile starts from zero (first_chunk) or from acc + sess[k].acc_off,
+ * and goes back there, or, on the last chunk, becomes out[k] (device or mapped host memory;
+ * skipped sessions get status RS_GPU_VPOC_SKIPPED). One launch that is both first and last is
+ * the whole profile and needs no acc. max_levels: the widest session's levels, at most
+ * RS_GPU_VPOC_LDS_LEVELS. */
+int rs_gpu_vpoc_pass(const uint64_t *words, const int64_t *first,
+                     const struct rs_gpu_vpoc_sess *sess, size_t n_sessions, int max_levels,
+                     int64_t *acc, int first_chunk, int last_chunk, double value_area,
+                     struct rs_gpu_vpoc_result *out, void *stream);
 
 /* ---- MLP, fp32 (layouts match backend/mlp/mlp.h) ---- */
 

@@ -10,6 +10,7 @@
 #include "backend/mlp/mlp.h"
 #include "backend/trace/trace.h"
 #include "backend/vpoc/vpoc.h"
+#include "backend/vpoc/vpoc_pack.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -57,6 +58,24 @@ struct compute_vpoc_final {
     int64_t base;
     struct vpoc_params params;
     struct vpoc_result *out;
+};
+
+/* One launch of a packed VPOC pass over many sessions at once (one chunk of each). */
+struct compute_vpoc_launch {
+    const void *words;    /* device: this chunk's packed bars (uint64_t), session after session */
+    const void *first;    /* device: int64_t[n_sessions + 1]: session k's words in this chunk
+                             are [first[k], first[k + 1]) */
+    const void *sessions; /* device: struct vpoc_pack_session[n_sessions]; levels 0: skipped */
+    size_t n_sessions;
+    int max_levels; /* the most levels any session here spans (<= VPOC_PACK_LEVELS_MAX) */
+    void *acc;      /* device: int64_t profiles, session k's at sessions[k].acc_off; carries
+                       the sums from one chunk's launch to the next (unused when one launch is
+                       both the first and the last) */
+    bool first_chunk, last_chunk; /* the first launch starts the profiles from zero; the last
+                                     one finishes them: POC and value area into out */
+    struct vpoc_params params;    /* tick and value area (the profile kind is in the words) */
+    struct vpoc_result *out;      /* host, n_sessions entries, written for packed sessions only, by
+                                     the last launch; valid after a sync */
 };
 
 /* Initial state of a model on the device (host arrays, copied in; m/v may be NULL = zero). */
@@ -118,6 +137,11 @@ struct compute_ops {
 
     int (*vpoc_chunk)(struct compute *c, const struct compute_vpoc_chunk *a);
     int (*vpoc_finalize)(struct compute *c, const struct compute_vpoc_final *a);
+    /* Enqueue one launch of a packed pass: every packed session's chunk of words added to its
+     * profile (from zero on the first launch, from acc after), kept in acc unless this is the
+     * last launch, which writes POC and value area to out instead. Launches of one pass run in
+     * order on the stream. */
+    int (*vpoc_pass)(struct compute *c, const struct compute_vpoc_launch *a);
 
     /* Create a model (parameters, gradients, Adam state and activations on the device). */
     int (*mlp_create)(struct compute *c, const struct compute_mlp_init *init,
@@ -254,6 +278,49 @@ struct compute_pool_peek {
  * high-water mark. Ends with a traced stream sync; *out is valid on return. 0 or error. */
 int compute_vpoc_session(struct compute *c, const struct vpoc_bar *bars, size_t n,
                          const struct vpoc_params *p, size_t chunk, struct vpoc_result *out,
+                         struct compute_event *ev, struct compute_pool_peek *peak, char *err,
+                         size_t errlen);
+
+/* The packed path that every whole-data-set VPOC takes (the training loop, `ringside vpoc`,
+ * the doctor): the sessions' bars packed once (8 bytes a bar) and laid out on the device in
+ * chunks: chunk j holds bars [j * chunk, (j + 1) * chunk) of every session, one pool buffer a
+ * chunk, so the chunk size bounds what one launch reads and shapes the pool. A pass is one
+ * launch per chunk (all sessions at once) with the profiles carried on the device between
+ * launches, then POC and value area in the last. Sessions that cannot be packed (more levels
+ * than one on-chip profile holds, or enormous volumes) are profiled one by one through
+ * compute_vpoc_session. The set keeps its device buffers until destroyed. */
+struct compute_vpoc_set;
+
+/* Pack sessions start, start + stride, ... of ss (bars: host memory, indexed as ss is) and
+ * upload them in chunks of `chunk` bars a session (0: whole sessions, one launch). Ends with a
+ * traced stream sync. 0, or -ENOMEM with the pool's stats in err (a smaller chunk may fit), or
+ * the backend's error. */
+int compute_vpoc_set_create(struct compute *c, const struct vpoc_bar *bars,
+                            const struct data_sessions *ss, size_t start, size_t stride,
+                            const struct vpoc_params *p, size_t chunk,
+                            struct compute_vpoc_set **out, char *err, size_t errlen);
+void compute_vpoc_set_destroy(struct compute *c, struct compute_vpoc_set *s);
+
+/* Launches one pass makes (0 when no session of the set could be packed), the chunk it was
+ * made with (bars a session a launch; 0 = whole sessions) and the sessions it holds. */
+size_t compute_vpoc_set_launches(const struct compute_vpoc_set *s);
+size_t compute_vpoc_set_chunk(const struct compute_vpoc_set *s);
+size_t compute_vpoc_set_sessions(const struct compute_vpoc_set *s);
+
+/* Enqueue one pass of the packed sessions: ev (NULL, or launches + 1 events) gets an event
+ * before the first launch and after each. Results are valid after a sync that covers it. */
+int compute_vpoc_set_enqueue(struct compute *c, struct compute_vpoc_set *s,
+                             struct compute_event *ev, char *err, size_t errlen);
+
+/* After the sync that covered an enqueued pass: every session's result into res, indexed as
+ * ss was (res[start + i * stride]), profiling the unpacked ones now, one by one (chunk as the
+ * set's; each syncs). 0 or error. */
+int compute_vpoc_set_collect(struct compute *c, struct compute_vpoc_set *s, struct vpoc_result *res,
+                             char *err, size_t errlen);
+
+/* A whole pass: enqueue, a traced stream sync, collect. peak (NULL or) receives the pool while
+ * the pass runs (every chunk buffer is live). 0 or error. */
+int compute_vpoc_set_run(struct compute *c, struct compute_vpoc_set *s, struct vpoc_result *res,
                          struct compute_event *ev, struct compute_pool_peek *peak, char *err,
                          size_t errlen);
 

@@ -141,6 +141,29 @@ static int compute_cpu_vpoc_finalize(struct compute *c, const struct compute_vpo
     return compute_cpu_enqueue(c, compute_cpu_vpoc_finalize_run, a, sizeof(*a));
 }
 
+/* A packed pass's launch, session by session as the device's blocks would. */
+static int compute_cpu_vpoc_pass_run(void *arg) {
+    const struct compute_vpoc_launch *a = arg;
+    const struct vpoc_pack_session *sess = a->sessions;
+    const int64_t *first = a->first;
+    const uint64_t *words = a->words;
+    for (size_t k = 0; k < a->n_sessions; k++) {
+        if (sess[k].levels == 0)
+            continue;
+        int64_t *hist = (int64_t *)a->acc + sess[k].acc_off;
+        if (a->first_chunk)
+            memset(hist, 0, (size_t)sess[k].levels * sizeof(*hist));
+        vpoc_pack_accumulate(words + first[k], (size_t)(first[k + 1] - first[k]), hist);
+        if (a->last_chunk)
+            vpoc_finalize(hist, (size_t)sess[k].levels, sess[k].base, &a->params, &a->out[k]);
+    }
+    return 0;
+}
+
+static int compute_cpu_vpoc_pass(struct compute *c, const struct compute_vpoc_launch *a) {
+    return compute_cpu_enqueue(c, compute_cpu_vpoc_pass_run, a, sizeof(*a));
+}
+
 static int compute_cpu_event_run(void *arg) {
     struct compute_event *e = *(struct compute_event **)arg;
     e->t_ns = mono_now_ns();
@@ -215,6 +238,7 @@ const struct compute_ops compute_cpu_ops = {
     .memset0 = compute_cpu_memset0,
     .vpoc_chunk = compute_cpu_vpoc_chunk,
     .vpoc_finalize = compute_cpu_vpoc_finalize,
+    .vpoc_pass = compute_cpu_vpoc_pass,
     .mlp_create = compute_cpu_mlp_create,
     .mlp_destroy = compute_cpu_mlp_destroy,
     .mlp_forward = compute_cpu_mlp_forward,

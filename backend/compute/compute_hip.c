@@ -7,6 +7,7 @@
 #include "backend/core/mono.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,11 @@
 #define HIP_STAGE_ALIGN 256
 
 _Static_assert(sizeof(struct rs_gpu_bar) == sizeof(struct vpoc_bar), "bar layouts differ");
+_Static_assert(sizeof(struct rs_gpu_vpoc_sess) == sizeof(struct vpoc_pack_session) &&
+                   offsetof(struct rs_gpu_vpoc_sess, acc_off) ==
+                       offsetof(struct vpoc_pack_session, acc_off),
+               "packed session layouts differ");
+_Static_assert(RS_GPU_VPOC_LDS_LEVELS == VPOC_PACK_LEVELS_MAX, "on-chip profile sizes differ");
 
 static struct compute_hip *compute_hip_priv(struct compute *c) {
     return c->priv;
@@ -114,18 +120,21 @@ static void compute_hip_pend_run(const struct hip_pend *p) {
     case HIP_PEND_I64:
         *(int64_t *)p->dst = p->value;
         break;
-    case HIP_PEND_VPOC: {
-        const struct rs_gpu_vpoc_result *g = p->src;
-        struct vpoc_result *r = p->dst;
-        r->poc_level = g->poc_level;
-        r->vah_level = g->vah_level;
-        r->val_level = g->val_level;
-        r->poc = (double)r->poc_level * p->tick;
-        r->vah = (double)r->vah_level * p->tick;
-        r->val = (double)r->val_level * p->tick;
-        r->total_fix = g->total_fix;
+    case HIP_PEND_VPOC:
+        for (size_t k = 0; k < p->count; k++) {
+            const struct rs_gpu_vpoc_result *g = (const struct rs_gpu_vpoc_result *)p->src + k;
+            struct vpoc_result *r = (struct vpoc_result *)p->dst + k;
+            if (g->status != 0)
+                continue;
+            r->poc_level = g->poc_level;
+            r->vah_level = g->vah_level;
+            r->val_level = g->val_level;
+            r->poc = (double)r->poc_level * p->tick;
+            r->vah = (double)r->vah_level * p->tick;
+            r->val = (double)r->val_level * p->tick;
+            r->total_fix = g->total_fix;
+        }
         break;
-    }
     }
 }
 
@@ -459,8 +468,30 @@ static int compute_hip_vpoc_finalize(struct compute *c, const struct compute_vpo
         return rc;
     rc = compute_hip_fail(c, rs_gpu_vpoc_finalize(a->hist, a->n_levels, a->base, &g, slot,
                                                   compute_hip_priv(c)->stream));
-    struct hip_pend p = {.kind = HIP_PEND_VPOC, .dst = a->out, .src = slot, .tick = a->params.tick};
+    struct hip_pend p = {
+        .kind = HIP_PEND_VPOC, .dst = a->out, .src = slot, .count = 1, .tick = a->params.tick};
     return rc ? rc : compute_hip_pend(c, &p);
+}
+
+static int compute_hip_vpoc_pass(struct compute *c, const struct compute_vpoc_launch *a) {
+    void *slot = NULL;
+    int rc = compute_hip_enter(c);
+    if (rc == 0 && a->last_chunk)
+        rc = compute_hip_stage(c, a->n_sessions * sizeof(struct rs_gpu_vpoc_result), &slot);
+    if (rc != 0)
+        return rc;
+    rc = compute_hip_fail(c, rs_gpu_vpoc_pass(a->words, a->first, a->sessions, a->n_sessions,
+                                              a->max_levels, a->acc, a->first_chunk, a->last_chunk,
+                                              a->params.value_area, slot,
+                                              compute_hip_priv(c)->stream));
+    if (rc != 0 || !a->last_chunk)
+        return rc;
+    struct hip_pend p = {.kind = HIP_PEND_VPOC,
+                         .dst = a->out,
+                         .src = slot,
+                         .count = a->n_sessions,
+                         .tick = a->params.tick};
+    return compute_hip_pend(c, &p);
 }
 
 static int compute_hip_device_count(int *n) {
@@ -517,6 +548,7 @@ const struct compute_ops compute_hip_ops = {
     .memset0 = compute_hip_memset0,
     .vpoc_chunk = compute_hip_vpoc_chunk,
     .vpoc_finalize = compute_hip_vpoc_finalize,
+    .vpoc_pass = compute_hip_vpoc_pass,
     .mlp_create = compute_hip_mlp_create,
     .mlp_destroy = compute_hip_mlp_destroy,
     .mlp_forward = compute_hip_mlp_forward,

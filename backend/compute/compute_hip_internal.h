@@ -19,7 +19,8 @@ enum hip_pend_kind {
     HIP_PEND_F32_F64, /* double dst[count] from float src[count] */
     HIP_PEND_F64,     /* one double */
     HIP_PEND_I64,     /* *(int64_t *)dst = value */
-    HIP_PEND_VPOC,    /* struct vpoc_result from struct rs_gpu_vpoc_result, times tick */
+    HIP_PEND_VPOC,    /* count struct vpoc_result from struct rs_gpu_vpoc_result, times tick
+                         (those with a non-zero status are left as they are) */
 };
 
 struct hip_pend {

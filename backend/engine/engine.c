@@ -743,6 +743,8 @@ void engine_destroy(struct engine *e) {
             compute_sync(d->c, SYNC_OP_STREAM);
         if (d->c)
             engine_train_free(d);
+        if (d->c)
+            compute_vpoc_set_destroy(d->c, d->vset);
         compute_close(d->c);
         snap_destroy(d->snap);
         free(d);

@@ -63,10 +63,11 @@ int engine_data_load(struct engine *e, char *err, size_t errlen) {
     return 0;
 }
 
-/* Device-side times of one session's chunks, emitted as vpoc phases after the sync. */
+/* Device-side times of a pass's launches (one a chunk), emitted as vpoc phases after the
+ * sync. */
 static void engine_vpoc_emit(struct engine_dev *d, const struct compute_event *ev,
-                             size_t n_chunks) {
-    for (size_t k = 0; k < n_chunks; k++) {
+                             size_t n_launches) {
+    for (size_t k = 0; k < n_launches; k++) {
         uint64_t a, b;
         if (d->c->ops->event_time_ns(d->c, &ev[k], &a) == 0 &&
             d->c->ops->event_time_ns(d->c, &ev[k + 1], &b) == 0) {
@@ -76,13 +77,14 @@ static void engine_vpoc_emit(struct engine_dev *d, const struct compute_event *e
     }
 }
 
-/* A session's VPOC ran out of device memory: say so with the pool's numbers and drop the
- * chunk size a rung (chunks are what the pool holds at once), as a user would with '-'.
- * true: retry the session; false: already at the smallest chunk, the error stands. */
-static bool engine_vpoc_oom(struct engine_dev *d, const struct data_session *s, const char *why) {
+/* The VPOC ran out of device memory: say so with the pool's numbers and drop the chunk size a
+ * rung (chunks are what the pool holds), as a user would with '-'. whole: the bars of the
+ * longest session (what chunk 0 means). true: retry; false: already at the smallest chunk,
+ * the error stands. */
+static bool engine_vpoc_oom(struct engine_dev *d, size_t whole, const char *why) {
     struct engine *e = d->e;
     int chunk = atomic_load(&e->chunk_bars);
-    int used = chunk > 0 && (size_t)chunk < s->n ? chunk : (int)s->n;
+    int used = chunk > 0 && (size_t)chunk < whole ? chunk : (int)whole;
     int smaller = vpoc_chunk_step(used, -1);
     engine_emit_mem(d);
     if (smaller <= 0 || smaller >= used) {
@@ -99,50 +101,75 @@ static bool engine_vpoc_oom(struct engine_dev *d, const struct data_session *s, 
     return true;
 }
 
+/* This device's packed sessions at chunk `chunk`, made anew when the chunk changed. */
+static int engine_vpoc_set(struct engine_dev *d, size_t chunk, char *err, size_t errlen) {
+    struct engine *e = d->e;
+    if (d->vset && compute_vpoc_set_chunk(d->vset) == chunk)
+        return 0;
+    compute_vpoc_set_destroy(d->c, d->vset); /* its chunks go back to the pool's cache */
+    d->vset = NULL;
+    return compute_vpoc_set_create(d->c, e->vbars, &e->ss, d->rank, e->n_dev, &e->conf.vpoc, chunk,
+                                   &d->vset, err, errlen);
+}
+
+/* One pass over this device's sessions (every n_dev-th): all of them at once, one launch a
+ * chunk. */
+static int engine_vpoc_pass(struct engine_dev *d, size_t chunk, char *err, size_t errlen) {
+    int rc = engine_vpoc_set(d, chunk, err, errlen);
+    size_t n = rc ? 0 : compute_vpoc_set_launches(d->vset);
+    struct compute_event *ev = rc ? NULL : calloc(n + 1, sizeof(*ev));
+    if (rc == 0 && !ev)
+        rc = errbuf_set(err, errlen, -ENOMEM, "out of memory");
+    rc = rc ? rc : compute_vpoc_set_run(d->c, d->vset, d->e->vpoc, ev, &d->peek, err, errlen);
+    if (rc == 0)
+        engine_vpoc_emit(d, ev, n);
+    free(ev);
+    return rc;
+}
+
 int engine_vpoc_all(struct engine_dev *d, char *err, size_t errlen) {
     struct engine *e = d->e;
-    const struct vpoc_bar *bars = e->vbars;
     engine_set_phase(d, PHASE_VPOC);
     int rc = 0;
-    struct mem_stats pass_peak = {0}, pass_base;
+    struct mem_stats pass_base;
     mem_pool_stats(d->c->pool, &pass_base);
     if (d->rank == 0)
         atomic_store(&e->sessions_done, 0);
-    for (size_t k = d->rank; rc == 0 && k < e->ss.n;) { /* every n_dev-th session is ours */
-        if (engine_safe_point(d))
-            break;
-        const struct data_session *s = &e->ss.s[k];
+    size_t whole = 0, mine = 0;
+    for (size_t k = d->rank; k < e->ss.n; k += e->n_dev, mine++)
+        whole = e->ss.s[k].n > whole ? e->ss.s[k].n : whole;
+    bool passed = false;
+    while (rc == 0 && !passed && !engine_safe_point(d)) {
         int bars_now = atomic_load(&e->chunk_bars);
-        size_t chunk = bars_now > 0 ? (size_t)bars_now : s->n;
-        struct compute_event *ev = calloc((s->n + chunk - 1) / chunk + 1, sizeof(*ev));
-        rc = ev ? compute_vpoc_session(d->c, bars + s->first, s->n, &e->conf.vpoc, chunk,
-                                       &e->vpoc[k], ev, &d->peek, err, errlen)
-                : errbuf_set(err, errlen, -ENOMEM, "out of memory");
-        if (rc == 0)
-            engine_vpoc_emit(d, ev, (s->n + chunk - 1) / chunk);
-        if (rc == 0 && d->peek.stats.allocated_bytes >= pass_peak.allocated_bytes)
-            pass_peak = d->peek.stats;
-        free(ev);
-        if (rc == -ENOMEM && ev && engine_vpoc_oom(d, s, err)) {
+        rc = engine_vpoc_pass(d, bars_now > 0 ? (size_t)bars_now : 0, err, errlen);
+        if (rc == -ENOMEM && engine_vpoc_oom(d, whole, err)) {
+            compute_vpoc_set_destroy(d->c, d->vset); /* what the smaller chunks make anew */
+            d->vset = NULL;
             rc = 0;
             errbuf_set(err, errlen, 0, "%s", ""); /* said: a later failure gives its own */
-            continue;                             /* the same session again, in smaller chunks */
+            continue;
         }
-        k += e->n_dev;
-        d->s.sessions_done = atomic_fetch_add(&e->sessions_done, 1) + 1;
+        passed = rc == 0;
+    }
+    if (passed) {
+        d->s.sessions_done = atomic_fetch_add(&e->sessions_done, mine) + mine;
         engine_emit_mem(d);
+    }
+    if (e->conf.vpoc_refresh <= 0 || rc != 0) { /* no later pass needs the packed sessions */
+        compute_vpoc_set_destroy(d->c, d->vset);
+        d->vset = NULL;
     }
     engine_set_phase(d, PHASE_COUNT);
     bool stopped = atomic_load(&e->stop_requested);
     int chunk = atomic_load(&e->chunk_bars);
-    if (rc == 0 && !stopped) { /* what this chunk size did to the pool */
-        d->s.vpoc_peak = pass_peak;
+    if (passed && !stopped) { /* what this chunk size did to the pool */
+        d->s.vpoc_peak = d->peek.stats;
         d->s.vpoc_base = pass_base;
         d->s.vpoc_peak_chunk = chunk;
         d->s.has_vpoc_peak = true;
         engine_publish(d, true);
     }
-    if (rc == 0 && !stopped && d->rank == 0 && chunk != e->vpoc_logged_chunk) {
+    if (passed && !stopped && d->rank == 0 && chunk != e->vpoc_logged_chunk) {
         engine_log(e, SEV_INFO, "VPOC done for %zu sessions (chunk %d bars%s)", e->ss.n, chunk,
                    e->n_dev > 1 ? ", shared out across the devices" : "");
         e->vpoc_logged_chunk = chunk; /* refreshes log only when the chunk changed */

@@ -38,6 +38,8 @@ struct engine_dev {
     pthread_t thread;
     bool started;
     struct compute_pool_peek peek; /* scratch for VPOC's high-water mark */
+    struct compute_vpoc_set *vset; /* this device's sessions packed on it, kept between VPOC
+                                      refreshes while the chunk size stays; or NULL */
 
     /* device buffers */
     struct compute_mlp *model;

@@ -1,13 +1,15 @@
 /* Benchmark (not a test) of the GPU kernels on one device, printing key=value lines that
  * scripts/gpu-bench.sh sets beside PyTorch's numbers from the same run: VPOC over 2520 sessions
- * x 1380 bars (batched kernel, both profiles, checked against the CPU reference), the chunked
- * per-session pipeline, MLP training steps/s, device copy bandwidth and an empty synchronize. */
+ * x 1380 bars (the batched kernel, both profiles, and the training loop's chunked path, each
+ * checked against the CPU reference, in several rounds), MLP training steps/s, device copy
+ * bandwidth and an empty synchronize. */
 #include "backend/compute/compute.h"
 #include "backend/core/mono.h"
 #include "backend/core/rng.h"
 #include "backend/memory/mem_conf.h"
 #include "backend/mlp/mlp.h"
 #include "backend/vpoc/vpoc.h"
+#include "backend/vpoc/vpoc_pack.h"
 #include "kernels/rs_gpu.h"
 
 #include <math.h>
@@ -24,6 +26,8 @@
 #define BG_SYNC_EVERY  200 /* MLP steps between synchronizes, as a metrics interval */
 #define BG_SYNC_REPS   2000
 #define BG_COPY_FLOATS ((size_t)1 << 28)
+#define BG_ROUNDS      5   /* VPOC rounds: the table states the spread of the ratios */
+#define BG_LOOP_CHUNK  500 /* the training loop's default chunk size */
 
 struct bg_opts {
     bool quick;
@@ -62,35 +66,110 @@ static void bg_make_bars(struct vpoc_bar *bars, int64_t *first) {
     first[BG_SESSIONS] = (int64_t)(BG_SESSIONS * BG_BARS);
 }
 
-/* Milliseconds per launch of the batched kernel, after checking every session's result. */
-static int bg_vpoc_batch(const struct vpoc_bar *bars, const void *d_bars, const int64_t *d_first,
-                         enum vpoc_profile_kind kind, void *stream, double *ms) {
+/* Every session packed (all of the reference workload packs) and on the device in one chunk,
+ * as the batched kernel reads it. */
+struct bg_packed {
+    uint64_t *words;
+    int64_t *first;
+    struct vpoc_pack_session *sess;
+    int max_levels;
+    size_t bytes; /* what one launch reads: words, offsets and the session table */
+    void *d_words, *d_first, *d_sess;
+};
+
+static int bg_pack(const struct vpoc_bar *bars, enum vpoc_profile_kind kind, void *stream,
+                   struct bg_packed *pk) {
     struct vpoc_params p = {kind, BG_TICK, 0.70};
-    struct rs_gpu_vpoc_params g = {kind == VPOC_RANGE, BG_TICK, 0.70};
+    size_t nw = (size_t)BG_SESSIONS * BG_BARS;
+    memset(pk, 0, sizeof(*pk));
+    pk->words = malloc(nw * sizeof(*pk->words));
+    pk->first = malloc((BG_SESSIONS + 1) * sizeof(*pk->first));
+    pk->sess = calloc(BG_SESSIONS, sizeof(*pk->sess));
+    if (!pk->words || !pk->first || !pk->sess)
+        return -1;
+    for (size_t k = 0; k < BG_SESSIONS; k++) {
+        pk->first[k] = (int64_t)(k * BG_BARS);
+        if (vpoc_pack_session(bars + k * BG_BARS, BG_BARS, &p, pk->words + k * BG_BARS,
+                              &pk->sess[k]) != 0) {
+            fprintf(stderr, "bench_gpu: session %zu does not pack\n", k);
+            return -1;
+        }
+        pk->sess[k].acc_off = 0;
+        if (pk->sess[k].levels > pk->max_levels)
+            pk->max_levels = pk->sess[k].levels;
+    }
+    pk->first[BG_SESSIONS] = (int64_t)nw;
+    size_t wb = nw * sizeof(uint64_t), fb = (BG_SESSIONS + 1) * sizeof(int64_t),
+           sb = BG_SESSIONS * sizeof(*pk->sess);
+    pk->bytes = wb + fb + sb;
+    int e = rs_gpu_malloc(&pk->d_words, wb);
+    e = e ? e : rs_gpu_malloc(&pk->d_first, fb);
+    e = e ? e : rs_gpu_malloc(&pk->d_sess, sb);
+    e = e ? e : rs_gpu_copy_h2d(pk->d_words, pk->words, wb, stream);
+    e = e ? e : rs_gpu_copy_h2d(pk->d_first, pk->first, fb, stream);
+    e = e ? e : rs_gpu_copy_h2d(pk->d_sess, pk->sess, sb, stream);
+    e = e ? e : rs_gpu_stream_sync(stream);
+    return bg_check(e, "VPOC upload");
+}
+
+static void bg_pack_free(struct bg_packed *pk) {
+    rs_gpu_free(pk->d_words);
+    rs_gpu_free(pk->d_first);
+    rs_gpu_free(pk->d_sess);
+    free(pk->words);
+    free(pk->first);
+    free(pk->sess);
+}
+
+/* Sessions whose result differs from the CPU reference. */
+static size_t bg_vpoc_bad(const struct vpoc_bar *bars, enum vpoc_profile_kind kind,
+                          const struct vpoc_result *got) {
+    struct vpoc_params p = {kind, BG_TICK, 0.70};
+    size_t bad = 0;
+    for (size_t k = 0; k < BG_SESSIONS; k++) {
+        struct vpoc_result r;
+        vpoc_session(bars + k * BG_BARS, BG_BARS, &p, &r);
+        bad += got[k].poc_level != r.poc_level || got[k].vah_level != r.vah_level ||
+               got[k].val_level != r.val_level || got[k].total_fix != r.total_fix;
+    }
+    return bad;
+}
+
+/* Milliseconds per launch of the batched kernel (every session whole, one launch); the results
+ * are checked against the CPU reference when check is set. */
+static int bg_vpoc_batch(const struct vpoc_bar *bars, const struct bg_packed *pk,
+                         enum vpoc_profile_kind kind, bool check, void *stream, double *ms) {
     struct rs_gpu_vpoc_result *res = NULL;
     void *e0 = NULL, *e1 = NULL;
     int e = rs_gpu_host_alloc((void **)&res, BG_SESSIONS * sizeof(*res));
+#define BG_LAUNCH()                                                                                \
+    rs_gpu_vpoc_pass(pk->d_words, pk->d_first, pk->d_sess, BG_SESSIONS, pk->max_levels, NULL, 1,   \
+                     1, 0.70, res, stream)
     e = e ? e : rs_gpu_event_create(&e0);
     e = e ? e : rs_gpu_event_create(&e1);
-    e = e ? e : rs_gpu_vpoc_batch(d_bars, d_first, BG_SESSIONS, &g, res, stream);
+    e = e ? e : BG_LAUNCH();
     e = e ? e : rs_gpu_stream_sync(stream);
     size_t bad = 0;
-    for (size_t k = 0; e == 0 && k < BG_SESSIONS; k++) {
-        struct vpoc_result r;
-        vpoc_session(bars + k * BG_BARS, BG_BARS, &p, &r);
-        bad += res[k].status != 0 || res[k].poc_level != r.poc_level ||
-               res[k].vah_level != r.vah_level || res[k].val_level != r.val_level ||
-               res[k].total_fix != r.total_fix;
+    if (e == 0 && check) {
+        struct vpoc_result *got = calloc(BG_SESSIONS, sizeof(*got));
+        for (size_t k = 0; got && k < BG_SESSIONS; k++)
+            got[k] = (struct vpoc_result){.poc_level = res[k].status ? -1 : res[k].poc_level,
+                                          .vah_level = res[k].vah_level,
+                                          .val_level = res[k].val_level,
+                                          .total_fix = res[k].total_fix};
+        bad = got ? bg_vpoc_bad(bars, kind, got) : BG_SESSIONS;
+        free(got);
+        printf("rs_vpoc_%s_mismatched_sessions=%zu\n", kind == VPOC_RANGE ? "range" : "close", bad);
     }
     e = e ? e : rs_gpu_event_record(e0, stream);
     for (int i = 0; e == 0 && i < BG_VPOC_REPS; i++)
-        e = rs_gpu_vpoc_batch(d_bars, d_first, BG_SESSIONS, &g, res, stream);
+        e = BG_LAUNCH();
+#undef BG_LAUNCH
     e = e ? e : rs_gpu_event_record(e1, stream);
     e = e ? e : rs_gpu_stream_sync(stream);
     float total = 0;
     e = e ? e : rs_gpu_event_elapsed_ms(e0, e1, &total);
     *ms = total / BG_VPOC_REPS;
-    printf("rs_vpoc_%s_mismatched_sessions=%zu\n", kind == VPOC_RANGE ? "range" : "close", bad);
     rs_gpu_event_destroy(e0);
     rs_gpu_event_destroy(e1);
     rs_gpu_host_free(res);
@@ -121,48 +200,86 @@ static int bg_copy(void *stream) {
     return bg_check(e, "device copy");
 }
 
-static int bg_vpoc(const struct vpoc_bar *bars, const int64_t *first) {
-    void *d_bars = NULL, *d_first = NULL, *stream = NULL;
-    size_t nb = BG_SESSIONS * BG_BARS * sizeof(*bars);
-    int e = rs_gpu_stream_create(&stream);
-    e = e ? e : rs_gpu_malloc(&d_bars, nb);
-    e = e ? e : rs_gpu_malloc(&d_first, (BG_SESSIONS + 1) * sizeof(*first));
-    e = e ? e : rs_gpu_copy_h2d(d_bars, bars, nb, stream);
-    e = e ? e : rs_gpu_copy_h2d(d_first, first, (BG_SESSIONS + 1) * sizeof(*first), stream);
-    e = e ? e : rs_gpu_stream_sync(stream);
-    int rc = bg_check(e, "VPOC upload");
-    double ms = 0;
-    if (rc == 0 && (rc = bg_vpoc_batch(bars, d_bars, d_first, VPOC_CLOSE, stream, &ms)) == 0)
-        printf("rs_vpoc_close_ms=%.4f\nrs_vpoc_close_bytes=%zu\n", ms, nb);
-    if (rc == 0 && (rc = bg_vpoc_batch(bars, d_bars, d_first, VPOC_RANGE, stream, &ms)) == 0)
-        printf("rs_vpoc_range_ms=%.4f\nrs_vpoc_range_bytes=%zu\n", ms, nb);
-    if (rc == 0)
-        rc = bg_copy(stream);
-    rs_gpu_free(d_bars);
-    rs_gpu_free(d_first);
-    if (stream)
-        rs_gpu_stream_destroy(stream);
-    return rc;
+/* The training loop's path (compute_vpoc_set, chunks of `chunk` bars: one launch a chunk
+ * across every session): device milliseconds per pass over BG_VPOC_REPS passes, and wall
+ * milliseconds of a whole pass as the loop waits for it (enqueue, sync, results). */
+static int bg_vpoc_loop(struct compute *c, const struct vpoc_bar *bars,
+                        const struct data_sessions *ss, size_t chunk, bool check, double *ms,
+                        double *wall_ms) {
+    struct vpoc_params p = {VPOC_CLOSE, BG_TICK, 0.70};
+    struct vpoc_result *res = calloc(BG_SESSIONS, sizeof(*res));
+    struct compute_vpoc_set *s = NULL;
+    struct compute_event ev[2];
+    char err[512] = "";
+    int rc = res ? compute_vpoc_set_create(c, bars, ss, 0, 1, &p, chunk, &s, err, sizeof(err)) : -1;
+    rc = rc ? rc : compute_vpoc_set_run(c, s, res, NULL, NULL, err, sizeof(err));
+    size_t bad = rc == 0 && check ? bg_vpoc_bad(bars, VPOC_CLOSE, res) : 0;
+    if (rc == 0 && check)
+        printf("rs_vpoc_loop_chunk%zu_mismatched_sessions=%zu\n", chunk, bad);
+    rc = rc ? rc : c->ops->event_record(c, &ev[0]);
+    for (int i = 0; rc == 0 && i < BG_VPOC_REPS; i++)
+        rc = compute_vpoc_set_enqueue(c, s, NULL, err, sizeof(err));
+    rc = rc ? rc : c->ops->event_record(c, &ev[1]);
+    rc = rc ? rc : compute_sync(c, SYNC_OP_STREAM);
+    uint64_t a = 0, b = 0;
+    rc = rc ? rc : c->ops->event_time_ns(c, &ev[0], &a);
+    rc = rc ? rc : c->ops->event_time_ns(c, &ev[1], &b);
+    *ms = (double)(b - a) / 1e6 / BG_VPOC_REPS;
+    uint64_t t0 = mono_now_ns();
+    for (int i = 0; rc == 0 && i < BG_VPOC_REPS; i++)
+        rc = compute_vpoc_set_run(c, s, res, NULL, NULL, err, sizeof(err));
+    *wall_ms = (double)(mono_now_ns() - t0) / 1e6 / BG_VPOC_REPS;
+    if (rc != 0)
+        fprintf(stderr, "bench_gpu: VPOC loop path: %s\n", err[0] ? err : "out of memory");
+    compute_vpoc_set_destroy(c, s);
+    free(res);
+    return rc || bad ? -1 : 0;
 }
 
-/* The training loop's per-session pipeline (chunks of 500 bars, a sync per session). */
-static int bg_vpoc_sessions(struct compute *c, const struct vpoc_bar *bars,
-                            const struct bg_opts *o) {
-    size_t n_sess = o->quick ? 252 : BG_SESSIONS;
-    struct vpoc_params p = {VPOC_CLOSE, BG_TICK, 0.70};
-    char err[512];
-    int rc = 0;
-    uint64_t t0 = mono_now_ns();
-    for (size_t k = 0; rc == 0 && k < n_sess; k++) {
-        struct vpoc_result r;
-        rc = compute_vpoc_session(c, bars + k * BG_BARS, BG_BARS, &p, 500, &r, NULL, NULL, err,
-                                  sizeof(err));
+static int bg_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* key=median and key_runs=r1,r2,... (in run order). */
+static void bg_print_runs(const char *key, const double *v, int n) {
+    double s[BG_ROUNDS];
+    memcpy(s, v, (size_t)n * sizeof(*v));
+    qsort(s, (size_t)n, sizeof(*s), bg_cmp_double);
+    printf("%s=%.4f\n%s_runs=", key, s[n / 2], key);
+    for (int i = 0; i < n; i++)
+        printf("%s%.4f", i ? "," : "", v[i]);
+    printf("\n");
+}
+
+/* Every VPOC figure: BG_ROUNDS rounds of the batched kernel and of the loop's path (close
+ * profile, as the PyTorch forms compute), the range profile once, the copy ceiling. */
+static int bg_vpoc(struct compute *c, const struct vpoc_bar *bars, const struct data_sessions *ss) {
+    void *stream = NULL;
+    struct bg_packed close = {0}, range = {0};
+    int e = rs_gpu_stream_create(&stream);
+    int rc = bg_check(e, "stream");
+    rc = rc ? rc : bg_pack(bars, VPOC_CLOSE, stream, &close);
+    rc = rc ? rc : bg_pack(bars, VPOC_RANGE, stream, &range);
+    double batch[BG_ROUNDS], loop[BG_ROUNDS], wall[BG_ROUNDS], ms = 0;
+    for (int r = 0; rc == 0 && r < BG_ROUNDS; r++) {
+        rc = bg_vpoc_batch(bars, &close, VPOC_CLOSE, r == 0, stream, &batch[r]);
+        rc = rc ? rc : bg_vpoc_loop(c, bars, ss, BG_LOOP_CHUNK, r == 0, &loop[r], &wall[r]);
     }
-    double ms = (double)(mono_now_ns() - t0) / 1e6 * (double)BG_SESSIONS / (double)n_sess;
+    if (rc == 0) {
+        bg_print_runs("rs_vpoc_close_ms", batch, BG_ROUNDS);
+        printf("rs_vpoc_close_bytes=%zu\n", close.bytes);
+        bg_print_runs("rs_vpoc_loop_chunk500_ms", loop, BG_ROUNDS);
+        bg_print_runs("rs_vpoc_loop_chunk500_wall_ms", wall, BG_ROUNDS);
+    }
+    if (rc == 0 && (rc = bg_vpoc_batch(bars, &range, VPOC_RANGE, true, stream, &ms)) == 0)
+        printf("rs_vpoc_range_ms=%.4f\nrs_vpoc_range_bytes=%zu\n", ms, range.bytes);
     if (rc == 0)
-        printf("rs_vpoc_session_chunk500_ms=%.3f\n", ms);
-    else
-        fprintf(stderr, "bench_gpu: per-session VPOC: %s\n", err);
+        rc = bg_copy(stream);
+    bg_pack_free(&close);
+    bg_pack_free(&range);
+    if (stream)
+        rs_gpu_stream_destroy(stream);
     return rc;
 }
 
@@ -274,11 +391,14 @@ int main(int argc, char **argv) {
     /* One data set for every VPOC measurement. */
     struct vpoc_bar *bars = malloc(BG_SESSIONS * BG_BARS * sizeof(*bars));
     int64_t *first = malloc((BG_SESSIONS + 1) * sizeof(*first));
-    int rc = bars && first ? 0 : -1;
+    struct data_sessions ss = {calloc(BG_SESSIONS, sizeof(*ss.s)), BG_SESSIONS};
+    int rc = bars && first && ss.s ? 0 : -1;
     if (rc == 0)
         bg_make_bars(bars, first);
-    rc = rc ? rc : bg_vpoc(bars, first);
-    rc = rc ? rc : bg_vpoc_sessions(c, bars, &o);
+    for (size_t k = 0; rc == 0 && k < BG_SESSIONS; k++)
+        ss.s[k] = (struct data_session){.first = (size_t)first[k], .n = BG_BARS};
+    rc = rc ? rc : bg_vpoc(c, bars, &ss);
+    free(ss.s);
     free(first);
     free(bars);
     rc = rc ? rc : bg_mlp(c, 32, 16, 256, false, steps);

@@ -1,10 +1,9 @@
 /* The HIP backend on a real device against the CPU reference: VPOC through the compute
- * interface and the batched kernel (exact), MLP gradients, losses and training (fp32 against
- * fp64, to tolerance), the caching allocator on device memory, the hang kernel, traced
- * synchronizes, the memory probe, and a second device driven from a thread other than the one
- * that opened it. Without a device every test is skipped with the
- * backend's message; RINGSIDE_GPU_TESTS_REQUIRE_DEVICE=1 (as on a GPU machine) makes that a
- * failure. */
+ * interface, one session at a time and all at once in packed passes (exact), MLP gradients, losses
+ * and training (fp32 against fp64, to tolerance), the caching allocator on device memory, the hang
+ * kernel, traced synchronizes, the memory probe, and a second device driven from a thread other
+ * than the one that opened it. Without a device every test is skipped with the backend's message;
+ * RINGSIDE_GPU_TESTS_REQUIRE_DEVICE=1 (as on a GPU machine) makes that a failure. */
 #include "backend/compute/compute.h"
 #include "backend/core/evring.h"
 #include "backend/core/mono.h"
@@ -15,6 +14,7 @@
 #include "backend/vpoc/vpoc.h"
 #include "kernels/rs_gpu.h"
 #include "tests/gpu/gpu_fixtures.h"
+#include "tests/support/vpoc_set_check.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -130,185 +130,13 @@ Test(gpu, vpoc_matches_cpu_60_days) {
     tg_vpoc_dataset(60, 303);
 }
 
-/* ---- 2. the batched VPOC kernel ---- */
+/* ---- 2. the packed path: every session at once, chunk by chunk ---- */
 
-#define TG_LONG_BARS  4000
-#define TG_WIDE_BARS  3000
-#define TG_WIDE_SPLIT 1234 /* the wide session goes through accumulate in two chunks */
-
-/* A session wider than the batched kernel's on-chip profile: closes on 3000 consecutive ticks
- * (ranges of five ticks around them), fractional volumes peaking around bar 1000. */
-static void tg_wide_session(struct vpoc_bar *b, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        double close = (16000.0 + (double)i) * TG_TICK, x = (double)i - 1000.0;
-        b[i].close = close;
-        b[i].high = close + 2 * TG_TICK;
-        b[i].low = close - 2 * TG_TICK;
-        b[i].volume = 1.25 + 400.0 / (1.0 + x * x / 900.0) + (double)(i % 7) * 0.1;
-    }
-}
-
-/* A session of many bars in few levels (more bars than a kernel would keep per thread in
- * registers): closes scattered over 301 ticks, ranges of six ticks, fractional volumes. */
-static void tg_long_session(struct vpoc_bar *b, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        double close = (18000.0 + (double)(i * 37 % 301)) * TG_TICK;
-        b[i].close = close;
-        b[i].high = close + 3 * TG_TICK;
-        b[i].low = close - 2 * TG_TICK;
-        b[i].volume = 1.0 + (double)(i % 13) * 0.75;
-    }
-}
-
-/* Device copies of the batch: bars, session starts (n + 1) and one result per session. */
-struct tg_batch {
-    size_t n_sessions, n_bars;
-    struct vpoc_bar *bars; /* host, packed (see tg_batch_pack) */
-    int64_t *first;
-    void *d_bars, *d_first, *d_out, *stream;
-};
-
-/* The synthetic sessions of d one after another, an empty session, a long one, then the wide
- * one (last). */
-static void tg_batch_pack(struct tg_batch *b, const struct tg_data *d) {
-    memset(b, 0, sizeof(*b));
-    b->bars = malloc((d->ds.n + TG_LONG_BARS + TG_WIDE_BARS) * sizeof(*b->bars));
-    b->first = malloc((d->ss.n + 4) * sizeof(*b->first));
-    cr_assert(b->bars && b->first);
-    for (size_t k = 0; k < d->ss.n; k++) {
-        const struct data_session *s = &d->ss.s[k];
-        if (s->n == 0)
-            continue;
-        b->first[b->n_sessions++] = (int64_t)b->n_bars;
-        memcpy(b->bars + b->n_bars, d->bars + s->first, s->n * sizeof(*b->bars));
-        b->n_bars += s->n;
-    }
-    b->first[b->n_sessions++] = (int64_t)b->n_bars; /* an empty session */
-    b->first[b->n_sessions++] = (int64_t)b->n_bars;
-    tg_long_session(b->bars + b->n_bars, TG_LONG_BARS);
-    b->n_bars += TG_LONG_BARS;
-    b->first[b->n_sessions++] = (int64_t)b->n_bars;
-    tg_wide_session(b->bars + b->n_bars, TG_WIDE_BARS);
-    b->n_bars += TG_WIDE_BARS;
-    b->first[b->n_sessions] = (int64_t)b->n_bars;
-}
-
-static void tg_batch_upload(struct tg_batch *b) {
-    TG_GPU(rs_gpu_stream_create(&b->stream));
-    TG_GPU(rs_gpu_malloc(&b->d_bars, b->n_bars * sizeof(struct rs_gpu_bar)));
-    TG_GPU(rs_gpu_malloc(&b->d_first, (b->n_sessions + 1) * sizeof(int64_t)));
-    TG_GPU(rs_gpu_malloc(&b->d_out, b->n_sessions * sizeof(struct rs_gpu_vpoc_result)));
-    TG_GPU(rs_gpu_copy_h2d(b->d_bars, b->bars, b->n_bars * sizeof(struct rs_gpu_bar), b->stream));
-    TG_GPU(rs_gpu_copy_h2d(b->d_first, b->first, (b->n_sessions + 1) * sizeof(int64_t), b->stream));
-    TG_GPU(rs_gpu_stream_sync(b->stream));
-}
-
-static void tg_batch_free(struct tg_batch *b) {
-    TG_GPU(rs_gpu_free(b->d_bars));
-    TG_GPU(rs_gpu_free(b->d_first));
-    TG_GPU(rs_gpu_free(b->d_out));
-    TG_GPU(rs_gpu_stream_destroy(b->stream));
-    free(b->bars);
-    free(b->first);
-}
-
-/* The batched kernel over every session: those within RS_GPU_VPOC_LDS_LEVELS levels exact,
- * the others (the wide one) marked too wide, the empty one marked empty. out gets the
- * results. */
-static void tg_batch_run(struct tg_batch *b, const struct vpoc_params *p,
-                         struct rs_gpu_vpoc_result *out) {
-    struct rs_gpu_vpoc_params gp = {p->profile == VPOC_RANGE ? 1 : 0, p->tick, p->value_area};
-    size_t bytes = b->n_sessions * sizeof(*out);
-    memset(out, 0xA5, bytes); /* a status no kernel writes: every result must be overwritten */
-    TG_GPU(rs_gpu_copy_h2d(b->d_out, out, bytes, b->stream));
-    TG_GPU(rs_gpu_vpoc_batch(b->d_bars, b->d_first, b->n_sessions, &gp, b->d_out, b->stream));
-    TG_GPU(rs_gpu_copy_d2h(out, b->d_out, bytes, b->stream));
-    TG_GPU(rs_gpu_stream_sync(b->stream));
-    for (size_t k = 0; k < b->n_sessions; k++) {
-        const struct vpoc_bar *bars = b->bars + b->first[k];
-        size_t n = (size_t)(b->first[k + 1] - b->first[k]);
-        if (n == 0) {
-            cr_assert_eq(out[k].status, RS_GPU_VPOC_EMPTY, "batch, empty session %zu: status %lld",
-                         k, (long long)out[k].status);
-            continue;
-        }
-        int64_t lo, hi;
-        vpoc_level_range(bars, n, p, &lo, &hi);
-        char what[160];
-        snprintf(what, sizeof(what), "batch, session %zu of %zu (%zu bars, %lld levels), %s", k,
-                 b->n_sessions, n, (long long)(hi - lo + 1), tg_profile_name(p->profile));
-        if (hi - lo + 1 > RS_GPU_VPOC_LDS_LEVELS) {
-            cr_assert_eq(out[k].status, RS_GPU_VPOC_TOO_WIDE, "%s: status %lld, want too wide",
-                         what, (long long)out[k].status);
-            continue;
-        }
-        cr_assert_eq(out[k].status, 0, "%s: status %lld", what, (long long)out[k].status);
-        struct vpoc_result want, got = {.poc_level = out[k].poc_level,
-                                        .vah_level = out[k].vah_level,
-                                        .val_level = out[k].val_level,
-                                        .total_fix = out[k].total_fix};
-        cr_assert_eq(vpoc_session(bars, n, p, &want), 0);
-        tg_vpoc_expect(&got, &want, what);
-    }
-}
-
-/* The wide session through a global profile: accumulate in two chunks, then finalize. */
-static void tg_batch_wide(struct tg_batch *b, const struct vpoc_params *p) {
-    size_t k = b->n_sessions - 1, n = (size_t)(b->first[k + 1] - b->first[k]);
-    const struct rs_gpu_bar *d_bars = (const struct rs_gpu_bar *)b->d_bars + b->first[k];
-    int64_t lo, hi;
-    vpoc_level_range(b->bars + b->first[k], n, p, &lo, &hi);
-    size_t n_levels = (size_t)(hi - lo + 1);
-    struct rs_gpu_vpoc_params gp = {p->profile == VPOC_RANGE ? 1 : 0, p->tick, p->value_area};
-    int64_t *hist = NULL;
-    struct rs_gpu_vpoc_result res;
-    memset(&res, 0xA5, sizeof(res));
-    TG_GPU(rs_gpu_malloc((void **)&hist, n_levels * sizeof(int64_t)));
-    TG_GPU(rs_gpu_memset0(hist, n_levels * sizeof(int64_t), b->stream));
-    TG_GPU(rs_gpu_vpoc_accumulate(d_bars, TG_WIDE_SPLIT, &gp, lo, hist, n_levels, b->stream));
-    TG_GPU(rs_gpu_vpoc_accumulate(d_bars + TG_WIDE_SPLIT, n - TG_WIDE_SPLIT, &gp, lo, hist,
-                                  n_levels, b->stream));
-    TG_GPU(rs_gpu_copy_h2d(b->d_out, &res, sizeof(res), b->stream));
-    TG_GPU(rs_gpu_vpoc_finalize(hist, n_levels, lo, &gp, b->d_out, b->stream));
-    TG_GPU(rs_gpu_copy_d2h(&res, b->d_out, sizeof(res), b->stream));
-    TG_GPU(rs_gpu_stream_sync(b->stream));
-    TG_GPU(rs_gpu_free(hist));
-    char what[160];
-    snprintf(what, sizeof(what), "wide session (%zu levels) through accumulate + finalize, %s",
-             n_levels, tg_profile_name(p->profile));
-    cr_assert_eq(res.status, 0, "%s: status %lld", what, (long long)res.status);
-    struct vpoc_result want, got = {.poc_level = res.poc_level,
-                                    .vah_level = res.vah_level,
-                                    .val_level = res.val_level,
-                                    .total_fix = res.total_fix};
-    cr_assert_eq(vpoc_session(b->bars + b->first[k], n, p, &want), 0);
-    tg_vpoc_expect(&got, &want, what);
-}
-
-Test(gpu, vpoc_batch_kernel) {
-    struct tg_data d;
-    tg_data_make(&d, 20, 404);
+Test(gpu, vpoc_packed_pass) {
     struct compute *c = tg_open_hip(NULL);
-    struct tg_batch b;
-    tg_batch_pack(&b, &d);
-    tg_batch_upload(&b);
-    struct rs_gpu_vpoc_result *out = malloc(b.n_sessions * sizeof(*out));
-    cr_assert_not_null(out);
-    static const enum vpoc_profile_kind kinds[] = {VPOC_CLOSE, VPOC_RANGE};
-    for (size_t pk = 0; pk < 2; pk++) {
-        struct vpoc_params p = {kinds[pk], TG_TICK, TG_VALUE_AREA};
-        int64_t lo, hi; /* the wide session must really be wider than the on-chip profile */
-        vpoc_level_range(b.bars + b.first[b.n_sessions - 1], TG_WIDE_BARS, &p, &lo, &hi);
-        cr_assert_gt(hi - lo + 1, RS_GPU_VPOC_LDS_LEVELS);
-        tg_batch_run(&b, &p, out);
-        cr_assert_eq(out[b.n_sessions - 1].status, RS_GPU_VPOC_TOO_WIDE);
-        tg_batch_wide(&b, &p);
-    }
+    vsc_check_all(c, 20, 404);
     TG_GPU(rs_gpu_last_error());
-    free(out);
-    tg_batch_free(&b);
     compute_close(c);
-    tg_data_fini(&d);
 }
 
 /* ---- 3. and 4. the MLP ---- */

@@ -4,6 +4,7 @@
 #include "backend/compute/compute.h"
 #include "backend/memory/mem_conf.h"
 #include "backend/vpoc/vpoc.h"
+#include "tests/support/vpoc_set_check.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -170,4 +171,11 @@ Test(compute, device_count_and_peer_access) {
         cr_assert_eq(compute_peer_access("hip", 0, 1, &can, err, sizeof(err)), -ENOENT);
         cr_assert(strstr(err, "not compiled into this build"), "%s", err);
     }
+}
+
+/* The packed path on the CPU backend: every session as the reference computes it. */
+Test(compute, vpoc_set_matches_reference) {
+    struct compute *c = tc_open();
+    vsc_check_all(c, 20, 7);
+    compute_close(c);
 }

@@ -124,11 +124,11 @@ static int cli_vpoc_compute(struct compute *c, const struct cli_vpoc_opts *o,
         free(bars);
         return RS_EXIT_USAGE;
     }
-    for (size_t k = 0; rc == 0 && k < ss->n; k++) {
-        size_t chunk = o->chunk > 0 ? (size_t)o->chunk : ss->s[k].n;
-        rc = compute_vpoc_session(c, bars + ss->s[k].first, ss->s[k].n, &o->p, chunk, &res[k], NULL,
-                                  NULL, err, sizeof(err));
-    }
+    struct compute_vpoc_set *set = NULL;
+    rc = compute_vpoc_set_create(c, bars, ss, 0, 1, &o->p, o->chunk > 0 ? (size_t)o->chunk : 0,
+                                 &set, err, sizeof(err));
+    rc = rc ? rc : compute_vpoc_set_run(c, set, res, NULL, NULL, err, sizeof(err));
+    compute_vpoc_set_destroy(c, set);
     if (rc != 0)
         fprintf(stderr, "ringside vpoc: %s\n", err);
     free(bars);

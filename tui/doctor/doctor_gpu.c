@@ -289,7 +289,8 @@ static void doctor_t_sync(struct doctor_gpu_run *g, struct doctor_out *o) {
              (double)ns[N / 2] / 1e3, (double)ns[N * 99 / 100] / 1e3, (double)ns[N - 1] / 1e3);
 }
 
-/* The VPOC kernel on five synthetic days against the CPU reference, session by session. */
+/* The VPOC kernel on five synthetic days against the CPU reference: the training loop's packed
+ * path, every session at once in chunks of 500 bars. */
 static void doctor_t_vpoc(struct doctor_gpu_run *g, struct doctor_out *o) {
     struct data_series ds;
     struct data_sessions ss = {0};
@@ -304,19 +305,24 @@ static void doctor_t_vpoc(struct doctor_gpu_run *g, struct doctor_out *o) {
     uint64_t t0 = mono_now_ns();
     if (bars)
         vpoc_bars_from_series(ds.bars, ds.n, bars);
-    for (size_t k = 0; bars && rc == 0 && k < ss.n; k++) {
-        struct vpoc_result got, want;
-        rc = compute_vpoc_session(g->c, bars + ss.s[k].first, ss.s[k].n, &p, 500, &got, NULL, NULL,
-                                  err, sizeof(err));
-        if (rc == 0 && vpoc_session(bars + ss.s[k].first, ss.s[k].n, &p, &want) == 0)
-            bad += got.poc_level != want.poc_level || got.vah_level != want.vah_level ||
-                   got.val_level != want.val_level;
+    struct vpoc_result *got = rc || !bars ? NULL : calloc(ss.n ? ss.n : 1, sizeof(*got));
+    struct compute_vpoc_set *set = NULL;
+    if (got) { /* the training loop's path: every session at once, chunks of 500 bars */
+        rc = compute_vpoc_set_create(g->c, bars, &ss, 0, 1, &p, 500, &set, err, sizeof(err));
+        rc = rc ? rc : compute_vpoc_set_run(g->c, set, got, NULL, NULL, err, sizeof(err));
+        compute_vpoc_set_destroy(g->c, set);
     }
-    double ms = (double)(mono_now_ns() - t0) / 1e6;
-    if (rc != 0 || !bars || bad) {
+    double ms = (double)(mono_now_ns() - t0) / 1e6; /* packing, upload and one pass */
+    for (size_t k = 0; got && rc == 0 && k < ss.n; k++) {
+        struct vpoc_result want;
+        if (vpoc_session(bars + ss.s[k].first, ss.s[k].n, &p, &want) == 0)
+            bad += got[k].poc_level != want.poc_level || got[k].vah_level != want.vah_level ||
+                   got[k].val_level != want.val_level;
+    }
+    if (rc != 0 || !got || bad) {
         o->status = DOCTOR_FAIL;
         snprintf(o->value, sizeof(o->value), "%s",
-                 rc || !bars ? (err[0] ? err : "could not run") : "results differ from the CPU");
+                 rc || !got ? (err[0] ? err : "could not run") : "results differ from the CPU");
         if (bad)
             snprintf(o->value, sizeof(o->value),
                      "%zu of %zu sessions differ from the CPU "
@@ -329,6 +335,7 @@ static void doctor_t_vpoc(struct doctor_gpu_run *g, struct doctor_out *o) {
         snprintf(o->value, sizeof(o->value), "%zu sessions match the CPU reference (%.1f ms)", ss.n,
                  ms);
     }
+    free(got);
     free(bars);
     data_sessions_fini(&ss);
     data_series_fini(&ds);
