@@ -80,11 +80,14 @@ typedef cudaDeviceProp hipDeviceProp_t;
 #define RS_LAUNCH(kernel, grid, block, shmem, stream, ...)                                         \
     kernel<<<(grid), (block), (shmem), (stream)>>>(__VA_ARGS__)
 
-/* A lane's value from the lane `o` above it in its warp (wavefront), full-warp participation. */
+/* A lane's value from the lane `o` above (DOWN) or below (UP) it in its warp (wavefront),
+ * full-warp participation; a lane with no such partner gets its own value back. */
 #if defined(RS_GPU_NVIDIA)
 #define RS_SHFL_DOWN(x, o) __shfl_down_sync(0xffffffffu, (x), (o))
+#define RS_SHFL_UP(x, o)   __shfl_up_sync(0xffffffffu, (x), (o))
 #else
 #define RS_SHFL_DOWN(x, o) __shfl_down((x), (o))
+#define RS_SHFL_UP(x, o)   __shfl_up((x), (o))
 #endif
 
 /* Nanoseconds from a clock that runs at a constant rate on the device (for time limits). */
