@@ -20,7 +20,8 @@
 #ifndef VQ_MINB
 #define VQ_MINB 24 /* blocks a multiprocessor should hold at once (bounds registers) */
 #endif
-#define VP_LDS RS_GPU_VPOC_LDS_LEVELS
+#define VP_LDS       RS_GPU_VPOC_LDS_LEVELS
+#define VQ_WARPS_MAX (VQ_THREADS / 32 + 1) /* warps a block has, on any device */
 
 typedef unsigned long long vp_u64;
 
@@ -220,8 +221,6 @@ __device__ static inline void vq_unword(vp_u64 w, int *lo, int *hi, int64_t *sha
  * to it is a running sum of each sequence. So each thread checks some levels and the block
  * takes the earliest that completes the area. */
 
-#define VQ_WARPS_MAX 32 /* warps a block may have on any device (32-wide: 1024 threads) */
-
 struct vq_scan_tmp {
     int64_t s[2][VQ_WARPS_MAX], m[2][VQ_WARPS_MAX]; /* per warp totals: [0] up, [1] down */
 };
@@ -281,62 +280,94 @@ __device__ static void vq_scan(int64_t *prof, int64_t *key, int p, int nu, int n
     __syncthreads();
 }
 
-/* How many of the len running minima key[p + dir * (j + 1)] come before x: those above it, or
- * with ge those equal too. */
-__device__ static inline int vq_before(const int64_t *key, int p, int dir, int len, int64_t x,
-                                       bool ge) {
-    int lo = 0, hi = len;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        int64_t k = key[p + dir * (mid + 1)];
-        if (ge ? k >= x : k > x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* POC, value area and total of the on-chip profile prof[0, n) (key: n more levels of
- * scratch), by the whole block; thread 0 writes *out. prof is overwritten. */
-__device__ static void vq_finish(int64_t *prof, int64_t *key, int n, int64_t base,
-                                 double value_area, vp_red *red, vq_scan_tmp *t,
-                                 rs_gpu_vpoc_result *out) {
-    int64_t sum = 0, best = INT64_MIN, best_i = INT64_MAX;
+/* The block's total, and its largest level (the lowest among equals), with one reduction:
+ * *total and *poc to every thread. Uses red; ends synchronised. */
+__device__ static void vq_block_total_poc(const int64_t *prof, int n, vp_red *red, int64_t *total,
+                                          int *poc) {
+    int64_t sum = 0, best = INT64_MIN, bi = INT64_MAX;
     for (int i = threadIdx.x; i < n; i += VQ_THREADS) {
         int64_t h = prof[i];
         sum += h;
         if (h > best) { /* strict, over ascending i: ties stay at the lowest level */
             best = h;
-            best_i = i;
+            bi = i;
         }
     }
-    int64_t total = vp_block_sum(sum, red);
-    vp_block_argmax(&best, &best_i, red);
-    int p = (int)best_i, nu = n - 1 - p, nd = p;
+    int lane = threadIdx.x % warpSize, w = threadIdx.x / warpSize, nw = blockDim.x / warpSize;
+    for (int o = warpSize / 2; o > 0; o /= 2) {
+        int64_t os = RS_SHFL_DOWN(sum, o), ov = RS_SHFL_DOWN(best, o), oi = RS_SHFL_DOWN(bi, o);
+        if (lane + o < warpSize) {
+            sum += os;
+            if (ov > best || (ov == best && oi < bi)) {
+                best = ov;
+                bi = oi;
+            }
+        }
+    }
+    __shared__ int64_t sums[VQ_WARPS_MAX];
+    if (lane == 0) {
+        sums[w] = sum;
+        red->v[w] = best;
+        red->i[w] = bi;
+    }
+    __syncthreads();
+    *total = 0;
+    best = INT64_MIN;
+    bi = INT64_MAX;
+    for (int k = 0; k < nw; k++) {
+        *total += sums[k];
+        if (red->v[k] > best || (red->v[k] == best && red->i[k] < bi)) {
+            best = red->v[k];
+            bi = red->i[k];
+        }
+    }
+    *poc = (int)bi;
+    __syncthreads();
+}
+
+/* POC, value area and total of the on-chip profile prof[0, n) (key: n more levels of
+ * scratch), by the whole block; thread 0 writes *out. prof is overwritten. After the scans,
+ * the walk is cut into one run of places a thread: each finds where its run starts (a merge
+ * path: how many of the first d places are up levels, by binary search on the running minima)
+ * and walks its run, and the earliest run that completes the area gives the result. */
+__device__ static void vq_finish(int64_t *prof, int64_t *key, int n, int64_t base,
+                                 double value_area, vp_red *red, vq_scan_tmp *t,
+                                 rs_gpu_vpoc_result *out) {
+    int64_t total;
+    int p;
+    vq_block_total_poc(prof, n, red, &total, &p);
+    int nu = n - 1 - p, nd = p;
     int64_t pv = prof[p];
     double goal = value_area * (double)total;
     vq_scan(prof, key, p, nu, nd, t);
+    /* Up level i: running sum prof[p + 1 + i], running minimum key[p + 1 + i]; down level j:
+     * prof[p - 1 - j], key[p - 1 - j]. An up level comes before a down one when its running
+     * minimum is at least the other's. */
+    int m = nu + nd, per = (m + VQ_THREADS - 1) / VQ_THREADS;
+    int d = (int)threadIdx.x * per, e = min(m, d + per);
     int64_t at = INT64_MIN, code = 0; /* -(place in the walk) of the level completing the area */
     bool open = (double)pv < goal;
-    for (int i = threadIdx.x; open && i < nu; i += VQ_THREADS) {
-        int c = vq_before(key, p, -1, nd, key[p + 1 + i], false);
-        int64_t taken = prof[p + 1 + i] + (c ? prof[p - c] : 0);
-        if ((double)(pv + taken) >= goal) { /* later levels up come later in the walk */
-            at = -(int64_t)(i + c);
-            code = (int64_t)(i + 1) << 32 | c;
-            break;
+    if (open && d < e) {
+        int lo = max(0, d - nd), hi = min(d, nu);
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (key[p + 1 + mid] >= key[p - 1 - (d - 1 - mid)])
+                lo = mid + 1;
+            else
+                hi = mid;
         }
-    }
-    for (int j = threadIdx.x; open && j < nd; j += VQ_THREADS) {
-        int c = vq_before(key, p, 1, nu, key[p - 1 - j], true);
-        int64_t taken = prof[p - 1 - j] + (c ? prof[p + c] : 0);
-        if ((double)(pv + taken) >= goal) {
-            if (-(int64_t)(j + c) > at) {
-                at = -(int64_t)(j + c);
-                code = (int64_t)c << 32 | (j + 1);
+        int a = lo, b = d - a; /* up and down levels taken before this run */
+        for (int k = d; k < e; k++) {
+            if (a < nu && (b >= nd || key[p + 1 + a] >= key[p - 1 - b]))
+                a++;
+            else
+                b++;
+            int64_t taken = (a ? prof[p + a] : 0) + (b ? prof[p - b] : 0);
+            if ((double)(pv + taken) >= goal) {
+                at = -(int64_t)k;
+                code = (int64_t)a << 32 | b;
+                break;
             }
-            break;
         }
     }
     vp_block_argmax(&at, &code, red);
