@@ -4,8 +4,9 @@
 # usage: scripts/gpu-bench.sh BUILD_DIR [--quick] [--skip-compile]
 #        scripts/gpu-bench.sh --from-raw RAW_FILE
 #
-# Runs BUILD_DIR/tests/bench/bench_gpu, then tests/bench/torch_ref.py (with $PYTHON, default
-# python3), one after the other on the same device, saves both outputs to
+# Runs BUILD_DIR/tests/bench/bench_gpu and bench_tele (the NVML sampler's cost), then
+# tests/bench/torch_ref.py (with $PYTHON, default python3; pynvml for its NVML reference), one
+# after the other on the same device, saves the outputs to
 # BUILD_DIR/gpu-bench-raw.txt and prints a Markdown table: each comparison, the ratio (how many
 # times faster ringside is: torch_ms / rs_ms for times, rs / torch for rates) and pass/fail
 # against the goals. --quick asks both for fewer repetitions; --skip-compile leaves out
@@ -272,6 +273,32 @@ row("empty sync", "rs_empty_sync_us", "torch_empty_sync_us", "us", "time")
 row("d2d copy 2^28 floats (same GPU check, ~1x)", "rs_d2d_copy_TBps", "torch_d2d_copy_TBps",
     "TB/s", "rate")
 
+# The doctor's copy figures (its own measurement, 256 MiB, best of 5) beside PyTorch's copies
+# of the same size in the same run: the doctor must print what a loader gets (goal: within 10%).
+for way, wname in (("h2d", "host to device"), ("d2h", "device to host")):
+    for mem in ("pinned", "pageable"):
+        row(f"doctor's copy figure, {wname}, {mem}", f"rs_copy_{way}_{mem}_GBps",
+            f"torch_copy_{way}_{mem}_GBps", "GB/s", "rate", goal=0.9)
+
+
+def abs_row(label, key, ref_key, unit, most):
+    """An absolute goal: key at most `most`; ref_key (may be missing) shown beside it."""
+    gtxt = f"<= {most:g} {unit}"
+    ref = f"{fmt(num(ref_key))} {unit}" if _ok(ref_key) else "n/a"
+    if not _ok(key):
+        rows.append((label, "", ref, f"n/a ({_why(key)})", gtxt, "n/a"))
+        goals.append((label, None))
+        return
+    v = num(key)
+    met = v <= most
+    goals.append((label, met))
+    ratio = fmt_ratio(num(ref_key) / v) if _ok(ref_key) and v > 0 else "-"
+    rows.append((label, f"{fmt(v)} {unit}", ref, ratio, gtxt, "pass" if met else "**FAIL**"))
+
+
+abs_row("NVML telemetry sample, per GPU (PyTorch column: pynvml's calls for the same fields)",
+        "rs_tele_nvml_per_gpu_us", "torch_pynvml_per_gpu_us", "us", 50)
+
 print_rows("Comparisons (ratio = times faster ringside is)",
            ["comparison", "ringside", "PyTorch", "ratio", "goal", "result"], rows)
 
@@ -379,6 +406,19 @@ else
     RC=127
 fi
 append_output "$raw" bench_gpu "$tmp/rs"
+
+# The telemetry sampler's cost on this machine's GPUs (the NVML provider alone).
+tele="$build/tests/bench/bench_tele"
+if [ -x "$tele" ]; then
+    run bench_tele "$tmp/tele" "$tele" 500 nvml
+    sed -n 's/^provider=nvml status=ok .*per_gpu_us=\([0-9.]*\).*/rs_tele_nvml_per_gpu_us=\1/p' \
+        "$tmp/tele" >> "$tmp/tele"
+else
+    echo "$tele not found" > "$tmp/tele.err"
+    : > "$tmp/tele"
+    RC=127
+fi
+append_output "$raw" bench_tele "$tmp/tele"
 
 run torch_ref "$tmp/torch" "$PYTHON" "$top/tests/bench/torch_ref.py" "${quick[@]}" "${skip[@]}"
 append_output "$raw" torch_ref "$tmp/torch"

@@ -356,6 +356,26 @@ static int bg_mlp(struct compute *c, int h1, int h2, size_t batch, bool timed, i
     return rc;
 }
 
+/* The doctor's copy figures, measured as it measures them (256 MiB, one asynchronous copy,
+ * best of 5, from pinned and from pageable host memory, each way), for the table to set beside
+ * PyTorch's copies of the same size. */
+static int bg_host_copies(struct compute *c) {
+    static const char *const mem[2] = {"pageable", "pinned"};
+    static const char *const way[2] = {"d2h", "h2d"};
+    int rc = 0;
+    for (int p = 1; rc == 0 && p >= 0; p--)
+        for (int h = 1; rc == 0 && h >= 0; h--) {
+            double gbs = 0;
+            rc = c->ops->copy_rate(c, (size_t)256 << 20, p, h, 5, &gbs);
+            if (rc == 0)
+                printf("rs_copy_%s_%s_GBps=%.2f\n", way[h], mem[p], gbs);
+            else
+                fprintf(stderr, "bench_gpu: %s %s copy: %s\n", mem[p], way[h],
+                        c->ops->strerror(rc));
+        }
+    return rc;
+}
+
 static int bg_sync(struct compute *c) {
     uint64_t t0 = mono_now_ns();
     int rc = 0;
@@ -407,6 +427,7 @@ int main(int argc, char **argv) {
     rc = rc ? rc : bg_mlp(c, 128, 64, 256, false, steps);
     rc = rc ? rc : bg_mlp(c, 128, 64, 4096, false, steps / 4);
     rc = rc ? rc : bg_sync(c);
+    rc = rc ? rc : bg_host_copies(c);
     compute_close(c);
     return rc == 0 ? 0 : 1;
 }

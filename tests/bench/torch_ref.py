@@ -106,6 +106,69 @@ def bench_copy(torch, reps):
     torch.cuda.empty_cache()
 
 
+def bench_host_copies(torch):
+    """256 MiB host<->device copies as a loader makes them (pinned: non_blocking from page-locked
+    memory; pageable: from ordinary memory), each one asynchronous copy waited for, best of 5
+    after one to warm up: what the doctor's copy figures are set beside."""
+    n = 256 << 20
+    dev = torch.empty(n, dtype=torch.uint8, device="cuda")
+    for pinned in (True, False):
+        host = torch.empty(n, dtype=torch.uint8, pin_memory=pinned)
+        for way in ("h2d", "d2h"):
+            best = 0.0
+            for i in range(6):
+                torch.cuda.synchronize()
+                s = time.perf_counter()
+                if way == "h2d":
+                    dev.copy_(host, non_blocking=True)
+                else:
+                    host.copy_(dev, non_blocking=True)
+                torch.cuda.synchronize()
+                if i > 0:
+                    best = max(best, n / (time.perf_counter() - s) / 1e9)
+            emit(f"torch_copy_{way}_{'pinned' if pinned else 'pageable'}_GBps", best)
+        del host
+    del dev
+    torch.cuda.empty_cache()
+
+
+def bench_nvml():
+    """pynvml's calls for what ringside's NVML provider reads in one sample (utilisation,
+    memory, temperature, power, clocks, fan, PCIe throughput), microseconds a GPU: the
+    reference for the provider's per-GPU sample cost."""
+    import pynvml
+
+    pynvml.nvmlInit()
+    try:
+        handles = [pynvml.nvmlDeviceGetHandleByIndex(i)
+                   for i in range(pynvml.nvmlDeviceGetCount())]
+
+        def one(h):
+            pynvml.nvmlDeviceGetUtilizationRates(h)
+            pynvml.nvmlDeviceGetMemoryInfo(h)
+            pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU)
+            pynvml.nvmlDeviceGetPowerUsage(h)
+            pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM)
+            pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM)
+            try:
+                pynvml.nvmlDeviceGetFanSpeed(h)
+            except pynvml.NVMLError:
+                pass  # no fan (passively cooled boards)
+            pynvml.nvmlDeviceGetPcieThroughput(h, pynvml.NVML_PCIE_UTIL_TX_BYTES)
+            pynvml.nvmlDeviceGetPcieThroughput(h, pynvml.NVML_PCIE_UTIL_RX_BYTES)
+
+        for h in handles:
+            one(h)
+        reps = 200
+        s = time.perf_counter()
+        for _ in range(reps):
+            for h in handles:
+                one(h)
+        emit("torch_pynvml_per_gpu_us", (time.perf_counter() - s) / reps / len(handles) * 1e6)
+    finally:
+        pynvml.nvmlShutdown()
+
+
 def bench_sync(torch, reps):
     tsync = timeit(torch, torch.cuda.synchronize, reps.sync, 100)
     emit("torch_empty_sync_us", tsync * 1e6)
@@ -342,6 +405,8 @@ def main():
 
     section("d2d copy", bench_copy, torch, reps)
     section("empty sync", bench_sync, torch, reps)
+    section("host copies", bench_host_copies, torch)
+    section("pynvml", bench_nvml, optional=True)
     price, vol = make_bars(torch)
     section("vpoc", bench_vpoc, torch, reps, price, vol)
     section("vpoc seed loop", bench_vpoc_seed_loop, torch, reps, price, vol)
