@@ -1,32 +1,12 @@
 // The MLP on the device in fp32, as backend/mlp/mlp.c computes it in double: forward keeping
 // pre-activations, losses, backward with per-row-tile gradients added atomically, and Adam as
 // torch.optim.Adam. A block owns a tile of rows and carries it through every layer on chip.
-#include "gpu_runtime.h"
-#include "rs_gpu.h"
+#include "gpu_mlp_internal.h"
 
 #define ML_THREADS     256
-#define ML_SMEM_MAX    (46 * 1024) /* on-chip bytes a block may use (below every device's limit) */
 #define ML_ROWS_MIN    4
 #define ML_ROWS_MAX    64
 #define ML_BLOCKS_GOAL 32 /* blocks a batch is split into, when tiles allow */
-
-__device__ static inline float ml_sigmoid(float z) {
-    if (z >= 0.0f)
-        return 1.0f / (1.0f + expf(-z));
-    float e = expf(z);
-    return e / (1.0f + e);
-}
-
-__device__ static inline float ml_act(int act, float z) {
-    return act == 1 ? (z > 0.0f ? z : 0.0f) : z * ml_sigmoid(z);
-}
-
-__device__ static inline float ml_act_deriv(int act, float z) {
-    if (act == 1)
-        return z > 0.0f ? 1.0f : 0.0f;
-    float s = ml_sigmoid(z);
-    return s * (1.0f + z * (1.0f - s));
-}
 
 /* Rows per block: small tiles for small batches (a kernel lasts as long as one block's tile
  * takes), at most what fits `buffers` row-tiles of the widest layer on chip. */
@@ -97,11 +77,8 @@ __global__ void __launch_bounds__(ML_THREADS)
     size_t plane = (size_t)tile * d.max_width;
     float *dc = sm, *dp = sm + plane, *ap = sm + 2 * plane;
     int r0 = blockIdx.x * tile, nr = rows - r0 < tile ? rows - r0 : tile;
-    for (int r = threadIdx.x; r < nr; r += blockDim.x) { /* d(mean loss)/d(out) */
-        float o = out[r0 + r], t = y[r0 + r];
-        float g = d.loss == 1 ? ml_sigmoid(o) - t : 2.0f * (o - t);
-        dc[r] = g / (float)rows;
-    }
+    for (int r = threadIdx.x; r < nr; r += blockDim.x)
+        dc[r] = ml_loss_grad(d.loss, out[r0 + r], y[r0 + r], rows);
     for (int l = d.n_layers - 1; l >= 0; l--) {
         int in = d.in[l], on = d.out[l];
         const float *zin = l > 0 ? z + (size_t)(l - 1) * d.z_stride + (size_t)r0 * in : NULL;
