@@ -1,6 +1,8 @@
 // The MLP on the device in fp32, as backend/mlp/mlp.c computes it in double: forward keeping
-// pre-activations, losses, backward with per-row-tile gradients added atomically, and Adam as
-// torch.optim.Adam. A block owns a tile of rows and carries it through every layer on chip.
+// pre-activations, losses, backward and Adam as torch.optim.Adam. Small batches take the fused
+// kernels here (a block owns a tile of rows and carries it through every layer on chip, the
+// backward pass adding each tile's gradients atomically); large ones the tiled path of
+// gpu_mlp_tiled.hip.
 #include "gpu_mlp_internal.h"
 
 #define ML_THREADS     256
@@ -141,6 +143,8 @@ int rs_gpu_mlp_forward(const struct rs_gpu_mlp_dims *d, const float *params, con
                        int rows, float *z, float *out, void *stream) {
     if (rows <= 0)
         return 0;
+    if (mlt_wanted(d, rows))
+        return mlt_forward(d, params, x, rows, z, out, (hipStream_t)stream);
     int tile = ml_tile_rows(d, 2, rows);
     size_t smem = 2 * (size_t)tile * d->max_width * sizeof(float);
     RS_LAUNCH(ml_forward_kernel, (rows + tile - 1) / tile, ML_THREADS, smem, (hipStream_t)stream,
@@ -154,11 +158,23 @@ int rs_gpu_mlp_loss(const struct rs_gpu_mlp_dims *d, const float *out, const flo
     return (int)hipGetLastError();
 }
 
+size_t rs_gpu_mlp_scratch_floats(const struct rs_gpu_mlp_dims *d, size_t max_rows) {
+    int most = max_rows > INT32_MAX ? INT32_MAX : (int)max_rows; /* wanted grows with rows */
+    return mlt_wanted(d, most) ? mlt_scratch_floats(d, max_rows) : 0;
+}
+
 int rs_gpu_mlp_backward(const struct rs_gpu_mlp_dims *d, const float *params, const float *x,
-                        const float *y, int rows, const float *z, const float *out, float *grad,
-                        void *stream) {
+                        const float *y, int rows, const float *z, const float *out, float *scratch,
+                        float *grad, void *stream) {
+    size_t n = (size_t)ml_param_count(d);
     if (rows <= 0)
-        return 0;
+        return (int)hipMemsetAsync(grad, 0, n * sizeof(float), (hipStream_t)stream);
+    if (mlt_wanted(d, rows))
+        return mlt_backward(d, params, x, y, rows, z, out, scratch, grad, (hipStream_t)stream);
+    /* each row tile adds its part: start from zero */
+    int e = (int)hipMemsetAsync(grad, 0, n * sizeof(float), (hipStream_t)stream);
+    if (e != 0)
+        return e;
     int tile = ml_tile_rows(d, 3, rows);
     size_t smem = 3 * (size_t)tile * d->max_width * sizeof(float);
     RS_LAUNCH(ml_backward_kernel, (rows + tile - 1) / tile, ML_THREADS, smem, (hipStream_t)stream,
