@@ -1,32 +1,14 @@
 // The MLP on the device in fp32, as backend/mlp/mlp.c computes it in double: forward keeping
-// pre-activations, losses, backward with per-row-tile gradients added atomically, and Adam as
-// torch.optim.Adam. A block owns a tile of rows and carries it through every layer on chip.
-#include "gpu_runtime.h"
-#include "rs_gpu.h"
+// pre-activations, losses, backward and Adam as torch.optim.Adam. Small batches take the fused
+// kernels here (a block owns a tile of rows and carries it through every layer on chip, the
+// backward pass adding each tile's gradients atomically); large ones the tiled path of
+// gpu_mlp_tiled.hip.
+#include "gpu_mlp_internal.h"
 
 #define ML_THREADS     256
-#define ML_SMEM_MAX    (46 * 1024) /* on-chip bytes a block may use (below every device's limit) */
 #define ML_ROWS_MIN    4
 #define ML_ROWS_MAX    64
 #define ML_BLOCKS_GOAL 32 /* blocks a batch is split into, when tiles allow */
-
-__device__ static inline float ml_sigmoid(float z) {
-    if (z >= 0.0f)
-        return 1.0f / (1.0f + expf(-z));
-    float e = expf(z);
-    return e / (1.0f + e);
-}
-
-__device__ static inline float ml_act(int act, float z) {
-    return act == 1 ? (z > 0.0f ? z : 0.0f) : z * ml_sigmoid(z);
-}
-
-__device__ static inline float ml_act_deriv(int act, float z) {
-    if (act == 1)
-        return z > 0.0f ? 1.0f : 0.0f;
-    float s = ml_sigmoid(z);
-    return s * (1.0f + z * (1.0f - s));
-}
 
 /* Rows per block: small tiles for small batches (a kernel lasts as long as one block's tile
  * takes), at most what fits `buffers` row-tiles of the widest layer on chip. */
@@ -97,11 +79,8 @@ __global__ void __launch_bounds__(ML_THREADS)
     size_t plane = (size_t)tile * d.max_width;
     float *dc = sm, *dp = sm + plane, *ap = sm + 2 * plane;
     int r0 = blockIdx.x * tile, nr = rows - r0 < tile ? rows - r0 : tile;
-    for (int r = threadIdx.x; r < nr; r += blockDim.x) { /* d(mean loss)/d(out) */
-        float o = out[r0 + r], t = y[r0 + r];
-        float g = d.loss == 1 ? ml_sigmoid(o) - t : 2.0f * (o - t);
-        dc[r] = g / (float)rows;
-    }
+    for (int r = threadIdx.x; r < nr; r += blockDim.x)
+        dc[r] = ml_loss_grad(d.loss, out[r0 + r], y[r0 + r], rows);
     for (int l = d.n_layers - 1; l >= 0; l--) {
         int in = d.in[l], on = d.out[l];
         const float *zin = l > 0 ? z + (size_t)(l - 1) * d.z_stride + (size_t)r0 * in : NULL;
@@ -164,6 +143,8 @@ int rs_gpu_mlp_forward(const struct rs_gpu_mlp_dims *d, const float *params, con
                        int rows, float *z, float *out, void *stream) {
     if (rows <= 0)
         return 0;
+    if (mlt_wanted(d, rows))
+        return mlt_forward(d, params, x, rows, z, out, (hipStream_t)stream);
     int tile = ml_tile_rows(d, 2, rows);
     size_t smem = 2 * (size_t)tile * d->max_width * sizeof(float);
     RS_LAUNCH(ml_forward_kernel, (rows + tile - 1) / tile, ML_THREADS, smem, (hipStream_t)stream,
@@ -177,11 +158,23 @@ int rs_gpu_mlp_loss(const struct rs_gpu_mlp_dims *d, const float *out, const flo
     return (int)hipGetLastError();
 }
 
+size_t rs_gpu_mlp_scratch_floats(const struct rs_gpu_mlp_dims *d, size_t max_rows) {
+    int most = max_rows > INT32_MAX ? INT32_MAX : (int)max_rows; /* wanted grows with rows */
+    return mlt_wanted(d, most) ? mlt_scratch_floats(d, max_rows) : 0;
+}
+
 int rs_gpu_mlp_backward(const struct rs_gpu_mlp_dims *d, const float *params, const float *x,
-                        const float *y, int rows, const float *z, const float *out, float *grad,
-                        void *stream) {
+                        const float *y, int rows, const float *z, const float *out, float *scratch,
+                        float *grad, void *stream) {
+    size_t n = (size_t)ml_param_count(d);
     if (rows <= 0)
-        return 0;
+        return (int)hipMemsetAsync(grad, 0, n * sizeof(float), (hipStream_t)stream);
+    if (mlt_wanted(d, rows))
+        return mlt_backward(d, params, x, y, rows, z, out, scratch, grad, (hipStream_t)stream);
+    /* each row tile adds its part: start from zero */
+    int e = (int)hipMemsetAsync(grad, 0, n * sizeof(float), (hipStream_t)stream);
+    if (e != 0)
+        return e;
     int tile = ml_tile_rows(d, 3, rows);
     size_t smem = 3 * (size_t)tile * d->max_width * sizeof(float);
     RS_LAUNCH(ml_backward_kernel, (rows + tile - 1) / tile, ML_THREADS, smem, (hipStream_t)stream,

@@ -158,10 +158,15 @@ int rs_gpu_mlp_forward(const struct rs_gpu_mlp_dims *d, const float *params, con
 /* Mean loss of out against y into *loss (device or mapped host memory, double). */
 int rs_gpu_mlp_loss(const struct rs_gpu_mlp_dims *d, const float *out, const float *y, int rows,
                     double *loss, void *stream);
-/* Adds the gradient of the batch-mean loss into grad (which the caller zeroes). */
+/* Floats of device memory rs_gpu_mlp_backward needs as scratch for batches of up to max_rows
+ * (large batches keep every layer's deltas there; 0 when no such batch is large). */
+size_t rs_gpu_mlp_scratch_floats(const struct rs_gpu_mlp_dims *d, size_t max_rows);
+/* The gradient of the batch-mean loss into grad (overwritten), from the z and out of the
+ * forward pass of the same rows; scratch: rs_gpu_mlp_scratch_floats(d, rows or more) floats,
+ * whose contents do not matter. */
 int rs_gpu_mlp_backward(const struct rs_gpu_mlp_dims *d, const float *params, const float *x,
-                        const float *y, int rows, const float *z, const float *out, float *grad,
-                        void *stream);
+                        const float *y, int rows, const float *z, const float *out, float *scratch,
+                        float *grad, void *stream);
 
 struct rs_gpu_adam {
     float step;     /* lr / (1 - beta1^t) */

@@ -11,6 +11,7 @@ struct compute_mlp {
     struct rs_gpu_mlp_dims dims;
     size_t n_params, max_rows;
     float *params, *grad, *m, *v, *z, *out;
+    float *scratch; /* the backward pass's (rs_gpu_mlp_scratch_floats) */
     struct mlp_adam_conf adam;
     int64_t t; /* Adam steps taken */
 };
@@ -39,7 +40,7 @@ static void compute_hip_mlp_dims(const struct mlp_arch *a, size_t max_rows,
 void compute_hip_mlp_destroy(struct compute *c, struct compute_mlp *m) {
     if (!m)
         return;
-    float *bufs[] = {m->params, m->grad, m->m, m->v, m->z, m->out};
+    float *bufs[] = {m->params, m->grad, m->m, m->v, m->z, m->out, m->scratch};
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
         compute_free(c, bufs[i]);
     free(m);
@@ -83,6 +84,8 @@ int compute_hip_mlp_create(struct compute *c, const struct compute_mlp_init *ini
     rc = rc ? rc : compute_hip_mlp_buf(c, n, &m->v);
     rc = rc ? rc : compute_hip_mlp_buf(c, nz, &m->z);
     rc = rc ? rc : compute_hip_mlp_buf(c, m->max_rows, &m->out);
+    rc = rc ? rc
+            : compute_hip_mlp_buf(c, rs_gpu_mlp_scratch_floats(&m->dims, m->max_rows), &m->scratch);
     rc = rc ? rc : compute_hip_mlp_fill(c, m->params, init->params, n);
     rc = rc ? rc : compute_hip_mlp_fill(c, m->m, init->adam_m, n);
     rc = rc ? rc : compute_hip_mlp_fill(c, m->v, init->adam_v, n);
@@ -122,14 +125,12 @@ int compute_hip_mlp_loss(struct compute *c, struct compute_mlp *m, const void *y
 
 int compute_hip_mlp_backward(struct compute *c, struct compute_mlp *m, const void *x, const void *y,
                              size_t rows) {
-    /* The kernel adds each row tile's part: start from zero. */
     int rc = compute_hip_mlp_check(m, rows);
     rc = rc ? rc : compute_hip_enter(c);
-    rc = rc ? rc : c->ops->memset0(c, m->grad, m->n_params * sizeof(float));
     return rc ? rc
-              : compute_hip_fail(c,
-                                 rs_gpu_mlp_backward(&m->dims, m->params, x, y, (int)rows, m->z,
-                                                     m->out, m->grad, compute_hip_mlp_stream(c)));
+              : compute_hip_fail(c, rs_gpu_mlp_backward(&m->dims, m->params, x, y, (int)rows, m->z,
+                                                        m->out, m->scratch, m->grad,
+                                                        compute_hip_mlp_stream(c)));
 }
 
 int compute_hip_mlp_optimizer(struct compute *c, struct compute_mlp *m) {

@@ -224,25 +224,28 @@ static void tg_model_grad(struct tg_model *t, size_t r0, size_t rows, int n_in, 
     cr_assert_eq(src, 0, "%s: sync: %s", ops->name, ops->strerror(src));
 }
 
-#define TG_GRAD_ROWS    300 /* not a multiple of any tile size */
-#define TG_GRAD_REL_TOL 1e-4
-#define TG_LOSS_REL_TOL 1e-5
+#define TG_GRAD_ROWS       300  /* not a multiple of any tile size */
+#define TG_GRAD_ROWS_LARGE 4099 /* prime: large batches take the tiled kernels */
+#define TG_GRAD_REL_TOL    1e-4
+#define TG_LOSS_REL_TOL    1e-5
 
-/* One batch's loss and gradients on both backends from the same fp32-exact start. */
-static void tg_grad_case(const char *name, const struct mlp_arch *a, uint64_t seed) {
+/* One batch's loss and gradients on both backends from the same fp32-exact start; the device
+ * runs the batch twice, so gradients added to the last pass's instead of replacing them fail. */
+static void tg_grad_case(const char *name, const struct mlp_arch *a, uint64_t seed, size_t rows) {
     struct compute *g = tg_open_hip(NULL), *c = tg_open_cpu();
     size_t n = mlp_param_count(a);
     double *params = tg_params(a, seed), *x, *y;
-    tg_samples(a, TG_GRAD_ROWS, seed * 7919u + 1u, &x, &y);
+    tg_samples(a, rows, seed * 7919u + 1u, &x, &y);
     double *gg = malloc(n * sizeof(*gg)), *gc = malloc(n * sizeof(*gc)), lg = NAN, lc = NAN;
     cr_assert(gg && gc);
     struct mlp_adam_conf adam;
     mlp_adam_conf_default(&adam);
     struct tg_model mg, mc;
-    tg_model_open(&mg, g, a, &adam, params, x, y, TG_GRAD_ROWS, TG_GRAD_ROWS);
-    tg_model_open(&mc, c, a, &adam, params, x, y, TG_GRAD_ROWS, TG_GRAD_ROWS);
-    tg_model_grad(&mg, 0, TG_GRAD_ROWS, a->n_in, &lg, gg);
-    tg_model_grad(&mc, 0, TG_GRAD_ROWS, a->n_in, &lc, gc);
+    tg_model_open(&mg, g, a, &adam, params, x, y, rows, rows);
+    tg_model_open(&mc, c, a, &adam, params, x, y, rows, rows);
+    tg_model_grad(&mg, 0, rows, a->n_in, &lg, NULL);
+    tg_model_grad(&mg, 0, rows, a->n_in, &lg, gg);
+    tg_model_grad(&mc, 0, rows, a->n_in, &lc, gc);
 
     cr_assert(isfinite(lc) && lc > 0, "%s: CPU reference loss %g", name, lc);
     cr_assert_leq(fabs(lg - lc), TG_LOSS_REL_TOL * fabs(lc), "%s: loss %.9g, CPU %.9g (rel %.3g)",
@@ -282,17 +285,37 @@ static void tg_grad_case(const char *name, const struct mlp_arch *a, uint64_t se
 
 Test(gpu, mlp_grad_silu_mse_24_32_16_1) {
     struct mlp_arch a = tg_arch(32, 16, MLP_ACT_SILU, MLP_LOSS_MSE);
-    tg_grad_case("24-32-16-1 SiLU MSE", &a, 11);
+    tg_grad_case("24-32-16-1 SiLU MSE", &a, 11, TG_GRAD_ROWS);
 }
 
 Test(gpu, mlp_grad_relu_bce_24_64_1) {
     struct mlp_arch a = tg_arch(64, 0, MLP_ACT_RELU, MLP_LOSS_BCE);
-    tg_grad_case("24-64-1 ReLU BCE", &a, 12);
+    tg_grad_case("24-64-1 ReLU BCE", &a, 12, TG_GRAD_ROWS);
 }
 
 Test(gpu, mlp_grad_silu_mse_24_256_256_1) {
     struct mlp_arch a = tg_arch(256, 256, MLP_ACT_SILU, MLP_LOSS_MSE);
-    tg_grad_case("24-256-256-1 SiLU MSE", &a, 13);
+    tg_grad_case("24-256-256-1 SiLU MSE", &a, 13, TG_GRAD_ROWS);
+}
+
+Test(gpu, mlp_grad_large_silu_mse_24_128_64_1) {
+    struct mlp_arch a = tg_arch(128, 64, MLP_ACT_SILU, MLP_LOSS_MSE);
+    tg_grad_case("24-128-64-1 SiLU MSE, large batch", &a, 14, TG_GRAD_ROWS_LARGE);
+}
+
+Test(gpu, mlp_grad_large_relu_bce_24_64_1) {
+    struct mlp_arch a = tg_arch(64, 0, MLP_ACT_RELU, MLP_LOSS_BCE);
+    tg_grad_case("24-64-1 ReLU BCE, large batch", &a, 15, TG_GRAD_ROWS_LARGE);
+}
+
+/* Eight hidden layers, most of them no multiple of a tile wide and one 1 wide, over 1001 rows:
+ * enough for the tiled kernels at this size. */
+Test(gpu, mlp_grad_large_deep_odd_widths) {
+    static const int widths[] = {256, 13, 200, 1, 64, 255, 33, 8};
+    struct mlp_arch a = {.n_in = 24, .n_hidden = 8, .act = MLP_ACT_SILU, .loss = MLP_LOSS_MSE};
+    for (int l = 0; l < 8; l++)
+        a.hidden[l] = widths[l];
+    tg_grad_case("24-256-13-200-1-64-255-33-8-1 SiLU MSE, large batch", &a, 16, 1001);
 }
 
 #define TG_TRAIN_STEPS   200
