@@ -6,19 +6,25 @@
 // it to grad once per element.
 #include "gpu_mlp_internal.h"
 
-#define MLT_THREADS     128 /* threads of a row-tile block (forward, deltas) */
-#define MLT_KC          16  /* weight rows (reduction index k) staged at a time */
-#define MLT_MICRO       2   /* 4x4 output blocks a thread owns at most */
-#define MLT_PF          32  /* staged floats a thread carries: MLT_KC * MAX_WIDTH / MLT_THREADS */
-#define MLT_ROWS_MAX    64
-#define MLT_BLOCKS_GOAL 256       /* row tiles a batch is split into, when rows allow */
-#define MLT_MIN_MACS    (1 << 20) /* rows x multiply-adds a row from which the tiled path runs */
+#define MLT_THREADS  128 /* threads of a row-tile block (forward, deltas) */
+#define MLT_KC       16  /* weight rows (reduction index k) staged at a time */
+#define MLT_MICRO    2   /* 4x4 output blocks a thread owns at most */
+#define MLT_PF       32  /* staged floats a thread carries: MLT_KC * MAX_WIDTH / MLT_THREADS */
+#define MLT_ROWS_MAX 64
+#ifndef MLT_BLOCKS_GOAL
+#define MLT_BLOCKS_GOAL 256 /* row tiles a batch is split into, when rows allow */
+#endif
+#ifndef MLT_MIN_MACS
+#define MLT_MIN_MACS (1 << 20) /* rows x multiply-adds a row from which the tiled path runs */
+#endif
 
-#define MLG_THREADS     256 /* threads of a gradient block: MLG_GROUPS groups of 64 */
-#define MLG_GROUPS      4
-#define MLG_TILE        32  /* a block's dW tile: MLG_TILE outputs x MLG_TILE inputs */
-#define MLG_CHUNK       128 /* rows staged at a time, MLG_CHUNK / MLG_GROUPS for each group */
+#define MLG_THREADS 256 /* threads of a gradient block: MLG_GROUPS groups of 64 */
+#define MLG_GROUPS  4
+#define MLG_TILE    32  /* a block's dW tile: MLG_TILE outputs x MLG_TILE inputs */
+#define MLG_CHUNK   128 /* rows staged at a time, MLG_CHUNK / MLG_GROUPS for each group */
+#ifndef MLG_BLOCKS_GOAL
 #define MLG_BLOCKS_GOAL 256 /* gradient blocks wanted, when rows allow */
+#endif
 
 static_assert(MLT_PF * MLT_THREADS == MLT_KC * RS_GPU_MLP_MAX_WIDTH, "staging slots");
 static_assert(MLT_THREADS % 32 == 0 && RS_GPU_MLP_MAX_WIDTH % 32 == 0, "staging slots");

@@ -340,10 +340,11 @@ static int bg_mlp(struct compute *c, int h1, int h2, size_t batch, bool timed, i
     else
         fprintf(stderr, "bench_gpu: MLP: %s\n", ops->strerror(rc));
     if (rc == 0 && timed)
-        printf("rs_mlp_device_us_forward_loss=%.2f\nrs_mlp_device_us_backward=%.2f\n"
-               "rs_mlp_device_us_optimizer=%.2f\n",
-               (double)phase_ns[0] / 1e3 / steps, (double)phase_ns[1] / 1e3 / steps,
-               (double)phase_ns[2] / 1e3 / steps);
+        printf("rs_mlp_device_us_forward_loss_h%d_%d_b%zu=%.2f\n"
+               "rs_mlp_device_us_backward_h%d_%d_b%zu=%.2f\n"
+               "rs_mlp_device_us_optimizer_h%d_%d_b%zu=%.2f\n",
+               h1, h2, batch, (double)phase_ns[0] / 1e3 / steps, h1, h2, batch,
+               (double)phase_ns[1] / 1e3 / steps, h1, h2, batch, (double)phase_ns[2] / 1e3 / steps);
     if (m)
         ops->mlp_destroy(c, m);
     compute_free(c, x);
@@ -426,6 +427,7 @@ int main(int argc, char **argv) {
     rc = rc ? rc : bg_mlp(c, 32, 16, 4096, false, steps / 4);
     rc = rc ? rc : bg_mlp(c, 128, 64, 256, false, steps);
     rc = rc ? rc : bg_mlp(c, 128, 64, 4096, false, steps / 4);
+    rc = rc ? rc : bg_mlp(c, 128, 64, 4096, true, steps / 4);
     rc = rc ? rc : bg_sync(c);
     rc = rc ? rc : bg_host_copies(c);
     compute_close(c);
