@@ -94,8 +94,29 @@ static void ui_model_coarse_add(struct ui_model *m, unsigned dev, const struct e
     }
 }
 
+/* Sum the phase going into slot m->phase_head into its block (started afresh at the block's
+ * first slot). */
+static void ui_model_block_add(struct ui_model *m, const struct ev *e) {
+    struct ui_phase_block *b = &m->phase_blocks[m->phase_head / UI_PHASE_BLOCK];
+    const struct ev_phase *p = &e->u.phase;
+    if (m->phase_head % UI_PHASE_BLOCK == 0)
+        *b = (struct ui_phase_block){.min_start_ns = UINT64_MAX};
+    if (p->phase >= PHASE_COUNT)
+        return;
+    if (b->n > 0 && b->dev != e->dev)
+        b->mixed = true;
+    b->dev = e->dev;
+    b->backwards |= p->end_ns < p->start_ns;
+    b->min_start_ns = p->start_ns < b->min_start_ns ? p->start_ns : b->min_start_ns;
+    b->max_start_ns = p->start_ns > b->max_start_ns ? p->start_ns : b->max_start_ns;
+    b->max_end_ns = p->end_ns > b->max_end_ns ? p->end_ns : b->max_end_ns;
+    b->phase_ns[p->phase] += p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 1;
+    b->n++;
+}
+
 static void ui_model_phase(struct ui_model *m, const struct ev *e) {
     ui_model_coarse_add(m, e->dev, &e->u.phase);
+    ui_model_block_add(m, e);
     m->phases[m->phase_head] =
         (struct ui_phase){e->u.phase.start_ns, e->u.phase.end_ns, e->dev, e->u.phase.phase};
     m->phase_head = (m->phase_head + 1) % UI_PHASES;

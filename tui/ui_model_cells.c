@@ -123,16 +123,56 @@ static void ui_model_fill_range(const struct ui_model *m, size_t lo, size_t hi, 
     *hint = x;
 }
 
+/* Block k of kept phases in one step, when it can be: true when it holds nothing of dev in
+ * the window, or when every phase of it is dev's and starts and ends inside one cell (its
+ * first cell by the same thresholds, and before the next cell's start, so each would add its
+ * whole time to that cell alone); false leaves the block to ui_model_fill_range. */
+static bool ui_model_fill_block(const struct ui_model *m, size_t k, unsigned dev, uint64_t t1,
+                                const struct ui_model_cells *c, int *x) {
+    const struct ui_phase_block *b = &m->phase_blocks[k];
+    if (b->backwards || b->mixed)
+        return false;
+    if (b->n == 0 || b->dev != dev || b->max_end_ns < c->t0 || b->min_start_ns >= t1)
+        return true;
+    if (b->min_start_ns < c->t0 || b->max_end_ns > t1 || b->max_start_ns >= t1)
+        return false; /* clipped by the window's edges */
+    uint64_t d0 = b->min_start_ns - c->t0, d1 = b->max_start_ns - c->t0;
+    while (*x > 0 && c->first_ns[*x] > d0)
+        (*x)--;
+    while (*x < c->cols && c->first_ns[*x + 1] <= d0)
+        (*x)++;
+    if (*x >= c->cols || d1 >= c->first_ns[*x + 1] || b->min_start_ns < c->edge_ns[*x] ||
+        b->max_end_ns >= c->edge_ns[*x + 1])
+        return false;
+    for (int ph = 0; ph < PHASE_COUNT; ph++)
+        ui_model_cell_ns[*x][ph] += b->phase_ns[ph];
+    return true;
+}
+
+/* The kept phases phases[lo, hi), newest first, a whole block at a time where its sums do
+ * (never block busy, the one being written, whose sums are not of all its slots). */
+static void ui_model_fill_span(const struct ui_model *m, size_t lo, size_t hi, size_t busy,
+                               unsigned dev, uint64_t t1, const struct ui_model_cells *c, int *x) {
+    while (hi > lo) {
+        size_t k = (hi - 1) / UI_PHASE_BLOCK, from = k * UI_PHASE_BLOCK;
+        from = from > lo ? from : lo;
+        bool whole = from == k * UI_PHASE_BLOCK && hi == from + UI_PHASE_BLOCK && k != busy;
+        if (!whole || !ui_model_fill_block(m, k, dev, t1, c, x))
+            ui_model_fill_range(m, from, hi, dev, t1, c, x);
+        hi = from;
+    }
+}
+
 /* Every kept phase of dev in the window, newest first: the ring's two runs, without a modulo
  * per phase (the sums do not depend on the order). */
 static void ui_model_fill_fine(const struct ui_model *m, unsigned dev, uint64_t t1,
                                const struct ui_model_cells *c) {
     int x = c->cols;
-    size_t head = m->phase_head % UI_PHASES, n = m->phase_count;
+    size_t head = m->phase_head % UI_PHASES, n = m->phase_count, busy = head / UI_PHASE_BLOCK;
     size_t newer = n < head ? n : head; /* phases[head - newer, head) */
-    ui_model_fill_range(m, head - newer, head, dev, t1, c, &x);
+    ui_model_fill_span(m, head - newer, head, busy, dev, t1, c, &x);
     if (n > newer) /* the older run, wrapped round: phases[UI_PHASES - (n - newer), UI_PHASES) */
-        ui_model_fill_range(m, UI_PHASES - (n - newer), UI_PHASES, dev, t1, c, &x);
+        ui_model_fill_span(m, UI_PHASES - (n - newer), UI_PHASES, busy, dev, t1, c, &x);
 }
 
 const uint64_t (*ui_model_cell_times(const struct ui_model *m, unsigned dev, uint64_t t0,
