@@ -85,6 +85,10 @@ size_t evring_drain(struct evring *r, struct ev *out, size_t max) {
         r->count--;
     }
     if (r->count == 0) {
+        /* Empty: the next event goes to the first slot again, so the slots in use (resident
+         * memory, and the lines the threads pass between them) are as many as the deepest
+         * backlog, not the capacity. */
+        r->head = 0;
         /* Reset the wake fd under the lock so a concurrent push re-arms it after us. */
         uint64_t v;
         ssize_t got = read(r->wake_fd, &v, sizeof(v));
