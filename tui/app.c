@@ -293,21 +293,21 @@ static void app_panels_fini(struct app *a) {
         panel_fini(&a->panels[k]);
 }
 
-int app_main(struct source *src, const struct app_view *v, const struct app_services *svc) {
-    static struct app a; /* large (the model): not on the stack */
-    memset(&a, 0, sizeof(a));
-    a.src = src;
-    a.where = keymap_where(src->ops->name);
-    a.v = v;
-    a.tele = svc->tele;
-    a.kmsg = svc->kmsg;
-    a.zoom = 1; /* 10 s */
-    ui_model_init(&a.model);
-    ui_model_use_remedies(&a.model, svc->remedies);
+/* The dashboard in a (all zero). */
+static int app_run(struct app *a, struct source *src, const struct app_view *v,
+                   const struct app_services *svc) {
+    a->src = src;
+    a->where = keymap_where(src->ops->name);
+    a->v = v;
+    a->tele = svc->tele;
+    a->kmsg = svc->kmsg;
+    a->zoom = 1; /* 10 s */
+    ui_model_init_zeroed(&a->model);
+    ui_model_use_remedies(&a->model, svc->remedies);
     if (src->run.n_devices > 1) /* the memory sparklines follow the first device */
-        ui_model_series_dev(&a.model, src->run.devices[0]);
+        ui_model_series_dev(&a->model, src->run.devices[0]);
     char err[512];
-    if (app_theme(&a, err, sizeof(err)) != 0) {
+    if (app_theme(a, err, sizeof(err)) != 0) {
         fprintf(stderr, "ringside: %s\n", err);
         return RS_EXIT_USAGE;
     }
@@ -316,31 +316,44 @@ int app_main(struct source *src, const struct app_view *v, const struct app_serv
                         "for JSON lines\n");
         return RS_EXIT_USAGE;
     }
-    a.utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
-    a.frame.model = &a.model; /* a key before the first frame finds the model and run */
-    a.frame.run = &src->run;
-    a.frame.kmsg_reason = a.frame.source_status = "";
-    if (app_panels_init(&a) != 0) {
-        app_panels_fini(&a);
+    a->utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    a->frame.model = &a->model; /* a key before the first frame finds the model and run */
+    a->frame.run = &src->run;
+    a->frame.kmsg_reason = a->frame.source_status = "";
+    if (app_panels_init(a) != 0) {
+        app_panels_fini(a);
         fprintf(stderr, "ringside: out of memory\n");
         return 1;
     }
     app_signals_save_tty();
     if (!newterm(NULL, stdout, stdin)) {
-        app_panels_fini(&a);
+        app_panels_fini(a);
         fprintf(stderr, "ringside: cannot initialise the terminal (TERM=%s)\n",
                 getenv("TERM") ? getenv("TERM") : "");
         return RS_EXIT_USAGE;
     }
     app_signals_install();
-    app_setup_terminal(&a);
-    app_doctor_init(&a.doctor);
-    app_loop(&a);
-    app_doctor_fini(&a.doctor); /* a run under way is waited for: it reads files only */
+    app_setup_terminal(a);
+    app_doctor_init(&a->doctor);
+    app_loop(a);
+    app_doctor_fini(&a->doctor); /* a run under way is waited for: it reads files only */
     app_signals_uninstall();
-    app_free_windows(&a);
-    app_panels_fini(&a);
-    if (!a.hangup) /* after a hangup the terminal is gone: nothing is written to it */
+    app_free_windows(a);
+    app_panels_fini(a);
+    if (!a->hangup) /* after a hangup the terminal is gone: nothing is written to it */
         endwin();
     return 0;
+}
+
+int app_main(struct source *src, const struct app_view *v, const struct app_services *svc) {
+    /* large (the model): neither on the stack nor cleared page by page, so its rings become
+     * resident only as they fill */
+    struct app *a = calloc(1, sizeof(*a));
+    if (!a) {
+        fprintf(stderr, "ringside: out of memory\n");
+        return 1;
+    }
+    int rc = app_run(a, src, v, svc);
+    free(a);
+    return rc;
 }

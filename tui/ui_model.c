@@ -16,9 +16,13 @@ const char *ui_category_name(unsigned c) {
     return c < UI_CAT_COUNT ? names[c] : "?";
 }
 
+void ui_model_init_zeroed(struct ui_model *m) {
+    m->series_dev = EV_DEV_NONE;
+}
+
 void ui_model_init(struct ui_model *m) {
     memset(m, 0, sizeof(*m));
-    m->series_dev = EV_DEV_NONE;
+    ui_model_init_zeroed(m);
 }
 
 void ui_model_series_dev(struct ui_model *m, unsigned dev) {

@@ -119,6 +119,10 @@ struct ui_model {
 
 void ui_model_init(struct ui_model *m);
 
+/* ui_model_init for a model already all zero (calloc'd, or static and unused): nothing is
+ * cleared, so the pages of its rings become resident only as events fill them. */
+void ui_model_init_zeroed(struct ui_model *m);
+
 /* Match kernel-log events against r (borrowed: it must outlive the model; NULL: no rules)
  * from now on, as they come. */
 void ui_model_use_remedies(struct ui_model *m, const struct remedies *r);
