@@ -23,8 +23,12 @@ static const struct panel_ops *const app_panel_table[APP_PANELS] = {
     &panel_gpu_ops, &panel_memory_ops, &panel_timeline_ops, &panel_sync_ops, &panel_events_ops,
 };
 
-/* Events are drained at most every APP_DRAIN_NS (app_live sizes the live ring for it). */
-#define APP_DRAIN_NS 50000000ull
+/* Events are drained at most every APP_DRAIN_NS (app_live sizes the live ring for it), and
+ * every APP_DRAIN_RECORD_NS while recording (its ring then holds 3M events a second between
+ * two drains: none drops). */
+#define APP_DRAIN_NS        50000000ull
+#define APP_DRAIN_RECORD_NS 5000000ull
+#define APP_DRAIN_BATCH     256 /* events taken from the source at a time */
 
 void app_notice(struct app *a, const char *fmt, ...) {
     va_list ap;
@@ -165,9 +169,9 @@ static void app_build_frame(struct app *a) {
 }
 
 static void app_drain(struct app *a) {
-    static struct ev evs[1024];
+    static struct ev evs[APP_DRAIN_BATCH];
     size_t n;
-    while ((n = a->src->ops->drain(a->src, evs, 1024)) > 0)
+    while ((n = a->src->ops->drain(a->src, evs, APP_DRAIN_BATCH)) > 0)
         for (size_t i = 0; i < n; i++) {
             ui_model_add(&a->model, &evs[i]);
             if (evs[i].kind == EV_LOG && evs[i].u.text.code == ALERT_HANG_BUNDLE)
@@ -178,12 +182,12 @@ static void app_drain(struct app *a) {
 }
 
 /* Wait until the next frame is due, draining events as they come but at most every
- * APP_DRAIN_NS (a wake-up per event would cost the training threads CPU); a key redraws at
- * once. */
+ * APP_DRAIN_NS (a wake-up per event would cost the training threads CPU, and the UI thread
+ * a poll, a drain and, recording, a write per event); a key redraws at once. */
 static void app_wait(struct app *a, uint64_t deadline_ns) {
     bool tty = isatty(0) && !a->hangup; /* a hung-up terminal would wake poll for ever */
-    /* a recording must not drop events: it drains on every wake-up */
-    uint64_t every = a->v->drain_every_wake ? 0 : APP_DRAIN_NS;
+    /* a recording must not drop events: it drains more often */
+    uint64_t every = a->v->drain_often ? APP_DRAIN_RECORD_NS : APP_DRAIN_NS;
     uint64_t last_drain = mono_now_ns();
     for (uint64_t now = last_drain; now < deadline_ns; now = mono_now_ns()) {
         bool drain_due = now - last_drain >= every;
