@@ -98,32 +98,42 @@ static void ui_model_coarse_add(struct ui_model *m, unsigned dev, const struct e
     }
 }
 
-/* Sum the phase going into slot m->phase_head into its block (started afresh at the block's
- * first slot). */
-static void ui_model_block_add(struct ui_model *m, const struct ev *e) {
-    struct ui_phase_block *b = &m->phase_blocks[m->phase_head / UI_PHASE_BLOCK];
-    const struct ev_phase *p = &e->u.phase;
-    if (m->phase_head % UI_PHASE_BLOCK == 0)
-        *b = (struct ui_phase_block){.min_start_ns = UINT64_MAX};
-    if (p->phase >= PHASE_COUNT)
-        return;
-    if (b->n > 0 && b->dev != e->dev)
-        b->mixed = true;
-    b->dev = e->dev;
-    b->backwards |= p->end_ns < p->start_ns;
-    b->min_start_ns = p->start_ns < b->min_start_ns ? p->start_ns : b->min_start_ns;
-    b->max_start_ns = p->start_ns > b->max_start_ns ? p->start_ns : b->max_start_ns;
-    b->max_end_ns = p->end_ns > b->max_end_ns ? p->end_ns : b->max_end_ns;
-    b->phase_ns[p->phase] += p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 1;
-    b->n++;
+/* Sum block k of the kept phases, its slots all written: once, as it fills up (a pass over
+ * 128 phases just written costs less than keeping sums phase by phase). */
+static void ui_model_block_sum(struct ui_model *m, size_t k) {
+    struct ui_phase_block s = {.min_start_ns = UINT64_MAX};
+    const struct ui_phase *p = &m->phases[k * UI_PHASE_BLOCK];
+    uint64_t lo = UINT64_MAX, hi_start = 0, hi_end = 0;
+    uint32_t n = 0;
+    bool mixed = false, backwards = false;
+    for (size_t i = 0; i < UI_PHASE_BLOCK; i++, p++) {
+        if (p->phase >= PHASE_COUNT)
+            continue;
+        mixed |= n > 0 && s.dev != p->dev;
+        s.dev = p->dev;
+        backwards |= p->end_ns < p->start_ns;
+        lo = p->start_ns < lo ? p->start_ns : lo;
+        hi_start = p->start_ns > hi_start ? p->start_ns : hi_start;
+        hi_end = p->end_ns > hi_end ? p->end_ns : hi_end;
+        s.phase_ns[p->phase] += p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 1;
+        n++;
+    }
+    s.min_start_ns = lo;
+    s.max_start_ns = hi_start;
+    s.max_end_ns = hi_end;
+    s.n = n;
+    s.mixed = mixed;
+    s.backwards = backwards;
+    m->phase_blocks[k] = s;
 }
 
 static void ui_model_phase(struct ui_model *m, const struct ev *e) {
     ui_model_coarse_add(m, e->dev, &e->u.phase);
-    ui_model_block_add(m, e);
     m->phases[m->phase_head] =
         (struct ui_phase){e->u.phase.start_ns, e->u.phase.end_ns, e->dev, e->u.phase.phase};
     m->phase_head = (m->phase_head + 1) % UI_PHASES;
+    if (m->phase_head % UI_PHASE_BLOCK == 0) /* a block full */
+        ui_model_block_sum(m, (m->phase_head ? m->phase_head : UI_PHASES) / UI_PHASE_BLOCK - 1);
     if (m->phase_count < UI_PHASES)
         m->phase_count++;
 }

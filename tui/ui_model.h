@@ -97,8 +97,8 @@ struct ui_model {
     uint64_t coarse_sec[UI_COARSE_DEVS][UI_COARSE];
     struct ui_phase phases[UI_PHASES]; /* ring, newest at (phase_head - 1) */
     size_t phase_head, phase_count;
-    /* phases[k * UI_PHASE_BLOCK ...] summed; the block phase_head is in holds only the slots
-     * written since phase_head entered it */
+    /* phases[k * UI_PHASE_BLOCK ...] summed as each block fills up; the block phase_head is
+     * in has the sums of its previous round */
     struct ui_phase_block phase_blocks[UI_PHASES / UI_PHASE_BLOCK];
     struct ui_event events[UI_EVENTS]; /* ring, newest at (event_head - 1) */
     size_t event_head, event_count;

@@ -214,7 +214,10 @@ static inline size_t ev_bytes(const struct ev *e) {
  * without a call). */
 static inline void ev_copy(struct ev *dst, const struct ev *src) {
     size_t n = ev_bytes(src);
-    memcpy(dst, src, n <= 64 ? 64 : n);
+    if (n <= 64)
+        memcpy(dst, src, 64); /* a constant size: two moves, no call */
+    else
+        memcpy(dst, src, n);
 }
 
 /* Names for the enums above, or "?" when out of range. */
