@@ -23,8 +23,12 @@ static const struct panel_ops *const app_panel_table[APP_PANELS] = {
     &panel_gpu_ops, &panel_memory_ops, &panel_timeline_ops, &panel_sync_ops, &panel_events_ops,
 };
 
-/* Events are drained at most every APP_DRAIN_NS (app_live sizes the live ring for it). */
-#define APP_DRAIN_NS 50000000ull
+/* Events are drained at most every APP_DRAIN_NS (app_live sizes the live ring for it), and
+ * every APP_DRAIN_RECORD_NS while recording (its ring then holds 3M events a second between
+ * two drains: none drops). */
+#define APP_DRAIN_NS        50000000ull
+#define APP_DRAIN_RECORD_NS 5000000ull
+#define APP_DRAIN_BATCH     256 /* events taken from the source at a time */
 
 void app_notice(struct app *a, const char *fmt, ...) {
     va_list ap;
@@ -165,9 +169,9 @@ static void app_build_frame(struct app *a) {
 }
 
 static void app_drain(struct app *a) {
-    static struct ev evs[1024];
+    static struct ev evs[APP_DRAIN_BATCH];
     size_t n;
-    while ((n = a->src->ops->drain(a->src, evs, 1024)) > 0)
+    while ((n = a->src->ops->drain(a->src, evs, APP_DRAIN_BATCH)) > 0)
         for (size_t i = 0; i < n; i++) {
             ui_model_add(&a->model, &evs[i]);
             if (evs[i].kind == EV_LOG && evs[i].u.text.code == ALERT_HANG_BUNDLE)
@@ -178,12 +182,12 @@ static void app_drain(struct app *a) {
 }
 
 /* Wait until the next frame is due, draining events as they come but at most every
- * APP_DRAIN_NS (a wake-up per event would cost the training threads CPU); a key redraws at
- * once. */
+ * APP_DRAIN_NS (a wake-up per event would cost the training threads CPU, and the UI thread
+ * a poll, a drain and, recording, a write per event); a key redraws at once. */
 static void app_wait(struct app *a, uint64_t deadline_ns) {
     bool tty = isatty(0) && !a->hangup; /* a hung-up terminal would wake poll for ever */
-    /* a recording must not drop events: it drains on every wake-up */
-    uint64_t every = a->v->drain_every_wake ? 0 : APP_DRAIN_NS;
+    /* a recording must not drop events: it drains more often */
+    uint64_t every = a->v->drain_often ? APP_DRAIN_RECORD_NS : APP_DRAIN_NS;
     uint64_t last_drain = mono_now_ns();
     for (uint64_t now = last_drain; now < deadline_ns; now = mono_now_ns()) {
         bool drain_due = now - last_drain >= every;
@@ -293,21 +297,21 @@ static void app_panels_fini(struct app *a) {
         panel_fini(&a->panels[k]);
 }
 
-int app_main(struct source *src, const struct app_view *v, const struct app_services *svc) {
-    static struct app a; /* large (the model): not on the stack */
-    memset(&a, 0, sizeof(a));
-    a.src = src;
-    a.where = keymap_where(src->ops->name);
-    a.v = v;
-    a.tele = svc->tele;
-    a.kmsg = svc->kmsg;
-    a.zoom = 1; /* 10 s */
-    ui_model_init(&a.model);
-    ui_model_use_remedies(&a.model, svc->remedies);
+/* The dashboard in a (all zero). */
+static int app_run(struct app *a, struct source *src, const struct app_view *v,
+                   const struct app_services *svc) {
+    a->src = src;
+    a->where = keymap_where(src->ops->name);
+    a->v = v;
+    a->tele = svc->tele;
+    a->kmsg = svc->kmsg;
+    a->zoom = 1; /* 10 s */
+    ui_model_init_zeroed(&a->model);
+    ui_model_use_remedies(&a->model, svc->remedies);
     if (src->run.n_devices > 1) /* the memory sparklines follow the first device */
-        ui_model_series_dev(&a.model, src->run.devices[0]);
+        ui_model_series_dev(&a->model, src->run.devices[0]);
     char err[512];
-    if (app_theme(&a, err, sizeof(err)) != 0) {
+    if (app_theme(a, err, sizeof(err)) != 0) {
         fprintf(stderr, "ringside: %s\n", err);
         return RS_EXIT_USAGE;
     }
@@ -316,31 +320,44 @@ int app_main(struct source *src, const struct app_view *v, const struct app_serv
                         "for JSON lines\n");
         return RS_EXIT_USAGE;
     }
-    a.utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
-    a.frame.model = &a.model; /* a key before the first frame finds the model and run */
-    a.frame.run = &src->run;
-    a.frame.kmsg_reason = a.frame.source_status = "";
-    if (app_panels_init(&a) != 0) {
-        app_panels_fini(&a);
+    a->utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    a->frame.model = &a->model; /* a key before the first frame finds the model and run */
+    a->frame.run = &src->run;
+    a->frame.kmsg_reason = a->frame.source_status = "";
+    if (app_panels_init(a) != 0) {
+        app_panels_fini(a);
         fprintf(stderr, "ringside: out of memory\n");
         return 1;
     }
     app_signals_save_tty();
     if (!newterm(NULL, stdout, stdin)) {
-        app_panels_fini(&a);
+        app_panels_fini(a);
         fprintf(stderr, "ringside: cannot initialise the terminal (TERM=%s)\n",
                 getenv("TERM") ? getenv("TERM") : "");
         return RS_EXIT_USAGE;
     }
     app_signals_install();
-    app_setup_terminal(&a);
-    app_doctor_init(&a.doctor);
-    app_loop(&a);
-    app_doctor_fini(&a.doctor); /* a run under way is waited for: it reads files only */
+    app_setup_terminal(a);
+    app_doctor_init(&a->doctor);
+    app_loop(a);
+    app_doctor_fini(&a->doctor); /* a run under way is waited for: it reads files only */
     app_signals_uninstall();
-    app_free_windows(&a);
-    app_panels_fini(&a);
-    if (!a.hangup) /* after a hangup the terminal is gone: nothing is written to it */
+    app_free_windows(a);
+    app_panels_fini(a);
+    if (!a->hangup) /* after a hangup the terminal is gone: nothing is written to it */
         endwin();
     return 0;
+}
+
+int app_main(struct source *src, const struct app_view *v, const struct app_services *svc) {
+    /* large (the model): neither on the stack nor cleared page by page, so its rings become
+     * resident only as they fill */
+    struct app *a = calloc(1, sizeof(*a));
+    if (!a) {
+        fprintf(stderr, "ringside: out of memory\n");
+        return 1;
+    }
+    int rc = app_run(a, src, v, svc);
+    free(a);
+    return rc;
 }

@@ -21,7 +21,7 @@ struct app_view {
     char theme[ENGINE_PATH_MAX]; /* --theme NAME|PATH, "" = default */
     uint64_t sync_slow_ns;       /* a synchronize in flight this long is SLOW */
     uint64_t sync_timeout_ns;    /* ... and this long HUNG */
-    bool drain_every_wake;       /* recording: drain on every wake-up (no event may drop) */
+    bool drain_often;            /* recording: drain every few ms, so that no event may drop */
 };
 
 /* What the dashboard shows beside its source; every member is borrowed and may be NULL. */

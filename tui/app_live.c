@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 /* Events the live ring holds between two drains (at most 50 ms apart): room for 80,000 events
- * a second; a recording should not lose bursts (chunk-1 VPOC emits ~1M phases a second): 4x. */
+ * a second; a recording should not lose bursts (chunk-1 VPOC emits ~1M phases a second): 4x,
+ * drained every 5 ms. */
 #define APP_LIVE_RING_EVENTS (1u << 12)
 
 /* While curses owns the terminal, stderr goes to a session log beside the checkpoints. */
@@ -97,7 +98,7 @@ int app_live(const struct run_opts *o, const struct app_view *v) {
     if (rc == 0) {
         int saved = isatty(1) ? app_live_redirect_stderr(o) : -1;
         struct app_view view = *v;
-        view.drain_every_wake = rec != NULL;
+        view.drain_often = rec != NULL;
         struct app_services svc = {run_tele(run), run_kmsg(run), run_remedies(run)};
         rc = app_main(src, &view, &svc);
         if (saved >= 0) {

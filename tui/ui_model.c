@@ -16,9 +16,13 @@ const char *ui_category_name(unsigned c) {
     return c < UI_CAT_COUNT ? names[c] : "?";
 }
 
+void ui_model_init_zeroed(struct ui_model *m) {
+    m->series_dev = EV_DEV_NONE;
+}
+
 void ui_model_init(struct ui_model *m) {
     memset(m, 0, sizeof(*m));
-    m->series_dev = EV_DEV_NONE;
+    ui_model_init_zeroed(m);
 }
 
 void ui_model_series_dev(struct ui_model *m, unsigned dev) {
@@ -94,11 +98,42 @@ static void ui_model_coarse_add(struct ui_model *m, unsigned dev, const struct e
     }
 }
 
+/* Sum block k of the kept phases, its slots all written: once, as it fills up (a pass over
+ * 128 phases just written costs less than keeping sums phase by phase). */
+static void ui_model_block_sum(struct ui_model *m, size_t k) {
+    struct ui_phase_block s = {.min_start_ns = UINT64_MAX};
+    const struct ui_phase *p = &m->phases[k * UI_PHASE_BLOCK];
+    uint64_t lo = UINT64_MAX, hi_start = 0, hi_end = 0;
+    uint32_t n = 0;
+    bool mixed = false, backwards = false;
+    for (size_t i = 0; i < UI_PHASE_BLOCK; i++, p++) {
+        if (p->phase >= PHASE_COUNT)
+            continue;
+        mixed |= n > 0 && s.dev != p->dev;
+        s.dev = p->dev;
+        backwards |= p->end_ns < p->start_ns;
+        lo = p->start_ns < lo ? p->start_ns : lo;
+        hi_start = p->start_ns > hi_start ? p->start_ns : hi_start;
+        hi_end = p->end_ns > hi_end ? p->end_ns : hi_end;
+        s.phase_ns[p->phase] += p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 1;
+        n++;
+    }
+    s.min_start_ns = lo;
+    s.max_start_ns = hi_start;
+    s.max_end_ns = hi_end;
+    s.n = n;
+    s.mixed = mixed;
+    s.backwards = backwards;
+    m->phase_blocks[k] = s;
+}
+
 static void ui_model_phase(struct ui_model *m, const struct ev *e) {
     ui_model_coarse_add(m, e->dev, &e->u.phase);
     m->phases[m->phase_head] =
         (struct ui_phase){e->u.phase.start_ns, e->u.phase.end_ns, e->dev, e->u.phase.phase};
     m->phase_head = (m->phase_head + 1) % UI_PHASES;
+    if (m->phase_head % UI_PHASE_BLOCK == 0) /* a block full */
+        ui_model_block_sum(m, (m->phase_head ? m->phase_head : UI_PHASES) / UI_PHASE_BLOCK - 1);
     if (m->phase_count < UI_PHASES)
         m->phase_count++;
 }
@@ -230,100 +265,6 @@ const struct ui_event *ui_model_event(const struct ui_model *m, size_t k) {
     if (k >= m->event_count)
         return NULL;
     return &m->events[(m->event_head + UI_EVENTS - 1 - k) % UI_EVENTS];
-}
-
-/* Time each phase spends in each cell, for the dominant-phase paint. */
-static uint64_t ui_model_cell_ns[UI_PAINT_MAX_COLS][PHASE_COUNT];
-
-/* Phases that run on every step; any other phase in a cell wins over them. */
-static bool ui_model_per_step(unsigned ph) {
-    return ph == PHASE_H2D || ph == PHASE_FORWARD || ph == PHASE_BACKWARD ||
-           ph == PHASE_OPTIMIZER || ph == PHASE_SYNC;
-}
-
-static void ui_model_pick(int cols, bool sync, enum ev_phase_id *out) {
-    for (int x = 0; x < cols; x++) {
-        out[x] = PHASE_COUNT;
-        bool rare = false;
-        for (int ph = 0; ph < PHASE_COUNT; ph++) {
-            if (!ui_model_cell_ns[x][ph] || (ph == PHASE_SYNC) != sync)
-                continue;
-            bool r = !ui_model_per_step((unsigned)ph);
-            if (out[x] == PHASE_COUNT || (r && !rare) ||
-                (r == rare && ui_model_cell_ns[x][ph] > ui_model_cell_ns[x][out[x]])) {
-                out[x] = (enum ev_phase_id)ph;
-                rare = r;
-            }
-        }
-    }
-}
-
-/* Per-second totals into cells: each second lands in the cells it overlaps. */
-static void ui_model_fill_coarse(const struct ui_model *m, unsigned dev, uint64_t t0, double cell,
-                                 int cols) {
-    if (dev >= UI_COARSE_DEVS)
-        return;
-    for (int x = 0; x < cols; x++) {
-        uint64_t c0 = t0 + (uint64_t)(x * cell), c1 = t0 + (uint64_t)((x + 1) * cell);
-        for (uint64_t sec = c0 / 1000000000ull; sec * 1000000000ull < c1; sec++) {
-            size_t slot = (size_t)(sec % UI_COARSE);
-            if (m->coarse_sec[dev][slot] != sec)
-                continue;
-            /* the share of the second that lies in this cell: phases are spread evenly over it */
-            uint64_t s0 = sec * 1000000000ull, s1 = s0 + 1000000000ull;
-            double part = (double)((c1 < s1 ? c1 : s1) - (c0 > s0 ? c0 : s0)) / 1e9;
-            for (int ph = 0; ph < PHASE_COUNT; ph++) {
-                uint64_t us = m->coarse_us[dev][slot][ph];
-                if (us)
-                    ui_model_cell_ns[x][ph] += (uint64_t)((double)us * 1000.0 * part) + 1;
-            }
-        }
-    }
-}
-
-static void ui_model_fill_fine(const struct ui_model *m, unsigned dev, uint64_t t0, uint64_t t1,
-                               double cell, int cols) {
-    for (size_t k = 0; k < m->phase_count; k++) {
-        size_t i = (m->phase_head + UI_PHASES - 1 - k) % UI_PHASES;
-        const struct ui_phase *p = &m->phases[i];
-        if (p->dev != dev || p->end_ns < t0 || p->start_ns >= t1 || p->phase >= PHASE_COUNT)
-            continue;
-        uint64_t a = p->start_ns > t0 ? p->start_ns : t0, b = p->end_ns < t1 ? p->end_ns : t1;
-        for (int x = (int)((double)(a - t0) / cell); x < cols; x++) {
-            uint64_t c0 = t0 + (uint64_t)(x * cell), c1 = t0 + (uint64_t)((x + 1) * cell);
-            if (c0 > b || (c0 == b && b > a)) /* a phase ending at a cell's start is not in it */
-                break;
-            uint64_t lo = a > c0 ? a : c0, hi = b < c1 ? b : c1;
-            ui_model_cell_ns[x][p->phase] += hi > lo ? hi - lo : 1; /* instants still count */
-        }
-    }
-}
-
-const uint64_t (*ui_model_cell_times(const struct ui_model *m, unsigned dev, uint64_t t0,
-                                     uint64_t t1, int cols))[PHASE_COUNT] {
-    cols = cols > UI_PAINT_MAX_COLS ? UI_PAINT_MAX_COLS : cols;
-    if (cols <= 0 || t1 <= t0)
-        return ui_model_cell_ns;
-    memset(ui_model_cell_ns, 0, sizeof(ui_model_cell_ns[0]) * (size_t)cols);
-    double cell = (double)(t1 - t0) / cols;
-    /* the ring where it reaches, the per-second totals for cells wholly older than it */
-    const struct ui_phase *oldest = &m->phases[m->phase_head % UI_PHASES];
-    uint64_t fine_from = m->phase_count < UI_PHASES ? 0 : oldest->start_ns;
-    ui_model_fill_fine(m, dev, t0, t1, cell, cols);
-    int old_cols = fine_from > t0 ? (int)((double)(fine_from - t0) / cell) : 0;
-    ui_model_fill_coarse(m, dev, t0, cell, old_cols < cols ? old_cols : cols);
-    return ui_model_cell_ns;
-}
-
-void ui_model_paint(const struct ui_model *m, unsigned dev, bool sync, uint64_t t0, uint64_t t1,
-                    int cols, enum ev_phase_id *out) {
-    cols = cols > UI_PAINT_MAX_COLS ? UI_PAINT_MAX_COLS : cols;
-    for (int x = 0; x < cols; x++)
-        out[x] = PHASE_COUNT;
-    if (cols <= 0 || t1 <= t0)
-        return;
-    ui_model_cell_times(m, dev, t0, t1, cols);
-    ui_model_pick(cols, sync, out);
 }
 
 size_t ui_model_sync_hist(const struct ui_model *m, enum ev_sync_op op, uint64_t lo_ns,

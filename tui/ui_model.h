@@ -66,6 +66,21 @@ struct ui_phase {
     uint8_t phase; /* enum ev_phase_id */
 };
 
+#define UI_PHASE_BLOCK 128 /* kept phases summed together (UI_PHASES is a multiple) */
+
+/* What the timeline needs to take a block of kept phases (the UI_PHASE_BLOCK ring slots from
+ * a multiple of it) in one step when they all fall in one cell: their span and each phase's
+ * total time, an instant counted 1 ns as a cell counts it. Phases of no known kind are left
+ * out, as the timeline leaves them out. */
+struct ui_phase_block {
+    uint64_t min_start_ns, max_start_ns, max_end_ns;
+    uint64_t phase_ns[PHASE_COUNT];
+    uint32_t n;     /* phases summed */
+    uint16_t dev;   /* the device of every one of them... */
+    bool mixed;     /* ...unless several devices' phases share the block */
+    bool backwards; /* a phase that ends before it starts (it counts per window) */
+};
+
 /* A bounded time series (oldest dropped). */
 struct ui_series {
     double v[UI_SERIES];
@@ -82,6 +97,9 @@ struct ui_model {
     uint64_t coarse_sec[UI_COARSE_DEVS][UI_COARSE];
     struct ui_phase phases[UI_PHASES]; /* ring, newest at (phase_head - 1) */
     size_t phase_head, phase_count;
+    /* phases[k * UI_PHASE_BLOCK ...] summed as each block fills up; the block phase_head is
+     * in has the sums of its previous round */
+    struct ui_phase_block phase_blocks[UI_PHASES / UI_PHASE_BLOCK];
     struct ui_event events[UI_EVENTS]; /* ring, newest at (event_head - 1) */
     size_t event_head, event_count;
     uint64_t event_added; /* list entries appended so far (a folded repeat adds none) */
@@ -100,6 +118,10 @@ struct ui_model {
 };
 
 void ui_model_init(struct ui_model *m);
+
+/* ui_model_init for a model already all zero (calloc'd, or static and unused): nothing is
+ * cleared, so the pages of its rings become resident only as events fill them. */
+void ui_model_init_zeroed(struct ui_model *m);
 
 /* Match kernel-log events against r (borrowed: it must outlive the model; NULL: no rules)
  * from now on, as they come. */

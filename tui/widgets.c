@@ -1,9 +1,14 @@
-/* Titles, gauges, sparklines and clipped text. */
+/* Titles, gauges, sparklines, clipped text, and rows of cells put in runs. */
+#define _XOPEN_SOURCE 700 /* wcwidth, and the wide-character curses calls (cchar_t) */
 #include "tui/widgets.h"
 
+#include <langinfo.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <wctype.h>
+
+#define W_PUT_MAX 512 /* cells w_put writes at once (w_text's buffer) */
 
 const char *w_level_glyph(int level, bool utf8) {
     static const char *const blocks[8] = {"\u2581", "\u2582", "\u2583", "\u2584",
@@ -25,6 +30,83 @@ static int w_bytes_for_cols(const char *s, int cols) {
     return bytes;
 }
 
+/* The well-formed UTF-8 character at s[*i] (n bytes in all): its code point, *i moved past
+ * it; -1 for a malformed, overlong or surrogate sequence. */
+static long w_utf8_next(const unsigned char *s, int n, int *i) {
+    unsigned c = s[*i];
+    int more = c >= 0xF0 && c <= 0xF4 ? 3 : c >= 0xE0 ? 2 : c >= 0xC2 && c <= 0xDF ? 1 : -1;
+    if (more < 0 || more >= 3 + (c < 0xF0) || *i + more >= n)
+        return -1;
+    long cp = (long)(c & (0x3Fu >> more));
+    for (int k = 1; k <= more; k++) {
+        if ((s[*i + k] & 0xC0) != 0x80)
+            return -1;
+        cp = cp << 6 | (s[*i + k] & 0x3F);
+    }
+    static const long least[4] = {0, 0x80, 0x800, 0x10000};
+    if (cp < least[more] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return -1;
+    *i += more + 1;
+    return cp;
+}
+
+/* s[0, n) as cells of attribute a into out: false when a character is not one that curses
+ * would put in one cell of its own as it is (then the caller lets curses do it). Non-ASCII
+ * characters count only in a UTF-8 locale, where curses decodes them the same way. */
+static bool w_cells(const char *s, int n, attr_t a, cchar_t *out, int *count) {
+    const unsigned char *u = (const unsigned char *)s;
+    attr_t attrs = a & ~A_COLOR;
+    short pair = (short)PAIR_NUMBER(a);
+    bool utf8 = false, checked = false;
+    int k = 0;
+    for (int i = 0; i < n;) {
+        wchar_t wc[2] = {(wchar_t)u[i], 0};
+        if (u[i] >= 0x80) {
+            if (!checked)
+                utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+            checked = true;
+            long cp = utf8 ? w_utf8_next(u, n, &i) : -1;
+            if (cp < 0)
+                return false;
+            wc[0] = (wchar_t)cp;
+            if (!iswprint((wint_t)wc[0]) || wcwidth(wc[0]) != 1)
+                return false;
+        } else if (u[i] < 0x20 || u[i] == 0x7F) {
+            return false;
+        } else {
+            i++;
+        }
+        if (k == W_PUT_MAX || setcchar(&out[k], wc, attrs, pair, NULL) != OK)
+            return false;
+        k++;
+    }
+    *count = k;
+    return true;
+}
+
+void w_put(WINDOW *w, int y, int x, const char *s, int n, attr_t a) {
+    cchar_t cells[W_PUT_MAX];
+    int count = 0;
+    if (n <= 0)
+        return;
+    /* in one row, as mvwaddnstr would leave it (past the right edge it wraps) */
+    int cols = getmaxx(w);
+    if (w_cells(s, n, a, cells, &count) && x + count <= cols) {
+        if (mvwadd_wchnstr(w, y, x, cells, count) == ERR)
+            return;
+        /* the cursor where waddnstr leaves it (the terminal sees the same moves): after the
+         * text, or wrapped at the right edge to the next row's start (the last row keeps it) */
+        if (x + count < cols)
+            wmove(w, y, x + count);
+        else
+            wmove(w, y + 1 < getmaxy(w) ? y + 1 : y, y + 1 < getmaxy(w) ? 0 : cols - 1);
+        return;
+    }
+    wattron(w, a);
+    mvwaddnstr(w, y, x, s, n);
+    wattroff(w, a);
+}
+
 void w_text(WINDOW *w, int y, int x, int maxw, enum theme_role r, const struct ui_frame *f,
             const char *fmt, ...) {
     if (maxw <= 0)
@@ -34,10 +116,7 @@ void w_text(WINDOW *w, int y, int x, int maxw, enum theme_role r, const struct u
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    attr_t a = ui_attr(f, r);
-    wattron(w, a);
-    mvwaddnstr(w, y, x, buf, w_bytes_for_cols(buf, maxw));
-    wattroff(w, a);
+    w_put(w, y, x, buf, w_bytes_for_cols(buf, maxw), ui_attr(f, r));
 }
 
 void w_title(WINDOW *w, const char *title, const char *info, bool focused,
@@ -56,22 +135,61 @@ void w_title(WINDOW *w, const char *title, const char *info, bool focused,
     }
 }
 
+void w_row_begin(struct w_row *r, WINDOW *w, int y, int x, const struct ui_frame *f) {
+    r->w = w;
+    r->f = f;
+    r->y = y;
+    r->x = r->run_x = x;
+    r->cols = getmaxx(w);
+    r->role = THEME_TEXT;
+    r->len = 0;
+}
+
+void w_row_end(struct w_row *r) {
+    if (r->len > 0)
+        w_put(r->w, r->y, r->run_x, r->buf, r->len, ui_attr(r->f, r->role));
+    r->len = 0;
+}
+
+void w_row_put(struct w_row *r, enum theme_role role, const char *glyph) {
+    int n = (int)strlen(glyph);
+    if (r->x < 0 || r->x >= r->cols) { /* off the window: a cell there is dropped */
+        w_row_end(r);
+        r->x++;
+        return;
+    }
+    if (r->len > 0 && (role != r->role || r->len + n > W_ROW_BYTES))
+        w_row_end(r);
+    if (r->len == 0) {
+        r->run_x = r->x;
+        r->role = role;
+    }
+    memcpy(r->buf + r->len, glyph, (size_t)n);
+    r->len += n;
+    r->x++;
+}
+
+void w_row_putc(struct w_row *r, enum theme_role role, char c) {
+    char glyph[2] = {c, '\0'};
+    w_row_put(r, role, glyph);
+}
+
 void w_bar(WINDOW *w, int y, int x, int width, double frac, enum theme_role fill,
            const struct ui_frame *f) {
     if (width <= 0)
         return;
     frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
     int full = (int)(frac * width + 0.5);
-    attr_t a = ui_attr(f, fill), d = ui_attr(f, THEME_DIM);
+    struct w_row row;
+    w_row_begin(&row, w, y, x, f);
     for (int k = 0; k < width; k++) {
         bool on = k < full;
-        wattron(w, on ? a : d);
         if (f->utf8)
-            mvwaddstr(w, y, x + k, on ? "\u2588" : "\u2591");
+            w_row_put(&row, on ? fill : THEME_DIM, on ? "\u2588" : "\u2591");
         else
-            mvwaddch(w, y, x + k, on ? '#' : '.');
-        wattroff(w, on ? a : d);
+            w_row_putc(&row, on ? fill : THEME_DIM, on ? '#' : '.');
     }
+    w_row_end(&row);
 }
 
 void w_spark(WINDOW *w, int y, int x, int width, const double *v, size_t n, enum theme_role r,
@@ -84,12 +202,11 @@ void w_spark(WINDOW *w, int y, int x, int width, const double *v, size_t n, enum
         lo = v[k] < lo ? v[k] : lo;
         hi = v[k] > hi ? v[k] : hi;
     }
-    int x0 = x + width - (int)(n - first);
-    attr_t a = ui_attr(f, r);
-    wattron(w, a);
+    struct w_row row;
+    w_row_begin(&row, w, y, x + width - (int)(n - first), f);
     for (size_t k = first; k < n; k++) {
         int level = hi > lo ? (int)((v[k] - lo) / (hi - lo) * 7.0 + 0.5) : 3;
-        mvwaddstr(w, y, x0 + (int)(k - first), w_level_glyph(level, f->utf8));
+        w_row_put(&row, r, w_level_glyph(level, f->utf8));
     }
-    wattroff(w, a);
+    w_row_end(&row);
 }

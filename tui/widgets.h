@@ -29,4 +29,38 @@ void w_spark(WINDOW *w, int y, int x, int width, const double *v, size_t n, enum
 /* The character for level (0..7) of a sparkline or histogram: UTF-8 blocks or ASCII. */
 const char *w_level_glyph(int level, bool utf8);
 
+/* Put n bytes of s at (y, x) in attribute a, the cells exactly as wattron(a), mvwaddnstr and
+ * wattroff would leave them: printable characters of one column each are written as cells in
+ * one go, anything else (control bytes, wide or malformed characters, text running past the
+ * right edge) takes that curses path itself. */
+void w_put(WINDOW *w, int y, int x, const char *s, int n, attr_t a);
+
+#define W_ROW_BYTES 256
+
+/* A row of one-column cells drawn left to right, each in a role of its own (a timeline, a
+ * segment map, a gauge): neighbours in one role go out as one w_put, where a cell at a time
+ * would cost a printf and two attribute switches each. Cells at or past the window's right
+ * edge are dropped, as a clipped w_text drops them. */
+struct w_row {
+    WINDOW *w;
+    const struct ui_frame *f;
+    int y, x;  /* the next cell's position */
+    int run_x; /* where the pending run starts */
+    int cols;  /* the window's width */
+    enum theme_role role;
+    int len; /* bytes pending */
+    char buf[W_ROW_BYTES];
+};
+
+void w_row_begin(struct w_row *r, WINDOW *w, int y, int x, const struct ui_frame *f);
+
+/* The next cell: glyph is one character of one column (ASCII or UTF-8). */
+void w_row_put(struct w_row *r, enum theme_role role, const char *glyph);
+
+/* The next cell, an ASCII character. */
+void w_row_putc(struct w_row *r, enum theme_role role, char c);
+
+/* Draw what is pending. */
+void w_row_end(struct w_row *r);
+
 #endif

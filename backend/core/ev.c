@@ -1,6 +1,7 @@
 /* Names of event kinds, phases, sync ops and commands, generated from the X-macro lists. */
 #include "backend/core/ev.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #define EV_NAME_FN(fn, list, count)                                                                \
@@ -60,3 +61,15 @@ int ev_cmd_from_name(const char *name) {
             return (int)i;
     return -1;
 }
+
+const uint16_t ev_kind_bytes[EV_KIND_COUNT] = {
+    [EV_PHASE] = offsetof(struct ev, u) + sizeof(struct ev_phase),
+    [EV_SYNC] = offsetof(struct ev, u) + sizeof(struct ev_sync),
+    [EV_MEM] = offsetof(struct ev, u) + sizeof(struct ev_mem),
+    [EV_METRIC] = offsetof(struct ev, u) + sizeof(struct ev_metric),
+    [EV_COMMAND] = offsetof(struct ev, u) + sizeof(struct ev_command),
+    [EV_ALERT] = offsetof(struct ev, u) + sizeof(struct ev_text),
+    [EV_LOG] = offsetof(struct ev, u) + sizeof(struct ev_text),
+    [EV_KMSG] = offsetof(struct ev, u) + sizeof(struct kmsg_event),
+    [EV_COLLECTIVE] = offsetof(struct ev, u) + sizeof(struct ev_coll),
+};

@@ -6,7 +6,9 @@
 #include "backend/core/kmsg_event.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Training-loop phases. The name is the one printed in JSON and shown on the timeline. */
 #define EV_PHASES(X)                                                                               \
@@ -195,6 +197,28 @@ struct ev {
         struct ev_coll coll;    /* COLLECTIVE */
     } u;
 };
+
+/* ev_kind_bytes[kind]: the bytes an event of that kind uses, the header and its member of
+ * the union (ev.c). */
+extern const uint16_t ev_kind_bytes[EV_KIND_COUNT];
+
+/* The bytes of e that its kind uses (all of it for a kind unknown here). A copy of that many
+ * carries the event; what lies past them is no part of it, and a consumer reads the member
+ * its kind names, never another. */
+static inline size_t ev_bytes(const struct ev *e) {
+    size_t n = e->kind < EV_KIND_COUNT ? ev_kind_bytes[e->kind] : 0;
+    return n ? n : sizeof(*e);
+}
+
+/* Copy src's own bytes into dst (a cache line at least: the frequent small kinds then copy
+ * without a call). */
+static inline void ev_copy(struct ev *dst, const struct ev *src) {
+    size_t n = ev_bytes(src);
+    if (n <= 64)
+        memcpy(dst, src, 64); /* a constant size: two moves, no call */
+    else
+        memcpy(dst, src, n);
+}
 
 /* Names for the enums above, or "?" when out of range. */
 const char *ev_kind_name(unsigned kind);

@@ -23,7 +23,10 @@ int evring_create(struct evring **out, uint32_t cap) {
     struct evring *r = calloc(1, sizeof(*r));
     if (!r)
         return -ENOMEM;
-    r->slots = calloc(cap, sizeof(*r->slots));
+    /* slots on cache-line boundaries, an event's own bytes in as few lines as they can be;
+     * never cleared (a slot is read only once written), so pages not yet reached stay out of
+     * the resident set */
+    r->slots = aligned_alloc(64, (size_t)cap * sizeof(*r->slots));
     r->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (!r->slots || r->wake_fd < 0) {
         int rc = r->slots ? -errno : -ENOMEM;
@@ -48,15 +51,21 @@ void evring_destroy(struct evring *r) {
     free(r);
 }
 
+/* i + 1 round the ring (no division: the capacity is not a constant). */
+static uint32_t evring_next(const struct evring *r, uint32_t i) {
+    return i + 1 == r->cap ? 0 : i + 1;
+}
+
 void evring_push(struct evring *r, const struct ev *e) {
     pthread_mutex_lock(&r->lock);
     if (r->count == r->cap) {
-        r->head = (r->head + 1) % r->cap;
+        r->head = evring_next(r, r->head);
         r->count--;
         r->dropped++;
     }
-    struct ev *slot = &r->slots[(r->head + r->count) % r->cap];
-    *slot = *e;
+    uint32_t at = r->head + r->count;
+    struct ev *slot = &r->slots[at >= r->cap ? at - r->cap : at];
+    ev_copy(slot, e); /* the event's own bytes, not the whole union's */
     slot->seq = r->next_seq++;
     bool was_empty = r->count++ == 0;
     pthread_mutex_unlock(&r->lock);
@@ -71,11 +80,15 @@ size_t evring_drain(struct evring *r, struct ev *out, size_t max) {
     pthread_mutex_lock(&r->lock);
     size_t n = 0;
     while (n < max && r->count > 0) {
-        out[n++] = r->slots[r->head];
-        r->head = (r->head + 1) % r->cap;
+        ev_copy(&out[n++], &r->slots[r->head]);
+        r->head = evring_next(r, r->head);
         r->count--;
     }
     if (r->count == 0) {
+        /* Empty: the next event goes to the first slot again, so the slots in use (resident
+         * memory, and the lines the threads pass between them) are as many as the deepest
+         * backlog, not the capacity. */
+        r->head = 0;
         /* Reset the wake fd under the lock so a concurrent push re-arms it after us. */
         uint64_t v;
         ssize_t got = read(r->wake_fd, &v, sizeof(v));

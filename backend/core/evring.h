@@ -17,7 +17,8 @@ void evring_destroy(struct evring *r);
 /* Copy e in (its seq is assigned here). Thread-safe; never blocks on the consumer. */
 void evring_push(struct evring *r, const struct ev *e);
 
-/* Copy out up to max events, oldest first; returns how many. One consumer thread only. */
+/* Copy out up to max events, oldest first; returns how many. One consumer thread only. Each
+ * event's own bytes are copied (ev_bytes): what lies past them in out[k] is left as it was. */
 size_t evring_drain(struct evring *r, struct ev *out, size_t max);
 
 /* Events dropped because the ring was full, since creation. */

@@ -17,8 +17,8 @@
 #define BUNDLE_KMSG_WINDOW_NS 120000000000ull /* kernel-log lines this close to the hang */
 
 void bundle_ring_add(struct bundle_ring *r, const struct ev *e) {
-    r->ev[r->head] = *e;
-    r->head = (r->head + 1) % BUNDLE_EVENTS;
+    ev_copy(&r->ev[r->head], e); /* every event passes here: its own bytes only */
+    r->head = r->head + 1 == BUNDLE_EVENTS ? 0 : r->head + 1;
     if (r->n < BUNDLE_EVENTS)
         r->n++;
 }

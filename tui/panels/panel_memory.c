@@ -38,14 +38,17 @@ static void panel_memory_segment(WINDOW *win, int y, int x0, int width, const st
     char sz[24];
     ui_fmt_bytes(sz, sizeof(sz), l->seg[i].size_bytes);
     w_text(win, y, x0, 10, THEME_DIM, f, "%9s", sz);
+    struct w_row row;
+    w_row_begin(&row, win, y, x0 + 10, f);
     for (int x = 0; x < width; x++) {
         uint64_t off = l->seg[i].size_bytes * (uint64_t)x / (uint64_t)width;
         int b = panel_memory_block_at(l, i, off);
         bool used = b >= 0 && l->seg[i].blocks[b].allocated;
         bool big = (int)i == big_seg && b == big_blk;
         enum theme_role r = used ? THEME_SEG_USED : big ? THEME_SEG_LARGEST : THEME_SEG_FREE;
-        w_text(win, y, x0 + 10 + x, 1, r, f, "%c", used ? '#' : big ? '~' : '.');
+        w_row_putc(&row, r, used ? '#' : big ? '~' : '.');
     }
+    w_row_end(&row);
 }
 
 /* VRAM fragmentation as the driver sees it (drm_buddy via debugfs) on the GPU the loop trains

@@ -44,9 +44,12 @@ static void panel_sync_hist(struct panel *p, int y, const struct ui_frame *f) {
     for (int b = 0; b < n; b++)
         top = bins[b] > top ? bins[b] : top;
     w_text(p->win, y, 1, 14, THEME_DIM, f, "%-6s 1us", ev_sync_op_name(best));
+    struct w_row row;
+    w_row_begin(&row, p->win, y, 12, f);
     for (int b = 0; b < n; b++)
-        w_text(p->win, y, 12 + b, 1, bins[b] ? THEME_ACCENT : THEME_DIM, f, "%s",
-               bins[b] ? w_level_glyph((int)(bins[b] * 7 / top), f->utf8) : " ");
+        w_row_put(&row, bins[b] ? THEME_ACCENT : THEME_DIM,
+                  bins[b] ? w_level_glyph((int)(bins[b] * 7 / top), f->utf8) : " ");
+    w_row_end(&row);
     w_text(p->win, y, 12 + n, 5, THEME_DIM, f, " 10s");
 }
 

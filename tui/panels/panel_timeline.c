@@ -29,13 +29,15 @@ static void panel_timeline_row(struct panel *p, int y, unsigned k, bool sync, in
     else
         w_text(p->win, y, 1, x0 - 1, k == f->gpu ? THEME_TITLE : THEME_DIM, f, "dev%u%s", dev,
                k == f->gpu && f->n_snaps > 1 ? "*" : "");
+    struct w_row row;
+    w_row_begin(&row, p->win, y, x0, f);
     for (int x = 0; x < width; x++) {
         if (cells[x] == PHASE_COUNT)
-            w_text(p->win, y, x0 + x, 1, THEME_DIM, f, "%s", f->utf8 ? "\u00b7" : " ");
+            w_row_put(&row, THEME_DIM, f->utf8 ? "\u00b7" : " ");
         else
-            w_text(p->win, y, x0 + x, 1, THEME_PHASE0 + cells[x], f, "%c",
-                   ev_phase_name(cells[x])[0]);
+            w_row_putc(&row, THEME_PHASE0 + cells[x], ev_phase_name(cells[x])[0]);
     }
+    w_row_end(&row);
 }
 
 /* One Gantt row of the full form: how much of each cell the phase took, as a level glyph (in
@@ -46,21 +48,22 @@ static void panel_timeline_gantt_row(struct panel *p, int y, int ph, int x0, int
     bool now = f->snap->phase == (enum ev_phase_id)ph;
     w_text(p->win, y, 1, x0 - 2, now ? THEME_ACCENT : THEME_DIM, f, "%s%s",
            ph == PHASE_SYNC ? "wait" : ev_phase_name((unsigned)ph), now ? " <" : "");
+    struct w_row row;
+    w_row_begin(&row, p->win, y, x0, f);
     for (int x = 0; x < width; x++) {
         uint64_t ns = cell_ns[x][ph];
         if (!ns) {
-            w_text(p->win, y, x0 + x, 1, THEME_DIM, f, "%s", f->utf8 ? "\u00b7" : " ");
+            w_row_put(&row, THEME_DIM, f->utf8 ? "\u00b7" : " ");
             continue;
         }
         int level = (int)((double)ns / cell * 8.0);
         level = level < 1 ? 1 : level > 8 ? 8 : level;
         if (f->utf8)
-            w_text(p->win, y, x0 + x, 1, THEME_PHASE0 + ph, f, "%s",
-                   w_level_glyph(level - 1, true));
+            w_row_put(&row, THEME_PHASE0 + ph, w_level_glyph(level - 1, true));
         else
-            w_text(p->win, y, x0 + x, 1, THEME_PHASE0 + ph, f, "%c",
-                   ev_phase_name((unsigned)ph)[0]);
+            w_row_putc(&row, THEME_PHASE0 + ph, ev_phase_name((unsigned)ph)[0]);
     }
+    w_row_end(&row);
 }
 
 /* Cells in which phase ph was active. */
@@ -121,17 +124,20 @@ static int panel_timeline_gantt(struct panel *p, int y, int rows, int x0, int wi
 static void panel_timeline_kernel_row(struct panel *p, int y, int x0, int width,
                                       const struct ui_mark *marks, const struct ui_frame *f) {
     w_text(p->win, y, 1, x0 - 2, THEME_WARN, f, "kernel");
+    struct w_row row;
+    w_row_begin(&row, p->win, y, x0, f);
     for (int x = 0; x < width; x++) {
         const struct ui_mark *m = &marks[x];
         if (m->category == KMSG_CAT_NONE) {
-            w_text(p->win, y, x0 + x, 1, THEME_DIM, f, "%s", f->utf8 ? "\u00b7" : " ");
+            w_row_put(&row, THEME_DIM, f->utf8 ? "\u00b7" : " ");
             continue;
         }
         enum theme_role r = m->severity == SEV_ERROR     ? THEME_ERROR
                             : m->severity == SEV_WARNING ? THEME_WARN
                                                          : THEME_DIM;
-        w_text(p->win, y, x0 + x, 1, r, f, "%c", ui_kmsg_letter(m->category));
+        w_row_putc(&row, r, ui_kmsg_letter(m->category));
     }
+    w_row_end(&row);
 }
 
 /* "-10s ... -5s ... now" under the rows. */
