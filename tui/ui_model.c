@@ -325,15 +325,14 @@ size_t ui_model_sync_hist(const struct ui_model *m, enum ev_sync_op op, uint64_t
     const struct ui_model_hist_edges *e = ui_model_hist_edges(lo_ns, hi_ns, n_bins);
     for (size_t k = 0; k < m->sync_n[op]; k++) {
         uint64_t ns = m->sync_ns[op][k];
-        int a = 0, b = n_bins - 1; /* the count of edges at or below ns */
-        while (a < b) {
-            int mid = (a + b) / 2;
-            if (e->edge_ns[mid] <= ns)
-                a = mid + 1;
-            else
-                b = mid;
+        size_t at = 0, len = (size_t)n_bins - 1; /* the count of edges at or below ns */
+        while (len > 0) { /* halving without a branch to mispredict: conditional moves */
+            size_t half = len / 2;
+            bool below = e->edge_ns[at + half] <= ns;
+            at = below ? at + half + 1 : at;
+            len = below ? len - half - 1 : half;
         }
-        bins[a]++;
+        bins[at]++;
     }
     return m->sync_n[op];
 }
