@@ -267,17 +267,72 @@ const struct ui_event *ui_model_event(const struct ui_model *m, size_t k) {
     return &m->events[(m->event_head + UI_EVENTS - 1 - k) % UI_EVENTS];
 }
 
+/* A latency's bin: its log's place between log(lo) (l0) and log(hi) (l0 + span) in n_bins,
+ * clamped to the end bins. */
+static int ui_model_sync_bin(double l0, double span, int n_bins, uint64_t ns) {
+    double v = (double)(ns ? ns : 1);
+    int b = (int)((log(v) - l0) / span * n_bins);
+    return b < 0 ? 0 : b >= n_bins ? n_bins - 1 : b;
+}
+
+#define UI_HIST_MAX_BINS 256
+
+/* The latencies where the bins start, for one (lo, hi, bins): edge_ns[k - 1] is the least
+ * latency in bin k or above. The bin grows with the latency (a log's rounding is far finer
+ * than one nanosecond's step at these sizes), so a sample's bin is the count of edges at or
+ * below it: a search instead of a log per sample, every frame. */
+struct ui_model_hist_edges {
+    uint64_t lo_ns, hi_ns;
+    int n_bins;
+    uint64_t edge_ns[UI_HIST_MAX_BINS - 1];
+};
+
+static const struct ui_model_hist_edges *ui_model_hist_edges(uint64_t lo_ns, uint64_t hi_ns,
+                                                             int n_bins) {
+    static struct ui_model_hist_edges e;
+    if (e.n_bins == n_bins && e.lo_ns == lo_ns && e.hi_ns == hi_ns)
+        return &e;
+    double l0 = log((double)lo_ns), span = log((double)hi_ns) - l0;
+    for (int k = 1; k < n_bins; k++) { /* the least ns with a bin >= k */
+        uint64_t a = 0, b = UINT64_MAX;
+        while (a < b) {
+            uint64_t mid = a + (b - a) / 2;
+            if (ui_model_sync_bin(l0, span, n_bins, mid) >= k)
+                b = mid;
+            else
+                a = mid + 1;
+        }
+        e.edge_ns[k - 1] = a;
+    }
+    e.lo_ns = lo_ns;
+    e.hi_ns = hi_ns;
+    e.n_bins = n_bins;
+    return &e;
+}
+
 size_t ui_model_sync_hist(const struct ui_model *m, enum ev_sync_op op, uint64_t lo_ns,
                           uint64_t hi_ns, unsigned *bins, int n_bins) {
     for (int b = 0; b < n_bins; b++)
         bins[b] = 0;
     if (op >= SYNC_OP_COUNT || n_bins <= 0 || lo_ns == 0 || hi_ns <= lo_ns)
         return 0;
-    double l0 = log((double)lo_ns), span = log((double)hi_ns) - l0;
+    if (n_bins > UI_HIST_MAX_BINS) {
+        double l0 = log((double)lo_ns), span = log((double)hi_ns) - l0;
+        for (size_t k = 0; k < m->sync_n[op]; k++)
+            bins[ui_model_sync_bin(l0, span, n_bins, m->sync_ns[op][k])]++;
+        return m->sync_n[op];
+    }
+    const struct ui_model_hist_edges *e = ui_model_hist_edges(lo_ns, hi_ns, n_bins);
     for (size_t k = 0; k < m->sync_n[op]; k++) {
-        double v = (double)(m->sync_ns[op][k] ? m->sync_ns[op][k] : 1);
-        int b = (int)((log(v) - l0) / span * n_bins);
-        bins[b < 0 ? 0 : b >= n_bins ? n_bins - 1 : b]++;
+        uint64_t ns = m->sync_ns[op][k];
+        size_t at = 0, len = (size_t)n_bins - 1; /* the count of edges at or below ns */
+        while (len > 0) { /* halving without a branch to mispredict: conditional moves */
+            size_t half = len / 2;
+            bool below = e->edge_ns[at + half] <= ns;
+            at = below ? at + half + 1 : at;
+            len = below ? len - half - 1 : half;
+        }
+        bins[at]++;
     }
     return m->sync_n[op];
 }

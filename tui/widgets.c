@@ -58,9 +58,10 @@ static bool w_cells(const char *s, int n, attr_t a, cchar_t *out, int *count) {
     attr_t attrs = a & ~A_COLOR;
     short pair = (short)PAIR_NUMBER(a);
     bool utf8 = false, checked = false;
+    wchar_t prev = 0;
     int k = 0;
-    for (int i = 0; i < n;) {
-        wchar_t wc[2] = {(wchar_t)u[i], 0};
+    for (int i = 0; i < n; k++) {
+        wchar_t c = (wchar_t)u[i];
         if (u[i] >= 0x80) {
             if (!checked)
                 utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
@@ -68,17 +69,23 @@ static bool w_cells(const char *s, int n, attr_t a, cchar_t *out, int *count) {
             long cp = utf8 ? w_utf8_next(u, n, &i) : -1;
             if (cp < 0)
                 return false;
-            wc[0] = (wchar_t)cp;
-            if (!iswprint((wint_t)wc[0]) || wcwidth(wc[0]) != 1)
-                return false;
+            c = (wchar_t)cp;
         } else if (u[i] < 0x20 || u[i] == 0x7F) {
             return false;
         } else {
             i++;
         }
-        if (k == W_PUT_MAX || setcchar(&out[k], wc, attrs, pair, NULL) != OK)
+        if (k == W_PUT_MAX)
             return false;
-        k++;
+        if (k > 0 && c == prev) { /* the same again (a gauge, dots, spaces): the same cell */
+            out[k] = out[k - 1];
+            continue;
+        }
+        wchar_t wc[2] = {c, 0};
+        if ((c >= 0x80 && (!iswprint((wint_t)c) || wcwidth(c) != 1)) ||
+            setcchar(&out[k], wc, attrs, pair, NULL) != OK)
+            return false;
+        prev = c;
     }
     *count = k;
     return true;
@@ -142,6 +149,7 @@ void w_row_begin(struct w_row *r, WINDOW *w, int y, int x, const struct ui_frame
     r->x = r->run_x = x;
     r->cols = getmaxx(w);
     r->role = THEME_TEXT;
+    r->utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
     r->len = 0;
 }
 
@@ -156,6 +164,11 @@ void w_row_put(struct w_row *r, enum theme_role role, const char *glyph) {
     if (r->x < 0 || r->x >= r->cols) { /* off the window: a cell there is dropped */
         w_row_end(r);
         r->x++;
+        return;
+    }
+    if (!r->utf8 && (unsigned char)glyph[0] >= 0x80) { /* a cell of its own, at its column */
+        w_row_end(r);
+        w_put(r->w, r->y, r->x++, glyph, n, ui_attr(r->f, role));
         return;
     }
     if (r->len > 0 && (role != r->role || r->len + n > W_ROW_BYTES))

@@ -48,7 +48,8 @@ struct w_row {
     int run_x; /* where the pending run starts */
     int cols;  /* the window's width */
     enum theme_role role;
-    int len; /* bytes pending */
+    bool utf8; /* the locale's: else a non-ASCII glyph goes alone, as curses splits it */
+    int len;   /* bytes pending */
     char buf[W_ROW_BYTES];
 };
 

@@ -5,6 +5,7 @@
 #include "tui/ui_model.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -117,6 +118,32 @@ Test(ui_model, sync_histogram_bins_by_decade) {
     cr_assert_eq(bins[2], 0);
     cr_assert_eq(bins[3], 1);
     cr_assert_eq(ui_model_sync_hist(&am, SYNC_OP_STREAM, 1000, 10000000, bins, 4), 0);
+}
+
+/* The histogram the panel draws (1 us .. 10 s in 64 bins) puts every latency where its log
+ * says, those at a bin's very start included: each bin's first and last nanosecond, from the
+ * log directly. */
+Test(ui_model, sync_histogram_bins_every_latency_by_its_log) {
+    memset(&am, 0, sizeof(am));
+    const int n = 64;
+    const double l0 = log(1000.0), span = log(1e10) - l0;
+    uint64_t want[64] = {0};
+    uint32_t seq = 0;
+    for (int k = 1; k < n; k++) {
+        uint64_t start = (uint64_t)ceil(exp(l0 + span * k / n)); /* about where bin k starts */
+        for (uint64_t ns = start - 3; ns <= start + 3; ns++) {
+            struct ev e = {.kind = EV_SYNC, .seq = ++seq};
+            e.u.sync = (struct ev_sync){.op = SYNC_OP_STREAM, .dur_ns = ns};
+            ui_model_add(&am, &e);
+            int b = (int)((log((double)ns) - l0) / span * n);
+            want[b < 0 ? 0 : b >= n ? n - 1 : b]++;
+        }
+    }
+    unsigned bins[64];
+    cr_assert_eq(ui_model_sync_hist(&am, SYNC_OP_STREAM, 1000, 10000000000ull, bins, n), seq);
+    for (int b = 0; b < n; b++)
+        cr_assert_eq(bins[b], want[b], "bin %d: %u, the log says %llu", b, bins[b],
+                     (unsigned long long)want[b]);
 }
 
 Test(ui_model, seq_gaps_count_dropped_events) {

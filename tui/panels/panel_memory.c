@@ -23,7 +23,8 @@ static void panel_memory_largest(const struct mem_layout *l, int *seg, int *blk)
             }
 }
 
-/* Which block covers byte offset off of segment i (-1: none listed there). */
+/* Which block covers byte offset off of segment i (-1: none listed there): the first that
+ * does. */
 static int panel_memory_block_at(const struct mem_layout *l, uint32_t i, uint64_t off) {
     for (uint32_t b = 0; b < l->seg[i].n_blocks; b++) {
         const struct mem_block_info *bl = &l->seg[i].blocks[b];
@@ -33,6 +34,27 @@ static int panel_memory_block_at(const struct mem_layout *l, uint32_t i, uint64_
     return -1;
 }
 
+/* Whether segment i's blocks lie in offset order without overlapping, as the pool lists them:
+ * then one block at most covers an offset, and a walk along them finds it. */
+static bool panel_memory_in_order(const struct mem_layout *l, uint32_t i) {
+    const struct mem_block_info *bl = l->seg[i].blocks;
+    for (uint32_t b = 1; b < l->seg[i].n_blocks; b++)
+        if (bl[b].offset_bytes < bl[b - 1].offset_bytes + bl[b - 1].size_bytes ||
+            bl[b - 1].offset_bytes + bl[b - 1].size_bytes < bl[b - 1].offset_bytes)
+            return false;
+    return true;
+}
+
+/* The block covering off (>= the previous cell's offset) by a walk from *walk, the first block
+ * that could still: panel_memory_block_at's answer for blocks in order. */
+static int panel_memory_block_walk(const struct mem_layout *l, uint32_t i, uint64_t off,
+                                   uint32_t *walk) {
+    const struct mem_block_info *bl = l->seg[i].blocks;
+    while (*walk < l->seg[i].n_blocks && off >= bl[*walk].offset_bytes + bl[*walk].size_bytes)
+        (*walk)++;
+    return *walk < l->seg[i].n_blocks && off >= bl[*walk].offset_bytes ? (int)*walk : -1;
+}
+
 static void panel_memory_segment(WINDOW *win, int y, int x0, int width, const struct mem_layout *l,
                                  uint32_t i, int big_seg, int big_blk, const struct ui_frame *f) {
     char sz[24];
@@ -40,9 +62,12 @@ static void panel_memory_segment(WINDOW *win, int y, int x0, int width, const st
     w_text(win, y, x0, 10, THEME_DIM, f, "%9s", sz);
     struct w_row row;
     w_row_begin(&row, win, y, x0 + 10, f);
+    bool in_order = panel_memory_in_order(l, i);
+    uint32_t walk = 0;
     for (int x = 0; x < width; x++) {
         uint64_t off = l->seg[i].size_bytes * (uint64_t)x / (uint64_t)width;
-        int b = panel_memory_block_at(l, i, off);
+        int b =
+            in_order ? panel_memory_block_walk(l, i, off, &walk) : panel_memory_block_at(l, i, off);
         bool used = b >= 0 && l->seg[i].blocks[b].allocated;
         bool big = (int)i == big_seg && b == big_blk;
         enum theme_role r = used ? THEME_SEG_USED : big ? THEME_SEG_LARGEST : THEME_SEG_FREE;
