@@ -134,8 +134,9 @@ def bench_host_copies(torch):
 
 def bench_nvml():
     """pynvml's calls for what ringside's NVML provider reads in one sample (utilisation,
-    memory, temperature, power, clocks, fan, PCIe throughput), microseconds a GPU: the
-    reference for the provider's per-GPU sample cost."""
+    memory, temperature, power and its limit, clocks, fan; the process list and ECC counters
+    come at a slower cadence there), microseconds a GPU: the reference for the provider's
+    per-GPU sample cost."""
     import pynvml
 
     pynvml.nvmlInit()
@@ -154,8 +155,7 @@ def bench_nvml():
                 pynvml.nvmlDeviceGetFanSpeed(h)
             except pynvml.NVMLError:
                 pass  # no fan (passively cooled boards)
-            pynvml.nvmlDeviceGetPcieThroughput(h, pynvml.NVML_PCIE_UTIL_TX_BYTES)
-            pynvml.nvmlDeviceGetPcieThroughput(h, pynvml.NVML_PCIE_UTIL_RX_BYTES)
+            pynvml.nvmlDeviceGetEnforcedPowerLimit(h)
 
         for h in handles:
             one(h)
