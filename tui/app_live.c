@@ -83,6 +83,9 @@ int app_live(const struct run_opts *o, const struct app_view *v) {
         .cmd = "",
         .train = true,
         .ring_events = o->record[0] ? 4 * APP_LIVE_RING_EVENTS : APP_LIVE_RING_EVENTS,
+        /* every frame drains it: woken between frames only for a backlog that would
+         * otherwise risk the ring (a quarter of a recording's, half of the live one) */
+        .ring_wake_events = o->record[0] ? APP_LIVE_RING_EVENTS : APP_LIVE_RING_EVENTS / 2,
         .session_log = isatty(1),
     };
     int rc = run_create(&run, &rc_conf);

@@ -84,6 +84,11 @@ static void ui_model_coarse_add(struct ui_model *m, unsigned dev, const struct e
     if (dev >= UI_COARSE_DEVS || p->phase >= PHASE_COUNT || p->end_ns < p->start_ns)
         return;
     uint64_t s0 = p->start_ns / 1000000000ull, s1 = p->end_ns / 1000000000ull;
+    size_t slot0 = (size_t)(s0 % UI_COARSE);
+    if (s0 == s1 && m->coarse_sec[dev][slot0] == s0) { /* most: within a second seen before */
+        m->coarse_us[dev][slot0][p->phase] += (uint32_t)((p->end_ns - p->start_ns) / 1000u) + 1u;
+        return;
+    }
     if (s1 - s0 >= UI_COARSE)
         s0 = s1 - UI_COARSE + 1;
     for (uint64_t sec = s0; sec <= s1; sec++) {
@@ -225,6 +230,14 @@ void ui_model_list_add(struct ui_model *m, struct ui_event *u) {
         m->event_count++;
 }
 
+/* A command, alert, log line or collective as a list entry (apart from ui_model_add, whose
+ * thousands of phases a second then need no room for an entry on the stack). */
+__attribute__((noinline)) static void ui_model_list_event(struct ui_model *m, const struct ev *e) {
+    struct ui_event u;
+    if (ui_model_entry(e, &u))
+        ui_model_list_add(m, &u);
+}
+
 void ui_model_add(struct ui_model *m, const struct ev *e) {
     if (e->kind == EV_KMSG) { /* its own ring, its own sequence */
         ui_model_kmsg(m, e);
@@ -254,11 +267,9 @@ void ui_model_add(struct ui_model *m, const struct ev *e) {
             ui_series_push(&m->val_loss, e->u.metric.val_loss);
         return;
     default:
-        break;
+        ui_model_list_event(m, e);
+        return;
     }
-    struct ui_event u;
-    if (ui_model_entry(e, &u))
-        ui_model_list_add(m, &u);
 }
 
 const struct ui_event *ui_model_event(const struct ui_model *m, size_t k) {

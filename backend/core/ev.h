@@ -204,10 +204,14 @@ extern const uint16_t ev_kind_bytes[EV_KIND_COUNT];
 
 /* The bytes of e that its kind uses (all of it for a kind unknown here). A copy of that many
  * carries the event; what lies past them is no part of it, and a consumer reads the member
- * its kind names, never another. */
+ * its kind names, never another. ev_bytes_of_kind: the same for a kind. */
+static inline size_t ev_bytes_of_kind(unsigned kind) {
+    size_t n = kind < EV_KIND_COUNT ? ev_kind_bytes[kind] : 0;
+    return n ? n : sizeof(struct ev);
+}
+
 static inline size_t ev_bytes(const struct ev *e) {
-    size_t n = e->kind < EV_KIND_COUNT ? ev_kind_bytes[e->kind] : 0;
-    return n ? n : sizeof(*e);
+    return ev_bytes_of_kind(e->kind);
 }
 
 /* Copy src's own bytes into dst (a cache line at least: the frequent small kinds then copy

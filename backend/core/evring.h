@@ -24,7 +24,13 @@ size_t evring_drain(struct evring *r, struct ev *out, size_t max);
 /* Events dropped because the ring was full, since creation. */
 uint64_t evring_dropped(struct evring *r);
 
-/* Readable (POLLIN) while events are pending; the consumer poll()s it. */
+/* Readable (POLLIN) while n or more events are pending, as set by evring_wake_at (by
+ * default 1: while any is); the consumer poll()s it. */
 int evring_wake_fd(const struct evring *r);
+
+/* Make the wake fd readable only once n events are pending (1..cap; 1 is the default): a
+ * consumer that drains at its own pace anyway (a dashboard, at every frame) is then woken
+ * only for a backlog worth taking early, not for the first event of every burst. */
+void evring_wake_at(struct evring *r, uint32_t n);
 
 #endif

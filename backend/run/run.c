@@ -85,6 +85,8 @@ int run_create(struct run **out, const struct run_conf *c) {
     r->n_devs = 1;
     r->wake_fd = -1;
     int rc = evring_create(&r->ring, c->ring_events);
+    if (rc == 0 && c->ring_wake_events > 1)
+        evring_wake_at(r->ring, c->ring_wake_events);
     if (rc != 0) {
         run_say(r, "out of memory");
         run_destroy(r);

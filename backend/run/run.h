@@ -40,9 +40,12 @@ struct run_conf {
     const char *cmd;
     bool train;           /* run the training loop (false: telemetry and kernel log only) */
     unsigned ring_events; /* room in the loop's and telemetry's event ring */
-    bool session_log;     /* the kernel-log watcher also follows <output>/session.log */
-    bool echo;            /* warnings, errors, alerts and kernel failures also go to stderr */
-    bool quiet;           /* say nothing when training ends well (headless: stdout says it) */
+    /* run_wake_fd wakes for that ring once this many events are pending (0 or 1: at the
+     * first; the kernel log's wakes at its first always) */
+    unsigned ring_wake_events;
+    bool session_log; /* the kernel-log watcher also follows <output>/session.log */
+    bool echo;        /* warnings, errors, alerts and kernel failures also go to stderr */
+    bool quiet;       /* say nothing when training ends well (headless: stdout says it) */
     /* At run_finish, read the kernel log to its end and stop its watcher (headless: its lines
      * still make the output); otherwise it runs until run_destroy (the agent serves it). */
     bool kmsg_ends_with_loop;
@@ -69,7 +72,8 @@ int run_record(struct run *r, struct rec *rec);
  * the exit status after saying why (a bad --kmsg-file, rules file or root: 2). */
 int run_start(struct run *r);
 
-/* A descriptor that is readable while events are pending in either ring. */
+/* A descriptor that is readable while events are pending in either ring (in the loop's, from
+ * ring_wake_events on). */
 int run_wake_fd(struct run *r);
 
 /* Copy out up to max pending events (max >= 2), the loop's and telemetry's first, then the

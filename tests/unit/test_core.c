@@ -68,6 +68,56 @@ Test(core, ring_full_drops_oldest_and_counts) {
     evring_destroy(r);
 }
 
+/* Events of several sizes (a phase, a log line, a kernel-log record) round a small ring many
+ * times over, the big ones across its end: each comes out whole, in order, and the newest ones
+ * are kept when it is full, by count as for events of one size. */
+Test(core, ring_carries_events_of_every_size_round_its_end) {
+    struct evring *r;
+    cr_assert_eq(evring_create(&r, 3), 0);
+    struct ev out[4];
+    uint32_t pushed = 0, next = 0; /* the next event to come out, by its seq */
+    uint64_t lost = 0;
+    for (int round = 0; round < 200; round++) {
+        int burst = 1 + round % 5;
+        for (int k = 0; k < burst; k++, pushed++) {
+            struct ev e = {.t_ns = pushed, .dev = (uint16_t)pushed};
+            e.kind = pushed % 3 == 0 ? EV_PHASE : pushed % 3 == 1 ? EV_LOG : EV_KMSG;
+            if (e.kind == EV_PHASE)
+                e.u.phase.step = pushed;
+            else if (e.kind == EV_LOG)
+                snprintf(e.u.text.text, sizeof(e.u.text.text), "line %u", pushed);
+            else
+                snprintf(e.u.kmsg.message, sizeof(e.u.kmsg.message), "kmsg %u", pushed);
+            evring_push(r, &e);
+        }
+        if (pushed - next > 3) { /* the oldest beyond the three kept are dropped */
+            lost += pushed - next - 3;
+            next = pushed - 3;
+        }
+        size_t n = evring_drain(r, out, (size_t)(1 + round % 3));
+        for (size_t i = 0; i < n; i++, next++) {
+            char want[32];
+            cr_assert_eq(out[i].seq, next);
+            cr_assert_eq(out[i].t_ns, next);
+            cr_assert_eq(out[i].dev, (uint16_t)next);
+            if (next % 3 == 0) {
+                cr_assert_eq(out[i].kind, EV_PHASE);
+                cr_assert_eq(out[i].u.phase.step, next);
+            } else if (next % 3 == 1) {
+                cr_assert_eq(out[i].kind, EV_LOG);
+                snprintf(want, sizeof(want), "line %u", next);
+                cr_assert_str_eq(out[i].u.text.text, want);
+            } else {
+                cr_assert_eq(out[i].kind, EV_KMSG);
+                snprintf(want, sizeof(want), "kmsg %u", next);
+                cr_assert_str_eq(out[i].u.kmsg.message, want);
+            }
+        }
+    }
+    cr_assert_eq(evring_dropped(r), lost);
+    evring_destroy(r);
+}
+
 Test(core, ring_wake_fd_readable_only_while_pending) {
     struct evring *r;
     cr_assert_eq(evring_create(&r, 4), 0);
@@ -78,6 +128,29 @@ Test(core, ring_wake_fd_readable_only_while_pending) {
     cr_assert_eq(poll(&pf, 1, 0), 1);
     evring_drain(r, out, 4);
     cr_assert_eq(poll(&pf, 1, 0), 0);
+    evring_destroy(r);
+}
+
+/* With a threshold the wake fd turns readable at the n-th pending event, not the first, and
+ * a drain that leaves fewer pending resets it. */
+Test(core, ring_wake_fd_readable_from_the_threshold_on) {
+    struct evring *r;
+    cr_assert_eq(evring_create(&r, 8), 0);
+    evring_wake_at(r, 3);
+    struct pollfd pf = {evring_wake_fd(r), POLLIN, 0};
+    struct ev e = core_ev(0, 1), out[8];
+    evring_push(r, &e);
+    evring_push(r, &e);
+    cr_assert_eq(poll(&pf, 1, 0), 0, "two pending, the threshold is three");
+    evring_push(r, &e);
+    cr_assert_eq(poll(&pf, 1, 0), 1);
+    evring_push(r, &e);
+    cr_assert_eq(evring_drain(r, out, 1), 1);
+    cr_assert_eq(poll(&pf, 1, 0), 1, "three still pending");
+    cr_assert_eq(evring_drain(r, out, 2), 2);
+    cr_assert_eq(poll(&pf, 1, 0), 0, "one pending");
+    evring_wake_at(r, 1);
+    cr_assert_eq(poll(&pf, 1, 0), 1, "a lower threshold already reached wakes at once");
     evring_destroy(r);
 }
 
