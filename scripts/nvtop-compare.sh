@@ -103,8 +103,18 @@ build_nvtop() {
     cmake -S "$NVTOP_SRC" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
         "${opts[@]}" > "$build/configure.log" 2>&1 ||
         die "nvtop's configure failed: $(grep -m1 -i 'error' "$build/configure.log") (see $build/configure.log)"
-    cmake --build "$build" -j "$(nproc 2> /dev/null || echo 2)" > "$build/build.log" 2>&1 ||
-        die "nvtop's build failed: $(grep -m1 'error' "$build/build.log") (see $build/build.log)"
+    if ! cmake --build "$build" -j "$(nproc 2> /dev/null || echo 2)" > "$build/build.log" 2>&1; then
+        # Some toolchains lose nvtop's max() macro in src/interface.c (an implicit declaration,
+        # then an undefined symbol): give the link the function it then looks for.
+        grep -q "undefined reference to \`max'" "$build/build.log" ||
+            die "nvtop's build failed: $(grep -m1 'error' "$build/build.log") (see $build/build.log)"
+        printf 'int max(int a, int b) { return a > b ? a : b; }\n' > "$build/max_shim.c"
+        cc -O2 -c "$build/max_shim.c" -o "$build/max_shim.o" ||
+            die "cannot compile $build/max_shim.c"
+        cmake "$build" -DCMAKE_EXE_LINKER_FLAGS="$build/max_shim.o" >> "$build/configure.log" 2>&1 &&
+            cmake --build "$build" -j "$(nproc 2> /dev/null || echo 2)" >> "$build/build.log" 2>&1 ||
+            die "nvtop's build failed: $(grep -m1 'error' "$build/build.log") (see $build/build.log)"
+    fi
     NVTOP_BIN=$build/src/nvtop
     [ -x "$NVTOP_BIN" ] || die "nvtop's build made no $NVTOP_BIN"
 }
