@@ -1,5 +1,6 @@
 /* Chunked VPOC of one session, written once against the compute interface. */
 #include "backend/compute/compute.h"
+#include "backend/compute/compute_vpoc_internal.h"
 #include "backend/core/errbuf.h"
 
 #include <errno.h>
@@ -43,6 +44,19 @@ static int compute_vpoc_chunks(struct compute *c, const struct vpoc_bar *bars, s
     return 0;
 }
 
+int compute_vpoc_wait(struct compute *c, int rc, struct compute_pool_peek *peak, char *err,
+                      size_t errlen) {
+    if (rc == 0 && peak) {
+        mem_pool_stats(c->pool, &peak->stats);
+        mem_pool_layout(c->pool, &peak->layout);
+    }
+    int src = compute_sync(c, SYNC_OP_STREAM);
+    if (rc == 0 && src != 0)
+        rc = errbuf_set(err, errlen, src, "VPOC failed on %s: %s", c->ops->name,
+                        c->ops->strerror(src));
+    return rc;
+}
+
 int compute_vpoc_session(struct compute *c, const struct vpoc_bar *bars, size_t n,
                          const struct vpoc_params *p, size_t chunk, struct vpoc_result *out,
                          struct compute_event *ev, struct compute_pool_peek *peak, char *err,
@@ -66,14 +80,7 @@ int compute_vpoc_session(struct compute *c, const struct vpoc_bar *bars, size_t 
     struct compute_vpoc_final f = {hist, n_levels, lo, *p, out};
     if (rc == 0 && (rc = c->ops->vpoc_finalize(c, &f)) != 0)
         compute_vpoc_fail(c, rc, "finalize", SIZE_MAX, err, errlen);
-    if (rc == 0 && peak) { /* the session's high-water mark: every chunk buffer is live */
-        mem_pool_stats(c->pool, &peak->stats);
-        mem_pool_layout(c->pool, &peak->layout);
-    }
-    int src = compute_sync(c, SYNC_OP_STREAM);
-    if (rc == 0 && src != 0)
-        rc = errbuf_set(err, errlen, src, "VPOC failed on %s: %s", c->ops->name,
-                        c->ops->strerror(src));
+    rc = compute_vpoc_wait(c, rc, peak, err, errlen); /* every chunk buffer is live */
     for (size_t k = 0; bufs && k < n_chunks; k++)
         compute_free(c, bufs[k]);
     free(bufs);

@@ -1,6 +1,7 @@
 /* The packed VPOC path: sessions packed once, laid out on the device chunk by chunk, profiled
  * by one launch a chunk across every session. */
 #include "backend/compute/compute.h"
+#include "backend/compute/compute_vpoc_internal.h"
 #include "backend/core/errbuf.h"
 
 #include <errno.h>
@@ -245,14 +246,7 @@ int compute_vpoc_set_collect(struct compute *c, struct compute_vpoc_set *s, stru
 int compute_vpoc_set_run(struct compute *c, struct compute_vpoc_set *s, struct vpoc_result *res,
                          struct compute_event *ev, struct compute_pool_peek *peak, char *err,
                          size_t errlen) {
-    int rc = compute_vpoc_set_enqueue(c, s, ev, err, errlen);
-    if (rc == 0 && peak) {
-        mem_pool_stats(c->pool, &peak->stats);
-        mem_pool_layout(c->pool, &peak->layout);
-    }
-    int src = compute_sync(c, SYNC_OP_STREAM);
-    if (rc == 0 && src != 0)
-        rc = errbuf_set(err, errlen, src, "VPOC failed on %s: %s", c->ops->name,
-                        c->ops->strerror(src));
+    int rc =
+        compute_vpoc_wait(c, compute_vpoc_set_enqueue(c, s, ev, err, errlen), peak, err, errlen);
     return rc ? rc : compute_vpoc_set_collect(c, s, res, err, errlen);
 }
