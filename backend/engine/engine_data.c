@@ -108,8 +108,14 @@ static int engine_vpoc_set(struct engine_dev *d, size_t chunk, char *err, size_t
         return 0;
     compute_vpoc_set_destroy(d->c, d->vset); /* its chunks go back to the pool's cache */
     d->vset = NULL;
-    return compute_vpoc_set_create(d->c, e->vbars, &e->ss, d->rank, e->n_dev, &e->conf.vpoc, chunk,
-                                   &d->vset, err, errlen);
+    struct mem_stats before, after;
+    mem_pool_stats(d->c->pool, &before);
+    int rc = compute_vpoc_set_create(d->c, e->vbars, &e->ss, d->rank, e->n_dev, &e->conf.vpoc,
+                                     chunk, &d->vset, err, errlen);
+    mem_pool_stats(d->c->pool, &after);
+    d->vset_bytes = after.allocated_bytes - before.allocated_bytes;
+    d->vset_blocks = after.active_blocks - before.active_blocks;
+    return rc;
 }
 
 /* One pass over this device's sessions (every n_dev-th): all of them at once, one launch a
@@ -131,8 +137,6 @@ int engine_vpoc_all(struct engine_dev *d, char *err, size_t errlen) {
     struct engine *e = d->e;
     engine_set_phase(d, PHASE_VPOC);
     int rc = 0;
-    struct mem_stats pass_base;
-    mem_pool_stats(d->c->pool, &pass_base);
     if (d->rank == 0)
         atomic_store(&e->sessions_done, 0);
     size_t whole = 0, mine = 0;
@@ -142,9 +146,7 @@ int engine_vpoc_all(struct engine_dev *d, char *err, size_t errlen) {
     while (rc == 0 && !passed && !engine_safe_point(d)) {
         int bars_now = atomic_load(&e->chunk_bars);
         rc = engine_vpoc_pass(d, bars_now > 0 ? (size_t)bars_now : 0, err, errlen);
-        if (rc == -ENOMEM && engine_vpoc_oom(d, whole, err)) {
-            compute_vpoc_set_destroy(d->c, d->vset); /* what the smaller chunks make anew */
-            d->vset = NULL;
+        if (rc == -ENOMEM && engine_vpoc_oom(d, whole, err)) { /* the set is made anew */
             rc = 0;
             errbuf_set(err, errlen, 0, "%s", ""); /* said: a later failure gives its own */
             continue;
@@ -162,9 +164,11 @@ int engine_vpoc_all(struct engine_dev *d, char *err, size_t errlen) {
     engine_set_phase(d, PHASE_COUNT);
     bool stopped = atomic_load(&e->stop_requested);
     int chunk = atomic_load(&e->chunk_bars);
-    if (passed && !stopped) { /* what this chunk size did to the pool */
+    if (passed && !stopped) { /* what this chunk size did to the pool: the set's buffers */
         d->s.vpoc_peak = d->peek.stats;
-        d->s.vpoc_base = pass_base;
+        d->s.vpoc_base = d->peek.stats;
+        d->s.vpoc_base.allocated_bytes -= d->vset_bytes;
+        d->s.vpoc_base.active_blocks -= d->vset_blocks;
         d->s.vpoc_peak_chunk = chunk;
         d->s.has_vpoc_peak = true;
         engine_publish(d, true);

@@ -40,6 +40,8 @@ struct engine_dev {
     struct compute_pool_peek peek; /* scratch for VPOC's high-water mark */
     struct compute_vpoc_set *vset; /* this device's sessions packed on it, kept between VPOC
                                       refreshes while the chunk size stays; or NULL */
+    uint64_t vset_bytes;           /* what making it added to the pool: allocated bytes, */
+    uint32_t vset_blocks;          /* and blocks (a pass on a kept set allocates nothing) */
 
     /* device buffers */
     struct compute_mlp *model;

@@ -460,7 +460,14 @@ Test(engine, vpoc_refresh_reruns_vpoc_each_epoch) {
     eng_conf(&c, dir);
     c.epochs = 3;
     c.vpoc_refresh = 1;
-    eng_run(&c, NULL, NULL);
+    struct engine_snap snap;
+    eng_run(&c, NULL, &snap);
+    /* The last refresh reran a set made two passes before (the chunk stayed): what VPOC holds
+     * in the pool is still its three chunk buffers of 6 x 500, 6 x 500 and 6 x 380 packed
+     * bars, not what happened to be allocated between the passes. */
+    cr_assert(snap.has_vpoc_peak);
+    cr_assert_geq(snap.vpoc_peak.allocated_bytes - snap.vpoc_base.allocated_bytes, 6u * 1380u * 8u);
+    cr_assert_geq(snap.vpoc_peak.active_blocks - snap.vpoc_base.active_blocks, 3);
     /* 3 launches (chunks of 500), before epochs 1, 2 and 3 */
     cr_assert_eq(eng_count(EV_PHASE, PHASE_VPOC), 3 * 3);
     size_t by_epoch[4] = {0, 0, 0, 0};
