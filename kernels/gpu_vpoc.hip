@@ -6,10 +6,10 @@
 
 #define VP_THREADS 256
 /* Packed passes: one block a session, two warps, few registers, so that every session of a
- * large set is resident at once (28 blocks a multiprocessor hold 3,696 sessions on an H100):
+ * large set is resident at once (24 blocks a multiprocessor: 3,168 sessions on an H100):
  * one block's loads and atomics overlap another's reductions. Each thread loads its words in
  * batches of VQ_REG, the next batch in flight while the current one is added. Measured on an
- * H100 (2520 sessions x 1380 bars): 19.6 us, against 30.6 us for 128 threads holding 12 words
+ * H100 (2520 sessions x 1380 bars): 18.7 us, against 30.6 us for 128 threads holding 12 words
  * each and 21.5 us for 8 words a batch (16 blocks a multiprocessor). */
 #ifndef VQ_THREADS
 #define VQ_THREADS 64
@@ -217,9 +217,10 @@ __device__ static inline void vq_unword(vp_u64 w, int *lo, int *hi, int64_t *sha
  * the two sequences (up: the levels above the POC, nearest first; down: those below) takes
  * them in the order of their running minima, descending, ties to the up side: a level's place
  * in the walk is its index in its own sequence plus how many of the other sequence's running
- * minima come before it (a binary search: running minima never rise), and the volume taken up
- * to it is a running sum of each sequence. So each thread checks some levels and the block
- * takes the earliest that completes the area. */
+ * minima come before it (running minima never rise, so it is a merge of two sorted
+ * sequences), and the volume taken up to it is a running sum of each sequence. So each thread
+ * walks one run of the merged walk (vq_finish) and the block takes the earliest level that
+ * completes the area. */
 
 struct vq_scan_tmp {
     int64_t s[2][VQ_WARPS_MAX], m[2][VQ_WARPS_MAX]; /* per warp totals: [0] up, [1] down */

@@ -104,7 +104,7 @@ struct rs_gpu_vpoc_result {
     int64_t poc_level, vah_level, val_level, total_fix;
     int64_t status; /* 0 done; RS_GPU_VPOC_SKIPPED: a session a packed pass does not hold */
 };
-#define RS_GPU_VPOC_SKIPPED 3
+#define RS_GPU_VPOC_SKIPPED 1
 /* Levels a packed session may span: its profile is kept on chip. */
 #define RS_GPU_VPOC_LDS_LEVELS 2048
 

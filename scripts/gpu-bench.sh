@@ -201,9 +201,9 @@ def runs(key):
 
 
 def runs_row(label, rs_key, ref_key, goal, ref_name=None):
-    """Time ratios ref / rs round by round (rounds paired in order; a side with one value
-    pairs it with every round of the other): the spread, and pass only if every round meets
-    the goal."""
+    """Time ratios ref / rs round by round (rounds paired in order, as many as the shorter
+    side has; a side with one value pairs it with every round of the other): the spread, and
+    pass only if every round meets the goal."""
     gtxt = f">= {goal:g}x"
     try:
         r, t = runs(rs_key), runs(ref_key)
@@ -211,10 +211,11 @@ def runs_row(label, rs_key, ref_key, goal, ref_name=None):
         rows.append((label, "", "", f"n/a ({e})", gtxt, "n/a"))
         goals.append((label, None))
         return
-    n = max(len(r), len(t))
-    pair = [(r[i if len(r) > 1 else 0], t[i if len(t) > 1 else 0]) for i in range(n)
-            if i < len(r) or len(r) == 1]
-    pair = [(a, b) for a, b in pair if a > 0 and b > 0]
+    if len(r) == 1:
+        r = r * len(t)
+    if len(t) == 1:
+        t = t * len(r)
+    pair = [(a, b) for a, b in zip(r, t) if a > 0 and b > 0]
     if not pair:
         rows.append((label, "", "", "n/a (non-positive value)", gtxt, "n/a"))
         goals.append((label, None))

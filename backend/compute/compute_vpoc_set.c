@@ -9,40 +9,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One chunk on the device: the offsets (int64_t[n + 1]) then the words, in one pool buffer. */
-struct vpoc_slab {
-    void *buf;
-    size_t words; /* packed bars in it */
-};
-
 struct compute_vpoc_set {
     struct vpoc_params params;
     size_t start, stride, n; /* the sessions: start + i * stride, i < n */
     size_t chunk;            /* as asked: 0 = whole sessions */
     size_t n_slabs;
-    struct vpoc_slab *slabs;
+    void **slabs; /* one pool buffer a chunk: the offsets (int64_t[n + 1]), then the words */
     struct vpoc_pack_session *sess; /* host copy of the session table */
     void *d_sess, *d_acc;
     int max_levels;
     struct vpoc_result *out; /* host: the last pass's results, set order */
     size_t *unpacked;        /* set indexes of the sessions profiled one by one */
     size_t n_unpacked;
-    const struct vpoc_bar *bars; /* borrowed, for the unpacked sessions */
+    const struct vpoc_bar *bars; /* borrowed: packed at creation, read again by collect */
     const struct data_sessions *ss;
 };
 
 /* Pack every session of the set into words (set order, session after session); fills the
  * session table, the acc offsets and the unpacked list. *longest: the most bars of a packed
  * session; *levels: the total levels of the packed ones. */
-static void vpoc_set_pack(struct compute_vpoc_set *s, const struct vpoc_bar *bars, uint64_t *words,
-                          size_t *word_at, size_t *longest, size_t *levels) {
+static void vpoc_set_pack(struct compute_vpoc_set *s, uint64_t *words, size_t *word_at,
+                          size_t *longest, size_t *levels) {
     size_t w = 0, acc = 0;
     *longest = 0;
     for (size_t i = 0; i < s->n; i++) {
         const struct data_session *ds = &s->ss->s[s->start + i * s->stride];
         struct vpoc_pack_session *ps = &s->sess[i];
         word_at[i] = w;
-        if (ds->n == 0 || vpoc_pack_session(bars + ds->first, ds->n, &s->params, words + w, ps)) {
+        if (ds->n == 0 ||
+            vpoc_pack_session(s->bars + ds->first, ds->n, &s->params, words + w, ps)) {
             ps->levels = 0;
             s->unpacked[s->n_unpacked++] = i;
             continue;
@@ -58,6 +53,12 @@ static void vpoc_set_pack(struct compute_vpoc_set *s, const struct vpoc_bar *bar
     *levels = acc;
 }
 
+/* Bars of set session i in chunk j (none for an unpacked session). */
+static size_t vpoc_set_take(const struct compute_vpoc_set *s, size_t i, size_t j, size_t chunk) {
+    size_t nb = s->sess[i].levels ? (size_t)s->sess[i].bars : 0, a = j * chunk;
+    return nb > a ? (nb - a < chunk ? nb - a : chunk) : 0;
+}
+
 /* Build chunk j's host image (offsets, then words) in img; returns its word count. */
 static size_t vpoc_set_slab_image(const struct compute_vpoc_set *s, size_t j, size_t chunk,
                                   const uint64_t *words, const size_t *word_at, int64_t *img) {
@@ -65,10 +66,9 @@ static size_t vpoc_set_slab_image(const struct compute_vpoc_set *s, size_t j, si
     uint64_t *dst = (uint64_t *)(img + s->n + 1);
     size_t m = 0;
     for (size_t i = 0; i < s->n; i++) {
+        size_t take = vpoc_set_take(s, i, j, chunk);
         first[i] = (int64_t)m;
-        size_t nb = s->sess[i].levels ? (size_t)s->sess[i].bars : 0, a = j * chunk;
-        size_t take = nb > a ? (nb - a < chunk ? nb - a : chunk) : 0;
-        memcpy(dst + m, words + word_at[i] + a, take * sizeof(uint64_t));
+        memcpy(dst + m, words + word_at[i] + j * chunk, take * sizeof(uint64_t));
         m += take;
     }
     first[s->n] = (int64_t)m;
@@ -82,27 +82,23 @@ static int vpoc_set_upload(struct compute *c, struct compute_vpoc_set *s, size_t
     size_t head = (s->n + 1) * sizeof(int64_t);
     for (size_t j = 0; j < s->n_slabs; j++) {
         size_t cap = 0;
-        for (size_t i = 0; i < s->n; i++) {
-            size_t nb = s->sess[i].levels ? (size_t)s->sess[i].bars : 0, a = j * chunk;
-            cap += nb > a ? (nb - a < chunk ? nb - a : chunk) : 0;
-        }
+        for (size_t i = 0; i < s->n; i++)
+            cap += vpoc_set_take(s, i, j, chunk);
         if (!(imgs[j] = malloc(head + cap * sizeof(uint64_t))))
             return errbuf_set(err, errlen, -ENOMEM, "out of memory");
         size_t m = vpoc_set_slab_image(s, j, chunk, words, word_at, imgs[j]);
         size_t bytes = head + m * sizeof(uint64_t);
-        int rc = compute_alloc(c, bytes, &s->slabs[j].buf, err, errlen);
+        int rc = compute_alloc(c, bytes, &s->slabs[j], err, errlen);
         if (rc != 0)
             return rc;
-        s->slabs[j].words = m;
-        if ((rc = c->ops->copy_h2d(c, s->slabs[j].buf, imgs[j], bytes)) != 0)
+        if ((rc = c->ops->copy_h2d(c, s->slabs[j], imgs[j], bytes)) != 0)
             return errbuf_set(err, errlen, rc, "VPOC upload of chunk %zu failed on %s: %s", j,
                               c->ops->name, c->ops->strerror(rc));
     }
     return 0;
 }
 
-static int vpoc_set_fill(struct compute *c, struct compute_vpoc_set *s, const struct vpoc_bar *bars,
-                         char *err, size_t errlen) {
+static int vpoc_set_fill(struct compute *c, struct compute_vpoc_set *s, char *err, size_t errlen) {
     size_t total = 0;
     for (size_t i = 0; i < s->n; i++)
         total += s->ss->s[s->start + i * s->stride].n;
@@ -111,7 +107,7 @@ static int vpoc_set_fill(struct compute *c, struct compute_vpoc_set *s, const st
     int rc = words && word_at ? 0 : errbuf_set(err, errlen, -ENOMEM, "out of memory");
     size_t longest = 0, levels = 0;
     if (rc == 0)
-        vpoc_set_pack(s, bars, words, word_at, &longest, &levels);
+        vpoc_set_pack(s, words, word_at, &longest, &levels);
     size_t chunk = s->chunk && s->chunk < longest ? s->chunk : longest;
     s->n_slabs = longest ? (longest + chunk - 1) / chunk : 0;
     int64_t **imgs = calloc(s->n_slabs ? s->n_slabs : 1, sizeof(*imgs));
@@ -160,7 +156,7 @@ int compute_vpoc_set_create(struct compute *c, const struct vpoc_bar *bars,
     s->sess = calloc(n1, sizeof(*s->sess));
     s->out = calloc(n1, sizeof(*s->out));
     s->unpacked = calloc(n1, sizeof(*s->unpacked));
-    int rc = s->sess && s->out && s->unpacked ? vpoc_set_fill(c, s, bars, err, errlen)
+    int rc = s->sess && s->out && s->unpacked ? vpoc_set_fill(c, s, err, errlen)
                                               : errbuf_set(err, errlen, -ENOMEM, "out of memory");
     if (rc != 0) {
         compute_vpoc_set_destroy(c, s);
@@ -174,7 +170,7 @@ void compute_vpoc_set_destroy(struct compute *c, struct compute_vpoc_set *s) {
     if (!s)
         return;
     for (size_t j = 0; s->slabs && j < s->n_slabs; j++)
-        compute_free(c, s->slabs[j].buf);
+        compute_free(c, s->slabs[j]);
     compute_free(c, s->d_sess);
     compute_free(c, s->d_acc);
     free(s->slabs);
@@ -202,8 +198,8 @@ int compute_vpoc_set_enqueue(struct compute *c, struct compute_vpoc_set *s,
     int rc = ev ? ops->event_record(c, &ev[0]) : 0;
     for (size_t j = 0; rc == 0 && j < s->n_slabs; j++) {
         struct compute_vpoc_launch a = {
-            .words = (const int64_t *)s->slabs[j].buf + s->n + 1,
-            .first = s->slabs[j].buf,
+            .words = (const int64_t *)s->slabs[j] + s->n + 1,
+            .first = s->slabs[j],
             .sessions = s->d_sess,
             .n_sessions = s->n,
             .max_levels = s->max_levels,
