@@ -24,8 +24,8 @@ start() { # name, extra flags...
     DIR=$d
     tm new-session -d -s "$SESSION" -x 160 -y 48 sh -c "stty -a > '$d/before'; \
         '$RINGSIDE' --backend ${E2E_BACKEND:-cpu} --synthetic-days 5 --epochs 100000 --telemetry none \
-            --no-kmsg --output '$OUT' $* < /dev/tty; echo \$? > '$d/rc'; \
-        stty -a > '$d/after'; sleep 30" || fail "tmux new-session failed"
+            --no-kmsg --output '$OUT' $* < /dev/tty; rc=\$?; \
+        stty -a > '$d/after'; echo \$rc > '$d/rc'; sleep 30" || fail "tmux new-session failed"
 }
 rc_is() { [ -s "$DIR/rc" ] && [ "$(cat "$DIR/rc")" = "$1" ]; }
 clock() { printf '%s\n' "$SCREEN" | head -n 1 | grep -oE '[0-9]{2}:[0-9]{2}:[0-9]{2}' | tail -n 1; }

@@ -61,8 +61,8 @@ start() { # name, devices, extra flags...
     DIR=$d
     tm new-session -d -s "$SESSION" -x 160 -y 48 sh -c "stty -a > '$d/before'; \
         '$RINGSIDE' --backend $be --devices $devs --synthetic-days 8 --telemetry none \
-            --no-kmsg --output '$OUT' $* < /dev/tty; echo \$? > '$d/rc'; \
-        stty -a > '$d/after'; sleep 30" || fail "tmux new-session failed"
+            --no-kmsg --output '$OUT' $* < /dev/tty; rc=\$?; \
+        stty -a > '$d/after'; echo \$rc > '$d/rc'; sleep 30" || fail "tmux new-session failed"
 }
 rc_is() { [ -s "$DIR/rc" ] && [ "$(cat "$DIR/rc")" = "$1" ]; }
 rc_set() { [ -s "$DIR/rc" ]; }

@@ -21,7 +21,7 @@ run_case() {
     tm new-session -d -s "$SESSION" -x 120 -y 40 sh -c "stty -a > '$d/before'; \
         '$RINGSIDE' --backend cpu --synthetic-days 5 --epochs 100000 --telemetry none \
             --no-kmsg --output '$OUT' < /dev/tty & echo \$! > '$d/pid'; wait \$!; \
-        echo \$? > '$d/rc'; stty -a > '$d/after'; sleep 30" || fail "tmux new-session failed"
+        rc=\$?; stty -a > '$d/after'; echo \$rc > '$d/rc'; sleep 30" || fail "tmux new-session failed"
     wait_for "$1: the dashboard is up" 30 has "RUNNING"
     PID=$(cat "$d/pid")
     DIR=$d
