@@ -104,6 +104,10 @@ int rs_gpu_set_device(int dev) {
     return (int)hipSetDevice(dev);
 }
 
+int rs_gpu_get_device(int *dev) {
+    return (int)hipGetDevice(dev);
+}
+
 int rs_gpu_use_device(int dev) {
     int cur = -1;
     hipError_t e = hipGetDevice(&cur);
@@ -203,6 +207,17 @@ int rs_gpu_event_create(void **event) {
     hipError_t e = hipEventCreateWithFlags(&ev, hipEventDefault);
     *event = (void *)ev;
     return (int)e;
+}
+
+int rs_gpu_event_create_untimed(void **event) {
+    hipEvent_t ev = NULL;
+    hipError_t e = hipEventCreateWithFlags(&ev, hipEventDisableTiming);
+    *event = (void *)ev;
+    return (int)e;
+}
+
+int rs_gpu_event_query(void *event) {
+    return (int)hipEventQuery((hipEvent_t)event);
 }
 
 int rs_gpu_event_destroy(void *event) {

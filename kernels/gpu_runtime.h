@@ -30,9 +30,11 @@ typedef cudaDeviceProp hipDeviceProp_t;
 #define hipErrorInvalidValue       cudaErrorInvalidValue
 #define hipErrorNotSupported       cudaErrorNotSupported
 #define hipErrorInsufficientDriver cudaErrorInsufficientDriver
+#define hipErrorPeerAccessAlreadyEnabled cudaErrorPeerAccessAlreadyEnabled
 
 #define hipStreamNonBlocking    cudaStreamNonBlocking
 #define hipEventDefault         cudaEventDefault
+#define hipEventDisableTiming   cudaEventDisableTiming
 #define hipHostMallocMapped     cudaHostAllocMapped
 #define hipHostMallocPortable   cudaHostAllocPortable
 #define hipMemcpyHostToDevice   cudaMemcpyHostToDevice
@@ -49,6 +51,7 @@ typedef cudaDeviceProp hipDeviceProp_t;
 #define hipGetDevice                               cudaGetDevice
 #define hipDeviceGetPCIBusId                       cudaDeviceGetPCIBusId
 #define hipDeviceCanAccessPeer                     cudaDeviceCanAccessPeer
+#define hipDeviceEnablePeerAccess                  cudaDeviceEnablePeerAccess
 #define hipDeviceSynchronize                       cudaDeviceSynchronize
 #define hipRuntimeGetVersion                       cudaRuntimeGetVersion
 #define hipDriverGetVersion                        cudaDriverGetVersion

@@ -45,6 +45,7 @@ struct rs_gpu_device {
 int rs_gpu_device_count(int *n); /* blocks: initialises the runtime */
 int rs_gpu_device_get(int dev, struct rs_gpu_device *out);
 int rs_gpu_set_device(int dev);
+int rs_gpu_get_device(int *dev); /* the calling thread's current device */
 /* The runtime's current device is per host thread (a new thread starts on device 0): make dev
  * the calling thread's, setting it only when it is not already (cheap to call before every
  * runtime call). */
@@ -72,6 +73,8 @@ int rs_gpu_device_sync(void);          /* blocks */
 int rs_gpu_event_create(void **event);
 int rs_gpu_event_destroy(void *event);
 int rs_gpu_event_record(void *event, void *stream);
+int rs_gpu_event_create_untimed(void **event); /* cheaper to record; no elapsed time */
+int rs_gpu_event_query(void *event);           /* 0 done, or a NOT_READY error */
 /* Milliseconds from a to b, both completed (after a sync that covers them). */
 int rs_gpu_event_elapsed_ms(void *a, void *b, float *ms);
 
@@ -179,6 +182,37 @@ int rs_gpu_mlp_adam(const struct rs_gpu_adam *a, float *params, const float *gra
 
 /* x[i] *= s for n floats. */
 int rs_gpu_scale_f32(float *x, size_t n, float s, void *stream);
+
+/* ---- all-reduce over peer memory (backend/comm/comm_peer.c) ---- */
+
+#define RS_GPU_PEER_MAX_RANKS  16 /* COMM_MAX_RANKS */
+#define RS_GPU_PEER_MAX_BLOCKS 64
+/* Bytes of one rank's flag area, zeroed before its first all-reduce. */
+#define RS_GPU_PEER_FLAG_BYTES (RS_GPU_PEER_MAX_BLOCKS * RS_GPU_PEER_MAX_RANKS * 4)
+
+struct rs_gpu_peer_reduce {
+    void *buf;    /* this rank's count elements (device), reduced in place */
+    size_t count; /* elements, every rank the same */
+    int f64;      /* 1 double, 0 float */
+    int mean;     /* 1: the sum divided by n_ranks */
+    unsigned rank, n_ranks;
+    uint32_t seq;      /* this all-reduce's number in the group (1, 2, ...), the same on every
+                          rank; a rank's all-reduces run in this order on one stream */
+    size_t half_bytes; /* each of the two staging halves; count elements fit, a multiple of 256 */
+    void *stage[RS_GPU_PEER_MAX_RANKS];     /* every rank's staging (2 halves, its device's) */
+    uint32_t *flags[RS_GPU_PEER_MAX_RANKS]; /* every rank's flag area */
+    const volatile uint32_t *abort;         /* mapped host memory: non-zero ends a wait for a
+                                               rank that never comes (the buffer is then
+                                               left partly reduced) */
+};
+/* 1 when this build's devices can reduce through each other's memory within a kernel
+ * (NVIDIA); 0 on AMD, where device memory is coherent between devices at kernel ends only. */
+int rs_gpu_peer_supported(void);
+/* Let the calling thread's device reach peer's memory (already allowed: 0). */
+int rs_gpu_peer_enable(int peer);
+/* The all-reduce on every rank's stream: each rank calls it with its own rank and buf, the
+ * rest the same. Every stage and flag area must be reachable from this rank's device. */
+int rs_gpu_peer_allreduce(const struct rs_gpu_peer_reduce *a, void *stream);
 
 /* ---- fault injection ---- */
 

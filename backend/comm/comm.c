@@ -76,6 +76,10 @@ const char *comm_name(const struct comm *c) {
     return c->ops->name;
 }
 
+size_t comm_peer_bytes(struct comm *c, unsigned rank) {
+    return rank < c->n_ranks && c->ops->peer_bytes ? c->ops->peer_bytes(c, rank) : 0;
+}
+
 int comm_failed(const struct comm *c) {
     return atomic_load(&c->fail_rc);
 }

@@ -46,10 +46,18 @@ enum comm_red {
 };
 
 struct comm_conf {
-    unsigned n_ranks; /* 1..COMM_MAX_RANKS */
-    const char *lib;  /* nccl: the library to load; NULL: the platform's (libnccl.so.2 on
-                         NVIDIA, librccl.so.1 on AMD). Unused by cpu. */
+    unsigned n_ranks;      /* 1..COMM_MAX_RANKS */
+    const char *lib;       /* nccl: the library to load; NULL: the platform's (libnccl.so.2 on
+                              NVIDIA, librccl.so.1 on AMD). Unused by cpu. */
+    size_t peer_max_bytes; /* nccl: all-reduces up to this size go through one kernel that
+                              reads the other devices' memory directly, when every device of
+                              the group reaches every other's (NVIDIA builds; the library
+                              takes the rest); 0: the library takes every size. Unused by cpu. */
 };
+
+/* The direct path's size limit the programs use: gradients of the models ringside trains fit
+ * it many times over, and above it the library's bandwidth wins. */
+#define COMM_PEER_MAX_BYTES_DEFAULT (256u * 1024u)
 
 /* What one rank is doing, as a watchdog reads it. */
 struct comm_rank_state {
@@ -122,6 +130,9 @@ struct comm_ops {
      * to leave the calls that wake ended. Any thread that is not inside a call of this group.
      * NULL: nothing beyond wake. */
     void (*abort)(struct comm *c);
+    /* The largest all-reduce the rank's init set to go the direct way (the same on every
+     * rank); 0 when none does. The rank's thread, after its init. NULL: 0. */
+    size_t (*peer_bytes)(struct comm *c, unsigned rank);
 };
 
 /* The registry: every implementation compiled in. NULL-terminated. */
@@ -175,6 +186,11 @@ int comm_destroy(struct comm *c, unsigned rank, uint64_t timeout_ns, char *err, 
  * the owner, a rank's thread between calls). A second abort, or one after a timeout, only
  * repeats the release. */
 void comm_abort(struct comm *c);
+
+/* The largest all-reduce of this group that goes through the devices' memory directly
+ * rather than the library (comm_conf.peer_max_bytes, when the group could use it); 0 when
+ * none does. The rank's thread, after its init succeeded. */
+size_t comm_peer_bytes(struct comm *c, unsigned rank);
 
 /* The group's failure (0 while healthy). Any thread. */
 int comm_failed(const struct comm *c);

@@ -1,8 +1,9 @@
 /* The NCCL communicator (RCCL on AMD): one NCCL communicator per rank, created non-blocking so
  * that no call can hang: init and finalize are polled until ready, an error, the deadline or
  * the group's failure, and a failed group aborts every rank's communicator, which also stops a
- * kernel left waiting for a peer. The all-reduce runs on the caller's stream; the barrier is a
- * host rendezvous of the ranks' threads. */
+ * kernel left waiting for a peer. The all-reduce runs on the caller's stream, small ones
+ * through the direct path (comm_peer.h) when the devices reach each other's memory; the
+ * barrier is a host rendezvous of the ranks' threads. */
 #include "backend/comm/comm_nccl_internal.h"
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
@@ -17,6 +18,7 @@
 #define COMM_NCCL_NAP_MAX_NS 20000000ull /* longest: init takes seconds, this is noise */
 
 static void comm_nccl_free(struct comm_nccl *s, unsigned n) {
+    comm_peer_free(&s->peer, n);
     for (unsigned r = 0; r < n; r++)
         pthread_mutex_destroy(&s->rank[r].use);
     comm_rdv_fini(&s->rdv);
@@ -49,6 +51,7 @@ static int comm_nccl_open(struct comm *c, const struct comm_conf *conf, char *er
     struct comm_nccl *s = calloc(1, sizeof(*s) + conf->n_ranks * sizeof(struct comm_nccl_rank));
     if (!s)
         return errbuf_set(err, errlen, -ENOMEM, "out of memory");
+    s->peer_max = conf->peer_max_bytes;
     pthread_mutex_init(&s->mu, NULL);
     comm_cond_init(&s->cv);
     for (unsigned r = 0; r < conf->n_ranks; r++)
@@ -161,6 +164,7 @@ static int comm_nccl_init(struct comm *c, unsigned rank, void *stream, uint64_t 
             me->data = d;
         else if (d)
             s->fn.abort(d);
+        rc = comm_peer_join(c, &s->peer, &s->rdv, rank, s->peer_max, deadline_ns, err, errlen);
     }
     if (rc != 0)
         comm_nccl_drop(s, me);
@@ -177,6 +181,9 @@ static int comm_nccl_allreduce(struct comm *c, unsigned rank, void *buf, size_t 
     pthread_mutex_lock(&me->use);
     if (!me->h) {
         rc = errbuf_set(err, errlen, -EBADF, "rank %u has no communicator", rank);
+    } else if (comm_peer_takes(&s->peer, rank, count, dt)) {
+        rc = comm_peer_allreduce(&s->peer, rank, c->n_ranks, buf, count, dt, red,
+                                 stream ? stream : me->stream, err, errlen);
     } else {
         int r = s->fn.all_reduce(buf, buf, count,
                                  dt == COMM_F64 ? COMM_NCCL_FLOAT64 : COMM_NCCL_FLOAT32, op,
@@ -231,6 +238,7 @@ static int comm_nccl_destroy(struct comm *c, unsigned rank, uint64_t deadline_ns
 
 static void comm_nccl_wake(struct comm *c) {
     struct comm_nccl *s = c->priv;
+    comm_peer_abort(&s->peer, c->n_ranks); /* a direct all-reduce's wait for a peer, too */
     pthread_mutex_lock(&s->mu);
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
@@ -242,11 +250,17 @@ static void comm_nccl_wake(struct comm *c) {
  * lock only until it sees the failure. */
 static void comm_nccl_abort(struct comm *c) {
     struct comm_nccl *s = c->priv;
+    comm_peer_abort(&s->peer, c->n_ranks);
     for (unsigned r = 0; r < c->n_ranks; r++) {
         pthread_mutex_lock(&s->rank[r].use);
         comm_nccl_drop(s, &s->rank[r]);
         pthread_mutex_unlock(&s->rank[r].use);
     }
+}
+
+static size_t comm_nccl_peer_bytes(struct comm *c, unsigned rank) {
+    struct comm_nccl *s = c->priv;
+    return s->peer.rank[rank].on ? s->peer.half_bytes : 0;
 }
 
 const struct comm_ops comm_nccl_ops = {
@@ -259,4 +273,5 @@ const struct comm_ops comm_nccl_ops = {
     .destroy = comm_nccl_destroy,
     .wake = comm_nccl_wake,
     .abort = comm_nccl_abort,
+    .peer_bytes = comm_nccl_peer_bytes,
 };

@@ -5,6 +5,7 @@
 #define RINGSIDE_BACKEND_COMM_COMM_NCCL_INTERNAL_H
 
 #include "backend/comm/comm_internal.h"
+#include "backend/comm/comm_peer.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -108,7 +109,10 @@ struct comm_nccl {
     struct comm_nccl_unique_id id;
     pthread_mutex_t mu; /* with cv: the naps between polls, which wake cuts short */
     pthread_cond_t cv;
-    struct comm_rdv rdv; /* the barrier: a host rendezvous of the ranks' threads */
+    struct comm_rdv rdv;   /* the barrier and the direct path's setup: a host rendezvous of the
+                              ranks' threads */
+    size_t peer_max;       /* comm_conf.peer_max_bytes */
+    struct comm_peer peer; /* the direct path for small all-reduces */
     struct comm_nccl_rank rank[];
 };
 

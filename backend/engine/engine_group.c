@@ -27,7 +27,8 @@ int engine_group_open(struct engine *e, char *err, size_t errlen) {
     /* a backend without a runtime stream keeps its memory on the host: the CPU all-reduce */
     const char *impl = compute_stream_handle(engine_dev0(e)->c) ? "nccl" : "cpu";
     struct comm_conf cc = {.n_ranks = e->n_dev,
-                           .lib = e->conf.comm_lib[0] ? e->conf.comm_lib : NULL};
+                           .lib = e->conf.comm_lib[0] ? e->conf.comm_lib : NULL,
+                           .peer_max_bytes = COMM_PEER_MAX_BYTES_DEFAULT};
     char why[512];
     int rc = comm_open(impl, &cc, &e->comm, why, sizeof(why));
     if (rc != 0)
@@ -139,8 +140,13 @@ int engine_group_init(struct engine_dev *d, char *err, size_t errlen) {
     if (rc != 0)
         return errbuf_set(err, errlen, rc, "joining the group of %u devices failed: %s", e->n_dev,
                           why);
-    engine_dev_log(d, SEV_INFO, "dev %u joined the group of %u in %.3f s", d->c->dev, e->n_dev,
-                   (double)(mono_now_ns() - t0) / 1e9);
+    size_t direct = comm_peer_bytes(e->comm, d->rank);
+    char path[96] = "";
+    if (direct > 0)
+        snprintf(path, sizeof(path), "; all-reduces up to %zu KiB go through peer memory",
+                 direct / 1024);
+    engine_dev_log(d, SEV_INFO, "dev %u joined the group of %u in %.3f s%s", d->c->dev, e->n_dev,
+                   (double)(mono_now_ns() - t0) / 1e9, path);
     return 0;
 }
 

@@ -79,6 +79,7 @@ struct bm_opts {
     int dev[COMM_MAX_RANKS];
     const char *lib; /* NULL: the platform's NCCL (RCCL on AMD) */
     unsigned timeout_s;
+    size_t peer_max; /* comm_conf.peer_max_bytes of ringside's communicator */
 };
 
 /* ---- plain NCCL: the slice of nccl.h this program calls (RCCL has the same ABI) ---- */
@@ -162,6 +163,7 @@ struct bm_group {
     double sec[COMM_MAX_RANKS];     /* each rank's time of the section just timed */
     double join[COMM_MAX_RANKS];    /* each rank's comm_init */
     double *params[COMM_MAX_RANKS]; /* each rank's parameters after a data-parallel run */
+    uint32_t *hold;                 /* mapped host word the device-time loops wait on */
 };
 
 /* Wait until every rank has arrived: 0, or -1 once the group has failed. */
@@ -336,6 +338,45 @@ static int bm_sizes_run(struct bm_rank *r, bm_reduce_fn fn, const char *prefix) 
     return rc;
 }
 
+/* The device's own time per all-reduce, without the host's: every rank's stream is held by a
+ * kernel waiting for one host word while BM_HELD_REDUCES all-reduces are queued behind it;
+ * the word is set and the time until every stream is done, over the count, is the figure.
+ * For the training's two gradient sizes (5380 B and 24-128-64-1's 46,084 B). */
+#define BM_HELD_REDUCES 200
+static int bm_held_run(struct bm_rank *r, bm_reduce_fn fn, const char *prefix) {
+    static const size_t sizes[] = {5380, 46084};
+    struct bm_group *g = r->g;
+    int rc = 0;
+    for (size_t s = 0; rc == 0 && s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+        uint32_t *status = NULL;
+        rc = bm_gpu(r, rs_gpu_host_alloc((void **)&status, sizeof(uint32_t)), "host memory");
+        if (rc == 0 && r->rank == 0)
+            *(volatile uint32_t *)g->hold = 0;
+        rc = rc ? rc : bm_meet(g);
+        rc = rc ? rc : bm_gpu(r, rs_gpu_hang(g->hold, 30 * BM_S, status, r->stream), "hold");
+        for (int i = 0; rc == 0 && i < BM_HELD_REDUCES; i++)
+            rc = fn(r, r->buf, sizes[s] / sizeof(float));
+        rc = rc ? rc : bm_meet(g);
+        if (rc == 0 && r->rank == 0) {
+            g->t0_ns = mono_now_ns();
+            *(volatile uint32_t *)g->hold = 1;
+        }
+        rc = rc ? rc : bm_meet(g);
+        rc = rc ? rc : bm_gpu(r, rs_gpu_stream_sync(r->stream), "synchronize");
+        g->sec[r->rank] = bm_since(g->t0_ns);
+        if (rc == 0 && *(volatile uint32_t *)status != 1)
+            rc = bm_fail(g, r->rank, "the hold kernel timed out");
+        rc = rc ? rc : bm_meet(g);
+        if (rc == 0 && r->rank == 0)
+            fprintf(g->out, "%s_allreduce_device_us bytes=%zu us=%.2f\n", prefix, sizes[s],
+                    bm_slowest(g) / BM_HELD_REDUCES * 1e6);
+        rc = rc ? rc : bm_meet(g);
+        if (status)
+            rs_gpu_host_free(status);
+    }
+    return rc;
+}
+
 /* ---- data-parallel MLP training through the compute backend ---- */
 
 /* The step's gradient all-reduce: the mean over the ranks through the communicator, enqueued
@@ -489,7 +530,8 @@ static int bm_rs(struct bm_rank *r) {
     int rc = 0;
     if (r->rank == 0) {
         bm_stage(g, "ringside communicator init");
-        struct comm_conf conf = {.n_ranks = g->o->n, .lib = g->o->lib};
+        struct comm_conf conf = {
+            .n_ranks = g->o->n, .lib = g->o->lib, .peer_max_bytes = g->o->peer_max};
         g->t0_ns = mono_now_ns();
         if (comm_open("nccl", &conf, &c, r->err, sizeof(r->err)) != 0)
             return bm_fail(g, 0, "comm_open: %s", r->err);
@@ -514,6 +556,7 @@ static int bm_rs(struct bm_rank *r) {
             join = fmax(join, g->join[k]);
         fprintf(g->out, "rs_init_s=%.4f\nrs_init_open_s=%.4f\nrs_init_join_s=%.4f\n", bm_slowest(g),
                 g->open_s, join);
+        fprintf(g->out, "rs_peer_bytes=%zu\n", comm_peer_bytes(g->comm, 0));
     }
     rc = rc ? rc : bm_meet(g);
 
@@ -521,6 +564,7 @@ static int bm_rs(struct bm_rank *r) {
         bm_stage(g, "ringside all-reduce");
     rc = rc ? rc : bm_check(r, bm_rs_reduce, "rs");
     rc = rc ? rc : bm_sizes_run(r, bm_rs_reduce, "rs");
+    rc = rc ? rc : bm_held_run(r, bm_rs_reduce, "rs");
     for (size_t k = 0; rc == 0 && k < BM_N_CASES; k++) {
         if (r->rank == 0)
             bm_stage(g, "data-parallel MLP");
@@ -581,6 +625,7 @@ static int bm_plain(struct bm_rank *r) {
         bm_stage(g, "plain NCCL all-reduce");
     rc = rc ? rc : bm_check(r, bm_nccl_reduce, "nccl");
     rc = rc ? rc : bm_sizes_run(r, bm_nccl_reduce, "nccl");
+    rc = rc ? rc : bm_held_run(r, bm_nccl_reduce, "nccl");
     if (rc != 0)
         return rc;
 
@@ -620,12 +665,16 @@ static void *bm_rank_main(void *arg) {
 /* ---- the program ---- */
 
 static int bm_usage(void) {
-    fprintf(stderr, "usage: bench_multi [--quick] [--devices 0,1,...] [--comm-lib PATH] "
-                    "[--timeout SECONDS]\n"
-                    "  --devices   the GPUs, one rank each (default: all)\n"
-                    "  --comm-lib  the NCCL (RCCL) library (default: " BM_DEFAULT_LIB ")\n"
-                    "  --quick     fewer repetitions and steps\n"
-                    "  --timeout   give up after this long (default: 300)\n");
+    fprintf(stderr,
+            "usage: bench_multi [--quick] [--devices 0,1,...] [--comm-lib PATH] "
+            "[--peer-max BYTES] [--timeout SECONDS]\n"
+            "  --devices   the GPUs, one rank each (default: all)\n"
+            "  --comm-lib  the NCCL (RCCL) library (default: " BM_DEFAULT_LIB ")\n"
+            "  --peer-max  all-reduces up to this size through peer memory (default: "
+            "%u; 0: all through the library)\n"
+            "  --quick     fewer repetitions and steps\n"
+            "  --timeout   give up after this long (default: 300)\n",
+            COMM_PEER_MAX_BYTES_DEFAULT);
     return 2;
 }
 
@@ -646,7 +695,7 @@ static int bm_parse_devices(struct bm_opts *o, const char *s) {
 }
 
 static int bm_parse(int argc, char **argv, struct bm_opts *o) {
-    *o = (struct bm_opts){.timeout_s = BM_TIMEOUT_S};
+    *o = (struct bm_opts){.timeout_s = BM_TIMEOUT_S, .peer_max = COMM_PEER_MAX_BYTES_DEFAULT};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             o->quick = true;
@@ -657,7 +706,15 @@ static int bm_parse(int argc, char **argv, struct bm_opts *o) {
             }
         } else if (strcmp(argv[i], "--comm-lib") == 0 && i + 1 < argc)
             o->lib = argv[++i];
-        else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
+        else if (strcmp(argv[i], "--peer-max") == 0 && i + 1 < argc) {
+            char *end;
+            unsigned long long v = strtoull(argv[++i], &end, 10);
+            if (*end || end == argv[i] || v > (1ull << 30)) {
+                fprintf(stderr, "bench_multi: --peer-max wants bytes, 0 to 1073741824\n");
+                return 2;
+            }
+            o->peer_max = (size_t)v;
+        } else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
             o->timeout_s = (unsigned)strtoul(argv[++i], NULL, 10);
         else
             return bm_usage();
@@ -738,6 +795,10 @@ int main(int argc, char **argv) {
     pthread_cond_init(&g.cv, &ca);
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&g.mu, NULL);
+    if (rs_gpu_host_alloc((void **)&g.hold, sizeof(uint32_t)) != 0) {
+        fprintf(stderr, "bench_multi: no mapped host memory\n");
+        return 1;
+    }
     struct bm_rank rk[COMM_MAX_RANKS];
     pthread_t th[COMM_MAX_RANKS];
     unsigned started = 0;

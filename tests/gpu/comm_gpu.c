@@ -1,7 +1,10 @@
 /* The NCCL communicator on two real NVIDIA GPUs, one thread per rank: sum and mean all-reduces
  * of device buffers, a rank that never joins (init times out naming it), a rank that leaves
- * alone (destroy times out), and a kernel left waiting for a peer that an abort stops. The CUDA
- * runtime is loaded at run time like NCCL. Exit 0 passed, 1 failed, 77 skipped (no CUDA
+ * alone (destroy times out), and a kernel left waiting for a peer that an abort stops; then,
+ * in a build with the GPU kernels, the direct path for small all-reduces: rounds queued back
+ * to back at sizes on both sides of every slice and of the limit, checked round by round, and
+ * its own kernel waiting for a peer stopped by an abort. The CUDA runtime is loaded at run
+ * time like NCCL. Exit 0 passed, 1 failed, 77 skipped (no CUDA
  * runtime, no NCCL, fewer than two devices). RS_COMM_LIB names the NCCL library,
  * RS_CUDART_LIB the CUDA runtime. */
 #include "backend/comm/comm.h"
@@ -20,7 +23,9 @@
 #define CG_COUNT   (1u << 20)
 #define CG_H2D     1 /* cudaMemcpyHostToDevice */
 #define CG_D2H     2 /* cudaMemcpyDeviceToHost */
+#define CG_D2D     3 /* cudaMemcpyDeviceToDevice */
 #define CG_SKIPPED 77
+#define CG_ROUNDS  40 /* direct all-reduces queued back to back at each size */
 
 /* The slice of the CUDA runtime the test calls (cudaError_t is an int, streams pointers). */
 struct cg_cuda {
@@ -32,11 +37,13 @@ struct cg_cuda {
     int (*malloc_)(void **p, size_t bytes);
     int (*free_)(void *p);
     int (*memcpy_)(void *dst, const void *src, size_t bytes, int kind);
+    int (*memcpy_async)(void *dst, const void *src, size_t bytes, int kind, void *stream);
     const char *(*error_string)(int e);
 };
 
 static struct cg_cuda cg_rt;
 static const char *cg_lib; /* the NCCL library, NULL for the default */
+static size_t cg_peer_max; /* comm_conf.peer_max_bytes of the groups made now */
 
 static int cg_load_cuda(void) {
     const char *names[] = {getenv("RS_CUDART_LIB"), "libcudart.so", "libcudart.so.13",
@@ -58,6 +65,7 @@ static int cg_load_cuda(void) {
                 {&cg_rt.malloc_, "cudaMalloc"},
                 {&cg_rt.free_, "cudaFree"},
                 {&cg_rt.memcpy_, "cudaMemcpy"},
+                {&cg_rt.memcpy_async, "cudaMemcpyAsync"},
                 {&cg_rt.error_string, "cudaGetErrorString"}};
     for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
         void *p = dlsym(h, syms[i].name);
@@ -78,10 +86,12 @@ struct cg_rank {
     float *host;
     int rc;
     char err[512];
-    int sync_rc; /* the stuck script: what the stream synchronize returned after the abort */
+    int sync_rc;       /* the stuck script: what the stream synchronize returned after the abort */
+    size_t count;      /* elements of the connect and stuck scripts' all-reduces */
+    size_t peer_bytes; /* comm_peer_bytes after init */
 };
 
-enum { CG_REDUCE, CG_JOIN_ONLY, CG_ABSENT, CG_DESTROY_ALONE, CG_CONNECT, CG_STUCK };
+enum { CG_REDUCE, CG_JOIN_ONLY, CG_ABSENT, CG_DESTROY_ALONE, CG_CONNECT, CG_STUCK, CG_ROUNDS_RUN };
 
 static int cg_setup(struct cg_rank *r) {
     if (cg_rt.set_device((int)r->rank) != 0 || cg_rt.stream_create(&r->stream) != 0 ||
@@ -142,11 +152,86 @@ static int cg_reduce(struct cg_rank *r) {
 /* One all-reduce together: NCCL connects the ranks at their first collective, whose enqueue
  * stays in progress until every rank has come; after it, an enqueue returns at once. */
 static int cg_connect(struct cg_rank *r) {
-    int rc = comm_allreduce(r->c, r->rank, r->dev, CG_COUNT, COMM_F32, COMM_RED_SUM, NULL,
+    int rc = comm_allreduce(r->c, r->rank, r->dev, r->count, COMM_F32, COMM_RED_SUM, NULL,
                             30 * CG_S, r->err, sizeof(r->err));
     if (rc == 0 && cg_rt.stream_synchronize(r->stream) != 0)
         rc = cg_fail(r, -EIO, "synchronize failed");
     return rc;
+}
+
+/* The sizes the direct path is checked at (floats): one element, around a block's 64-element
+ * alignment and its 512-element share, the small model's gradients (5380 B), the large one's,
+ * a grid of 64 blocks and over it, the limit itself, and one over it (the library's, between
+ * direct ones on the same stream). */
+static const size_t cg_sizes[] = {1, 63, 64, 65, 511, 513, 1345, 11521, 32768, 40000, 65536, 65537};
+#define CG_N_SIZES (sizeof(cg_sizes) / sizeof(cg_sizes[0]))
+
+/* Rank r's input of round k at element i: small integers, so every sum is exact. */
+static double cg_round_value(unsigned r, unsigned k, size_t i) {
+    return (double)((i * 7 + k * 13) % 1021) + 1000.0 * r + k;
+}
+
+/* The type's bytes of a round's input at elements [0, n) into host (float or double). */
+static void cg_round_fill(void *host, bool f64, unsigned r, unsigned k, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        double v = cg_round_value(r, k, i);
+        if (f64)
+            ((double *)host)[i] = v;
+        else
+            ((float *)host)[i] = (float)v;
+    }
+}
+
+/* Every size, CG_ROUNDS rounds queued with no synchronize between: each round's input copied
+ * into the buffer, the all-reduce (f32 sum; the last size also the mean, and doubles), the
+ * result copied out; then every round's result checked. A stale staging half, a flag seen
+ * early or a slice read twice shows as a wrong element of some round. */
+static int cg_rounds(struct cg_rank *r) {
+    size_t most = 65537, esz = sizeof(double);
+    size_t bytes = most * esz * CG_ROUNDS;
+    char *in = NULL, *out = NULL, *host = malloc(bytes);
+    int rc = host ? 0 : -ENOMEM;
+    if (rc == 0 &&
+        (cg_rt.malloc_((void **)&in, bytes) != 0 || cg_rt.malloc_((void **)&out, bytes) != 0))
+        rc = cg_fail(r, -EIO, "device memory for the rounds");
+    for (size_t z = 0; rc == 0 && z < CG_N_SIZES + 2; z++) {
+        bool f64 = z == CG_N_SIZES + 1, mean = z == CG_N_SIZES;
+        size_t n = z < CG_N_SIZES ? cg_sizes[z] : f64 ? 32768 : 1345;
+        size_t e = f64 ? sizeof(double) : sizeof(float);
+        for (unsigned k = 0; k < CG_ROUNDS; k++)
+            cg_round_fill(host + k * n * e, f64, r->rank, k, n);
+        if (cg_rt.memcpy_(in, host, CG_ROUNDS * n * e, CG_H2D) != 0)
+            rc = cg_fail(r, -EIO, "copy of the rounds' inputs");
+        for (unsigned k = 0; rc == 0 && k < CG_ROUNDS; k++) {
+            if (cg_rt.memcpy_async(r->dev, in + k * n * e, n * e, CG_D2D, r->stream) != 0)
+                rc = cg_fail(r, -EIO, "copy in");
+            rc = rc ? rc
+                    : comm_allreduce(r->c, r->rank, r->dev, n, f64 ? COMM_F64 : COMM_F32,
+                                     mean ? COMM_RED_MEAN : COMM_RED_SUM, NULL, 30 * CG_S, r->err,
+                                     sizeof(r->err));
+            if (rc == 0 &&
+                cg_rt.memcpy_async(out + k * n * e, r->dev, n * e, CG_D2D, r->stream) != 0)
+                rc = cg_fail(r, -EIO, "copy out");
+        }
+        if (rc == 0 && (cg_rt.stream_synchronize(r->stream) != 0 ||
+                        cg_rt.memcpy_(host, out, CG_ROUNDS * n * e, CG_D2H) != 0))
+            rc = cg_fail(r, -EIO, "%zu elements: synchronize or copy back failed", n);
+        for (unsigned k = 0; rc == 0 && k < CG_ROUNDS; k++)
+            for (size_t i = 0; rc == 0 && i < n; i++) {
+                double sum = cg_round_value(0, k, i) + cg_round_value(1, k, i);
+                double w = mean ? sum / 2 : sum;
+                double got = f64 ? ((double *)host)[k * n + i] : ((float *)host)[k * n + i];
+                if (got != (f64 ? w : (double)(float)w))
+                    rc = cg_fail(r, -1, "%s %s of %zu elements, round %u: [%zu] = %g, want %g",
+                                 f64 ? "double" : "float", mean ? "mean" : "sum", n, k, i, got, w);
+            }
+    }
+    if (in)
+        cg_rt.free_(in);
+    if (out)
+        cg_rt.free_(out);
+    free(host);
+    return rc ? rc : comm_destroy(r->c, r->rank, 30 * CG_S, r->err, sizeof(r->err));
 }
 
 static void *cg_thread(void *arg) {
@@ -159,14 +244,17 @@ static void *cg_thread(void *arg) {
                           r->err, sizeof(r->err));
     if (r->rc != 0)
         return NULL;
-    if (r->script == CG_REDUCE)
+    r->peer_bytes = comm_peer_bytes(r->c, r->rank);
+    if (r->script == CG_ROUNDS_RUN)
+        r->rc = cg_rounds(r);
+    else if (r->script == CG_REDUCE)
         r->rc = cg_reduce(r);
     else if (r->script == CG_DESTROY_ALONE)
         r->rc = comm_destroy(r->c, r->rank, 5 * CG_S, r->err, sizeof(r->err));
     else if (r->script == CG_CONNECT)
         r->rc = cg_connect(r);
     else if (r->script == CG_STUCK && (r->rc = cg_connect(r)) == 0) {
-        r->rc = comm_allreduce(r->c, r->rank, r->dev, CG_COUNT, COMM_F32, COMM_RED_SUM, NULL,
+        r->rc = comm_allreduce(r->c, r->rank, r->dev, r->count, COMM_F32, COMM_RED_SUM, NULL,
                                30 * CG_S, r->err, sizeof(r->err));
         if (r->rc == 0) /* queued; the kernel waits for rank 1, which never comes */
             r->sync_rc = cg_rt.stream_synchronize(r->stream);
@@ -175,7 +263,7 @@ static void *cg_thread(void *arg) {
 }
 
 static int cg_group(struct comm **c) {
-    struct comm_conf conf = {.n_ranks = 2, .lib = cg_lib};
+    struct comm_conf conf = {.n_ranks = 2, .lib = cg_lib, .peer_max_bytes = cg_peer_max};
     char err[512];
     int rc = comm_open("nccl", &conf, c, err, sizeof(err));
     if (rc != 0)
@@ -186,6 +274,7 @@ static int cg_group(struct comm **c) {
 static void cg_start(struct comm *c, struct cg_rank *rk, const int *scripts, pthread_t *t) {
     for (unsigned k = 0; k < 2; k++) {
         rk[k] = (struct cg_rank){.c = c, .rank = k, .script = scripts[k]};
+        rk[k].count = cg_peer_max ? 11521 : CG_COUNT; /* the large model's gradients */
         pthread_create(&t[k], NULL, cg_thread, &rk[k]);
     }
 }
@@ -314,7 +403,30 @@ static int cg_case_stuck(void) {
            cg_rt.error_string(rk[0].sync_rc));
     cg_release(rk);
     comm_close(c);
-    return cg_check(queued && rk[0].rc == 0 && dt < 30, "abort of a kernel waiting for a peer", rk);
+    return cg_check(queued && rk[0].rc == 0 && dt < 30,
+                    cg_peer_max ? "abort of the direct path's kernel waiting for a peer"
+                                : "abort of a kernel waiting for a peer",
+                    rk);
+}
+
+/* Both ranks take the direct path (it must be on: this build has its kernel) through every
+ * size's rounds. */
+static int cg_case_rounds(void) {
+    struct comm *c;
+    struct cg_rank rk[2];
+    pthread_t t[2];
+    const int scripts[2] = {CG_ROUNDS_RUN, CG_ROUNDS_RUN};
+    if (cg_group(&c) != 0)
+        return 1;
+    uint64_t t0 = mono_now_ns();
+    cg_start(c, rk, scripts, t);
+    cg_finish(rk, t);
+    comm_close(c);
+    printf("  direct path up to %zu B on both ranks; %zu sizes x %d rounds in %.3f s\n",
+           rk[0].peer_bytes, CG_N_SIZES + 2, CG_ROUNDS, (double)(mono_now_ns() - t0) / 1e9);
+    bool ok = rk[0].rc == 0 && rk[1].rc == 0 && rk[0].peer_bytes == cg_peer_max &&
+              rk[1].peer_bytes == cg_peer_max;
+    return cg_check(ok, "direct all-reduces, rounds back to back", rk);
 }
 
 int main(void) {
@@ -333,6 +445,12 @@ int main(void) {
     }
     comm_close(c);
     int failed = cg_case_reduce() + cg_case_missing() + cg_case_destroy_alone() + cg_case_stuck();
+#ifdef RS_TEST_PEER
+    cg_peer_max = COMM_PEER_MAX_BYTES_DEFAULT;
+    failed += cg_case_rounds() + cg_case_stuck();
+#else
+    printf("the direct all-reduce path is not in this build (no GPU kernels): not tested\n");
+#endif
     printf("%s\n", failed ? "FAILED" : "all passed");
     return failed ? 1 : 0;
 }

@@ -279,7 +279,8 @@ static void doctor_mgpu_group_fail(struct doctor_mgpu_run *g, struct doctor_repo
 
 /* Open a group of every rank for one row; false (with a fail row) when it cannot be. */
 static bool doctor_mgpu_open(struct doctor_mgpu_run *g, struct doctor_report *r, const char *name) {
-    struct comm_conf conf = {.n_ranks = g->n, .lib = g->opts->comm_lib};
+    struct comm_conf conf = {
+        .n_ranks = g->n, .lib = g->opts->comm_lib, .peer_max_bytes = COMM_PEER_MAX_BYTES_DEFAULT};
     char err[512];
     const char *impl = strcmp(g->opts->comm, "cpu") == 0 ? "cpu" : "nccl";
     if (comm_open(impl, &conf, &g->comm, err, sizeof(err)) == 0)
@@ -338,18 +339,21 @@ static void doctor_mgpu_reduce_result(struct doctor_mgpu_run *g, struct doctor_r
         return;
     }
     double ms = doctor_mgpu_slowest_ms(g, 0), bytes = (double)g->ranks[0].bytes;
+    const char *path = g->ranks[0].bytes <= g->ranks[0].peer_bytes ? "; direct, through peer memory"
+                       : strcmp(comm_name(g->comm), "nccl") == 0   ? "; through the library"
+                                                                   : "";
     if (small) {
         doctor_add(r, DOCTOR_MGPU, name, DOCTOR_OK,
-                   "sum correct on %u devices; latency %.1f us per all-reduce (%d in a row)", g->n,
-                   ms * 1e3, DOCTOR_MGPU_SMALL_RUNS);
+                   "sum correct on %u devices; latency %.1f us per all-reduce (%d in a row%s)",
+                   g->n, ms * 1e3, DOCTOR_MGPU_SMALL_RUNS, path);
         return;
     }
     double alg = ms > 0 ? bytes / (ms / 1e3) / 1e9 : 0;
     double bus = alg * 2.0 * (g->n - 1) / g->n;
     doctor_add(r, DOCTOR_MGPU, name, DOCTOR_OK,
                "sum correct on %u devices; bus bandwidth %.1f GB/s (algorithm %.1f GB/s, "
-               "%.2f ms per all-reduce, %d in a row)",
-               g->n, bus, alg, ms, DOCTOR_MGPU_LARGE_RUNS);
+               "%.2f ms per all-reduce, %d in a row%s)",
+               g->n, bus, alg, ms, DOCTOR_MGPU_LARGE_RUNS, path);
 }
 
 /* One all-reduce row; false when the next cannot run. */

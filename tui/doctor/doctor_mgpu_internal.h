@@ -43,13 +43,14 @@ struct doctor_mgpu_rank {
     /* the job's results */
     int rc;
     char err[512];
-    int count;        /* device count */
-    bool can;         /* peer access */
-    uint64_t a_ns;    /* init: the join; all-reduce: per all-reduce */
-    uint64_t b_ns;    /* init: the leave */
-    size_t wrong;     /* all-reduce: elements that differ from the sum */
-    size_t first_bad; /* the first of them */
-    float got, want;  /* its value and the sum's */
+    int count;         /* device count */
+    bool can;          /* peer access */
+    uint64_t a_ns;     /* init: the join; all-reduce: per all-reduce */
+    uint64_t b_ns;     /* init: the leave */
+    size_t wrong;      /* all-reduce: elements that differ from the sum */
+    size_t first_bad;  /* the first of them */
+    float got, want;   /* its value and the sum's */
+    size_t peer_bytes; /* all-reduce: comm_peer_bytes after the join */
 };
 
 struct doctor_mgpu_run {

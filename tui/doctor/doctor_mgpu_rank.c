@@ -172,6 +172,7 @@ void doctor_mgpu_job_reduce(struct doctor_mgpu_rank *k) {
     if (rc == 0 && k->join) {
         doctor_mgpu_stall(k);
         rc = comm_init(g, k->rank, NULL, k->timeout_ns, k->err, sizeof(k->err));
+        k->peer_bytes = rc == 0 ? comm_peer_bytes(g, k->rank) : 0;
     } else {
         rc = doctor_mgpu_fail(k, rc);
     }
