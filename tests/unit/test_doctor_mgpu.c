@@ -105,7 +105,7 @@ Test(doctor_mgpu, the_fake_library_reduces_on_two_devices) {
 }
 
 /* Three ranks through the CPU communicator (no library needed): one peer row per ordered
- * pair, sums of three. */
+ * pair, sums of three, then an all-reduce row per pair. */
 Test(doctor_mgpu, three_devices_on_the_cpu_communicator) {
     struct doctor_mgpu_opts o = tm_opts();
     o.max_devices = 3;
@@ -120,6 +120,14 @@ Test(doctor_mgpu, three_devices_on_the_cpu_communicator) {
     for (size_t k = 0; k < 3; k++)
         TM_EXPECT(tm_group_rows[k], DOCTOR_OK);
     TM_HAS(value, "all-reduce 4 KiB", "sum correct on 3 devices");
+    /* then every pair alone, each checked as a group of two (sums of two ranks' values) */
+    static const char *const alone[] = {"all-reduce 0+1", "all-reduce 0+2", "all-reduce 1+2"};
+    for (size_t k = 0; k < 3; k++) {
+        TM_EXPECT(alone[k], DOCTOR_OK);
+        TM_HAS(value, alone[k], "sum correct; 4 KiB in");
+        TM_HAS(value, alone[k], "GB/s bus bandwidth");
+    }
+    cr_assert_eq(tm_r.n, 1 + 6 + 3 + 3, "library, peers, group rows, pairs");
 }
 
 /* No library: a warn row naming it and how to get it; the group rows do not run. */

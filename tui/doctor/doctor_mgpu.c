@@ -71,9 +71,26 @@ static bool doctor_mgpu_wait(struct doctor_mgpu_rank *k, uint64_t deadline_ns) {
 
 static bool doctor_mgpu_wait_all(struct doctor_mgpu_run *g, uint64_t deadline_ns) {
     bool all = true;
-    for (unsigned r = 0; r < g->n; r++)
-        all &= doctor_mgpu_wait(&g->ranks[r], deadline_ns);
+    for (unsigned q = 0; q < g->members; q++)
+        all &= doctor_mgpu_wait(&g->ranks[g->member[q]], deadline_ns);
     return all;
+}
+
+/* The group of the rows that follow: devices dev[0..n), rank q being dev[q]. */
+static void doctor_mgpu_members(struct doctor_mgpu_run *g, const unsigned *dev, unsigned n) {
+    g->members = n;
+    for (unsigned q = 0; q < n; q++) {
+        g->member[q] = dev[q];
+        g->ranks[dev[q]].grank = q;
+    }
+}
+
+/* Every device under test. */
+static void doctor_mgpu_members_all(struct doctor_mgpu_run *g) {
+    unsigned all[COMM_MAX_RANKS];
+    for (unsigned q = 0; q < g->n; q++)
+        all[q] = q;
+    doctor_mgpu_members(g, all, g->n);
 }
 
 static uint64_t doctor_mgpu_timeout_ns(const struct doctor_mgpu_run *g) {
@@ -102,15 +119,15 @@ static void doctor_mgpu_give_up(struct doctor_mgpu_run *g) {
     pthread_mutex_unlock(&k->w.mu);
 }
 
-/* fn on every rank, the group g->comm's row. True when all came back in time. Past the
+/* fn on every member, the group g->comm's row. True when all came back in time. Past the
  * timeout: the group's state into why (its failure if it has one, else who waits for whom),
  * the group aborted and a grace wait; *hung when a rank still did not come back. */
 static bool doctor_mgpu_group(struct doctor_mgpu_run *g, doctor_mgpu_job fn, char *why, size_t n,
                               bool *hung) {
     uint64_t t0 = mono_now_ns(), to = doctor_mgpu_timeout_ns(g);
-    for (unsigned r = 0; r < g->n; r++) {
-        g->ranks[r].timeout_ns = to + DOCTOR_MGPU_MARGIN;
-        doctor_mgpu_post(&g->ranks[r], fn);
+    for (unsigned q = 0; q < g->members; q++) {
+        g->ranks[g->member[q]].timeout_ns = to + DOCTOR_MGPU_MARGIN;
+        doctor_mgpu_post(&g->ranks[g->member[q]], fn);
     }
     if (doctor_mgpu_wait_all(g, t0 + to))
         return true;
@@ -241,11 +258,12 @@ static bool doctor_mgpu_peer_rows(struct doctor_mgpu_run *g, struct doctor_repor
     return true;
 }
 
-/* The rank whose error explains the row: the first that failed for its own reason rather
- * than because the group was aborted; -1 when none failed. */
+/* The member (its device) whose error explains the row: the first that failed for its own
+ * reason rather than because the group was aborted; -1 when none failed. */
 static int doctor_mgpu_culprit(const struct doctor_mgpu_run *g) {
     int any = -1;
-    for (unsigned r = 0; r < g->n; r++) {
+    for (unsigned q = 0; q < g->members; q++) {
+        unsigned r = g->member[q];
         if (g->ranks[r].rc == 0)
             continue;
         if (g->ranks[r].rc != -ECANCELED)
@@ -279,8 +297,11 @@ static void doctor_mgpu_group_fail(struct doctor_mgpu_run *g, struct doctor_repo
 
 /* Open a group of every rank for one row; false (with a fail row) when it cannot be. */
 static bool doctor_mgpu_open(struct doctor_mgpu_run *g, struct doctor_report *r, const char *name) {
-    struct comm_conf conf = {
-        .n_ranks = g->n, .lib = g->opts->comm_lib, .peer_max_bytes = COMM_PEER_MAX_BYTES_DEFAULT};
+    /* the direct path reads device memory: not for the CPU backend's host buffers */
+    bool on_gpu = strcmp(g->opts->backend, "cpu") != 0;
+    struct comm_conf conf = {.n_ranks = g->members,
+                             .lib = g->opts->comm_lib,
+                             .peer_max_bytes = on_gpu ? COMM_PEER_MAX_BYTES_DEFAULT : 0};
     char err[512];
     const char *impl = strcmp(g->opts->comm, "cpu") == 0 ? "cpu" : "nccl";
     if (comm_open(impl, &conf, &g->comm, err, sizeof(err)) == 0)
@@ -294,8 +315,9 @@ static bool doctor_mgpu_open(struct doctor_mgpu_run *g, struct doctor_report *r,
 /* The slowest rank's time of a (0 init and the all-reduce, 1 the leave). */
 static double doctor_mgpu_slowest_ms(const struct doctor_mgpu_run *g, int which) {
     uint64_t m = 0;
-    for (unsigned r = 0; r < g->n; r++) {
-        uint64_t v = which ? g->ranks[r].b_ns : g->ranks[r].a_ns;
+    for (unsigned q = 0; q < g->members; q++) {
+        const struct doctor_mgpu_rank *k = &g->ranks[g->member[q]];
+        uint64_t v = which ? k->b_ns : k->a_ns;
         m = v > m ? v : m;
     }
     return (double)m / 1e6;
@@ -322,46 +344,70 @@ static bool doctor_mgpu_init_row(struct doctor_mgpu_run *g, struct doctor_report
     return ok;
 }
 
-/* The all-reduce row of the rank's current message size (results on the ranks). */
-static void doctor_mgpu_reduce_result(struct doctor_mgpu_run *g, struct doctor_report *r,
-                                      const char *name, bool small) {
-    for (unsigned q = 0; q < g->n; q++) {
-        const struct doctor_mgpu_rank *k = &g->ranks[q];
+/* A fail row when a member's sum came out wrong; false when every element was right. */
+static bool doctor_mgpu_wrong_row(struct doctor_mgpu_run *g, struct doctor_report *r,
+                                  const char *name) {
+    for (unsigned q = 0; q < g->members; q++) {
+        const struct doctor_mgpu_rank *k = &g->ranks[g->member[q]];
         if (!k->wrong)
             continue;
         doctor_remedy(doctor_add(r, DOCTOR_MGPU, name, DOCTOR_FAIL,
-                                 "rank %u: %zu of %zu elements wrong (element %zu: %g, the sum "
+                                 "device %u: %zu of %zu elements wrong (element %zu: %g, the sum "
                                  "is %g)",
-                                 q, k->wrong, k->bytes / sizeof(float), k->first_bad,
+                                 k->rank, k->wrong, k->bytes / sizeof(float), k->first_bad,
                                  (double)k->got, (double)k->want),
                       "the library ran but summed wrong: a driver and library mismatch or "
                       "broken peer-to-peer (NCCL_P2P_DISABLE=1 tells which)");
-        return;
+        return true;
     }
-    double ms = doctor_mgpu_slowest_ms(g, 0), bytes = (double)g->ranks[0].bytes;
-    const char *path = g->ranks[0].bytes <= g->ranks[0].peer_bytes ? "; direct, through peer memory"
-                       : strcmp(comm_name(g->comm), "nccl") == 0   ? "; through the library"
-                                                                   : "";
+    return false;
+}
+
+/* Which way the message just timed went: "; direct, through peer memory", "; through the
+ * library", or "" for the CPU communicator. */
+static const char *doctor_mgpu_path(const struct doctor_mgpu_run *g) {
+    const struct doctor_mgpu_rank *k = &g->ranks[g->member[0]];
+    if (k->bytes <= k->peer_bytes)
+        return "; direct, through peer memory";
+    return strcmp(comm_name(g->comm), "nccl") == 0 ? "; through the library" : "";
+}
+
+/* Bus bandwidth (GB/s, as nccl-tests counts it) of the message just timed, its algorithm
+ * bandwidth into *alg. */
+static double doctor_mgpu_bus(const struct doctor_mgpu_run *g, double *alg) {
+    double ms = doctor_mgpu_slowest_ms(g, 0), n = g->members;
+    *alg = ms > 0 ? (double)g->ranks[g->member[0]].bytes / (ms / 1e3) / 1e9 : 0;
+    return *alg * 2.0 * (n - 1) / n;
+}
+
+/* The all-reduce row of the members' current message size (results on the ranks). */
+static void doctor_mgpu_reduce_result(struct doctor_mgpu_run *g, struct doctor_report *r,
+                                      const char *name, bool small) {
+    if (doctor_mgpu_wrong_row(g, r, name))
+        return;
+    double ms = doctor_mgpu_slowest_ms(g, 0), alg;
+    const char *path = doctor_mgpu_path(g);
     if (small) {
         doctor_add(r, DOCTOR_MGPU, name, DOCTOR_OK,
                    "sum correct on %u devices; latency %.1f us per all-reduce (%d in a row%s)",
-                   g->n, ms * 1e3, DOCTOR_MGPU_SMALL_RUNS, path);
+                   g->members, ms * 1e3, DOCTOR_MGPU_SMALL_RUNS, path);
         return;
     }
-    double alg = ms > 0 ? bytes / (ms / 1e3) / 1e9 : 0;
-    double bus = alg * 2.0 * (g->n - 1) / g->n;
+    double bus = doctor_mgpu_bus(g, &alg);
     doctor_add(r, DOCTOR_MGPU, name, DOCTOR_OK,
                "sum correct on %u devices; bus bandwidth %.1f GB/s (algorithm %.1f GB/s, "
                "%.2f ms per all-reduce, %d in a row%s)",
-               g->n, bus, alg, ms, DOCTOR_MGPU_LARGE_RUNS, path);
+               g->members, bus, alg, ms, DOCTOR_MGPU_LARGE_RUNS, path);
 }
 
-/* One all-reduce row; false when the next cannot run. */
-static bool doctor_mgpu_reduce_row(struct doctor_mgpu_run *g, struct doctor_report *r,
-                                   const char *name, bool small, bool *hung) {
+/* The members' all-reduce job at the small or the large size, joining before the small one
+ * and leaving after the large one. 1 done (results on the ranks), 0 failed (its fail row
+ * added), -1 hung. */
+static int doctor_mgpu_reduce_run(struct doctor_mgpu_run *g, struct doctor_report *r,
+                                  const char *name, bool small, bool *hung) {
     char why[COMM_WHY_BYTES] = "";
-    for (unsigned q = 0; q < g->n; q++) {
-        struct doctor_mgpu_rank *k = &g->ranks[q];
+    for (unsigned q = 0; q < g->members; q++) {
+        struct doctor_mgpu_rank *k = &g->ranks[g->member[q]];
         k->bytes = small ? DOCTOR_MGPU_SMALL_BYTES : doctor_mgpu_large(g->opts);
         k->runs = small ? DOCTOR_MGPU_SMALL_RUNS : DOCTOR_MGPU_LARGE_RUNS;
         k->join = small;
@@ -369,13 +415,94 @@ static bool doctor_mgpu_reduce_row(struct doctor_mgpu_run *g, struct doctor_repo
     }
     bool in_time = doctor_mgpu_group(g, doctor_mgpu_job_reduce, why, sizeof(why), hung);
     if (*hung)
-        return false;
-    if (in_time && doctor_mgpu_culprit(g) < 0) {
-        doctor_mgpu_reduce_result(g, r, name, small);
-        return true;
-    }
+        return -1;
+    if (in_time && doctor_mgpu_culprit(g) < 0)
+        return 1;
     doctor_mgpu_group_fail(g, r, name, in_time, why);
-    return false;
+    return 0;
+}
+
+/* One all-reduce row; false when the next cannot run. */
+static bool doctor_mgpu_reduce_row(struct doctor_mgpu_run *g, struct doctor_report *r,
+                                   const char *name, bool small, bool *hung) {
+    if (doctor_mgpu_reduce_run(g, r, name, small, hung) != 1)
+        return false;
+    doctor_mgpu_reduce_result(g, r, name, small);
+    return true;
+}
+
+/* What one pair's group measured. */
+struct doctor_mgpu_pair {
+    unsigned a, b;
+    double lat_us, bus_GBps;
+    const char *path; /* of the small message */
+};
+
+/* Devices a and b alone: join, the small all-reduce checked and timed, the large one, leave.
+ * 1 measured into *out, 0 failed (its row added), -1 hung. */
+static int doctor_mgpu_pair_run(struct doctor_mgpu_run *g, struct doctor_report *r,
+                                struct doctor_mgpu_pair *out, bool *hung) {
+    const unsigned pair[2] = {out->a, out->b};
+    char name[48];
+    snprintf(name, sizeof(name), "all-reduce %u+%u", out->a, out->b);
+    doctor_mgpu_members(g, pair, 2);
+    if (!doctor_mgpu_open(g, r, name))
+        return 0;
+    int rc = doctor_mgpu_reduce_run(g, r, name, true, hung);
+    if (rc == 1 && doctor_mgpu_wrong_row(g, r, name))
+        rc = 0;
+    if (rc == 1) {
+        out->lat_us = doctor_mgpu_slowest_ms(g, 0) * 1e3;
+        out->path = doctor_mgpu_path(g);
+        rc = doctor_mgpu_reduce_run(g, r, name, false, hung);
+    }
+    if (rc == 1 && doctor_mgpu_wrong_row(g, r, name))
+        rc = 0;
+    double alg;
+    if (rc == 1)
+        out->bus_GBps = doctor_mgpu_bus(g, &alg);
+    if (!*hung)
+        comm_close(g->comm);
+    g->comm = NULL;
+    return rc;
+}
+
+/* With three devices or more, every pair alone, so one slow or broken link shows by name: a
+ * row a pair, a warning for a pair under half the median pair's bandwidth. */
+static void doctor_mgpu_pair_rows(struct doctor_mgpu_run *g, struct doctor_report *r, bool *hung) {
+    struct doctor_mgpu_pair done[COMM_MAX_RANKS * (COMM_MAX_RANKS - 1) / 2];
+    size_t n_done = 0;
+    for (unsigned a = 0; a < g->n && !*hung; a++)
+        for (unsigned b = a + 1; b < g->n && !*hung; b++) {
+            done[n_done] = (struct doctor_mgpu_pair){.a = a, .b = b};
+            if (doctor_mgpu_pair_run(g, r, &done[n_done], hung) == 1)
+                n_done++;
+        }
+    double bw[COMM_MAX_RANKS * (COMM_MAX_RANKS - 1) / 2];
+    for (size_t i = 0; i < n_done; i++) { /* insertion sort: at most 120 pairs */
+        size_t j = i;
+        for (; j > 0 && bw[j - 1] > done[i].bus_GBps; j--)
+            bw[j] = bw[j - 1];
+        bw[j] = done[i].bus_GBps;
+    }
+    double median = n_done ? bw[n_done / 2] : 0;
+    char size[32];
+    doctor_mgpu_size(doctor_mgpu_large(g->opts), size, sizeof(size));
+    for (size_t i = 0; i < n_done; i++) {
+        const struct doctor_mgpu_pair *p = &done[i];
+        char name[48];
+        snprintf(name, sizeof(name), "all-reduce %u+%u", p->a, p->b);
+        bool slow = p->bus_GBps < median / 2;
+        struct doctor_row *row = doctor_add(
+            r, DOCTOR_MGPU, name, slow ? DOCTOR_WARN : DOCTOR_OK,
+            "sum correct; 4 KiB in %.1f us%s; %s at %.1f GB/s bus bandwidth%s", p->lat_us, p->path,
+            size, p->bus_GBps, slow ? " (under half the median pair's)" : "");
+        if (slow)
+            doctor_remedy(row,
+                          "this pair's link is slower than the others': see 'nvidia-smi topo -m' "
+                          "or 'rocm-smi --showtopo' (a PCIe hop where the rest use NVLink/xGMI, "
+                          "or a link down: 'nvidia-smi nvlink -s')");
+    }
 }
 
 /* The group rows after the library row. */
@@ -383,6 +510,7 @@ static void doctor_mgpu_group_rows(struct doctor_mgpu_run *g, struct doctor_repo
     char names[8][48];
     size_t n;
     doctor_mgpu_names(g->opts, names, &n);
+    doctor_mgpu_members_all(g);
     if (!doctor_mgpu_init_row(g, r, hung)) {
         doctor_mgpu_skip(g->opts, r, DOCTOR_MGPU_ROW_SMALL, "not run",
                          *hung ? "an earlier multi-GPU test hung; the devices are not trusted"
@@ -396,7 +524,7 @@ static void doctor_mgpu_group_rows(struct doctor_mgpu_run *g, struct doctor_repo
     }
     bool ok = doctor_mgpu_reduce_row(g, r, names[DOCTOR_MGPU_ROW_SMALL], true, hung);
     if (ok)
-        doctor_mgpu_reduce_row(g, r, names[DOCTOR_MGPU_ROW_SMALL + 1], false, hung);
+        ok = doctor_mgpu_reduce_row(g, r, names[DOCTOR_MGPU_ROW_SMALL + 1], false, hung);
     else
         doctor_mgpu_skip(g->opts, r, DOCTOR_MGPU_ROW_SMALL + 1, "not run",
                          *hung ? "an earlier multi-GPU test hung; the devices are not trusted"
@@ -404,6 +532,8 @@ static void doctor_mgpu_group_rows(struct doctor_mgpu_run *g, struct doctor_repo
     if (!*hung)
         comm_close(g->comm);
     g->comm = NULL;
+    if (ok && g->n >= 3)
+        doctor_mgpu_pair_rows(g, r, hung);
 }
 
 /* The rows once rank 0's thread is up: false when a rank hung (everything is left as is). */

@@ -26,6 +26,7 @@ typedef void (*doctor_mgpu_job)(struct doctor_mgpu_rank *k);
 struct doctor_mgpu_rank {
     struct doctor_mgpu_run *run;
     unsigned rank;   /* = its device index */
+    unsigned grank;  /* its rank in the group of the row under way (run->member[grank] = rank) */
     struct worker w; /* its mutex and monotonic condition variable guard job and busy */
     doctor_mgpu_job job;
     bool busy;
@@ -55,11 +56,13 @@ struct doctor_mgpu_rank {
 
 struct doctor_mgpu_run {
     const struct doctor_mgpu_opts *opts;
-    unsigned n;               /* ranks = devices under test */
-    struct comm *comm;        /* the group of the row under way */
-    struct comm_lib_info lib; /* what the library row found */
-    int lib_rc;               /* and its error (text in ranks[0].err) */
-    bool give_up;             /* set (under ranks[stall_rank].w.mu) when a row has timed out */
+    unsigned n;                      /* ranks = devices under test */
+    struct comm *comm;               /* the group of the row under way */
+    unsigned members;                /* its ranks: all n, or a pair */
+    unsigned member[COMM_MAX_RANKS]; /* the device of each of its ranks */
+    struct comm_lib_info lib;        /* what the library row found */
+    int lib_rc;                      /* and its error (text in ranks[0].err) */
+    bool give_up; /* set (under ranks[stall_rank].w.mu) when a row has timed out */
     struct doctor_mgpu_rank ranks[COMM_MAX_RANKS];
 };
 
@@ -73,9 +76,10 @@ void doctor_mgpu_job_peer(struct doctor_mgpu_rank *k);
 void doctor_mgpu_job_join_leave(struct doctor_mgpu_rank *k);
 /* What the communication library is (into run->lib; rank 0's thread). */
 void doctor_mgpu_job_lib(struct doctor_mgpu_rank *k);
-/* Join run->comm first when k->join, all-reduce k->bytes once and check the sum on every
- * element, then time k->runs more in a row; leave the group after when k->leave. A failure
- * of the rank's own (its device) aborts the group, so the others do not wait for it. */
+/* Join run->comm (as rank k->grank of run->members) first when k->join, all-reduce k->bytes
+ * once and check the sum on every element, then time k->runs more in a row; leave the group after
+ * when k->leave. A failure of the rank's own (its device) aborts the group, so the others do not
+ * wait for it. */
 void doctor_mgpu_job_reduce(struct doctor_mgpu_rank *k);
 
 /* Free what the rank's jobs left (its buffers, its device); its thread has been joined. */

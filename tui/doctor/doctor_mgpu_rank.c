@@ -66,10 +66,10 @@ void doctor_mgpu_job_join_leave(struct doctor_mgpu_rank *k) {
         return;
     doctor_mgpu_stall(k);
     uint64_t t0 = mono_now_ns();
-    k->rc = comm_init(g, k->rank, NULL, k->timeout_ns, k->err, sizeof(k->err));
+    k->rc = comm_init(g, k->grank, NULL, k->timeout_ns, k->err, sizeof(k->err));
     uint64_t t1 = mono_now_ns();
     char err[512];
-    int rc = comm_destroy(g, k->rank, k->timeout_ns, err, sizeof(err)); /* releases, too */
+    int rc = comm_destroy(g, k->grank, k->timeout_ns, err, sizeof(err)); /* releases, too */
     k->a_ns = t1 - t0;
     k->b_ns = mono_now_ns() - t1;
     if (k->rc == 0 && rc != 0) {
@@ -88,8 +88,8 @@ static int doctor_mgpu_buffers(struct doctor_mgpu_rank *k, size_t bytes) {
     k->buf_bytes = 0;
     k->host = malloc(bytes);
     if (!k->host)
-        return errbuf_set(k->err, sizeof(k->err), -ENOMEM, "rank %u: no host memory for %zu bytes",
-                          k->rank, bytes);
+        return errbuf_set(k->err, sizeof(k->err), -ENOMEM,
+                          "device %u: no host memory for %zu bytes", k->rank, bytes);
     int rc = compute_alloc(k->c, bytes, &k->buf, k->err, sizeof(k->err));
     if (rc == 0)
         k->buf_bytes = bytes;
@@ -98,14 +98,14 @@ static int doctor_mgpu_buffers(struct doctor_mgpu_rank *k, size_t bytes) {
 
 /* A device call's failure, with the backend's text. */
 static int doctor_mgpu_dev_err(struct doctor_mgpu_rank *k, int rc, const char *what) {
-    return errbuf_set(k->err, sizeof(k->err), rc, "rank %u: %s: %s", k->rank, what,
+    return errbuf_set(k->err, sizeof(k->err), rc, "device %u: %s: %s", k->rank, what,
                       k->c->ops->strerror(rc));
 }
 
 /* The all-reduce, done on the device: the collective runs on the library's stream of the
  * device, which a device-wide synchronize covers. */
 static int doctor_mgpu_reduce_once(struct doctor_mgpu_rank *k, size_t count) {
-    int rc = comm_allreduce(k->run->comm, k->rank, k->buf, count, COMM_F32, COMM_RED_SUM, NULL,
+    int rc = comm_allreduce(k->run->comm, k->grank, k->buf, count, COMM_F32, COMM_RED_SUM, NULL,
                             k->timeout_ns, k->err, sizeof(k->err));
     if (rc != 0)
         return rc;
@@ -118,14 +118,14 @@ static int doctor_mgpu_check(struct doctor_mgpu_rank *k) {
     const struct compute_ops *ops = k->c->ops;
     size_t count = k->bytes / sizeof(float);
     for (size_t i = 0; i < count; i++)
-        k->host[i] = doctor_mgpu_value(k->rank, i);
+        k->host[i] = doctor_mgpu_value(k->grank, i);
     int rc = ops->copy_h2d(k->c, k->buf, k->host, k->bytes);
     rc = rc ? rc : compute_sync(k->c, SYNC_OP_STREAM);
     if (rc != 0)
         return doctor_mgpu_dev_err(k, rc, "upload");
     rc = doctor_mgpu_reduce_once(k, count);
     /* every rank's sum is complete (a library may reduce as the last rank arrives) */
-    rc = rc ? rc : comm_barrier(k->run->comm, k->rank, k->timeout_ns, k->err, sizeof(k->err));
+    rc = rc ? rc : comm_barrier(k->run->comm, k->grank, k->timeout_ns, k->err, sizeof(k->err));
     if (rc != 0)
         return rc;
     rc = ops->copy_d2h(k->c, k->host, k->buf, k->bytes);
@@ -134,7 +134,7 @@ static int doctor_mgpu_check(struct doctor_mgpu_rank *k) {
         return doctor_mgpu_dev_err(k, rc, "read-back");
     for (size_t i = 0; i < count; i++) {
         float want = 0;
-        for (unsigned r = 0; r < k->run->n; r++)
+        for (unsigned r = 0; r < k->run->members; r++)
             want += doctor_mgpu_value(r, i);
         if (k->host[i] != want && k->wrong++ == 0) {
             k->first_bad = i;
@@ -149,10 +149,10 @@ static int doctor_mgpu_check(struct doctor_mgpu_rank *k) {
  * them): the time per all-reduce into k->a_ns. */
 static int doctor_mgpu_time(struct doctor_mgpu_rank *k) {
     size_t count = k->bytes / sizeof(float);
-    int rc = comm_barrier(k->run->comm, k->rank, k->timeout_ns, k->err, sizeof(k->err));
+    int rc = comm_barrier(k->run->comm, k->grank, k->timeout_ns, k->err, sizeof(k->err));
     uint64_t t0 = mono_now_ns();
     for (int i = 0; rc == 0 && i < k->runs; i++)
-        rc = comm_allreduce(k->run->comm, k->rank, k->buf, count, COMM_F32, COMM_RED_SUM, NULL,
+        rc = comm_allreduce(k->run->comm, k->grank, k->buf, count, COMM_F32, COMM_RED_SUM, NULL,
                             k->timeout_ns, k->err, sizeof(k->err));
     if (rc != 0)
         return rc;
@@ -171,8 +171,8 @@ void doctor_mgpu_job_reduce(struct doctor_mgpu_rank *k) {
     rc = rc ? rc : doctor_mgpu_buffers(k, k->bytes);
     if (rc == 0 && k->join) {
         doctor_mgpu_stall(k);
-        rc = comm_init(g, k->rank, NULL, k->timeout_ns, k->err, sizeof(k->err));
-        k->peer_bytes = rc == 0 ? comm_peer_bytes(g, k->rank) : 0;
+        rc = comm_init(g, k->grank, NULL, k->timeout_ns, k->err, sizeof(k->err));
+        k->peer_bytes = rc == 0 ? comm_peer_bytes(g, k->grank) : 0;
     } else {
         rc = doctor_mgpu_fail(k, rc);
     }
@@ -180,7 +180,7 @@ void doctor_mgpu_job_reduce(struct doctor_mgpu_rank *k) {
     rc = rc ? rc : doctor_mgpu_fail(k, doctor_mgpu_time(k));
     if (k->leave || rc != 0) {
         char err[512];
-        int r2 = comm_destroy(g, k->rank, k->timeout_ns, err, sizeof(err));
+        int r2 = comm_destroy(g, k->grank, k->timeout_ns, err, sizeof(err));
         if (rc == 0 && r2 != 0)
             memcpy(k->err, err, sizeof(err));
         rc = rc ? rc : r2;
