@@ -6,8 +6,9 @@
 # dashboard (tmux) with 2 devices: one device hangs in a training step while the other waits
 # in the all-reduce: HUNG, an alert naming both, the screen stays live, q q leaves within 2 s
 # with the terminal as it was. With 4 devices: teardown never ends on one; the others are
-# aborted after the teardown timeout and the process exits; q q during it leaves too (four
-# simulated devices unless E2E_BACKEND4 names a backend with four).
+# aborted after the teardown timeout and the process exits (or, where the library's finalize
+# does not wait for the peers, they leave at once); q q during it leaves too (four simulated
+# devices unless E2E_BACKEND4 names a backend with four).
 #
 # usage: multi.sh RINGSIDE SCRATCH_DIR
 E2E_NAME="multi-device e2e"
@@ -91,11 +92,18 @@ next_server
 start teardown 0-3 --epochs 1 --inject "hang:teardown:120:dev3" --teardown-timeout 4 \
     --sync-slow 1 --sync-timeout 2
 waits() { has "waits in destroy" && has "dev 3 has not entered it"; }
-wait_for "4 devices: dev 3 never leaves the group, the others wait in destroy" 60 waits
+# a library whose finalize does not wait for the peers (NCCL 2.28's) lets the others leave
+alone() { has "left the group in" && has "dev 3 holds back from teardown" && ! waits; }
+waits_or_alone() { waits || alone; }
+wait_for "4 devices: dev 3 never leaves the group; the others wait in destroy (or leave, where the library lets a rank leave alone)" 60 waits_or_alone
 c1=$(clock)
 wait_for "the screen stays live during the teardown hang" 5 clock_moves
-aborted() { has "leaving the group did not finish in 4.0 s" || rc_set; }
-wait_for "after the teardown timeout the group is aborted" 15 aborted
+if waits; then
+    aborted() { has "leaving the group did not finish in 4.0 s" || rc_set; }
+    wait_for "after the teardown timeout the group is aborted" 15 aborted
+else
+    echo "multi-device e2e: the library let devices 0-2 leave without dev 3"
+fi
 tm send-keys -t "$SESSION" q
 sleep 0.3
 tm send-keys -t "$SESSION" q
