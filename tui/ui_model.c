@@ -79,14 +79,16 @@ size_t ui_series_last(const struct ui_series *s, double *out, size_t max) {
     return n;
 }
 
-/* Add a phase's time to the per-second totals of the seconds it covers. */
+/* Add a phase's time to the per-second totals of the seconds it covers (a summed window's
+ * spread evenly over its span). */
 static void ui_model_coarse_add(struct ui_model *m, unsigned dev, const struct ev_phase *p) {
     if (dev >= UI_COARSE_DEVS || p->phase >= PHASE_COUNT || p->end_ns < p->start_ns)
         return;
     uint64_t s0 = p->start_ns / 1000000000ull, s1 = p->end_ns / 1000000000ull;
+    uint64_t span = p->end_ns - p->start_ns, busy = ev_phase_busy_ns(p);
     size_t slot0 = (size_t)(s0 % UI_COARSE);
     if (s0 == s1 && m->coarse_sec[dev][slot0] == s0) { /* most: within a second seen before */
-        m->coarse_us[dev][slot0][p->phase] += (uint32_t)((p->end_ns - p->start_ns) / 1000u) + 1u;
+        m->coarse_us[dev][slot0][p->phase] += (uint32_t)(busy / 1000u) + 1u;
         return;
     }
     if (s1 - s0 >= UI_COARSE)
@@ -99,7 +101,9 @@ static void ui_model_coarse_add(struct ui_model *m, unsigned dev, const struct e
         }
         uint64_t a = sec * 1000000000ull, b = a + 1000000000ull;
         uint64_t lo = p->start_ns > a ? p->start_ns : a, hi = p->end_ns < b ? p->end_ns : b;
-        m->coarse_us[dev][slot][p->phase] += (uint32_t)((hi - lo) / 1000u) + 1u;
+        uint64_t part =
+            busy < span ? (uint64_t)((double)(hi - lo) * (double)busy / (double)span) : hi - lo;
+        m->coarse_us[dev][slot][p->phase] += (uint32_t)(part / 1000u) + 1u;
     }
 }
 
@@ -120,7 +124,7 @@ static void ui_model_block_sum(struct ui_model *m, size_t k) {
         lo = p->start_ns < lo ? p->start_ns : lo;
         hi_start = p->start_ns > hi_start ? p->start_ns : hi_start;
         hi_end = p->end_ns > hi_end ? p->end_ns : hi_end;
-        s.phase_ns[p->phase] += p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 1;
+        s.phase_ns[p->phase] += p->busy_ns ? p->busy_ns : 1;
         n++;
     }
     s.min_start_ns = lo;
@@ -135,7 +139,8 @@ static void ui_model_block_sum(struct ui_model *m, size_t k) {
 static void ui_model_phase(struct ui_model *m, const struct ev *e) {
     ui_model_coarse_add(m, e->dev, &e->u.phase);
     m->phases[m->phase_head] =
-        (struct ui_phase){e->u.phase.start_ns, e->u.phase.end_ns, e->dev, e->u.phase.phase};
+        (struct ui_phase){e->u.phase.start_ns, e->u.phase.end_ns, ev_phase_busy_ns(&e->u.phase),
+                          e->dev, e->u.phase.phase};
     m->phase_head = (m->phase_head + 1) % UI_PHASES;
     if (m->phase_head % UI_PHASE_BLOCK == 0) /* a block full */
         ui_model_block_sum(m, (m->phase_head ? m->phase_head : UI_PHASES) / UI_PHASE_BLOCK - 1);

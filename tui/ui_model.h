@@ -62,6 +62,8 @@ struct ui_mark {
 /* What the timeline needs of a phase event (24 bytes where the event carries 48). */
 struct ui_phase {
     uint64_t start_ns, end_ns;
+    uint64_t busy_ns; /* its time: end_ns - start_ns, or less for a window of steps summed,
+                         whose time is spread evenly over its span */
     uint16_t dev;
     uint8_t phase; /* enum ev_phase_id */
 };

@@ -105,7 +105,9 @@ static void ui_model_fill_range(const struct ui_model *m, size_t lo, size_t hi, 
         if (p->dev != dev || p->end_ns < t0 || p->start_ns >= t1 || p->phase >= PHASE_COUNT)
             continue;
         uint64_t a = p->start_ns > t0 ? p->start_ns : t0, b = p->end_ns < t1 ? p->end_ns : t1;
-        uint64_t d = a - t0;
+        uint64_t d = a - t0, span = p->end_ns - p->start_ns;
+        /* a window of steps summed: its time spread evenly over its span */
+        double share = p->busy_ns < span ? (double)p->busy_ns / (double)span : 1.0;
         while (x > 0 && c->first_ns[x] > d)
             x--;
         while (x < cols && c->first_ns[x + 1] <= d)
@@ -115,8 +117,11 @@ static void ui_model_fill_range(const struct ui_model *m, size_t lo, size_t hi, 
             if (c0 > b || (c0 == b && b > a)) /* a phase ending at a cell's start is not in it */
                 break;
             uint64_t lo_ns = a > c0 ? a : c0, hi_ns = b < c1 ? b : c1;
-            ui_model_cell_ns[k][p->phase] += hi_ns > lo_ns ? hi_ns - lo_ns : 1; /* instants count */
-            if (c1 > b || (c1 == b && b > a)) /* the next cell's test, done here */
+            uint64_t in = hi_ns > lo_ns ? hi_ns - lo_ns : 0;
+            if (share < 1.0)
+                in = (uint64_t)((double)in * share);
+            ui_model_cell_ns[k][p->phase] += in ? in : 1; /* instants count */
+            if (c1 > b || (c1 == b && b > a))             /* the next cell's test, done here */
                 break;
         }
     }

@@ -62,6 +62,9 @@ int ev_cmd_from_name(const char *name) {
     return -1;
 }
 
+_Static_assert(offsetof(struct ev, u) + sizeof(struct ev_phase) <= 64,
+               "a phase, the most frequent event, fits one cache line (one unit of the ring)");
+
 const uint16_t ev_kind_bytes[EV_KIND_COUNT] = {
     [EV_PHASE] = offsetof(struct ev, u) + sizeof(struct ev_phase),
     [EV_SYNC] = offsetof(struct ev, u) + sizeof(struct ev_sync),

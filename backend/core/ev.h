@@ -112,13 +112,26 @@ enum ev_severity { SEV_INFO, SEV_WARNING, SEV_ERROR };
 #define EV_DEV_NONE   0xFFFFu
 #define EV_TEXT_BYTES 256
 
+/* One span of a phase, or the same phase of a window of training steps summed up (count > 1:
+ * from the first one's start to the last one's end, busy_ns inside them; the steps between two
+ * synchronizes come as one event a phase, not thousands a second). */
 struct ev_phase {
-    uint8_t phase; /* enum ev_phase_id */
-    int32_t epoch; /* 1-based; 0 before training */
-    int64_t step;  /* global optimizer step; -1 when not in a step */
-    int32_t chunk; /* VPOC chunk index within its session; -1 otherwise */
+    uint8_t phase;  /* enum ev_phase_id */
+    int32_t epoch;  /* 1-based; 0 before training */
+    int32_t chunk;  /* VPOC chunk index within its session; -1 otherwise */
+    uint32_t count; /* spans summed here; 0 or 1: one span, start_ns to end_ns */
+    int64_t step;   /* global optimizer step (the last one's, when summed); -1 outside a step */
     uint64_t start_ns, end_ns;
+    uint64_t busy_ns; /* time inside the spans (count > 1; otherwise end_ns - start_ns) */
 };
+
+/* The time a phase event's spans ran: busy_ns when summed, else its one span (0 for one that
+ * ends before it starts). */
+static inline uint64_t ev_phase_busy_ns(const struct ev_phase *p) {
+    if (p->count > 1)
+        return p->busy_ns;
+    return p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
+}
 
 struct ev_sync {
     uint8_t op; /* enum ev_sync_op */

@@ -54,6 +54,9 @@ static void engine_json_body(struct engine_json_buf *b, const struct ev *e) {
                         (unsigned long long)e->u.phase.end_ns);
         engine_json_put(b, ",\"epoch\":%d,\"step\":%lld,\"chunk\":%d", e->u.phase.epoch,
                         (long long)e->u.phase.step, e->u.phase.chunk);
+        if (e->u.phase.count > 1)
+            engine_json_put(b, ",\"count\":%u,\"busy_ns\":%llu", e->u.phase.count,
+                            (unsigned long long)e->u.phase.busy_ns);
         return;
     case EV_SYNC:
         engine_json_put(b, ",\"dev\":%u,\"op\":\"%s\",\"start_ns\":%llu,\"dur_ns\":%llu,\"rc\":%d",

@@ -170,8 +170,9 @@ static void engine_shuffle(struct engine_dev *d, int32_t epoch) {
     }
 }
 
-/* Device-side phase times of one step from its events. */
-static void engine_step_emit(struct engine_dev *d, const struct engine_inflight *fl) {
+/* Device-side phase times of the window's steps from their events: one event a phase, the
+ * window's spans of it summed (a window's steps are of one epoch: a metric flushes it). */
+static void engine_window_emit(struct engine_dev *d) {
     static const enum ev_phase_id one[4] = {PHASE_H2D, PHASE_FORWARD, PHASE_BACKWARD,
                                             PHASE_OPTIMIZER};
     static const enum ev_phase_id dp[5] = {PHASE_H2D, PHASE_FORWARD, PHASE_BACKWARD,
@@ -179,12 +180,25 @@ static void engine_step_emit(struct engine_dev *d, const struct engine_inflight 
     bool group = d->e->n_dev > 1;
     const enum ev_phase_id *ph = group ? dp : one;
     int n = group ? 5 : 4;
-    struct trace_pos pos = {fl->epoch, fl->step, -1};
+    const struct engine_inflight *last = &d->fl[d->n_fl - 1];
+    struct trace_pos pos = {last->epoch, last->step, -1};
     for (int k = 0; k < n; k++) {
-        uint64_t a, b;
-        if (d->c->ops->event_time_ns(d->c, &fl->ev[k], &a) == 0 &&
-            d->c->ops->event_time_ns(d->c, &fl->ev[k + 1], &b) == 0)
-            trace_phase_emit(d->e->trace, d->c->dev, ph[k], a, b, &pos);
+        uint64_t first = UINT64_MAX, end = 0, busy = 0;
+        uint32_t count = 0;
+        for (size_t s = 0; s < d->n_fl; s++) {
+            uint64_t a, b;
+            if (d->c->ops->event_time_ns(d->c, &d->fl[s].ev[k], &a) != 0 ||
+                d->c->ops->event_time_ns(d->c, &d->fl[s].ev[k + 1], &b) != 0)
+                continue;
+            first = a < first ? a : first;
+            end = b > end ? b : end;
+            busy += b > a ? b - a : 0;
+            count++;
+        }
+        if (count == 1)
+            trace_phase_emit(d->e->trace, d->c->dev, ph[k], first, end, &pos);
+        else if (count > 1)
+            trace_phase_emit_sum(d->e->trace, d->c->dev, ph[k], first, end, busy, count, &pos);
     }
 }
 
@@ -246,8 +260,9 @@ static int engine_flush(struct engine_dev *d, struct engine_losses *l) {
     engine_set_phase(d, PHASE_SYNC);
     int rc = compute_sync(d->c, SYNC_OP_STREAM);
     engine_set_phase(d, prev);
+    if (rc == 0)
+        engine_window_emit(d);
     for (size_t k = 0; rc == 0 && k < d->n_fl; k++) {
-        engine_step_emit(d, &d->fl[k]);
         double loss = d->fl[k].loss * d->fl[k].weight;
         l->sum += loss;
         l->epoch_sum += loss;

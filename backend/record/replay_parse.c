@@ -103,6 +103,14 @@ static void replay_parse_phase(struct replay_p *p, struct ev *e) {
     e->u.phase.epoch = (int32_t)replay_p_int(p, "epoch", INT32_MIN, INT32_MAX);
     e->u.phase.step = replay_p_int(p, "step", INT64_MIN, INT64_MAX);
     e->u.phase.chunk = (int32_t)replay_p_int(p, "chunk", INT32_MIN, INT32_MAX);
+    if (replay_p_has(p, "count")) { /* a window of steps summed: both fields, or neither */
+        e->u.phase.count = (uint32_t)replay_p_int(p, "count", 2, UINT32_MAX);
+        e->u.phase.busy_ns = replay_p_u64(p, "busy_ns");
+        uint64_t span = e->u.phase.end_ns - e->u.phase.start_ns;
+        if (p->rc == 0 && (e->u.phase.end_ns < e->u.phase.start_ns || e->u.phase.busy_ns > span))
+            p->rc = errbuf_set(p->why, p->whylen, -EINVAL,
+                               "field 'busy_ns' is more than its span (end_ns - start_ns)");
+    }
     e->t_ns = e->u.phase.end_ns;
 }
 

@@ -137,10 +137,21 @@ void trace_emit(struct trace *t, const struct ev *e) {
 
 void trace_phase_emit(struct trace *t, unsigned dev, enum ev_phase_id ph, uint64_t start_ns,
                       uint64_t end_ns, const struct trace_pos *pos) {
+    trace_phase_emit_sum(t, dev, ph, start_ns, end_ns, end_ns > start_ns ? end_ns - start_ns : 0, 1,
+                         pos);
+}
+
+void trace_phase_emit_sum(struct trace *t, unsigned dev, enum ev_phase_id ph, uint64_t start_ns,
+                          uint64_t end_ns, uint64_t busy_ns, uint32_t count,
+                          const struct trace_pos *pos) {
     struct ev e = {.t_ns = end_ns, .kind = EV_PHASE, .dev = (uint16_t)dev};
     e.u.phase.phase = (uint8_t)ph;
     e.u.phase.start_ns = start_ns;
     e.u.phase.end_ns = end_ns;
+    if (count > 1) { /* one span leaves both 0: its time is its span */
+        e.u.phase.count = count;
+        e.u.phase.busy_ns = busy_ns;
+    }
     e.u.phase.epoch = pos ? pos->epoch : 0;
     e.u.phase.step = pos ? pos->step : -1;
     e.u.phase.chunk = pos ? pos->chunk : -1;

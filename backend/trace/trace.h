@@ -45,6 +45,12 @@ void trace_set_phase(struct trace *t, unsigned dev, enum ev_phase_id ph);
 void trace_phase_emit(struct trace *t, unsigned dev, enum ev_phase_id ph, uint64_t start_ns,
                       uint64_t end_ns, const struct trace_pos *pos);
 
+/* Emit count spans of one phase as one event: from the first's start_ns to the last's end_ns,
+ * busy_ns inside them (count 1 is trace_phase_emit). */
+void trace_phase_emit_sum(struct trace *t, unsigned dev, enum ev_phase_id ph, uint64_t start_ns,
+                          uint64_t end_ns, uint64_t busy_ns, uint32_t count,
+                          const struct trace_pos *pos);
+
 /* The one way to wait for a device: publishes "in flight since now" for dev, calls fn(arg),
  * records the duration into the (dev, op) histogram, pushes a SYNC event and returns fn's
  * result. Thread-safe for different devices; one sync per device at a time. */

@@ -105,19 +105,40 @@ static void bd_epoch_end(void) {
     bd_now_ns += 8000000;
 }
 
-/* One training step: h2d, forward, backward, optimizer on the device, the host's sync wait. */
+static void bd_phase_sum(enum ev_phase_id ph, uint64_t start, uint64_t end, uint64_t busy,
+                         uint32_t count) {
+    struct ev e = {.t_ns = end, .kind = EV_PHASE, .dev = 0};
+    e.u.phase = (struct ev_phase){.phase = (uint8_t)ph,
+                                  .epoch = (int32_t)(bd_step / BD_STEPS_PER_EPO) + 1,
+                                  .step = (int64_t)bd_step,
+                                  .chunk = -1,
+                                  .count = count,
+                                  .start_ns = start,
+                                  .end_ns = end,
+                                  .busy_ns = busy};
+    bd_add(&e);
+}
+
+#define BD_WINDOW 16 /* steps between the loop's synchronizes */
+
+/* A window of training steps as the loop reports it after its synchronize: h2d, forward,
+ * backward and optimizer, each summed over the window's steps, then the host's sync wait. */
 static void bd_train_step(void) {
     uint64_t t = bd_now_ns, q = BD_STEP_NS / 8;
-    bd_phase(PHASE_H2D, t, t + q / 4, -1);
-    bd_phase(PHASE_FORWARD, t + q / 4, t + 3 * q, -1);
-    bd_phase(PHASE_BACKWARD, t + 3 * q, t + 7 * q, -1);
-    bd_phase(PHASE_OPTIMIZER, t + 7 * q, t + 8 * q, -1);
-    bd_phase(PHASE_SYNC, t + q / 4, t + 8 * q, -1);
-    bd_sync(SYNC_OP_STREAM, t + q / 4, 7 * q + bd_rand() % 200000);
-    if (bd_step % 16 == 0)
-        bd_sync(SYNC_OP_COPY, t, 5000 + bd_rand() % 50000);
     bd_now_ns += BD_STEP_NS;
-    if (++bd_step % BD_STEPS_PER_EPO == 0)
+    bool epoch_end = ++bd_step % BD_STEPS_PER_EPO == 0;
+    if (bd_step % BD_WINDOW != 0 && !epoch_end)
+        return;
+    uint32_t n = (uint32_t)((bd_step - 1) % BD_WINDOW + 1);
+    uint64_t w0 = t + BD_STEP_NS - (uint64_t)n * BD_STEP_NS, span = (uint64_t)n * BD_STEP_NS;
+    bd_phase_sum(PHASE_H2D, w0, w0 + span - 7 * q - q / 4 * 3, (uint64_t)n * (q / 4), n);
+    bd_phase_sum(PHASE_FORWARD, w0 + q / 4, w0 + span - 5 * q, (uint64_t)n * (3 * q - q / 4), n);
+    bd_phase_sum(PHASE_BACKWARD, w0 + 3 * q, w0 + span - q, (uint64_t)n * 4 * q, n);
+    bd_phase_sum(PHASE_OPTIMIZER, w0 + 7 * q, w0 + span, (uint64_t)n * q, n);
+    bd_phase(PHASE_SYNC, w0 + q / 4, w0 + span, -1);
+    bd_sync(SYNC_OP_STREAM, w0 + q / 4, span - q / 4 + bd_rand() % 200000);
+    bd_sync(SYNC_OP_COPY, w0, 5000 + bd_rand() % 50000);
+    if (epoch_end)
         bd_epoch_end();
 }
 

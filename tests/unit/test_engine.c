@@ -168,6 +168,46 @@ Test(engine, full_run_emits_every_phase_and_checkpoints) {
     rs_test_rmtree(dir);
 }
 
+/* A step's device-timed phases come one event a phase for the steps between two synchronizes:
+ * every step counted once in each phase, none of its time outside the window's span. */
+Test(engine, step_phases_come_summed_a_window_at_a_time) {
+    char dir[256];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    struct engine_conf c;
+    eng_conf(&c, dir);
+    struct engine_result res;
+    eng_run(&c, &res, NULL);
+    cr_assert_eq(res.state, ENGINE_FINISHED, "%s", res.error);
+    static const enum ev_phase_id step_phases[] = {PHASE_H2D, PHASE_FORWARD, PHASE_BACKWARD,
+                                                   PHASE_OPTIMIZER};
+    for (size_t k = 0; k < 4; k++) {
+        int64_t steps = 0, events = 0, summed = 0, last_step = -1;
+        for (size_t i = 0; i < eng_n; i++) {
+            const struct ev *e = &eng_events[i];
+            if (e->kind != EV_PHASE || e->u.phase.phase != step_phases[k] || e->u.phase.step < 0)
+                continue; /* (the data's upload is an h2d outside any step) */
+            const struct ev_phase *p = &e->u.phase;
+            uint32_t n = p->count > 1 ? p->count : 1;
+            cr_assert_leq(n, 16, "a window holds at most the in-flight steps");
+            cr_assert_leq(ev_phase_busy_ns(p), p->end_ns - p->start_ns);
+            cr_assert_gt(p->step, last_step,
+                         "%s: windows in order, each naming its last step "
+                         "(%lld after %lld)",
+                         ev_phase_name(step_phases[k]), (long long)p->step, (long long)last_step);
+            last_step = p->step;
+            steps += n;
+            events++;
+            summed += p->count > 1;
+        }
+        cr_assert_eq(steps, res.steps, "%s: %lld steps counted, %lld run",
+                     ev_phase_name(step_phases[k]), (long long)steps, (long long)res.steps);
+        cr_assert_gt(summed, 0, "%s: no window summed", ev_phase_name(step_phases[k]));
+        cr_assert_lt(events, res.steps / 4, "%s: %lld events for %lld steps",
+                     ev_phase_name(step_phases[k]), (long long)events, (long long)res.steps);
+    }
+    rs_test_rmtree(dir);
+}
+
 Test(engine, commands_apply_at_safe_points) {
     char dir[256], err[512];
     cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
@@ -352,7 +392,12 @@ static int64_t eng_int(json_object *o, const char *key) {
 
 Test(engine, json_schema_of_each_event_kind) {
     struct ev e = {.t_ns = 5, .kind = EV_PHASE, .dev = 1};
-    e.u.phase = (struct ev_phase){PHASE_BACKWARD, 2, 40, -1, 1000, 3000};
+    e.u.phase = (struct ev_phase){.phase = PHASE_BACKWARD,
+                                  .epoch = 2,
+                                  .step = 40,
+                                  .chunk = -1,
+                                  .start_ns = 1000,
+                                  .end_ns = 3000};
     json_object *o = eng_parse(&e);
     cr_assert_str_eq(eng_str(o, "type"), "phase");
     cr_assert_str_eq(eng_str(o, "phase"), "backward");
@@ -362,6 +407,13 @@ Test(engine, json_schema_of_each_event_kind) {
     cr_assert_eq(eng_int(o, "epoch"), 2);
     cr_assert_eq(eng_int(o, "step"), 40);
     cr_assert_eq(eng_int(o, "chunk"), -1);
+    cr_assert_not(json_object_object_get_ex(o, "count", NULL), "one span has no count");
+    json_object_put(o);
+    e.u.phase.count = 16; /* a window summed: its count and busy time */
+    e.u.phase.busy_ns = 1200;
+    o = eng_parse(&e);
+    cr_assert_eq(eng_int(o, "count"), 16);
+    cr_assert_eq(eng_int(o, "busy_ns"), 1200);
     json_object_put(o);
 
     e = (struct ev){.t_ns = 9, .kind = EV_SYNC, .dev = 0};

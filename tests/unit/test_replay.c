@@ -123,6 +123,9 @@ static void replay_test_events(void) {
     c->u.command = (struct ev_command){.cmd = CMD_SET_CHUNK, .rc = 0, .arg = 250};
     snprintf(c->u.command.text, sizeof(c->u.command.text), "chunk size 250 bars");
     replay_test_phase(PHASE_FORWARD, T0 + 1300 * MS, T0 + 1310 * MS, 1, 7, -1);
+    replay_test_phase(PHASE_BACKWARD, T0 + 1310 * MS, T0 + 1350 * MS, 1, 9, -1);
+    replay_test_evs[replay_test_nev - 1].u.phase.count = 2; /* steps 8 and 9 summed */
+    replay_test_evs[replay_test_nev - 1].u.phase.busy_ns = 21 * MS;
     replay_test_metric(T0 + 1400 * MS, 1, 10, 0.5, false, 0, 1234.5);
     replay_test_metric(T0 + 1600 * MS, 1, 20, 0.4, true, 0.45, 1100);
     replay_test_text(EV_ALERT, T0 + 1700 * MS, 0, SEV_WARNING, "sync slow: 1.2 s");
@@ -245,6 +248,9 @@ static void replay_test_same_event(const struct ev *a, const struct ev *b) {
         cr_assert_eq(a->u.phase.chunk, b->u.phase.chunk);
         cr_assert_eq(a->u.phase.start_ns, b->u.phase.start_ns);
         cr_assert_eq(a->u.phase.end_ns, b->u.phase.end_ns);
+        cr_assert_eq(ev_phase_busy_ns(&a->u.phase), ev_phase_busy_ns(&b->u.phase));
+        cr_assert_eq(a->u.phase.count > 1 ? a->u.phase.count : 1,
+                     b->u.phase.count > 1 ? b->u.phase.count : 1);
         return;
     case EV_SYNC:
         cr_assert_eq(a->u.sync.op, b->u.sync.op);
@@ -608,6 +614,12 @@ ParameterizedTestParameters(replay, bad_line) {
         {"{\"type\":\"summary\",\"state\":\"exploded\",\"epochs\":1,\"steps\":1}",
          "stopped at line 3: field 'state': unknown value 'exploded'"},
         {"{\"type\":\"run\",\"version\":1}", "stopped at line 3: a second run line"},
+        {"{\"type\":\"phase\",\"seq\":1,\"dev\":0,\"phase\":\"forward\",\"start_ns\":10,"
+         "\"end_ns\":20,\"epoch\":1,\"step\":16,\"chunk\":-1,\"count\":16,\"busy_ns\":11}",
+         "stopped at line 3: field 'busy_ns' is more than its span"},
+        {"{\"type\":\"phase\",\"seq\":1,\"dev\":0,\"phase\":\"forward\",\"start_ns\":10,"
+         "\"end_ns\":20,\"epoch\":1,\"step\":16,\"chunk\":-1,\"count\":1,\"busy_ns\":5}",
+         "stopped at line 3: field 'count' is out of range"},
     };
     return cr_make_param_array(struct replay_test_bad, p, sizeof(p) / sizeof(p[0]));
 }

@@ -67,6 +67,30 @@ Test(ui_model, paint_picks_the_phase_that_fills_the_cell) {
     cr_assert_eq(cells[1], PHASE_FORWARD);
 }
 
+/* A window of steps summed into one event: its busy time spread evenly over its span, so a
+ * cell gets its share, not the whole span (the timeline's fill and the per-second totals). */
+Test(ui_model, a_summed_window_spreads_its_time_over_its_span) {
+    memset(&am, 0, sizeof(am));
+    struct ev e = {.kind = EV_PHASE};
+    e.u.phase = (struct ev_phase){.phase = PHASE_BACKWARD,
+                                  .count = 16,
+                                  .start_ns = 1000,
+                                  .end_ns = 2000,
+                                  .busy_ns = 250}; /* 25 ns in each 100 ns cell */
+    ui_model_add(&am, &e);
+    am_phase(PHASE_FORWARD, 1510, 1540); /* 30 ns of cell 5: more than backward's share */
+    enum ev_phase_id cells[10];
+    ui_model_paint(&am, 0, false, 1000, 2000, 10, cells);
+    for (int k = 0; k < 10; k++)
+        cr_assert_eq(cells[k], k == 5 ? PHASE_FORWARD : PHASE_BACKWARD, "cell %d: %d", k, cells[k]);
+    const uint64_t(*ns)[PHASE_COUNT] = ui_model_cell_times(&am, 0, 1000, 2000, 10);
+    uint64_t sum = 0;
+    for (int k = 0; k < 10; k++)
+        sum += ns[k][PHASE_BACKWARD];
+    cr_assert(sum >= 240 && sum <= 260, "the window's cells hold %llu ns of its 250",
+              (unsigned long long)sum);
+}
+
 Test(ui_model, events_list_is_newest_first_and_bounded) {
     memset(&am, 0, sizeof(am));
     for (int i = 0; i < UI_EVENTS + 5; i++) {

@@ -125,10 +125,8 @@ static int agent_line(void *ctx, const char *text, size_t len) {
 static void agent_count(struct agent *a, const struct ev *e) {
     if (e->kind == EV_KMSG && e->u.kmsg.category < KMSG_CAT_COUNT)
         a->kmsg_counts[e->u.kmsg.category]++;
-    if (e->kind == EV_PHASE && e->u.phase.phase < PHASE_COUNT &&
-        e->u.phase.end_ns > e->u.phase.start_ns)
-        a->phase_seconds[e->u.phase.phase] +=
-            (double)(e->u.phase.end_ns - e->u.phase.start_ns) / 1e9;
+    if (e->kind == EV_PHASE && e->u.phase.phase < PHASE_COUNT)
+        a->phase_seconds[e->u.phase.phase] += (double)ev_phase_busy_ns(&e->u.phase) / 1e9;
 }
 
 /* Every event of the run, before it is recorded: counted for /metrics and numbered as the
