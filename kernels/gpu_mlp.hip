@@ -53,23 +53,49 @@ __global__ void __launch_bounds__(ML_THREADS)
     }
 }
 
-__global__ void __launch_bounds__(ML_THREADS)
-    ml_loss_kernel(int loss, const float *out, const float *y, int rows, double *result) {
-    __shared__ double part[ML_THREADS];
-    double s = 0;
-    for (int r = threadIdx.x; r < rows; r += blockDim.x) {
-        double o = out[r], t = y[r];
-        s += loss == 1 ? (o > 0 ? o : 0.0) - o * t + log1p(exp(-fabs(o))) : (o - t) * (o - t);
-    }
-    part[threadIdx.x] = s;
+/* The block's sum of v into part[0] (every thread calls it; part has ML_THREADS slots). */
+__device__ static double ml_block_sum(double v, double *part) {
+    part[threadIdx.x] = v;
     __syncthreads();
-    for (unsigned h = blockDim.x / 2; h > 0; h /= 2) {
+    for (unsigned h = ML_THREADS / 2; h > 0; h /= 2) {
         if (threadIdx.x < h)
             part[threadIdx.x] += part[threadIdx.x + h];
         __syncthreads();
     }
-    if (threadIdx.x == 0)
-        *result = rows > 0 ? part[0] / rows : 0.0;
+    return part[0];
+}
+
+/* The mean loss in one launch: each block sums its rows (one a thread, mostly) into
+ * work->partial, and the block that finishes last adds the partials in block order (the same
+ * sum whatever order the blocks ran in), writes the mean and leaves work zeroed. */
+__global__ void __launch_bounds__(ML_THREADS)
+    ml_loss_kernel(int loss, const float *out, const float *y, int rows,
+                   struct rs_gpu_mlp_loss_work *work, double *result) {
+    __shared__ double part[ML_THREADS];
+    __shared__ bool last;
+    double s = 0;
+    for (int r = blockIdx.x * ML_THREADS + threadIdx.x; r < rows; r += gridDim.x * ML_THREADS) {
+        double o = out[r], t = y[r];
+        s += loss == 1 ? (o > 0 ? o : 0.0) - o * t + log1p(exp(-fabs(o))) : (o - t) * (o - t);
+    }
+    s = ml_block_sum(s, part);
+    if (threadIdx.x == 0) {
+        work->partial[blockIdx.x] = s;
+        __threadfence();
+        last = atomicAdd(&work->done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last)
+        return;
+    __threadfence();
+    double p = 0;
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += ML_THREADS)
+        p += ((volatile double *)work->partial)[b];
+    s = ml_block_sum(threadIdx.x < gridDim.x ? p : 0.0, part);
+    if (threadIdx.x == 0) {
+        *result = rows > 0 ? s / rows : 0.0;
+        work->done = 0;
+    }
 }
 
 __global__ void __launch_bounds__(ML_THREADS)
@@ -153,8 +179,11 @@ int rs_gpu_mlp_forward(const struct rs_gpu_mlp_dims *d, const float *params, con
 }
 
 int rs_gpu_mlp_loss(const struct rs_gpu_mlp_dims *d, const float *out, const float *y, int rows,
-                    double *loss, void *stream) {
-    RS_LAUNCH(ml_loss_kernel, 1, ML_THREADS, 0, (hipStream_t)stream, d->loss, out, y, rows, loss);
+                    struct rs_gpu_mlp_loss_work *work, double *loss, void *stream) {
+    int blocks = (rows + ML_THREADS - 1) / ML_THREADS;
+    blocks = blocks < 1 ? 1 : blocks > RS_GPU_MLP_LOSS_BLOCKS ? RS_GPU_MLP_LOSS_BLOCKS : blocks;
+    RS_LAUNCH(ml_loss_kernel, blocks, ML_THREADS, 0, (hipStream_t)stream, d->loss, out, y, rows,
+              work, loss);
     return (int)hipGetLastError();
 }
 

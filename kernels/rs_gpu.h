@@ -158,9 +158,16 @@ struct rs_gpu_mlp_dims {
  * pre-activations in z for the backward pass. */
 int rs_gpu_mlp_forward(const struct rs_gpu_mlp_dims *d, const float *params, const float *x,
                        int rows, float *z, float *out, void *stream);
+/* Device memory the loss keeps between its blocks: zeroed once (rs_gpu_memset0) before the
+ * first call, left zeroed by each; one per stream, as calls on it do not overlap. */
+#define RS_GPU_MLP_LOSS_BLOCKS 64
+struct rs_gpu_mlp_loss_work {
+    double partial[RS_GPU_MLP_LOSS_BLOCKS];
+    unsigned done;
+};
 /* Mean loss of out against y into *loss (device or mapped host memory, double). */
 int rs_gpu_mlp_loss(const struct rs_gpu_mlp_dims *d, const float *out, const float *y, int rows,
-                    double *loss, void *stream);
+                    struct rs_gpu_mlp_loss_work *work, double *loss, void *stream);
 /* Floats of device memory rs_gpu_mlp_backward needs as scratch for batches of up to max_rows
  * (large batches keep every layer's deltas there; 0 when no such batch is large). */
 size_t rs_gpu_mlp_scratch_floats(const struct rs_gpu_mlp_dims *d, size_t max_rows);

@@ -11,7 +11,8 @@ struct compute_mlp {
     struct rs_gpu_mlp_dims dims;
     size_t n_params, max_rows;
     float *params, *grad, *m, *v, *z, *out;
-    float *scratch; /* the backward pass's (rs_gpu_mlp_scratch_floats) */
+    float *scratch;                         /* the backward pass's (rs_gpu_mlp_scratch_floats) */
+    struct rs_gpu_mlp_loss_work *loss_work; /* the loss's blocks' partial sums, kept zeroed */
     struct mlp_adam_conf adam;
     int64_t t; /* Adam steps taken */
 };
@@ -40,7 +41,7 @@ static void compute_hip_mlp_dims(const struct mlp_arch *a, size_t max_rows,
 void compute_hip_mlp_destroy(struct compute *c, struct compute_mlp *m) {
     if (!m)
         return;
-    float *bufs[] = {m->params, m->grad, m->m, m->v, m->z, m->out, m->scratch};
+    void *bufs[] = {m->params, m->grad, m->m, m->v, m->z, m->out, m->scratch, m->loss_work};
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
         compute_free(c, bufs[i]);
     free(m);
@@ -86,6 +87,12 @@ int compute_hip_mlp_create(struct compute *c, const struct compute_mlp_init *ini
     rc = rc ? rc : compute_hip_mlp_buf(c, m->max_rows, &m->out);
     rc = rc ? rc
             : compute_hip_mlp_buf(c, rs_gpu_mlp_scratch_floats(&m->dims, m->max_rows), &m->scratch);
+    if (rc == 0) {
+        void *w = NULL;
+        rc = compute_alloc(c, sizeof(struct rs_gpu_mlp_loss_work), &w, NULL, 0);
+        m->loss_work = w;
+    }
+    rc = rc ? rc : c->ops->memset0(c, m->loss_work, sizeof(struct rs_gpu_mlp_loss_work));
     rc = rc ? rc : compute_hip_mlp_fill(c, m->params, init->params, n);
     rc = rc ? rc : compute_hip_mlp_fill(c, m->m, init->adam_m, n);
     rc = rc ? rc : compute_hip_mlp_fill(c, m->v, init->adam_v, n);
@@ -117,8 +124,8 @@ int compute_hip_mlp_loss(struct compute *c, struct compute_mlp *m, const void *y
     rc = rc ? rc : compute_hip_stage(c, sizeof(double), &slot);
     if (rc != 0)
         return rc;
-    rc = compute_hip_fail(
-        c, rs_gpu_mlp_loss(&m->dims, m->out, y, (int)rows, slot, compute_hip_mlp_stream(c)));
+    rc = compute_hip_fail(c, rs_gpu_mlp_loss(&m->dims, m->out, y, (int)rows, m->loss_work, slot,
+                                             compute_hip_mlp_stream(c)));
     struct hip_pend p = {.kind = HIP_PEND_F64, .dst = loss_host, .src = slot};
     return rc ? rc : compute_hip_pend(c, &p);
 }
