@@ -303,21 +303,30 @@ static int cg_check(bool ok, const char *what, const struct cg_rank *rk) {
     return ok ? 0 : 1;
 }
 
-static int cg_case_reduce(void) {
+/* Both ranks run script in a new group; their all-reduce record (rank 0's) into *st and the
+ * time it took into *sec. 0, or 1 when the group did not open. */
+static int cg_both(int script, struct cg_rank *rk, struct comm_op_stats *st, double *sec) {
     struct comm *c;
-    struct cg_rank rk[2];
     pthread_t t[2];
-    const int scripts[2] = {CG_REDUCE, CG_REDUCE};
+    const int scripts[2] = {script, script};
     if (cg_group(&c) != 0)
         return 1;
     uint64_t t0 = mono_now_ns();
     cg_start(c, rk, scripts, t);
     cg_finish(rk, t);
-    struct comm_op_stats st;
-    comm_stats(c, 0, COMM_OP_ALLREDUCE, &st);
+    comm_stats(c, 0, COMM_OP_ALLREDUCE, st);
     comm_close(c);
-    printf("  init, 2 all-reduces of %u floats, barrier, destroy: %.3f s\n", CG_COUNT,
-           (double)(mono_now_ns() - t0) / 1e9);
+    *sec = (double)(mono_now_ns() - t0) / 1e9;
+    return 0;
+}
+
+static int cg_case_reduce(void) {
+    struct cg_rank rk[2];
+    struct comm_op_stats st;
+    double sec;
+    if (cg_both(CG_REDUCE, rk, &st, &sec) != 0)
+        return 1;
+    printf("  init, 2 all-reduces of %u floats, barrier, destroy: %.3f s\n", CG_COUNT, sec);
     bool ok = rk[0].rc == 0 && rk[1].rc == 0 && st.bytes == 2ull * CG_COUNT * sizeof(float);
     return cg_check(ok, "sum and mean on two GPUs", rk);
 }
@@ -412,18 +421,13 @@ static int cg_case_stuck(void) {
 /* Both ranks take the direct path (it must be on: this build has its kernel) through every
  * size's rounds. */
 static int cg_case_rounds(void) {
-    struct comm *c;
     struct cg_rank rk[2];
-    pthread_t t[2];
-    const int scripts[2] = {CG_ROUNDS_RUN, CG_ROUNDS_RUN};
-    if (cg_group(&c) != 0)
+    struct comm_op_stats st;
+    double sec;
+    if (cg_both(CG_ROUNDS_RUN, rk, &st, &sec) != 0)
         return 1;
-    uint64_t t0 = mono_now_ns();
-    cg_start(c, rk, scripts, t);
-    cg_finish(rk, t);
-    comm_close(c);
     printf("  direct path up to %zu B on both ranks; %zu sizes x %d rounds in %.3f s\n",
-           rk[0].peer_bytes, CG_N_SIZES + 2, CG_ROUNDS, (double)(mono_now_ns() - t0) / 1e9);
+           rk[0].peer_bytes, CG_N_SIZES + 2, CG_ROUNDS, sec);
     bool ok = rk[0].rc == 0 && rk[1].rc == 0 && rk[0].peer_bytes == cg_peer_max &&
               rk[1].peer_bytes == cg_peer_max;
     return cg_check(ok, "direct all-reduces, rounds back to back", rk);
