@@ -7,9 +7,11 @@
 #include "gpu_mlp_internal.h"
 
 #define MLT_THREADS  128 /* threads of a row-tile block (forward, deltas) */
-#define MLT_KC       16  /* weight rows (reduction index k) staged at a time */
-#define MLT_MICRO    2   /* 4x4 output blocks a thread owns at most */
-#define MLT_PF       32  /* staged floats a thread carries: MLT_KC * MAX_WIDTH / MLT_THREADS */
+#ifndef MLT_KC
+#define MLT_KC 16 /* weight rows (reduction index k) staged at a time */
+#endif
+#define MLT_MICRO 2 /* 4x4 output blocks a thread owns at most */
+#define MLT_PF    (MLT_KC * RS_GPU_MLP_MAX_WIDTH / MLT_THREADS) /* staged floats a thread carries */
 #define MLT_ROWS_MAX 64
 #ifndef MLT_BLOCKS_GOAL
 #define MLT_BLOCKS_GOAL 256 /* row tiles a batch is split into, when rows allow */
@@ -71,11 +73,12 @@ __device__ static inline void mlt_fetch(const float *w, int K, int N, int k0, fl
     int live = mlt_slots<FWD>(mlt_round4(N));
 #pragma unroll
     for (int p = 0; p < MLT_PF; p++) {
+        if (p >= live) /* a narrow layer's chunk: the slots past it cost no instructions */
+            break;
         int kk, n;
         mlt_slot<FWD>(threadIdx.x, p, &kk, &n);
         int k = k0 + kk;
-        if (p < live)
-            pf[p] = n < N && k < K ? w[FWD ? (size_t)n * K + k : (size_t)k * N + n] : 0.0f;
+        pf[p] = n < N && k < K ? w[FWD ? (size_t)n * K + k : (size_t)k * N + n] : 0.0f;
     }
 }
 
@@ -85,9 +88,11 @@ __device__ static inline void mlt_stash(const float (&pf)[MLT_PF], int N4, int l
     int live = mlt_slots<FWD>(N4);
 #pragma unroll
     for (int p = 0; p < MLT_PF; p++) {
+        if (p >= live)
+            break;
         int kk, n;
         mlt_slot<FWD>(threadIdx.x, p, &kk, &n);
-        if (p < live && n < N4)
+        if (n < N4)
             wc[kk * ld + n] = pf[p];
     }
 }
