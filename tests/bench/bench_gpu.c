@@ -293,7 +293,7 @@ static int bg_mlp(struct compute *c, int h1, int h2, size_t batch, bool timed, i
     size_t np = mlp_param_count(&a);
     double *params = malloc(np * sizeof(double)), *xh = malloc(batch * 24 * sizeof(double)),
            *yh = malloc(batch * sizeof(double)), *loss = calloc(BG_SYNC_EVERY, sizeof(double));
-    struct compute_event *ev = calloc(6 * BG_SYNC_EVERY, sizeof(*ev));
+    struct compute_event *ev = calloc(5 * BG_SYNC_EVERY, sizeof(*ev));
     uint64_t s = 7;
     for (size_t i = 0; i < batch * 24; i++)
         xh[i] = bg_gauss(&s);
@@ -311,27 +311,26 @@ static int bg_mlp(struct compute *c, int h1, int h2, size_t batch, bool timed, i
     rc = rc ? rc : ops->upload_f64(c, y, yh, batch);
     rc = rc ? rc : ops->mlp_create(c, &init, &m);
     rc = rc ? rc : compute_sync(c, SYNC_OP_STREAM);
-    uint64_t t0 = 0, phase_ns[4] = {0}; /* forward, loss, backward, optimizer */
+    uint64_t t0 = 0, phase_ns[3] = {0}; /* forward + loss, backward, optimizer */
     for (int i = 0; rc == 0 && i < steps + BG_SYNC_EVERY; i++) {
         if (i == BG_SYNC_EVERY) /* the first interval warms up */
             t0 = mono_now_ns();
-        struct compute_event *e = &ev[6 * (i % BG_SYNC_EVERY)];
+        struct compute_event *e = &ev[5 * (i % BG_SYNC_EVERY)];
         rc = timed ? ops->event_record(c, &e[0]) : 0;
         rc = rc ? rc : timed ? ops->event_record(c, &e[1]) : 0;
         rc = rc ? rc : ops->mlp_forward(c, m, x, batch);
-        rc = rc ? rc : timed ? ops->event_record(c, &e[2]) : 0;
         rc = rc ? rc : ops->mlp_loss(c, m, y, batch, &loss[i % BG_SYNC_EVERY]);
-        rc = rc ? rc : timed ? ops->event_record(c, &e[3]) : 0;
+        rc = rc ? rc : timed ? ops->event_record(c, &e[2]) : 0;
         rc = rc ? rc : ops->mlp_backward(c, m, x, y, batch);
-        rc = rc ? rc : timed ? ops->event_record(c, &e[4]) : 0;
+        rc = rc ? rc : timed ? ops->event_record(c, &e[3]) : 0;
         rc = rc ? rc : ops->mlp_optimizer(c, m);
-        rc = rc ? rc : timed ? ops->event_record(c, &e[5]) : 0;
+        rc = rc ? rc : timed ? ops->event_record(c, &e[4]) : 0;
         if (rc == 0 && (i + 1) % BG_SYNC_EVERY == 0)
             rc = compute_sync(c, SYNC_OP_STREAM);
         for (int k = 0;
-             timed && rc == 0 && i >= BG_SYNC_EVERY && k < 4 && (i + 1) % BG_SYNC_EVERY == 0; k++)
+             timed && rc == 0 && i >= BG_SYNC_EVERY && k < 3 && (i + 1) % BG_SYNC_EVERY == 0; k++)
             for (int j = 0; j < BG_SYNC_EVERY; j++)
-                phase_ns[k] += ev[6 * j + k + 2].t_ns - ev[6 * j + k + 1].t_ns;
+                phase_ns[k] += ev[5 * j + k + 2].t_ns - ev[5 * j + k + 1].t_ns;
     }
     rc = rc ? rc : compute_sync(c, SYNC_OP_STREAM); /* the losses land before they are freed */
     double sec = (double)(mono_now_ns() - t0) / 1e9;
@@ -341,13 +340,11 @@ static int bg_mlp(struct compute *c, int h1, int h2, size_t batch, bool timed, i
     else
         fprintf(stderr, "bench_gpu: MLP: %s\n", ops->strerror(rc));
     if (rc == 0 && timed)
-        printf("rs_mlp_device_us_forward_h%d_%d_b%zu=%.2f\n"
-               "rs_mlp_device_us_loss_h%d_%d_b%zu=%.2f\n"
+        printf("rs_mlp_device_us_forward_loss_h%d_%d_b%zu=%.2f\n"
                "rs_mlp_device_us_backward_h%d_%d_b%zu=%.2f\n"
                "rs_mlp_device_us_optimizer_h%d_%d_b%zu=%.2f\n",
                h1, h2, batch, (double)phase_ns[0] / 1e3 / steps, h1, h2, batch,
-               (double)phase_ns[1] / 1e3 / steps, h1, h2, batch, (double)phase_ns[2] / 1e3 / steps,
-               h1, h2, batch, (double)phase_ns[3] / 1e3 / steps);
+               (double)phase_ns[1] / 1e3 / steps, h1, h2, batch, (double)phase_ns[2] / 1e3 / steps);
     if (m)
         ops->mlp_destroy(c, m);
     compute_free(c, x);
