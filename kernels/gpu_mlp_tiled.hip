@@ -6,12 +6,12 @@
 // it to grad once per element.
 #include "gpu_mlp_internal.h"
 
-#define MLT_THREADS  128 /* threads of a row-tile block (forward, deltas) */
+#define MLT_THREADS 128 /* threads of a row-tile block (forward, deltas) */
 #ifndef MLT_KC
 #define MLT_KC 16 /* weight rows (reduction index k) staged at a time */
 #endif
-#define MLT_MICRO 2 /* 4x4 output blocks a thread owns at most */
-#define MLT_PF    (MLT_KC * RS_GPU_MLP_MAX_WIDTH / MLT_THREADS) /* staged floats a thread carries */
+#define MLT_MICRO    2 /* 4x4 output blocks a thread owns at most */
+#define MLT_PF       (MLT_KC * RS_GPU_MLP_MAX_WIDTH / MLT_THREADS) /* staged floats a thread carries */
 #define MLT_ROWS_MAX 64
 #ifndef MLT_BLOCKS_GOAL
 #define MLT_BLOCKS_GOAL 256 /* row tiles a batch is split into, when rows allow */
@@ -67,14 +67,27 @@ template <bool FWD> __device__ static inline int mlt_slots(int N4) {
     return (N4 + 31) / 32 * (MLT_KC / (MLT_THREADS / 32));
 }
 
+/* The end of a chunk's live slots in an unrolled slot loop: nvcc leaves the loop there, so the
+ * slots past a narrow layer's cost no instructions (a 64-wide layer would otherwise pay for
+ * every slot of a 256-wide one); clang cannot unroll a loop with a second exit, so on AMD the
+ * slots past it are skipped one by one. */
+#if defined(RS_GPU_NVIDIA)
+#define MLT_LIVE_END(p, live)                                                                      \
+    if ((p) >= (live))                                                                             \
+    break
+#else
+#define MLT_LIVE_END(p, live)                                                                      \
+    if ((p) >= (live))                                                                             \
+    continue
+#endif
+
 /* Weights k0.. k0 + MLT_KC - 1 into registers; zero outside the K x N matrix. */
 template <bool FWD>
 __device__ static inline void mlt_fetch(const float *w, int K, int N, int k0, float (&pf)[MLT_PF]) {
     int live = mlt_slots<FWD>(mlt_round4(N));
 #pragma unroll
     for (int p = 0; p < MLT_PF; p++) {
-        if (p >= live) /* a narrow layer's chunk: the slots past it cost no instructions */
-            break;
+        MLT_LIVE_END(p, live);
         int kk, n;
         mlt_slot<FWD>(threadIdx.x, p, &kk, &n);
         int k = k0 + kk;
@@ -88,8 +101,7 @@ __device__ static inline void mlt_stash(const float (&pf)[MLT_PF], int N4, int l
     int live = mlt_slots<FWD>(N4);
 #pragma unroll
     for (int p = 0; p < MLT_PF; p++) {
-        if (p >= live)
-            break;
+        MLT_LIVE_END(p, live);
         int kk, n;
         mlt_slot<FWD>(threadIdx.x, p, &kk, &n);
         if (n < N4)
