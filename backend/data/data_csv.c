@@ -27,17 +27,21 @@ enum data_csv_col {
     DATA_CSV_CLOSE,
     DATA_CSV_VOLUME,
     DATA_CSV_VIX,
+    DATA_CSV_SYMBOL,
     DATA_CSV_NCOL
 };
+
+#define DATA_CSV_SYMBOLS 16 /* instruments counted by name; more are counted together */
 
 static const struct {
     const char *name;
     enum data_csv_col col;
 } data_csv_names[] = {
-    {"timestamp", DATA_CSV_TS}, {"datetime", DATA_CSV_TS},   {"date", DATA_CSV_DATE},
-    {"time", DATA_CSV_TIME},    {"open", DATA_CSV_OPEN},     {"high", DATA_CSV_HIGH},
-    {"low", DATA_CSV_LOW},      {"close", DATA_CSV_CLOSE},   {"volume", DATA_CSV_VOLUME},
-    {"vix", DATA_CSV_VIX},      {"vix_close", DATA_CSV_VIX},
+    {"timestamp", DATA_CSV_TS},  {"datetime", DATA_CSV_TS},   {"date", DATA_CSV_DATE},
+    {"time", DATA_CSV_TIME},     {"open", DATA_CSV_OPEN},     {"high", DATA_CSV_HIGH},
+    {"low", DATA_CSV_LOW},       {"close", DATA_CSV_CLOSE},   {"volume", DATA_CSV_VOLUME},
+    {"vix", DATA_CSV_VIX},       {"vix_close", DATA_CSV_VIX}, {"ts_event", DATA_CSV_TS},
+    {"symbol", DATA_CSV_SYMBOL},
 };
 
 /* One load in progress: the open file, the bounded line buffer and the current row's fields. */
@@ -52,6 +56,15 @@ struct data_csv_ctx {
     long col[DATA_CSV_NCOL]; /* field index of each column, -1 when absent */
     int64_t last_t;          /* timestamp of the last accepted bar */
     int have_last;
+    char sep;         /* the field separator: ',' or, for NinjaTrader's files, ';' */
+    bool pending;     /* the line read with the header is the first data row */
+    const char *want; /* opts->symbol */
+    bool several;     /* a second instrument turned up (and none was picked): count only */
+    struct {          /* the instruments seen, in order of appearance */
+        char name[DATA_CSV_SYMBOL_MAX];
+        size_t rows;
+    } sym[DATA_CSV_SYMBOLS];
+    size_t n_sym, rows_more; /* names kept; rows of instruments past them */
 };
 
 /* ---- numbers ---- */
@@ -136,7 +149,7 @@ static int data_csv_unquote(char *s, char **end, char **next, char *why, size_t 
     }
     for (r++; *r == ' ' || *r == '\t'; r++)
         ;
-    if (*r != ',' && *r != '\0')
+    if (*r != ',' && *r != ';' && *r != '\0')
         return errbuf_set(why, whylen, -EINVAL, "text after the closing quote of a field");
     *end = w;
     *next = r;
@@ -155,9 +168,10 @@ static int data_csv_split(struct data_csv_ctx *c, char *s, char *why, size_t why
             if (rc != 0)
                 return rc;
         } else {
-            next = end = s + strcspn(s, ",");
+            char seps[2] = {c->sep, '\0'};
+            next = end = s + strcspn(s, seps);
         }
-        int more = *next == ',';
+        int more = *next == c->sep;
         if (data_csv_push_field(c, s, end) != 0)
             return errbuf_set(why, whylen, -ENOMEM, "out of memory");
         if (!more)
@@ -190,8 +204,47 @@ static void data_csv_map_columns(struct data_csv_ctx *c) {
                 data_csv_name_eq(c->f[i], data_csv_names[k].name))
                 c->col[data_csv_names[k].col] = (long)i;
     c->ncols = c->nf;
+    if (c->col[DATA_CSV_TS] < 0 && c->col[DATA_CSV_DATE] < 0 && c->col[DATA_CSV_TIME] >= 0) {
+        c->col[DATA_CSV_TS] = c->col[DATA_CSV_TIME]; /* time alone: TradingView's epoch seconds */
+        c->col[DATA_CSV_TIME] = -1;
+    }
     if (c->col[DATA_CSV_TS] < 0 && (c->col[DATA_CSV_DATE] < 0 || c->col[DATA_CSV_TIME] < 0))
         c->col[DATA_CSV_DATE] = c->col[DATA_CSV_TIME] = -1;
+}
+
+/* The layout a header names, for the log. */
+static const char *data_csv_format(const struct data_csv_ctx *c) {
+    const char *ts = c->col[DATA_CSV_TS] >= 0 ? c->f[c->col[DATA_CSV_TS]] : "";
+    if (data_csv_name_eq(ts, "ts_event"))
+        return "Databento OHLCV";
+    if (data_csv_name_eq(ts, "time"))
+        return "TradingView (time in epoch seconds)";
+    return "CSV with a header";
+}
+
+/* NinjaTrader's export: no header, "yyyyMMdd HHmmss;open;high;low;close;volume". */
+static bool data_csv_ninjatrader(const char *s) {
+    long long t;
+    char ts[16];
+    if (strlen(s) < 16 || s[15] != ';' || strspn(s, "0123456789") != 8)
+        return false;
+    memcpy(ts, s, 15);
+    ts[15] = '\0';
+    return data_parse_timestamp(ts, &t) == 0;
+}
+
+/* The NinjaTrader layout for this file: the line just read is its first row. */
+static void data_csv_headerless(struct data_csv_ctx *c, struct data_csv_report *rep) {
+    static const enum data_csv_col order[6] = {DATA_CSV_TS,  DATA_CSV_OPEN,  DATA_CSV_HIGH,
+                                               DATA_CSV_LOW, DATA_CSV_CLOSE, DATA_CSV_VOLUME};
+    for (int k = 0; k < DATA_CSV_NCOL; k++)
+        c->col[k] = -1;
+    for (int k = 0; k < 6; k++)
+        c->col[order[k]] = k;
+    c->ncols = 6;
+    c->sep = ';';
+    c->pending = true;
+    snprintf(rep->format, sizeof(rep->format), "NinjaTrader (no header, ';')");
 }
 
 /* Every missing required column named in one message; a hint when the row looks like data. */
@@ -220,22 +273,37 @@ static int data_csv_check_header(struct data_csv_ctx *c, char *err, size_t errle
                       numeric ? " (the first row looks like data: a header row is required)" : "");
 }
 
-/* Read up to and including the header row. */
-static int data_csv_header(struct data_csv_ctx *c, char *err, size_t errlen) {
+/* Read up to and including the header row (or, in a file without one, the first row, left
+ * pending). */
+static int data_csv_header(struct data_csv_ctx *c, struct data_csv_report *rep, char *err,
+                           size_t errlen) {
     int rc;
     while ((rc = data_csv_read_line(c, err, errlen)) == 1) {
         char *s = c->line;
         if (c->lineno == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0)
-            s += 3;
+            memmove(s, s + 3, strlen(s + 3) + 1);
         if (data_csv_blank(s))
             continue;
+        if (data_csv_ninjatrader(s)) {
+            data_csv_headerless(c, rep);
+            break;
+        }
         char why[160];
         rc = data_csv_split(c, s, why, sizeof(why));
         if (rc != 0)
             return errbuf_set(err, errlen, rc, "%s:%zu: header: %s", c->name, c->lineno, why);
         data_csv_map_columns(c);
-        return data_csv_check_header(c, err, errlen);
+        snprintf(rep->format, sizeof(rep->format), "%s", data_csv_format(c));
+        rc = data_csv_check_header(c, err, errlen);
+        if (rc == 0 && c->want && c->col[DATA_CSV_SYMBOL] < 0)
+            rc = errbuf_set(err, errlen, -EINVAL,
+                            "%s:%zu: header: no 'symbol' column to pick %s from (leave out "
+                            "--symbol: the file holds one instrument)",
+                            c->name, c->lineno, c->want);
+        return rc;
     }
+    if (rc == 1)
+        return 0;
     return rc < 0
                ? rc
                : errbuf_set(err, errlen, -EINVAL, "%s: empty file: expected a header row", c->name);
@@ -257,8 +325,8 @@ static int data_csv_row_time(struct data_csv_ctx *c, int64_t *t, char *why, size
     long long v;
     if (data_parse_timestamp(s, &v) != 0)
         return errbuf_set(why, whylen, -EINVAL,
-                          "%s: bad timestamp \"%.40s\" (expected YYYY-MM-DD HH:MM[:SS], "
-                          "YYYY-MM-DDTHH:MM[:SS] or epoch seconds)",
+                          "%s: bad timestamp \"%.40s\" (expected YYYY-MM-DD HH:MM[:SS] in UTC, "
+                          "ISO 8601 with Z, yyyyMMdd HHmmss or epoch seconds)",
                           col, s);
     if (c->have_last && v <= c->last_t) {
         char now[20], prev[20];
@@ -309,15 +377,58 @@ static int data_csv_check_bar(const struct data_bar *b, char *why, size_t whylen
     return 0;
 }
 
-/* Parse and validate one data row into b. 0, -ENOMEM, or -EINVAL with why = "column: reason". */
-static int data_csv_row(struct data_csv_ctx *c, struct data_bar *b, char *why, size_t whylen) {
+/* Split the current line into its fields, as many as the header's. 0, -ENOMEM, or -EINVAL
+ * with why. */
+static int data_csv_fields(struct data_csv_ctx *c, char *why, size_t whylen) {
     char inner[160];
     int rc = data_csv_split(c, c->line, inner, sizeof(inner));
     if (rc != 0)
         return errbuf_set(why, whylen, rc, "row: %s", inner);
     if (c->nf != c->ncols)
-        return errbuf_set(why, whylen, -EINVAL, "row: %zu fields, the header has %zu", c->nf,
-                          c->ncols);
+        return errbuf_set(why, whylen, -EINVAL, "row: %zu fields, %s %zu", c->nf,
+                          c->sep == ';' ? "NinjaTrader's rows have" : "the header has", c->ncols);
+    return 0;
+}
+
+/* Count the row's instrument; false when the row is left out (another instrument than the one
+ * picked, or any row once a second one has turned up without a pick). */
+static bool data_csv_symbol(struct data_csv_ctx *c, struct data_csv_report *rep) {
+    const char *s = c->f[c->col[DATA_CSV_SYMBOL]];
+    size_t k = 0;
+    while (k < c->n_sym && strcmp(c->sym[k].name, s) != 0)
+        k++;
+    if (k < c->n_sym)
+        c->sym[k].rows++;
+    else if (k < DATA_CSV_SYMBOLS) {
+        snprintf(c->sym[k].name, sizeof(c->sym[k].name), "%s", s);
+        c->sym[k].rows = 1;
+        c->n_sym++;
+    } else
+        c->rows_more++;
+    if (c->want) {
+        bool mine = strcmp(s, c->want) == 0;
+        rep->rows_other += !mine;
+        return mine;
+    }
+    c->several = c->several || c->n_sym > 1;
+    return !c->several;
+}
+
+/* "ESH4 (12000 rows), ESM4 (800 rows)" into buf: the instruments seen. */
+static void data_csv_symbols(const struct data_csv_ctx *c, char *buf, size_t n) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < c->n_sym && used < n; k++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s (%zu rows)", k ? ", " : "",
+                                 c->sym[k].name, c->sym[k].rows);
+    if (c->rows_more && used < n)
+        snprintf(buf + used, n - used, " and %zu rows of more instruments", c->rows_more);
+}
+
+/* Parse and validate the current row's fields into b. 0, or -EINVAL with why = "column:
+ * reason". */
+static int data_csv_row(struct data_csv_ctx *c, struct data_bar *b, char *why, size_t whylen) {
+    int rc;
     b->vix = NAN;
     if ((rc = data_csv_row_time(c, &b->t_s, why, whylen)) != 0 ||
         (rc = data_csv_row_num(c, DATA_CSV_OPEN, "open", &b->open, why, whylen)) != 0 ||
@@ -343,17 +454,36 @@ static int data_csv_reject(struct data_csv_ctx *c, int rc, const char *why, bool
     return 0;
 }
 
+/* The end of a file whose rows gave no bar: why. */
+static int data_csv_none(struct data_csv_ctx *c, struct data_csv_report *rep, char *err,
+                         size_t errlen) {
+    char list[512];
+    data_csv_symbols(c, list, sizeof(list));
+    if (c->want && (c->n_sym > 0 || c->rows_more))
+        return errbuf_set(err, errlen, -EINVAL, "%s: no rows of %s (the file has %s)", c->name,
+                          c->want, list);
+    if (rep->rows_skipped)
+        return errbuf_set(err, errlen, -EINVAL, "%s: no valid data rows (%zu skipped; first: %s)",
+                          c->name, rep->rows_skipped, rep->first_skip);
+    return errbuf_set(err, errlen, -EINVAL, "%s: no data rows", c->name);
+}
+
 static int data_csv_rows(struct data_csv_ctx *c, bool skip, struct data_series *ds,
                          struct data_csv_report *rep, char *err, size_t errlen) {
     size_t n0 = ds->n;
-    int rc;
-    while ((rc = data_csv_read_line(c, err, errlen)) == 1) {
+    int rc = 0;
+    while (c->pending || (rc = data_csv_read_line(c, err, errlen)) == 1) {
+        c->pending = false;
         if (data_csv_blank(c->line))
             continue;
         rep->rows_read++;
         struct data_bar b;
         char why[DATA_CSV_MSG];
-        rc = data_csv_row(c, &b, why, sizeof(why));
+        rc = data_csv_fields(c, why, sizeof(why));
+        if (rc == 0 && c->col[DATA_CSV_SYMBOL] >= 0 && !data_csv_symbol(c, rep))
+            continue;
+        if (rc == 0)
+            rc = data_csv_row(c, &b, why, sizeof(why));
         if (rc != 0) {
             if ((rc = data_csv_reject(c, rc, why, skip, rep, err, errlen)) != 0)
                 return rc;
@@ -364,12 +494,16 @@ static int data_csv_rows(struct data_csv_ctx *c, bool skip, struct data_series *
         c->last_t = b.t_s;
         c->have_last = 1;
     }
-    if (rc < 0 || ds->n > n0)
+    if (rc < 0)
         return rc;
-    if (rep->rows_skipped)
-        return errbuf_set(err, errlen, -EINVAL, "%s: no valid data rows (%zu skipped; first: %s)",
-                          c->name, rep->rows_skipped, rep->first_skip);
-    return errbuf_set(err, errlen, -EINVAL, "%s: no data rows", c->name);
+    if (c->several) {
+        char list[512];
+        data_csv_symbols(c, list, sizeof(list));
+        return errbuf_set(err, errlen, -EINVAL,
+                          "%s: several instruments: %s; pick one with --symbol NAME", c->name,
+                          list);
+    }
+    return ds->n > n0 ? 0 : data_csv_none(c, rep, err, errlen);
 }
 
 /* ---- load and write ---- */
@@ -399,13 +533,15 @@ int data_csv_load(const char *path, const struct data_csv_opts *opts, struct dat
     struct data_csv_report spare;
     rep = rep ? rep : &spare;
     memset(rep, 0, sizeof(*rep));
-    struct data_csv_ctx c = {.name = strcmp(path, "-") == 0 ? "<stdin>" : path};
+    struct data_csv_ctx c = {.name = strcmp(path, "-") == 0 ? "<stdin>" : path,
+                             .sep = ',',
+                             .want = opts && opts->symbol && opts->symbol[0] ? opts->symbol : NULL};
     size_t n0 = ds->n;
     locale_t cloc, old;
     if (data_csv_pin_c(&cloc, &old) != 0)
         return errbuf_set(err, errlen, -ENOMEM, "%s: cannot create the C locale", c.name);
     int rc = data_csv_open(&c, path, err, errlen);
-    if (rc != 0 || (rc = data_csv_header(&c, err, errlen)) != 0)
+    if (rc != 0 || (rc = data_csv_header(&c, rep, err, errlen)) != 0)
         goto fail;
     if (ds->n > 0) {
         c.last_t = ds->bars[ds->n - 1].t_s;

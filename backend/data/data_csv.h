@@ -9,25 +9,35 @@
 
 #define DATA_CSV_MAX_LINE (1u << 20) /* 1 MiB: longer lines are an error */
 
+#define DATA_CSV_SYMBOL_MAX 64 /* bytes of an instrument's name, its NUL included */
+
 struct data_csv_opts {
     bool skip_bad_rows; /* skip rows that fail validation instead of stopping */
+    const char *symbol; /* a file with a symbol column: keep this instrument's rows; NULL: a
+                           file with more than one instrument is an error that lists them */
 };
 
 struct data_csv_report {
     size_t rows_read;     /* data rows seen (header excluded) */
     size_t rows_skipped;  /* rows rejected under skip_bad_rows */
+    size_t rows_other;    /* rows of other instruments than opts->symbol, left out */
     char first_skip[256]; /* "FILE:LINE: column: reason" of the first skipped row, or "" */
+    char format[48];      /* the layout recognised, for the log: "Databento OHLCV", ... */
 };
 
 /* Read path ("-" is stdin) into ds (appended). Columns by header name, case-insensitive:
- * timestamp|datetime|date+time, open, high, low, close, volume, optional vix|vix_close.
- * Returns 0; or -EINVAL with err = "FILE:LINE: column: reason" for bad data; or -errno with
- * err naming the file for I/O errors. Never reads the whole file into one buffer. */
+ * timestamp|datetime|ts_event|date+time (or time alone, as TradingView exports epoch
+ * seconds), open, high, low, close, volume, optional vix|vix_close and symbol. A file without a
+ * header whose rows are "yyyyMMdd HHmmss;open;high;low;close;volume" is read as NinjaTrader
+ * writes it. Returns 0; or -EINVAL with err = "FILE:LINE: column: reason" for bad data (or
+ * "FILE: several instruments: ..." naming each with its rows); or -errno with err naming the
+ * file for I/O errors. Never reads the whole file into one buffer. */
 int data_csv_load(const char *path, const struct data_csv_opts *opts, struct data_series *ds,
                   struct data_csv_report *rep, char *err, size_t errlen);
 
-/* Parse one timestamp: "YYYY-MM-DD HH:MM[:SS]", "YYYY-MM-DDTHH:MM[:SS]" or epoch seconds.
- * 0 and *t_s set, or -EINVAL. */
+/* Parse one UTC timestamp: "YYYY-MM-DD HH:MM[:SS]", "YYYY-MM-DDTHH:MM[:SS]" (ISO 8601: a
+ * fraction of a second, dropped, and "Z" or "+00:00" may follow the seconds), "yyyyMMdd
+ * HHmmss", or epoch seconds. 0 and *t_s set, or -EINVAL. */
 int data_parse_timestamp(const char *s, long long *t_s);
 
 /* Write ds as CSV (timestamp,open,high,low,close,volume[,vix]) that data_csv_load reads back to

@@ -7,6 +7,7 @@
 #include "backend/comm/comm.h"
 #include "backend/compute/compute.h"
 #include "backend/core/evring.h"
+#include "backend/data/data_csv.h"
 #include "backend/memory/mem_pool.h"
 #include "backend/mlp/mlp.h"
 #include "backend/trace/trace.h"
@@ -25,6 +26,8 @@ struct engine_conf {
     int synthetic_days;              /* used when data_path is "" */
     uint64_t seed;
     bool skip_bad_rows;
+    char symbol[DATA_CSV_SYMBOL_MAX]; /* --symbol: the instrument to keep from a file of several;
+                                         "": the file must hold one */
     int session_start_hour;
     /* VPOC */
     int chunk_bars; /* bars per chunk; 0 = whole session */

@@ -17,9 +17,13 @@ int engine_data_load(struct engine *e, char *err, size_t errlen) {
     engine_set_phase(d0, PHASE_LOAD);
     int rc;
     if (e->conf.data_path[0]) {
-        struct data_csv_opts o = {.skip_bad_rows = e->conf.skip_bad_rows};
+        struct data_csv_opts o = {.skip_bad_rows = e->conf.skip_bad_rows, .symbol = e->conf.symbol};
         struct data_csv_report rep = {0};
         rc = data_csv_load(e->conf.data_path, &o, &e->ds, &rep, err, errlen);
+        if (rc == 0)
+            engine_log(e, SEV_INFO, "%s: read as %s%s%s%s", e->conf.data_path, rep.format,
+                       e->conf.symbol[0] ? ", instrument " : "", e->conf.symbol,
+                       rep.rows_other ? " (rows of other instruments left out)" : "");
         if (rc == 0 && rep.rows_skipped > 0)
             engine_log(e, SEV_WARNING, "%s: skipped %zu bad rows of %zu (first: %s)",
                        e->conf.data_path, rep.rows_skipped, rep.rows_read, rep.first_skip);

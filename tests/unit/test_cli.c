@@ -362,6 +362,32 @@ Test(cli, csv_skip_bad_rows_vpoc) {
                      "\"val\":100.75}");
 }
 
+/* The exports people have: each read without editing, the same three bars (closes 100.5 x10,
+ * 100.75 x20, 101 x30: POC 101, value area 100.75..101). */
+static void cli_test_three_bars(void) {
+    cli_test_status(0);
+    cr_assert_eq(cli_test_count(cli_test_res.out, "\n"), 1, "%s", cli_test_res.out);
+    CLI_TEST_OUT_HAS("\"session\":\"2024-01-02\"", "\"bars\":3,", "\"poc\":101,", "\"vah\":101,",
+                     "\"val\":100.75}");
+}
+
+Test(cli, csv_exports_tradingview_ninjatrader_databento) {
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("tradingview.csv"));
+    cli_test_three_bars();
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("ninjatrader.txt"));
+    cli_test_three_bars();
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("databento_mixed.csv"), "--symbol", "ESH4");
+    cli_test_three_bars();
+}
+
+/* Several instruments and no pick: one line naming each with its rows, status 2. */
+Test(cli, csv_several_instruments_vpoc) {
+    CLI_TEST_VPOC_BAD(cli_test_fix("databento_mixed.csv"), "databento_mixed.csv",
+                      "several instruments: ESH4 (3 rows), ESM4 (2 rows)", "--symbol NAME");
+    CLI_TEST_TRAIN_BAD(cli_test_fix("databento_mixed.csv"), "several instruments",
+                       "pick one with --symbol NAME");
+}
+
 Test(cli, csv_skip_bad_rows_only_bad_rows_is_an_error) {
     /* Skipping every data row leaves nothing: still an input error. */
     CLI_TEST_RUN("vpoc", "--data", cli_test_fix("no_header.csv"), "--skip-bad-rows");

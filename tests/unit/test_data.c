@@ -166,6 +166,17 @@ Test(data, parse_timestamp_accepts) {
     cr_assert_eq(t, 951868799LL);
     cr_assert_eq(data_parse_timestamp("1970-01-01 00:00:59", &t), 0);
     cr_assert_eq(t, 59);
+    /* ISO 8601 in UTC as Databento writes it (the fraction dropped), NinjaTrader's compact form */
+    cr_assert_eq(data_parse_timestamp("2024-01-02T14:30:00.000000000Z", &t), 0);
+    cr_assert_eq(t, T_0102_1430);
+    cr_assert_eq(data_parse_timestamp("2024-01-02T14:30:00.999Z", &t), 0);
+    cr_assert_eq(t, T_0102_1430);
+    cr_assert_eq(data_parse_timestamp("2024-01-02 14:30:00Z", &t), 0);
+    cr_assert_eq(t, T_0102_1430);
+    cr_assert_eq(data_parse_timestamp("2024-01-02T14:30:00+00:00", &t), 0);
+    cr_assert_eq(t, T_0102_1430);
+    cr_assert_eq(data_parse_timestamp("20240102 143000", &t), 0);
+    cr_assert_eq(t, T_0102_1430);
 }
 
 Test(data, parse_timestamp_rejects) {
@@ -182,7 +193,14 @@ Test(data, parse_timestamp_rejects) {
         "2024-01-02 10:00:60",
         "2024-01-02 10:00:0x",
         "2024-01-02",
-        "2024-01-02 10:00:00Z",
+        "2024-01-02 10:00:00+01:00", /* local times need their zone: not taken as UTC */
+        "2024-01-02 10:00:00.Z",
+        "2024-01-02 10:00:00.1234567890Z",
+        "2024-01-02 10:00:00Zx",
+        "2024-01-02 10:00.5",
+        "20240230 100000",
+        "20240102 240000",
+        "2024010 1000000",
         "2024/01/02 10:00",
         "",
         "-",
@@ -196,6 +214,92 @@ Test(data, parse_timestamp_rejects) {
         cr_assert_eq(data_parse_timestamp(bad[i], &t), -EINVAL, "'%s' accepted", bad[i]);
         cr_assert_eq(t, 42);
     }
+}
+
+/* ---- the exports people have ---- */
+
+/* TradingView's chart export: time in epoch seconds, Volume capitalised, indicator columns. */
+Test(data, tradingview_export) {
+    cr_assert_eq(test_data_load_text("time,open,high,low,close,Volume,Plot\n"
+                                     "1704205800,4700.25,4701,4699.5,4700.5,120,1\n"
+                                     "1704205860,4700.5,4702,4700,4701.75,80,2\n",
+                                     false),
+                 0, "%s", test_data_err);
+    cr_assert_eq(test_data_ds.n, 2);
+    test_data_assert_bar(0, T_0102_1430, 4700.25, 4701, 4699.5, 4700.5, 120);
+    cr_assert_str_eq(test_data_rep.format, "TradingView (time in epoch seconds)");
+}
+
+/* Databento's OHLCV-1m CSV (pretty timestamps), as its docs describe the schema: ts_event in
+ * ISO 8601 UTC with nanoseconds, rtype, publisher_id, instrument_id, the prices, volume and
+ * symbol; several instruments in one file. */
+#define DBN_HDR          "ts_event,rtype,publisher_id,instrument_id,open,high,low,close,volume,symbol\n"
+#define DBN_ROW(ts, sym) ts ",33,1,5002,4700.25,4701,4699.5,4700.5,120," sym "\n"
+static int test_data_load_symbol(const char *text, const char *symbol) {
+    cr_assert_eq(
+        rs_test_write_file(test_data_dir, "data.csv", text, test_data_path, sizeof(test_data_path)),
+        0);
+    struct data_csv_opts o = {.symbol = symbol};
+    return data_csv_load(test_data_path, &o, &test_data_ds, &test_data_rep, test_data_err,
+                         sizeof(test_data_err));
+}
+
+Test(data, databento_one_instrument) {
+    cr_assert_eq(test_data_load_symbol(DBN_HDR DBN_ROW("2024-01-02T14:30:00.000000000Z", "ESH4")
+                                           DBN_ROW("2024-01-02T14:31:00.000000000Z", "ESH4"),
+                                       NULL),
+                 0, "%s", test_data_err);
+    cr_assert_eq(test_data_ds.n, 2);
+    test_data_assert_bar(0, T_0102_1430, 4700.25, 4701, 4699.5, 4700.5, 120);
+    cr_assert_str_eq(test_data_rep.format, "Databento OHLCV");
+}
+
+#define DBN_MIXED                                                                                  \
+    DBN_HDR DBN_ROW("2024-01-02T14:30:00.000000000Z", "ESH4")                                      \
+        DBN_ROW("2024-01-02T14:30:00.000000000Z", "ESM4")                                          \
+            DBN_ROW("2024-01-02T14:30:00.000000000Z", "ESH4-ESM4")                                 \
+                DBN_ROW("2024-01-02T14:31:00.000000000Z", "ESH4")                                  \
+                    DBN_ROW("2024-01-02T14:32:00.000000000Z", "ESH4")
+
+Test(data, databento_several_instruments_need_a_pick) {
+    cr_assert_eq(test_data_load_symbol(DBN_MIXED, NULL), -EINVAL);
+    cr_assert(strstr(test_data_err, "data.csv: several instruments: ESH4 (3 rows), ESM4 (1 "
+                                    "rows), ESH4-ESM4 (1 rows); pick one with --symbol NAME"),
+              "%s", test_data_err);
+    cr_assert_eq(test_data_ds.n, 0, "nothing kept from a refused file");
+}
+
+Test(data, databento_symbol_picks_one_instrument) {
+    cr_assert_eq(test_data_load_symbol(DBN_MIXED, "ESH4"), 0, "%s", test_data_err);
+    cr_assert_eq(test_data_ds.n, 3);
+    cr_assert_eq(test_data_rep.rows_other, 2);
+    cr_assert_eq(test_data_ds.bars[2].t_s, T_0102_1430 + 120);
+    data_series_fini(&test_data_ds);
+    data_series_init(&test_data_ds);
+    cr_assert_eq(test_data_load_symbol(DBN_MIXED, "NQH4"), -EINVAL);
+    cr_assert(strstr(test_data_err, "data.csv: no rows of NQH4 (the file has ESH4 (3 rows)"), "%s",
+              test_data_err);
+    cr_assert_eq(test_data_load_symbol(HDR ROW, "ESH4"), -EINVAL);
+    cr_assert(strstr(test_data_err, "data.csv:1: header: no 'symbol' column to pick ESH4 from"),
+              "%s", test_data_err);
+}
+
+/* NinjaTrader's export: no header, "yyyyMMdd HHmmss;open;high;low;close;volume". */
+Test(data, ninjatrader_headerless) {
+    cr_assert_eq(test_data_load_text("20240102 143000;4700.25;4701;4699.5;4700.5;120\n"
+                                     "20240102 143100;4700.5;4702;4700;4701.75;80\n",
+                                     false),
+                 0, "%s", test_data_err);
+    cr_assert_eq(test_data_ds.n, 2);
+    test_data_assert_bar(0, T_0102_1430, 4700.25, 4701, 4699.5, 4700.5, 120);
+    cr_assert_str_eq(test_data_rep.format, "NinjaTrader (no header, ';')");
+    data_series_fini(&test_data_ds); /* the errors below start from nothing */
+    data_series_init(&test_data_ds);
+    test_data_expect_error("20240102 143000;4700.25;4701;4699.5;4700.5;120\n"
+                           "20240102 143100;4700.5;4699;4700;4701.75;80\n",
+                           "data.csv:2: high: 4699 is below max(open, close) = 4701.75");
+    test_data_expect_error("20240102 143000;4700.25;4701;4699.5;4700.5\n",
+                           "data.csv:1: row: 5 fields, NinjaTrader's rows have 6");
 }
 
 /* ---- validation errors ---- */

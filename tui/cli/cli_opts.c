@@ -27,6 +27,7 @@ static const char cli_train_help[] =
     "  --synthetic-days N       trading days of synthetic ES bars (default 60)\n"
     "  --seed S                 seed for synthetic data, init and shuffling (default 42)\n"
     "  --skip-bad-rows          skip (and count) invalid CSV rows instead of stopping\n"
+    "  --symbol NAME            the instrument to train on, from a file of several (Databento)\n"
     "  --session-start-hour H   trading day D starts at D-1 H:00 UTC (default 18; 0 = calendar)\n"
     "VPOC:\n"
     "  --chunk N                bars per VPOC chunk, 0 = whole session (default 500)\n"
@@ -106,6 +107,7 @@ enum cli_opt_id {
     OPT_SYNTH_DAYS,
     OPT_SEED,
     OPT_SKIP_BAD,
+    OPT_SYMBOL,
     OPT_START_HOUR,
     OPT_CHUNK,
     OPT_PROFILE,
@@ -162,6 +164,7 @@ static const struct option cli_train_longopts[] = {
     {"synthetic-days", required_argument, NULL, OPT_SYNTH_DAYS},
     {"seed", required_argument, NULL, OPT_SEED},
     {"skip-bad-rows", no_argument, NULL, OPT_SKIP_BAD},
+    {"symbol", required_argument, NULL, OPT_SYMBOL},
     {"session-start-hour", required_argument, NULL, OPT_START_HOUR},
     {"chunk", required_argument, NULL, OPT_CHUNK},
     {"profile", required_argument, NULL, OPT_PROFILE},
@@ -341,6 +344,8 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
         if ((rc = cli_parse_long("--seed", v, 0, LONG_MAX, &l, err, errlen)) == 0)
             c->seed = (uint64_t)l;
         return rc;
+    case OPT_SYMBOL:
+        return cli_copy("--symbol", c->symbol, sizeof(c->symbol), v, err, errlen);
     case OPT_SKIP_BAD:
         c->skip_bad_rows = true;
         return 0;

@@ -16,7 +16,7 @@
 
 static const char cli_vpoc_usage[] =
     "usage: ringside vpoc --data FILE [--chunk N] [--profile close|range] [--tick T] "
-    "[--value-area F] [--session-start-hour H] [--skip-bad-rows] [--backend B]";
+    "[--value-area F] [--session-start-hour H] [--skip-bad-rows] [--symbol NAME] [--backend B]";
 
 static const char cli_vpoc_help[] =
     "Print one JSON object per session: session, bars, volume, poc, vah, val.\n\n"
@@ -28,6 +28,7 @@ static const char cli_vpoc_help[] =
     "  --value-area F           value-area fraction (default 0.70)\n"
     "  --session-start-hour H   trading day D starts at D-1 H:00 UTC (default 18)\n"
     "  --skip-bad-rows          skip and count invalid rows\n"
+    "  --symbol NAME            the instrument to read, from a file of several (Databento)\n"
     "  --backend auto|cpu|hip   compute backend (default auto)\n"
     "  -h, --help               this help\n";
 
@@ -36,6 +37,7 @@ struct cli_vpoc_opts {
     char backend[16];
     long chunk, start_hour;
     bool skip_bad;
+    char symbol[DATA_CSV_SYMBOL_MAX];
     struct vpoc_params p;
 };
 
@@ -57,6 +59,8 @@ static int cli_vpoc_opt(int id, const char *v, void *ctx, char *err, size_t n) {
     case 's':
         o->skip_bad = true;
         return 0;
+    case 'S':
+        return cli_copy("--symbol", o->symbol, sizeof(o->symbol), v, err, n);
     case 'p':
         if (strcmp(v, "close") != 0 && strcmp(v, "range") != 0)
             return errbuf_set(err, n, -EINVAL, "--profile: '%s' is not one of close, range", v);
@@ -74,6 +78,7 @@ static int cli_vpoc_parse(int argc, char **argv, struct cli_vpoc_opts *o) {
                                              {"tick", required_argument, NULL, 't'},
                                              {"value-area", required_argument, NULL, 'a'},
                                              {"skip-bad-rows", no_argument, NULL, 's'},
+                                             {"symbol", required_argument, NULL, 'S'},
                                              {"session-start-hour", required_argument, NULL, 'H'},
                                              {"backend", required_argument, NULL, 'b'},
                                              {"help", no_argument, NULL, 'h'},
@@ -149,7 +154,7 @@ static int cli_vpoc_open(const struct cli_vpoc_opts *o, struct compute **c) {
 
 static int cli_vpoc_load(const struct cli_vpoc_opts *o, struct data_series *ds,
                          struct data_sessions *ss) {
-    struct data_csv_opts co = {.skip_bad_rows = o->skip_bad};
+    struct data_csv_opts co = {.skip_bad_rows = o->skip_bad, .symbol = o->symbol};
     struct data_csv_report rep = {0};
     char err[1024];
     int rc = data_csv_load(o->data, &co, ds, &rep, err, sizeof(err));
