@@ -167,16 +167,14 @@ Test(data, parse_timestamp_accepts) {
     cr_assert_eq(data_parse_timestamp("1970-01-01 00:00:59", &t), 0);
     cr_assert_eq(t, 59);
     /* ISO 8601 in UTC as Databento writes it (the fraction dropped), NinjaTrader's compact form */
-    cr_assert_eq(data_parse_timestamp("2024-01-02T14:30:00.000000000Z", &t), 0);
-    cr_assert_eq(t, T_0102_1430);
-    cr_assert_eq(data_parse_timestamp("2024-01-02T14:30:00.999Z", &t), 0);
-    cr_assert_eq(t, T_0102_1430);
-    cr_assert_eq(data_parse_timestamp("2024-01-02 14:30:00Z", &t), 0);
-    cr_assert_eq(t, T_0102_1430);
-    cr_assert_eq(data_parse_timestamp("2024-01-02T14:30:00+00:00", &t), 0);
-    cr_assert_eq(t, T_0102_1430);
-    cr_assert_eq(data_parse_timestamp("20240102 143000", &t), 0);
-    cr_assert_eq(t, T_0102_1430);
+    static const char *const same[] = {"2024-01-02T14:30:00.000000000Z", "2024-01-02T14:30:00.999Z",
+                                       "2024-01-02 14:30:00Z", "2024-01-02T14:30:00+00:00",
+                                       "20240102 143000"};
+    for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+        t = 0;
+        cr_assert_eq(data_parse_timestamp(same[i], &t), 0, "'%s' refused", same[i]);
+        cr_assert_eq(t, T_0102_1430, "'%s': %lld", same[i], t);
+    }
 }
 
 Test(data, parse_timestamp_rejects) {
@@ -218,16 +216,21 @@ Test(data, parse_timestamp_rejects) {
 
 /* ---- the exports people have ---- */
 
-/* TradingView's chart export: time in epoch seconds, Volume capitalised, indicator columns. */
-Test(data, tradingview_export) {
-    cr_assert_eq(test_data_load_text("time,open,high,low,close,Volume,Plot\n"
-                                     "1704205800,4700.25,4701,4699.5,4700.5,120,1\n"
-                                     "1704205860,4700.5,4702,4700,4701.75,80,2\n",
-                                     false),
-                 0, "%s", test_data_err);
+/* text loads as two bars, the first at 14:30 (4700.25, 4701, 4699.5, 4700.5, 120), and the
+ * layout recognised is format. */
+static void test_data_expect_export(const char *text, const char *format) {
+    cr_assert_eq(test_data_load_text(text, false), 0, "%s", test_data_err);
     cr_assert_eq(test_data_ds.n, 2);
     test_data_assert_bar(0, T_0102_1430, 4700.25, 4701, 4699.5, 4700.5, 120);
-    cr_assert_str_eq(test_data_rep.format, "TradingView (time in epoch seconds)");
+    cr_assert_str_eq(test_data_rep.format, format);
+}
+
+/* TradingView's chart export: time in epoch seconds, Volume capitalised, indicator columns. */
+Test(data, tradingview_export) {
+    test_data_expect_export("time,open,high,low,close,Volume,Plot\n"
+                            "1704205800,4700.25,4701,4699.5,4700.5,120,1\n"
+                            "1704205860,4700.5,4702,4700,4701.75,80,2\n",
+                            "TradingView (time in epoch seconds)");
 }
 
 /* Databento's OHLCV-1m CSV (pretty timestamps), as its docs describe the schema: ts_event in
@@ -286,13 +289,9 @@ Test(data, databento_symbol_picks_one_instrument) {
 
 /* NinjaTrader's export: no header, "yyyyMMdd HHmmss;open;high;low;close;volume". */
 Test(data, ninjatrader_headerless) {
-    cr_assert_eq(test_data_load_text("20240102 143000;4700.25;4701;4699.5;4700.5;120\n"
-                                     "20240102 143100;4700.5;4702;4700;4701.75;80\n",
-                                     false),
-                 0, "%s", test_data_err);
-    cr_assert_eq(test_data_ds.n, 2);
-    test_data_assert_bar(0, T_0102_1430, 4700.25, 4701, 4699.5, 4700.5, 120);
-    cr_assert_str_eq(test_data_rep.format, "NinjaTrader (no header, ';')");
+    test_data_expect_export("20240102 143000;4700.25;4701;4699.5;4700.5;120\n"
+                            "20240102 143100;4700.5;4702;4700;4701.75;80\n",
+                            "NinjaTrader (no header, ';')");
     data_series_fini(&test_data_ds); /* the errors below start from nothing */
     data_series_init(&test_data_ds);
     test_data_expect_error("20240102 143000;4700.25;4701;4699.5;4700.5;120\n"
