@@ -11,7 +11,7 @@
 set -euo pipefail
 
 required=(build-essential cmake pkg-config libncurses-dev libjson-c-dev libcriterion-dev
-          libmicrohttpd-dev tmux curl)
+          libmicrohttpd-dev tmux curl tzdata) # tzdata: the zone files --tz reads (and its tests)
 if [ "${1:-}" = "--hip" ]; then
     required+=(hipcc libamdhip64-dev)
 elif [ "${1:-}" = "--fuzz" ]; then

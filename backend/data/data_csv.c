@@ -3,6 +3,7 @@
 
 #include "backend/core/afile.h"
 #include "backend/core/errbuf.h"
+#include "backend/data/data_tz.h"
 
 #include <errno.h>
 #include <locale.h>
@@ -56,11 +57,14 @@ struct data_csv_ctx {
     long col[DATA_CSV_NCOL]; /* field index of each column, -1 when absent */
     int64_t last_t;          /* timestamp of the last accepted bar */
     int have_last;
-    char sep;         /* the field separator: ',' or, for NinjaTrader's files, ';' */
-    bool pending;     /* the line read with the header is the first data row */
-    const char *want; /* opts->symbol */
-    bool several;     /* a second instrument turned up (and none was picked): count only */
-    struct {          /* the instruments seen, in order of appearance */
+    char sep;           /* the field separator: ',' or, for NinjaTrader's files, ';' */
+    bool pending;       /* the line read with the header is the first data row */
+    const char *want;   /* opts->symbol */
+    bool several;       /* a second instrument turned up (and none was picked): count only */
+    const char *given;  /* opts->columns: the file has no header */
+    struct data_tz *tz; /* opts->tz opened, or NULL */
+    const char *tz_name;
+    struct { /* the instruments seen, in order of appearance */
         char name[DATA_CSV_SYMBOL_MAX];
         size_t rows;
     } sym[DATA_CSV_SYMBOLS];
@@ -249,6 +253,11 @@ static void data_csv_headerless(struct data_csv_ctx *c, struct data_csv_report *
 
 /* Every missing required column named in one message; a hint when the row looks like data. */
 static int data_csv_check_header(struct data_csv_ctx *c, char *err, size_t errlen) {
+    char where[300];
+    if (c->given)
+        snprintf(where, sizeof(where), "--columns");
+    else
+        snprintf(where, sizeof(where), "%s:%zu: header", c->name, c->lineno);
     static const char *req[] = {"timestamp", "open", "high", "low", "close", "volume"};
     static const enum data_csv_col req_col[] = {DATA_CSV_TS,  DATA_CSV_OPEN,  DATA_CSV_HIGH,
                                                 DATA_CSV_LOW, DATA_CSV_CLOSE, DATA_CSV_VOLUME};
@@ -268,15 +277,48 @@ static int data_csv_check_header(struct data_csv_ctx *c, char *err, size_t errle
     double x;
     int numeric =
         data_parse_timestamp(c->f[0], &t) == 0 || data_csv_number(c->f[0], &x, NULL, 0) == 0;
-    return errbuf_set(err, errlen, -EINVAL, "%s:%zu: header: missing required column%s %s%s",
-                      c->name, c->lineno, missing > 1 ? "s" : "", list,
-                      numeric ? " (the first row looks like data: a header row is required)" : "");
+    return errbuf_set(err, errlen, -EINVAL, "%s: missing required column%s %s%s", where,
+                      missing > 1 ? "s" : "", list,
+                      numeric && !c->given ? " (the first row looks like data: a header row is "
+                                             "required, or name the columns with --columns)"
+                                           : "");
+}
+
+/* The header a file without one is given (--columns), checked as a header row is; a name
+ * the reader does not know is refused (a typo would otherwise drop a column), "_" skips one. */
+static int data_csv_given_header(struct data_csv_ctx *c, struct data_csv_report *rep, char *err,
+                                 size_t errlen) {
+    size_t n = strlen(c->given);
+    if (n > DATA_CSV_MAX_LINE)
+        return errbuf_set(err, errlen, -EINVAL, "--columns: longer than %u bytes",
+                          DATA_CSV_MAX_LINE);
+    memcpy(c->line, c->given, n + 1);
+    char why[160];
+    int rc = data_csv_split(c, c->line, why, sizeof(why));
+    if (rc != 0)
+        return errbuf_set(err, errlen, rc, "--columns: %s", why);
+    for (size_t i = 0; i < c->nf; i++) {
+        bool known = strcmp(c->f[i], "_") == 0;
+        for (size_t k = 0; !known && k < sizeof(data_csv_names) / sizeof(data_csv_names[0]); k++)
+            known = data_csv_name_eq(c->f[i], data_csv_names[k].name);
+        if (!known)
+            return errbuf_set(err, errlen, -EINVAL,
+                              "--columns: unknown column '%.40s' (timestamp, datetime, ts_event, "
+                              "date, time, open, high, low, close, volume, vix, symbol, or _ to "
+                              "skip one)",
+                              c->f[i]);
+    }
+    data_csv_map_columns(c);
+    snprintf(rep->format, sizeof(rep->format), "no header, columns from --columns");
+    return data_csv_check_header(c, err, errlen);
 }
 
 /* Read up to and including the header row (or, in a file without one, the first row, left
  * pending). */
 static int data_csv_header(struct data_csv_ctx *c, struct data_csv_report *rep, char *err,
                            size_t errlen) {
+    if (c->given)
+        return data_csv_given_header(c, rep, err, errlen);
     int rc;
     while ((rc = data_csv_read_line(c, err, errlen)) == 1) {
         char *s = c->line;
@@ -323,10 +365,22 @@ static int data_csv_row_time(struct data_csv_ctx *c, int64_t *t, char *why, size
             joined[0] = '\0';
     }
     long long v;
-    if (data_parse_timestamp(s, &v) != 0)
+    int rc = data_parse_timestamp(s, &v);
+    size_t n = strlen(s);
+    bool utc = strspn(s, "0123456789") == n || (n > 0 && s[n - 1] == 'Z') ||
+               (n > 6 && strcmp(s + n - 6, "+00:00") == 0);
+    if (rc == 0 && c->tz && !utc) {
+        int64_t u;
+        if (data_tz_to_utc(c->tz, v, c->have_last ? c->last_t : INT64_MIN, &u) != 0)
+            return errbuf_set(why, whylen, -EINVAL,
+                              "%s: %.40s does not exist in %s (the clocks went forward)", col, s,
+                              c->tz_name);
+        v = u;
+    }
+    if (rc != 0)
         return errbuf_set(why, whylen, -EINVAL,
-                          "%s: bad timestamp \"%.40s\" (expected YYYY-MM-DD HH:MM[:SS] in UTC, "
-                          "ISO 8601 with Z, yyyyMMdd HHmmss or epoch seconds)",
+                          "%s: bad timestamp \"%.40s\" (expected YYYY-MM-DD HH:MM[:SS], ISO "
+                          "8601, yyyyMMdd HHmmss or epoch seconds)",
                           col, s);
     if (c->have_last && v <= c->last_t) {
         char now[20], prev[20];
@@ -476,6 +530,8 @@ static int data_csv_rows(struct data_csv_ctx *c, bool skip, struct data_series *
         c->pending = false;
         if (data_csv_blank(c->line))
             continue;
+        if (c->given && rep->rows_read == 0 && !strchr(c->line, ',') && strchr(c->line, ';'))
+            c->sep = ';'; /* named columns, semicolon-separated rows */
         rep->rows_read++;
         struct data_bar b;
         char why[DATA_CSV_MSG];
@@ -535,14 +591,25 @@ int data_csv_load(const char *path, const struct data_csv_opts *opts, struct dat
     memset(rep, 0, sizeof(*rep));
     struct data_csv_ctx c = {.name = strcmp(path, "-") == 0 ? "<stdin>" : path,
                              .sep = ',',
-                             .want = opts && opts->symbol && opts->symbol[0] ? opts->symbol : NULL};
+                             .want = opts && opts->symbol && opts->symbol[0] ? opts->symbol : NULL,
+                             .given =
+                                 opts && opts->columns && opts->columns[0] ? opts->columns : NULL};
     size_t n0 = ds->n;
     locale_t cloc, old;
     if (data_csv_pin_c(&cloc, &old) != 0)
         return errbuf_set(err, errlen, -ENOMEM, "%s: cannot create the C locale", c.name);
     int rc = data_csv_open(&c, path, err, errlen);
+    if (rc == 0 && opts && opts->tz && opts->tz[0]) {
+        c.tz_name = opts->tz;
+        rc = data_tz_open(opts->tz, &c.tz, err, errlen);
+        rc = rc == -ENOENT ? -EINVAL : rc; /* a zone that is not there: a bad --tz */
+    }
     if (rc != 0 || (rc = data_csv_header(&c, rep, err, errlen)) != 0)
         goto fail;
+    if (c.tz) {
+        size_t used = strlen(rep->format);
+        snprintf(rep->format + used, sizeof(rep->format) - used, ", times in %s", c.tz_name);
+    }
     if (ds->n > 0) {
         c.last_t = ds->bars[ds->n - 1].t_s;
         c.have_last = 1;
@@ -555,6 +622,7 @@ fail:
         ds->n = n0;
     if (c.fp && c.fp != stdin)
         fclose(c.fp);
+    data_tz_close(c.tz);
     free(c.line);
     free(c.f);
     uselocale(old);

@@ -12,9 +12,16 @@
 #define DATA_CSV_SYMBOL_MAX 64 /* bytes of an instrument's name, its NUL included */
 
 struct data_csv_opts {
-    bool skip_bad_rows; /* skip rows that fail validation instead of stopping */
-    const char *symbol; /* a file with a symbol column: keep this instrument's rows; NULL: a
-                           file with more than one instrument is an error that lists them */
+    bool skip_bad_rows;  /* skip rows that fail validation instead of stopping */
+    const char *symbol;  /* a file with a symbol column: keep this instrument's rows; NULL: a
+                            file with more than one instrument is an error that lists them */
+    const char *columns; /* a file without a header: its columns' names, comma-separated
+                            ("timestamp,open,high,low,close,volume"; "_" skips one), its rows
+                            separated by commas or semicolons; NULL or "": a header row */
+    const char *tz;      /* the IANA zone the file's calendar times are in ("America/Chicago"),
+                            turned into UTC with the daylight-saving rules of each date; epoch
+                            seconds and times marked Z or +00:00 are UTC already. NULL or "":
+                            every time is UTC */
 };
 
 struct data_csv_report {
@@ -22,7 +29,7 @@ struct data_csv_report {
     size_t rows_skipped;  /* rows rejected under skip_bad_rows */
     size_t rows_other;    /* rows of other instruments than opts->symbol, left out */
     char first_skip[256]; /* "FILE:LINE: column: reason" of the first skipped row, or "" */
-    char format[48];      /* the layout recognised, for the log: "Databento OHLCV", ... */
+    char format[112];     /* the layout recognised, for the log: "Databento OHLCV", ... */
 };
 
 /* Read path ("-" is stdin) into ds (appended). Columns by header name, case-insensitive:

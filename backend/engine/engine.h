@@ -28,6 +28,8 @@ struct engine_conf {
     bool skip_bad_rows;
     char symbol[DATA_CSV_SYMBOL_MAX]; /* --symbol: the instrument to keep from a file of several;
                                          "": the file must hold one */
+    char columns[256]; /* --columns: the names of a headerless file's columns; "": a header */
+    char tz[64];       /* --tz: the IANA zone of the file's local times; "": UTC */
     int session_start_hour;
     /* VPOC */
     int chunk_bars; /* bars per chunk; 0 = whole session */

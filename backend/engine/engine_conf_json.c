@@ -14,6 +14,8 @@ static void engine_conf_json_data(json_object *j, const struct engine_conf *c) {
     json_out_put_int(j, "seed", (int64_t)c->seed);
     json_out_put_bool(j, "skip-bad-rows", c->skip_bad_rows);
     json_out_put_str(j, "symbol", c->symbol);
+    json_out_put_str(j, "columns", c->columns);
+    json_out_put_str(j, "tz", c->tz);
     json_out_put_int(j, "session-start-hour", c->session_start_hour);
     json_out_put_int(j, "chunk", c->chunk_bars);
     json_out_put_str(j, "profile", c->vpoc.profile == VPOC_RANGE ? "range" : "close");

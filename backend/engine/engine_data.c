@@ -17,7 +17,10 @@ int engine_data_load(struct engine *e, char *err, size_t errlen) {
     engine_set_phase(d0, PHASE_LOAD);
     int rc;
     if (e->conf.data_path[0]) {
-        struct data_csv_opts o = {.skip_bad_rows = e->conf.skip_bad_rows, .symbol = e->conf.symbol};
+        struct data_csv_opts o = {.skip_bad_rows = e->conf.skip_bad_rows,
+                                  .symbol = e->conf.symbol,
+                                  .columns = e->conf.columns,
+                                  .tz = e->conf.tz};
         struct data_csv_report rep = {0};
         rc = data_csv_load(e->conf.data_path, &o, &e->ds, &rep, err, errlen);
         if (rc == 0)

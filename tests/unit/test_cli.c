@@ -378,6 +378,12 @@ Test(cli, csv_exports_tradingview_ninjatrader_databento) {
     cli_test_three_bars();
     CLI_TEST_RUN("vpoc", "--data", cli_test_fix("databento_mixed.csv"), "--symbol", "ESH4");
     cli_test_three_bars();
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("headerless.csv"), "--columns",
+                 "timestamp,open,high,low,close,volume");
+    cli_test_three_bars();
+    /* without the names: the first row is taken for a header, and the error says what to do */
+    CLI_TEST_VPOC_BAD(cli_test_fix("headerless.csv"),
+                      "headerless.csv:1: header:", "name the columns with --columns");
 }
 
 /* Several instruments and no pick: one line naming each with its rows, status 2. */

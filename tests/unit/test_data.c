@@ -3,6 +3,7 @@
 #include "backend/data/data_csv.h"
 #include "backend/data/data_series.h"
 #include "backend/data/data_synth.h"
+#include "backend/data/data_tz.h"
 #include "tests/support/rs_test.h"
 
 #include <criterion/criterion.h>
@@ -299,6 +300,133 @@ Test(data, ninjatrader_headerless) {
                            "data.csv:2: high: 4699 is below max(open, close) = 4701.75");
     test_data_expect_error("20240102 143000;4700.25;4701;4699.5;4700.5\n",
                            "data.csv:1: row: 5 fields, NinjaTrader's rows have 6");
+}
+
+/* A file without a header, its columns named (--columns): commas or semicolons. */
+static int test_data_load_columns(const char *text, const char *columns) {
+    cr_assert_eq(
+        rs_test_write_file(test_data_dir, "data.csv", text, test_data_path, sizeof(test_data_path)),
+        0);
+    struct data_csv_opts o = {.columns = columns};
+    return data_csv_load(test_data_path, &o, &test_data_ds, &test_data_rep, test_data_err,
+                         sizeof(test_data_err));
+}
+
+Test(data, headerless_with_named_columns) {
+    cr_assert_eq(test_data_load_columns("2024-01-02 14:30:00,4700.25,4701,4699.5,4700.5,120,x\n"
+                                        "2024-01-02 14:31:00,4700.5,4702,4700,4701.75,80,y\n",
+                                        "timestamp,open,high,low,close,volume,_"),
+                 0, "%s", test_data_err);
+    cr_assert_eq(test_data_ds.n, 2);
+    test_data_assert_bar(0, T_0102_1430, 4700.25, 4701, 4699.5, 4700.5, 120);
+    cr_assert_str_eq(test_data_rep.format, "no header, columns from --columns");
+    data_series_fini(&test_data_ds);
+    data_series_init(&test_data_ds);
+    cr_assert_eq(test_data_load_columns("1704205800;4700.25;4701;4699.5;4700.5;120\n",
+                                        "time,open,high,low,close,volume"),
+                 0, "%s", test_data_err);
+    cr_assert_eq(test_data_ds.bars[0].t_s, T_0102_1430);
+    cr_assert_eq(test_data_load_columns(ROW, "timestamp,open,high,low,close,vol"), -EINVAL);
+    cr_assert(strstr(test_data_err, "--columns: unknown column 'vol'"), "%s", test_data_err);
+    cr_assert_eq(test_data_load_columns(ROW, "timestamp,open,high,low,_,volume"), -EINVAL);
+    cr_assert(strstr(test_data_err, "--columns: missing required column 'close'"), "%s",
+              test_data_err);
+}
+
+/* ---- time zones (the system's zone files: tzdata) ---- */
+
+#define T_LOCAL(y, mo, d, h, mi) (data_days_from_civil(y, mo, d) * DAY_S + (h)*3600 + (mi)*60)
+
+static struct data_tz *test_data_tz(const char *name) {
+    struct data_tz *tz = NULL;
+    cr_assert_eq(data_tz_open(name, &tz, test_data_err, sizeof(test_data_err)), 0, "%s",
+                 test_data_err);
+    return tz;
+}
+
+/* Chicago: CST -6 h, CDT -5 h from the second Sunday of March 02:00 to the first Sunday of
+ * November 02:00; in 2045 (past the zone file's listed transitions) the file's rule says the
+ * same. */
+Test(data, tz_offsets_and_the_rule_past_the_listed_years) {
+    struct data_tz *tz = test_data_tz("America/Chicago");
+    cr_assert_eq(data_tz_offset(tz, T_LOCAL(2024, 1, 15, 12, 0)), -6 * 3600);
+    cr_assert_eq(data_tz_offset(tz, T_LOCAL(2024, 7, 1, 12, 0)), -5 * 3600);
+    cr_assert_eq(data_tz_offset(tz, T_LOCAL(2045, 7, 1, 12, 0)), -5 * 3600);
+    cr_assert_eq(data_tz_offset(tz, T_LOCAL(2045, 12, 1, 12, 0)), -6 * 3600);
+    /* 2045-03-12 is the second Sunday of March: 08:00 UTC is 02:00 CST, the change */
+    cr_assert_eq(data_tz_offset(tz, T_LOCAL(2045, 3, 12, 7, 59)), -6 * 3600);
+    cr_assert_eq(data_tz_offset(tz, T_LOCAL(2045, 3, 12, 8, 0)), -5 * 3600);
+    data_tz_close(tz);
+    tz = test_data_tz("Australia/Sydney"); /* the south: daylight saving over the new year */
+    cr_assert_eq(data_tz_offset(tz, T_LOCAL(2045, 1, 15, 0, 0)), 11 * 3600);
+    cr_assert_eq(data_tz_offset(tz, T_LOCAL(2045, 7, 15, 0, 0)), 10 * 3600);
+    data_tz_close(tz);
+}
+
+Test(data, tz_local_times_across_both_changes) {
+    struct data_tz *tz = test_data_tz("America/Chicago");
+    int64_t u = 0;
+    cr_assert_eq(data_tz_to_utc(tz, T_LOCAL(2024, 3, 10, 1, 59), INT64_MIN, &u), 0);
+    cr_assert_eq(u, T_LOCAL(2024, 3, 10, 7, 59));
+    cr_assert_eq(data_tz_to_utc(tz, T_LOCAL(2024, 3, 10, 2, 30), INT64_MIN, &u), -ERANGE,
+                 "02:30 was skipped");
+    cr_assert_eq(data_tz_to_utc(tz, T_LOCAL(2024, 3, 10, 3, 0), INT64_MIN, &u), 0);
+    cr_assert_eq(u, T_LOCAL(2024, 3, 10, 8, 0));
+    /* 01:30 on 2024-11-03 happens twice: CDT (06:30 UTC), then CST (07:30 UTC) */
+    cr_assert_eq(data_tz_to_utc(tz, T_LOCAL(2024, 11, 3, 1, 30), INT64_MIN, &u), 0);
+    cr_assert_eq(u, T_LOCAL(2024, 11, 3, 6, 30));
+    cr_assert_eq(data_tz_to_utc(tz, T_LOCAL(2024, 11, 3, 1, 30), T_LOCAL(2024, 11, 3, 6, 59), &u),
+                 0);
+    cr_assert_eq(u, T_LOCAL(2024, 11, 3, 7, 30));
+    data_tz_close(tz);
+}
+
+Test(data, tz_names_that_are_refused) {
+    struct data_tz *tz = NULL;
+    cr_assert_eq(data_tz_open("America/Chicgo", &tz, test_data_err, sizeof(test_data_err)),
+                 -ENOENT);
+    cr_assert(strstr(test_data_err, "--tz America/Chicgo: no such zone"), "%s", test_data_err);
+    cr_assert_eq(data_tz_open("../../etc/passwd", &tz, test_data_err, sizeof(test_data_err)),
+                 -EINVAL);
+    cr_assert_eq(data_tz_open("/etc/passwd", &tz, test_data_err, sizeof(test_data_err)), -EINVAL);
+    cr_assert_null(tz);
+}
+
+/* A NinjaTrader file in Chicago time over the night the clocks go back: 01:00 and 01:30 twice,
+ * every bar an hour or half an hour after the last in UTC. */
+Test(data, csv_local_times_with_tz) {
+    cr_assert_eq(rs_test_write_file(
+                     test_data_dir, "data.csv",
+                     "20241103 003000;100;101;99;100.5;1\n20241103 010000;100;101;99;100.5;1\n"
+                     "20241103 013000;100;101;99;100.5;1\n20241103 010000;100;101;99;100.5;1\n"
+                     "20241103 013000;100;101;99;100.5;1\n20241103 020000;100;101;99;100.5;1\n",
+                     test_data_path, sizeof(test_data_path)),
+                 0);
+    struct data_csv_opts o = {.tz = "America/Chicago"};
+    cr_assert_eq(data_csv_load(test_data_path, &o, &test_data_ds, &test_data_rep, test_data_err,
+                               sizeof(test_data_err)),
+                 0, "%s", test_data_err);
+    cr_assert_eq(test_data_ds.n, 6);
+    static const int64_t utc[6][2] = {{5, 30}, {6, 0}, {6, 30}, {7, 0}, {7, 30}, {8, 0}};
+    for (size_t i = 0; i < 6; i++)
+        cr_assert_eq(test_data_ds.bars[i].t_s, T_LOCAL(2024, 11, 3, utc[i][0], utc[i][1]),
+                     "bar %zu", i);
+    cr_assert(strstr(test_data_rep.format, ", times in America/Chicago"), "%s",
+              test_data_rep.format);
+    data_series_fini(&test_data_ds);
+    data_series_init(&test_data_ds);
+    cr_assert_eq(rs_test_write_file(test_data_dir, "data.csv",
+                                    "timestamp,open,high,low,close,volume\n"
+                                    "2024-03-10 01:30:00,100,101,99,100.5,1\n"
+                                    "2024-03-10 02:30:00,100,101,99,100.5,1\n",
+                                    test_data_path, sizeof(test_data_path)),
+                 0);
+    cr_assert_eq(data_csv_load(test_data_path, &o, &test_data_ds, &test_data_rep, test_data_err,
+                               sizeof(test_data_err)),
+                 -EINVAL);
+    cr_assert(strstr(test_data_err, "data.csv:3: timestamp: 2024-03-10 02:30:00 does not exist in "
+                                    "America/Chicago (the clocks went forward)"),
+              "%s", test_data_err);
 }
 
 /* ---- validation errors ---- */

@@ -28,6 +28,10 @@ static const char cli_train_help[] =
     "  --seed S                 seed for synthetic data, init and shuffling (default 42)\n"
     "  --skip-bad-rows          skip (and count) invalid CSV rows instead of stopping\n"
     "  --symbol NAME            the instrument to train on, from a file of several (Databento)\n"
+    "  --columns LIST           a file without a header: its columns, e.g.\n"
+    "                           timestamp,open,high,low,close,volume (_ skips one)\n"
+    "  --tz ZONE                the file's times are local to ZONE (IANA, e.g.\n"
+    "                           America/Chicago), daylight saving included (default UTC)\n"
     "  --session-start-hour H   trading day D starts at D-1 H:00 UTC (default 18; 0 = calendar)\n"
     "VPOC:\n"
     "  --chunk N                bars per VPOC chunk, 0 = whole session (default 500)\n"
@@ -108,6 +112,8 @@ enum cli_opt_id {
     OPT_SEED,
     OPT_SKIP_BAD,
     OPT_SYMBOL,
+    OPT_COLUMNS,
+    OPT_TZ,
     OPT_START_HOUR,
     OPT_CHUNK,
     OPT_PROFILE,
@@ -165,6 +171,8 @@ static const struct option cli_train_longopts[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"skip-bad-rows", no_argument, NULL, OPT_SKIP_BAD},
     {"symbol", required_argument, NULL, OPT_SYMBOL},
+    {"columns", required_argument, NULL, OPT_COLUMNS},
+    {"tz", required_argument, NULL, OPT_TZ},
     {"session-start-hour", required_argument, NULL, OPT_START_HOUR},
     {"chunk", required_argument, NULL, OPT_CHUNK},
     {"profile", required_argument, NULL, OPT_PROFILE},
@@ -346,6 +354,10 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
         return rc;
     case OPT_SYMBOL:
         return cli_copy("--symbol", c->symbol, sizeof(c->symbol), v, err, errlen);
+    case OPT_COLUMNS:
+        return cli_copy("--columns", c->columns, sizeof(c->columns), v, err, errlen);
+    case OPT_TZ:
+        return cli_copy("--tz", c->tz, sizeof(c->tz), v, err, errlen);
     case OPT_SKIP_BAD:
         c->skip_bad_rows = true;
         return 0;

@@ -16,7 +16,8 @@
 
 static const char cli_vpoc_usage[] =
     "usage: ringside vpoc --data FILE [--chunk N] [--profile close|range] [--tick T] "
-    "[--value-area F] [--session-start-hour H] [--skip-bad-rows] [--symbol NAME] [--backend B]";
+    "[--value-area F] [--session-start-hour H] [--skip-bad-rows] [--symbol NAME] [--columns LIST] "
+    "[--tz ZONE] [--backend B]";
 
 static const char cli_vpoc_help[] =
     "Print one JSON object per session: session, bars, volume, poc, vah, val.\n\n"
@@ -29,6 +30,8 @@ static const char cli_vpoc_help[] =
     "  --session-start-hour H   trading day D starts at D-1 H:00 UTC (default 18)\n"
     "  --skip-bad-rows          skip and count invalid rows\n"
     "  --symbol NAME            the instrument to read, from a file of several (Databento)\n"
+    "  --columns LIST           a file without a header: its columns (_ skips one)\n"
+    "  --tz ZONE                the file's times are local to ZONE (America/Chicago)\n"
     "  --backend auto|cpu|hip   compute backend (default auto)\n"
     "  -h, --help               this help\n";
 
@@ -38,6 +41,8 @@ struct cli_vpoc_opts {
     long chunk, start_hour;
     bool skip_bad;
     char symbol[DATA_CSV_SYMBOL_MAX];
+    char columns[256];
+    char tz[64];
     struct vpoc_params p;
 };
 
@@ -61,6 +66,10 @@ static int cli_vpoc_opt(int id, const char *v, void *ctx, char *err, size_t n) {
         return 0;
     case 'S':
         return cli_copy("--symbol", o->symbol, sizeof(o->symbol), v, err, n);
+    case 'C':
+        return cli_copy("--columns", o->columns, sizeof(o->columns), v, err, n);
+    case 'z':
+        return cli_copy("--tz", o->tz, sizeof(o->tz), v, err, n);
     case 'p':
         if (strcmp(v, "close") != 0 && strcmp(v, "range") != 0)
             return errbuf_set(err, n, -EINVAL, "--profile: '%s' is not one of close, range", v);
@@ -79,6 +88,8 @@ static int cli_vpoc_parse(int argc, char **argv, struct cli_vpoc_opts *o) {
                                              {"value-area", required_argument, NULL, 'a'},
                                              {"skip-bad-rows", no_argument, NULL, 's'},
                                              {"symbol", required_argument, NULL, 'S'},
+                                             {"columns", required_argument, NULL, 'C'},
+                                             {"tz", required_argument, NULL, 'z'},
                                              {"session-start-hour", required_argument, NULL, 'H'},
                                              {"backend", required_argument, NULL, 'b'},
                                              {"help", no_argument, NULL, 'h'},
@@ -154,7 +165,8 @@ static int cli_vpoc_open(const struct cli_vpoc_opts *o, struct compute **c) {
 
 static int cli_vpoc_load(const struct cli_vpoc_opts *o, struct data_series *ds,
                          struct data_sessions *ss) {
-    struct data_csv_opts co = {.skip_bad_rows = o->skip_bad, .symbol = o->symbol};
+    struct data_csv_opts co = {
+        .skip_bad_rows = o->skip_bad, .symbol = o->symbol, .columns = o->columns, .tz = o->tz};
     struct data_csv_report rep = {0};
     char err[1024];
     int rc = data_csv_load(o->data, &co, ds, &rep, err, sizeof(err));
