@@ -11,7 +11,8 @@
 set -euo pipefail
 
 required=(build-essential cmake pkg-config libncurses-dev libjson-c-dev libcriterion-dev
-          libmicrohttpd-dev tmux curl tzdata) # tzdata: the zone files --tz reads (and its tests)
+          libmicrohttpd-dev tmux curl tzdata zlib1g-dev libzstd-dev)
+# tzdata: the zone files --tz reads; zlib1g-dev, libzstd-dev: gzip and zstd data files
 if [ "${1:-}" = "--hip" ]; then
     required+=(hipcc libamdhip64-dev)
 elif [ "${1:-}" = "--fuzz" ]; then

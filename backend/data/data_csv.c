@@ -3,6 +3,7 @@
 
 #include "backend/core/afile.h"
 #include "backend/core/errbuf.h"
+#include "backend/data/data_in.h"
 #include "backend/data/data_tz.h"
 
 #include <errno.h>
@@ -17,6 +18,7 @@
 #define DATA_CSV_MAX_VOLUME 1e12                    /* profile fixed point overflows above */
 #define DATA_CSV_MAX_PRICE  1e9                     /* price levels must fit in 64 bits */
 #define DATA_CSV_MSG        320
+#define DATA_CSV_RBUF       (64u * 1024u) /* decompressed bytes taken at a time */
 
 enum data_csv_col {
     DATA_CSV_TS,
@@ -48,7 +50,9 @@ static const struct {
 /* One load in progress: the open file, the bounded line buffer and the current row's fields. */
 struct data_csv_ctx {
     const char *name; /* file name as shown in messages */
-    FILE *fp;
+    struct data_in *in;
+    char *rbuf; /* the stream's bytes not yet cut into lines: rbuf[rpos, rlen) */
+    size_t rpos, rlen;
     char *line;
     size_t lineno;
     char **f; /* fields of the current row, pointing into line */
@@ -99,25 +103,43 @@ static void data_csv_fmt(double x, char out[32]) {
 
 /* ---- lines and fields ---- */
 
+static int data_csv_too_long(struct data_csv_ctx *c, size_t lineno, char *err, size_t errlen) {
+    return errbuf_set(err, errlen, -EINVAL, "%s:%zu: line longer than %u bytes", c->name, lineno,
+                      DATA_CSV_MAX_LINE);
+}
+
 /* 1 with ctx->line holding the next physical line (terminator stripped), 0 at EOF, <0 error. */
 static int data_csv_read_line(struct data_csv_ctx *c, char *err, size_t errlen) {
-    errno = 0;
-    if (!fgets(c->line, DATA_CSV_LINE_BUF, c->fp)) {
-        int e = errno ? errno : EIO;
-        if (ferror(c->fp))
-            return errbuf_set(err, errlen, -e, "%s: read error: %s", c->name, strerror(e));
-        return 0;
+    size_t len = 0;
+    bool got = false, nl = false;
+    while (!nl) {
+        if (c->rpos == c->rlen) {
+            ssize_t k = data_in_read(c->in, c->rbuf, DATA_CSV_RBUF, err, errlen);
+            if (k < 0) /* corrupt compressed data is bad input, as a bad row is */
+                return k == -EILSEQ ? -EINVAL : (int)k;
+            if (k == 0)
+                break;
+            c->rpos = 0;
+            c->rlen = (size_t)k;
+        }
+        got = true;
+        const char *at = c->rbuf + c->rpos, *end = memchr(at, '\n', c->rlen - c->rpos);
+        size_t take = end ? (size_t)(end - at) : c->rlen - c->rpos;
+        if (len + take > DATA_CSV_MAX_LINE + 1) /* the content and a '\r' at most */
+            return data_csv_too_long(c, c->lineno + 1, err, errlen);
+        memcpy(c->line + len, at, take);
+        len += take;
+        c->rpos += take + (end != NULL);
+        nl = end != NULL;
     }
+    if (!got)
+        return 0;
     c->lineno++;
-    size_t len = strlen(c->line);
-    if (len > 0 && c->line[len - 1] == '\n')
-        c->line[--len] = '\0';
+    c->line[len] = '\0';
+    len = strlen(c->line); /* a NUL byte ends the line's text, as it always did */
     if (len > 0 && c->line[len - 1] == '\r')
         c->line[--len] = '\0';
-    if (len > DATA_CSV_MAX_LINE)
-        return errbuf_set(err, errlen, -EINVAL, "%s:%zu: line longer than %u bytes", c->name,
-                          c->lineno, DATA_CSV_MAX_LINE);
-    return 1;
+    return len > DATA_CSV_MAX_LINE ? data_csv_too_long(c, c->lineno, err, errlen) : 1;
 }
 
 static int data_csv_push_field(struct data_csv_ctx *c, char *start, char *end) {
@@ -566,12 +588,11 @@ static int data_csv_rows(struct data_csv_ctx *c, bool skip, struct data_series *
 
 static int data_csv_open(struct data_csv_ctx *c, const char *path, char *err, size_t errlen) {
     c->line = malloc(DATA_CSV_LINE_BUF);
-    if (!c->line)
+    c->rbuf = malloc(DATA_CSV_RBUF);
+    if (!c->line || !c->rbuf)
         return errbuf_set(err, errlen, -ENOMEM, "%s: out of memory", c->name);
-    c->fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-    if (!c->fp)
-        return errbuf_set(err, errlen, -errno, "cannot open %s: %s", path, strerror(errno));
-    return 0;
+    int rc = data_in_open(path, &c->in, err, errlen);
+    return rc == -ENOTSUP ? -EINVAL : rc; /* a file this build cannot read: bad input */
 }
 
 /* strtod and printf follow LC_NUMERIC: pin this thread to "C" while reading or writing, so
@@ -610,6 +631,11 @@ int data_csv_load(const char *path, const struct data_csv_opts *opts, struct dat
         size_t used = strlen(rep->format);
         snprintf(rep->format + used, sizeof(rep->format) - used, ", times in %s", c.tz_name);
     }
+    if (strcmp(data_in_kind(c.in), "plain") != 0) {
+        size_t used = strlen(rep->format);
+        snprintf(rep->format + used, sizeof(rep->format) - used, ", %s-compressed",
+                 data_in_kind(c.in));
+    }
     if (ds->n > 0) {
         c.last_t = ds->bars[ds->n - 1].t_s;
         c.have_last = 1;
@@ -620,9 +646,9 @@ int data_csv_load(const char *path, const struct data_csv_opts *opts, struct dat
 fail:
     if (rc != 0)
         ds->n = n0;
-    if (c.fp && c.fp != stdin)
-        fclose(c.fp);
+    data_in_close(c.in);
     data_tz_close(c.tz);
+    free(c.rbuf);
     free(c.line);
     free(c.f);
     uselocale(old);

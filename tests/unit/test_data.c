@@ -91,6 +91,34 @@ Test(data, basic_fixture_all_timestamp_forms) {
     cr_assert(isnan(test_data_ds.bars[0].vix));
 }
 
+/* The same file gzip- and zstd-compressed, and as two gzip members one after the other (as
+ * `cat a.gz b.gz` makes): the same bars, the compression in the log's format. */
+Test(data, compressed_files_read_as_the_plain_one) {
+    static const char *const files[][2] = {{"csv/basic.csv.gz", ", gzip-compressed"},
+                                           {"csv/basic.csv.zst", ", zstd-compressed"},
+                                           {"csv/basic_members.csv.gz", ", gzip-compressed"}};
+    for (size_t k = 0; k < 3; k++) {
+        data_series_fini(&test_data_ds);
+        data_series_init(&test_data_ds);
+        cr_assert_eq(test_data_load_fixture(files[k][0]), 0, "%s: %s", files[k][0], test_data_err);
+        cr_assert_eq(test_data_ds.n, 3, "%s", files[k][0]);
+        test_data_assert_bar(0, T_0102_1430, 4700.25, 4702.5, 4699, 4701.75, 1234);
+        test_data_assert_bar(2, T_0102_1430 + 120, 4702, 4702.25, 4698.5, 4699.25, 0);
+        cr_assert(strstr(test_data_rep.format, files[k][1]), "%s: %s", files[k][0],
+                  test_data_rep.format);
+    }
+}
+
+/* A gzip file cut short and a zstd file with damaged bytes: input errors naming the file. */
+Test(data, damaged_compressed_files_are_input_errors) {
+    cr_assert_eq(test_data_load_fixture("csv/truncated.csv.gz"), -EINVAL);
+    cr_assert(strstr(test_data_err, "truncated.csv.gz: the gzip data ends early"), "%s",
+              test_data_err);
+    cr_assert_eq(test_data_load_fixture("csv/corrupt.csv.zst"), -EINVAL);
+    cr_assert(strstr(test_data_err, "corrupt.csv.zst: corrupt zstd data"), "%s", test_data_err);
+    cr_assert_eq(test_data_ds.n, 0);
+}
+
 Test(data, date_time_columns_reordered_case_insensitive_vix_close) {
     cr_assert_eq(test_data_load_fixture("csv/date_time.csv"), 0, "%s", test_data_err);
     cr_assert_eq(test_data_ds.n, 2);
