@@ -61,12 +61,15 @@ struct data_csv_ctx {
     long col[DATA_CSV_NCOL]; /* field index of each column, -1 when absent */
     int64_t last_t;          /* timestamp of the last accepted bar */
     int have_last;
-    char sep;           /* the field separator: ',' or, for NinjaTrader's files, ';' */
-    bool pending;       /* the line read with the header is the first data row */
-    const char *want;   /* opts->symbol */
-    bool several;       /* a second instrument turned up (and none was picked): count only */
-    const char *given;  /* opts->columns: the file has no header */
-    struct data_tz *tz; /* opts->tz opened, or NULL */
+    char sep;          /* the field separator: ',' or, for NinjaTrader's files, ';' */
+    bool pending;      /* the line read with the header is the first data row */
+    const char *want;  /* opts->symbol */
+    bool several;      /* a second instrument turned up (and none was picked): count only */
+    const char *given; /* opts->columns: the file has no header */
+    bool continuous;   /* opts->continuous: every instrument kept apart, in per[] */
+    bool too_many;     /* more instruments than DATA_CSV_SYMBOLS to roll between */
+    struct data_series per[DATA_CSV_SYMBOLS]; /* continuous: sym[k]'s bars */
+    struct data_tz *tz;                       /* opts->tz opened, or NULL */
     const char *tz_name;
     struct { /* the instruments seen, in order of appearance */
         char name[DATA_CSV_SYMBOL_MAX];
@@ -359,6 +362,11 @@ static int data_csv_header(struct data_csv_ctx *c, struct data_csv_report *rep, 
         data_csv_map_columns(c);
         snprintf(rep->format, sizeof(rep->format), "%s", data_csv_format(c));
         rc = data_csv_check_header(c, err, errlen);
+        if (rc == 0 && c->continuous && c->col[DATA_CSV_SYMBOL] < 0)
+            rc = errbuf_set(err, errlen, -EINVAL,
+                            "%s:%zu: header: no 'symbol' column to roll between (leave out "
+                            "--continuous: the file holds one instrument)",
+                            c->name, c->lineno);
         if (rc == 0 && c->want && c->col[DATA_CSV_SYMBOL] < 0)
             rc = errbuf_set(err, errlen, -EINVAL,
                             "%s:%zu: header: no 'symbol' column to pick %s from (leave out "
@@ -466,9 +474,10 @@ static int data_csv_fields(struct data_csv_ctx *c, char *why, size_t whylen) {
     return 0;
 }
 
-/* Count the row's instrument; false when the row is left out (another instrument than the one
- * picked, or any row once a second one has turned up without a pick). */
-static bool data_csv_symbol(struct data_csv_ctx *c, struct data_csv_report *rep) {
+/* Count the row's instrument (its place in sym into *kout); false when the row is left out
+ * (another instrument than the one picked, or any row once a second one has turned up without
+ * a pick; rolling: a spread). */
+static bool data_csv_symbol(struct data_csv_ctx *c, struct data_csv_report *rep, size_t *kout) {
     const char *s = c->f[c->col[DATA_CSV_SYMBOL]];
     size_t k = 0;
     while (k < c->n_sym && strcmp(c->sym[k].name, s) != 0)
@@ -481,6 +490,13 @@ static bool data_csv_symbol(struct data_csv_ctx *c, struct data_csv_report *rep)
         c->n_sym++;
     } else
         c->rows_more++;
+    *kout = k;
+    if (c->continuous) {
+        bool spread = strchr(s, '-') != NULL;
+        c->too_many = c->too_many || (!spread && k >= DATA_CSV_SYMBOLS);
+        rep->rows_other += spread;
+        return !spread && k < DATA_CSV_SYMBOLS;
+    }
     if (c->want) {
         bool mine = strcmp(s, c->want) == 0;
         rep->rows_other += !mine;
@@ -530,6 +546,66 @@ static int data_csv_reject(struct data_csv_ctx *c, int rc, const char *why, bool
     return 0;
 }
 
+/* The UTC day (days since 1970-01-01) of t. */
+static int64_t data_csv_day(int64_t t) {
+    return t / 86400 - (t % 86400 < 0);
+}
+
+/* The front-month series from every instrument's bars (per[]): each day's bars are the active
+ * contract's; the day after another contract, not active before, traded more than it, that one
+ * becomes active (volume leaves a contract for the next one and does not come back). */
+static int data_csv_roll(struct data_csv_ctx *c, struct data_series *ds,
+                         struct data_csv_report *rep, char *err, size_t errlen) {
+    size_t n = c->n_sym < DATA_CSV_SYMBOLS ? c->n_sym : DATA_CSV_SYMBOLS;
+    size_t at[DATA_CSV_SYMBOLS] = {0}, end[DATA_CSV_SYMBOLS];
+    bool used[DATA_CSV_SYMBOLS] = {false};
+    int active = -1;
+    for (;;) {
+        int64_t day = INT64_MAX;
+        for (size_t k = 0; k < n; k++)
+            if (at[k] < c->per[k].n) {
+                int64_t d = data_csv_day(c->per[k].bars[at[k]].t_s);
+                day = d < day ? d : day;
+            }
+        if (day == INT64_MAX)
+            return 0;
+        double vol[DATA_CSV_SYMBOLS] = {0};
+        for (size_t k = 0; k < n; k++) {
+            for (end[k] = at[k];
+                 end[k] < c->per[k].n && data_csv_day(c->per[k].bars[end[k]].t_s) == day; end[k]++)
+                vol[k] += c->per[k].bars[end[k]].volume;
+        }
+        if (active < 0) { /* the first day: the contract that traded most */
+            active = 0;
+            for (size_t k = 1; k < n; k++)
+                active = vol[k] > vol[active] ? (int)k : active;
+            used[active] = true;
+        }
+        for (size_t i = at[active]; i < end[active]; i++)
+            if (data_series_push(ds, &c->per[active].bars[i]) != 0)
+                return errbuf_set(err, errlen, -ENOMEM, "%s: out of memory", c->name);
+        int next = -1;
+        for (size_t k = 0; k < n; k++)
+            if (!used[k] && vol[k] > vol[active] && (next < 0 || vol[k] > vol[next]))
+                next = (int)k;
+        if (next >= 0) {
+            if (rep->n_rolls < DATA_CSV_ROLLS) {
+                struct data_csv_roll *r = &rep->roll[rep->n_rolls];
+                snprintf(r->from, sizeof(r->from), "%s", c->sym[active].name);
+                snprintf(r->to, sizeof(r->to), "%s", c->sym[next].name);
+                r->day_s = day * 86400;
+                r->from_volume = vol[active];
+                r->to_volume = vol[next];
+            }
+            rep->n_rolls++;
+            active = next;
+            used[next] = true;
+        }
+        for (size_t k = 0; k < n; k++)
+            at[k] = end[k];
+    }
+}
+
 /* The end of a file whose rows gave no bar: why. */
 static int data_csv_none(struct data_csv_ctx *c, struct data_csv_report *rep, char *err,
                          size_t errlen) {
@@ -558,8 +634,14 @@ static int data_csv_rows(struct data_csv_ctx *c, bool skip, struct data_series *
         struct data_bar b;
         char why[DATA_CSV_MSG];
         rc = data_csv_fields(c, why, sizeof(why));
-        if (rc == 0 && c->col[DATA_CSV_SYMBOL] >= 0 && !data_csv_symbol(c, rep))
+        size_t k = 0;
+        if (rc == 0 && c->col[DATA_CSV_SYMBOL] >= 0 && !data_csv_symbol(c, rep, &k))
             continue;
+        struct data_series *into = c->continuous ? &c->per[k] : ds;
+        if (c->continuous) { /* times increase within each instrument */
+            c->have_last = into->n > 0;
+            c->last_t = into->n > 0 ? into->bars[into->n - 1].t_s : 0;
+        }
         if (rc == 0)
             rc = data_csv_row(c, &b, why, sizeof(why));
         if (rc != 0) {
@@ -567,7 +649,7 @@ static int data_csv_rows(struct data_csv_ctx *c, bool skip, struct data_series *
                 return rc;
             continue;
         }
-        if (data_series_push(ds, &b) != 0)
+        if (data_series_push(into, &b) != 0)
             return errbuf_set(err, errlen, -ENOMEM, "%s: out of memory", c->name);
         c->last_t = b.t_s;
         c->have_last = 1;
@@ -581,6 +663,12 @@ static int data_csv_rows(struct data_csv_ctx *c, bool skip, struct data_series *
                           "%s: several instruments: %s; pick one with --symbol NAME", c->name,
                           list);
     }
+    if (c->continuous && c->too_many)
+        return errbuf_set(err, errlen, -EINVAL,
+                          "%s: more than %d instruments to roll between (--continuous front)",
+                          c->name, DATA_CSV_SYMBOLS);
+    if (c->continuous && (rc = data_csv_roll(c, ds, rep, err, errlen)) != 0)
+        return rc;
     return ds->n > n0 ? 0 : data_csv_none(c, rep, err, errlen);
 }
 
@@ -614,7 +702,15 @@ int data_csv_load(const char *path, const struct data_csv_opts *opts, struct dat
                              .sep = ',',
                              .want = opts && opts->symbol && opts->symbol[0] ? opts->symbol : NULL,
                              .given =
-                                 opts && opts->columns && opts->columns[0] ? opts->columns : NULL};
+                                 opts && opts->columns && opts->columns[0] ? opts->columns : NULL,
+                             .continuous = opts && opts->continuous};
+    if (c.continuous && c.want)
+        return errbuf_set(err, errlen, -EINVAL,
+                          "--symbol %s and --continuous front: give one (an instrument, or the "
+                          "front month rolled)",
+                          c.want);
+    for (size_t k = 0; k < DATA_CSV_SYMBOLS; k++)
+        data_series_init(&c.per[k]);
     size_t n0 = ds->n;
     locale_t cloc, old;
     if (data_csv_pin_c(&cloc, &old) != 0)
@@ -646,6 +742,8 @@ int data_csv_load(const char *path, const struct data_csv_opts *opts, struct dat
 fail:
     if (rc != 0)
         ds->n = n0;
+    for (size_t k = 0; k < DATA_CSV_SYMBOLS; k++)
+        data_series_fini(&c.per[k]);
     data_in_close(c.in);
     data_tz_close(c.tz);
     free(c.rbuf);

@@ -18,6 +18,10 @@ struct data_csv_opts {
     const char *columns; /* a file without a header: its columns' names, comma-separated
                             ("timestamp,open,high,low,close,volume"; "_" skips one), its rows
                             separated by commas or semicolons; NULL or "": a header row */
+    bool continuous;     /* --continuous front: a file of several instruments (a symbol column)
+                            becomes one front-month series, rolling to the next contract the
+                            day after its volume passes the current one's; spreads (a '-' in the
+                            name) are left out */
     const char *tz;      /* the IANA zone the file's calendar times are in ("America/Chicago"),
                             turned into UTC with the daylight-saving rules of each date; epoch
                             seconds and times marked Z or +00:00 are UTC already. NULL or "":
@@ -30,7 +34,15 @@ struct data_csv_report {
     size_t rows_other;    /* rows of other instruments than opts->symbol, left out */
     char first_skip[256]; /* "FILE:LINE: column: reason" of the first skipped row, or "" */
     char format[112];     /* the layout recognised, for the log: "Databento OHLCV", ... */
+    /* opts->continuous: each roll, in order (the first DATA_CSV_ROLLS of n_rolls) */
+    size_t n_rolls;
+    struct data_csv_roll {
+        char from[DATA_CSV_SYMBOL_MAX], to[DATA_CSV_SYMBOL_MAX];
+        int64_t day_s;                 /* UTC midnight of the day the new contract's volume led */
+        double from_volume, to_volume; /* that day's volumes */
+    } roll[16];
 };
+#define DATA_CSV_ROLLS 16
 
 /* Read path ("-" is stdin) into ds (appended). Columns by header name, case-insensitive:
  * timestamp|datetime|ts_event|date+time (or time alone, as TradingView exports epoch

@@ -30,6 +30,7 @@ struct engine_conf {
                                          "": the file must hold one */
     char columns[256]; /* --columns: the names of a headerless file's columns; "": a header */
     char tz[64];       /* --tz: the IANA zone of the file's local times; "": UTC */
+    bool continuous;   /* --continuous front: the front month rolled from several instruments */
     int session_start_hour;
     /* VPOC */
     int chunk_bars; /* bars per chunk; 0 = whole session */

@@ -20,9 +20,18 @@ int engine_data_load(struct engine *e, char *err, size_t errlen) {
         struct data_csv_opts o = {.skip_bad_rows = e->conf.skip_bad_rows,
                                   .symbol = e->conf.symbol,
                                   .columns = e->conf.columns,
-                                  .tz = e->conf.tz};
+                                  .tz = e->conf.tz,
+                                  .continuous = e->conf.continuous};
         struct data_csv_report rep = {0};
         rc = data_csv_load(e->conf.data_path, &o, &e->ds, &rep, err, errlen);
+        for (size_t k = 0; rc == 0 && k < rep.n_rolls && k < DATA_CSV_ROLLS; k++) {
+            const struct data_csv_roll *r = &rep.roll[k];
+            char day[20];
+            data_format_time(r->day_s, day);
+            day[10] = '\0';
+            engine_log(e, SEV_INFO, "front month: %s to %s after %s (%.0f traded against %.0f)",
+                       r->from, r->to, day, r->to_volume, r->from_volume);
+        }
         if (rc == 0)
             engine_log(e, SEV_INFO, "%s: read as %s%s%s%s", e->conf.data_path, rep.format,
                        e->conf.symbol[0] ? ", instrument " : "", e->conf.symbol,

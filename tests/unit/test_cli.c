@@ -378,6 +378,8 @@ Test(cli, csv_exports_tradingview_ninjatrader_databento) {
     cli_test_three_bars();
     CLI_TEST_RUN("vpoc", "--data", cli_test_fix("databento_mixed.csv"), "--symbol", "ESH4");
     cli_test_three_bars();
+    CLI_TEST_RUN("vpoc", "--data", cli_test_fix("databento_mixed.csv"), "--continuous", "front");
+    cli_test_three_bars(); /* one day: ESH4 traded most, ESM4 never passed it */
     CLI_TEST_RUN("vpoc", "--data", cli_test_fix("headerless.csv"), "--columns",
                  "timestamp,open,high,low,close,volume");
     cli_test_three_bars();
@@ -491,6 +493,12 @@ Test(cli, train_csv_skip_bad_rows) {
 Test(cli, flag_unknown_train) {
     CLI_TEST_TRAIN_FLAGS("--bogus");
     CLI_TEST_USAGE(CLI_HINT_TRAIN, "ringside train:", "unknown option", "--bogus");
+}
+
+Test(cli, flag_continuous_takes_front_only) {
+    CLI_TEST_RUN("train", "--headless", "--continuous", "back");
+    cli_test_usage(CLI_HINT_TRAIN,
+                   (const char *const[]){"--continuous: 'back' is not front", NULL});
 }
 
 Test(cli, flag_unknown_vpoc) {

@@ -316,6 +316,53 @@ Test(data, databento_symbol_picks_one_instrument) {
               "%s", test_data_err);
 }
 
+/* Three days of two contracts and their spread, a bar each a day: ESH4 leads on the first
+ * day, ESM4 passes it on the second, so the third day's bar is ESM4's. */
+#define ROLL_ROW(day, px, vol, sym)                                                                \
+    "2024-03-0" day "T14:30:00.000000000Z,33,1,1," px "," px "," px "," px "," vol "," sym "\n"
+#define ROLL_FILE                                                                                  \
+    DBN_HDR ROLL_ROW("6", "100", "900", "ESH4") ROLL_ROW("6", "101", "90", "ESM4")                 \
+        ROLL_ROW("6", "1", "5", "ESH4-ESM4") ROLL_ROW("7", "102", "500", "ESH4")                   \
+            ROLL_ROW("7", "103", "700", "ESM4") ROLL_ROW("8", "104", "100", "ESH4")                \
+                ROLL_ROW("8", "105", "800", "ESM4")
+
+Test(data, continuous_front_month_rolls_by_volume) {
+    cr_assert_eq(rs_test_write_file(test_data_dir, "data.csv", ROLL_FILE, test_data_path,
+                                    sizeof(test_data_path)),
+                 0);
+    struct data_csv_opts o = {.continuous = true};
+    cr_assert_eq(data_csv_load(test_data_path, &o, &test_data_ds, &test_data_rep, test_data_err,
+                               sizeof(test_data_err)),
+                 0, "%s", test_data_err);
+    cr_assert_eq(test_data_ds.n, 3);
+    static const double close[3] = {100, 102, 105}; /* ESH4, ESH4, then ESM4 */
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(test_data_ds.bars[i].close, close[i], "bar %zu: %g", i,
+                     test_data_ds.bars[i].close);
+    cr_assert_eq(test_data_rep.n_rolls, 1);
+    cr_assert_str_eq(test_data_rep.roll[0].from, "ESH4");
+    cr_assert_str_eq(test_data_rep.roll[0].to, "ESM4");
+    cr_assert_eq(test_data_rep.roll[0].day_s, data_days_from_civil(2024, 3, 7) * DAY_S);
+    cr_assert_eq(test_data_rep.roll[0].to_volume, 700);
+    cr_assert_eq(test_data_rep.rows_other, 1, "the spread is left out");
+    /* a file of one instrument, and a pick with the roll: one-line refusals */
+    data_series_fini(&test_data_ds);
+    data_series_init(&test_data_ds);
+    cr_assert_eq(rs_test_write_file(test_data_dir, "one.csv", HDR ROW, test_data_path,
+                                    sizeof(test_data_path)),
+                 0);
+    cr_assert_eq(data_csv_load(test_data_path, &o, &test_data_ds, &test_data_rep, test_data_err,
+                               sizeof(test_data_err)),
+                 -EINVAL);
+    cr_assert(strstr(test_data_err, "no 'symbol' column to roll between"), "%s", test_data_err);
+    o.symbol = "ESH4";
+    cr_assert_eq(data_csv_load(test_data_path, &o, &test_data_ds, &test_data_rep, test_data_err,
+                               sizeof(test_data_err)),
+                 -EINVAL);
+    cr_assert(strstr(test_data_err, "--symbol ESH4 and --continuous front: give one"), "%s",
+              test_data_err);
+}
+
 /* NinjaTrader's export: no header, "yyyyMMdd HHmmss;open;high;low;close;volume". */
 Test(data, ninjatrader_headerless) {
     test_data_expect_export("20240102 143000;4700.25;4701;4699.5;4700.5;120\n"

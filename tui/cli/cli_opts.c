@@ -32,6 +32,8 @@ static const char cli_train_help[] =
     "                           timestamp,open,high,low,close,volume (_ skips one)\n"
     "  --tz ZONE                the file's times are local to ZONE (IANA, e.g.\n"
     "                           America/Chicago), daylight saving included (default UTC)\n"
+    "  --continuous front       several contracts in one file: the front month, rolled the\n"
+    "                           day after the next contract trades more\n"
     "  --session-start-hour H   trading day D starts at D-1 H:00 UTC (default 18; 0 = calendar)\n"
     "VPOC:\n"
     "  --chunk N                bars per VPOC chunk, 0 = whole session (default 500)\n"
@@ -114,6 +116,7 @@ enum cli_opt_id {
     OPT_SYMBOL,
     OPT_COLUMNS,
     OPT_TZ,
+    OPT_CONTINUOUS,
     OPT_START_HOUR,
     OPT_CHUNK,
     OPT_PROFILE,
@@ -173,6 +176,7 @@ static const struct option cli_train_longopts[] = {
     {"symbol", required_argument, NULL, OPT_SYMBOL},
     {"columns", required_argument, NULL, OPT_COLUMNS},
     {"tz", required_argument, NULL, OPT_TZ},
+    {"continuous", required_argument, NULL, OPT_CONTINUOUS},
     {"session-start-hour", required_argument, NULL, OPT_START_HOUR},
     {"chunk", required_argument, NULL, OPT_CHUNK},
     {"profile", required_argument, NULL, OPT_PROFILE},
@@ -358,6 +362,11 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
         return cli_copy("--columns", c->columns, sizeof(c->columns), v, err, errlen);
     case OPT_TZ:
         return cli_copy("--tz", c->tz, sizeof(c->tz), v, err, errlen);
+    case OPT_CONTINUOUS:
+        if (strcmp(v, "front") != 0)
+            return errbuf_set(err, errlen, -EINVAL, "--continuous: '%s' is not front", v);
+        c->continuous = true;
+        return 0;
     case OPT_SKIP_BAD:
         c->skip_bad_rows = true;
         return 0;

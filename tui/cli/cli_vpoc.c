@@ -17,7 +17,7 @@
 static const char cli_vpoc_usage[] =
     "usage: ringside vpoc --data FILE [--chunk N] [--profile close|range] [--tick T] "
     "[--value-area F] [--session-start-hour H] [--skip-bad-rows] [--symbol NAME] [--columns LIST] "
-    "[--tz ZONE] [--backend B]";
+    "[--tz ZONE] [--continuous front] [--backend B]";
 
 static const char cli_vpoc_help[] =
     "Print one JSON object per session: session, bars, volume, poc, vah, val.\n\n"
@@ -32,6 +32,7 @@ static const char cli_vpoc_help[] =
     "  --symbol NAME            the instrument to read, from a file of several (Databento)\n"
     "  --columns LIST           a file without a header: its columns (_ skips one)\n"
     "  --tz ZONE                the file's times are local to ZONE (America/Chicago)\n"
+    "  --continuous front       several contracts: the front month, rolled by volume\n"
     "  --backend auto|cpu|hip   compute backend (default auto)\n"
     "  -h, --help               this help\n";
 
@@ -43,6 +44,7 @@ struct cli_vpoc_opts {
     char symbol[DATA_CSV_SYMBOL_MAX];
     char columns[256];
     char tz[64];
+    bool continuous;
     struct vpoc_params p;
 };
 
@@ -70,6 +72,11 @@ static int cli_vpoc_opt(int id, const char *v, void *ctx, char *err, size_t n) {
         return cli_copy("--columns", o->columns, sizeof(o->columns), v, err, n);
     case 'z':
         return cli_copy("--tz", o->tz, sizeof(o->tz), v, err, n);
+    case 'R':
+        if (strcmp(v, "front") != 0)
+            return errbuf_set(err, n, -EINVAL, "--continuous: '%s' is not front", v);
+        o->continuous = true;
+        return 0;
     case 'p':
         if (strcmp(v, "close") != 0 && strcmp(v, "range") != 0)
             return errbuf_set(err, n, -EINVAL, "--profile: '%s' is not one of close, range", v);
@@ -90,6 +97,7 @@ static int cli_vpoc_parse(int argc, char **argv, struct cli_vpoc_opts *o) {
                                              {"symbol", required_argument, NULL, 'S'},
                                              {"columns", required_argument, NULL, 'C'},
                                              {"tz", required_argument, NULL, 'z'},
+                                             {"continuous", required_argument, NULL, 'R'},
                                              {"session-start-hour", required_argument, NULL, 'H'},
                                              {"backend", required_argument, NULL, 'b'},
                                              {"help", no_argument, NULL, 'h'},
@@ -165,8 +173,11 @@ static int cli_vpoc_open(const struct cli_vpoc_opts *o, struct compute **c) {
 
 static int cli_vpoc_load(const struct cli_vpoc_opts *o, struct data_series *ds,
                          struct data_sessions *ss) {
-    struct data_csv_opts co = {
-        .skip_bad_rows = o->skip_bad, .symbol = o->symbol, .columns = o->columns, .tz = o->tz};
+    struct data_csv_opts co = {.skip_bad_rows = o->skip_bad,
+                               .symbol = o->symbol,
+                               .columns = o->columns,
+                               .tz = o->tz,
+                               .continuous = o->continuous};
     struct data_csv_report rep = {0};
     char err[1024];
     int rc = data_csv_load(o->data, &co, ds, &rep, err, sizeof(err));
