@@ -616,7 +616,7 @@ static int engine_open_backend(struct engine *e, char *err, size_t errlen) {
  * checkpoint: remove those whose writer is gone, saying so. */
 static void engine_sweep_stale(struct engine *e) {
     char prefix[ENGINE_PATH_MAX], err[256];
-    static const char *const suffixes[] = {".rsmodel", "_metadata.json"};
+    static const char *const suffixes[] = {".rsmodel", "_metadata.json", ".safetensors"};
     for (size_t k = 0; k < sizeof(suffixes) / sizeof(suffixes[0]); k++) {
         snprintf(prefix, sizeof(prefix), "%s%s", e->conf.name, suffixes[k]);
         int n = afile_sweep_stale(e->conf.output_dir, prefix, err, sizeof(err));

@@ -190,7 +190,9 @@ int engine_resume_load(struct engine *e, char *err, size_t errlen);
 int engine_train(struct engine_dev *d, char *err, size_t errlen);
 void engine_train_free(struct engine_dev *d);
 
-/* engine_meta.c: <output>/<name>_metadata.json */
-int engine_meta_write(const struct engine *e, const char *path, char *err, size_t errlen);
+/* engine_meta.c: <output>/<name>_metadata.json at path, then the parameters with it as
+ * <output>/<name>.safetensors at tensors; each atomically. */
+int engine_meta_write(const struct engine *e, const char *path, const char *tensors, char *err,
+                      size_t errlen);
 
 #endif

@@ -4,6 +4,7 @@
 #include "backend/core/errbuf.h"
 #include "backend/core/json_out.h"
 #include "backend/engine/engine_internal.h"
+#include "backend/mlp/mlp_safetensors.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -71,7 +72,8 @@ static json_object *engine_meta_metrics(const struct engine *e) {
     return o;
 }
 
-int engine_meta_write(const struct engine *e, const char *path, char *err, size_t errlen) {
+int engine_meta_write(const struct engine *e, const char *path, const char *tensors, char *err,
+                      size_t errlen) {
     json_object *root = json_object_new_object();
     char created[32];
     time_t now = time(NULL);
@@ -97,6 +99,12 @@ int engine_meta_write(const struct engine *e, const char *path, char *err, size_
         buf[len] = '\n';
         rc = afile_write_all(path, buf, len + 1, err, errlen);
         free(buf);
+        if (rc == 0) /* the parameters for PyTorch, this metadata in their header */
+            rc = mlp_safetensors_write(
+                tensors, &e->ck,
+                json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
+                                                         JSON_C_TO_STRING_NOSLASHESCAPE),
+                err, errlen);
     } else {
         errbuf_set(err, errlen, rc, "out of memory");
     }

@@ -353,16 +353,18 @@ int engine_checkpoint_note(const struct engine_result *res, char *buf, size_t n)
  * quota, I/O error) costs this epoch's checkpoint, not the run: the previous file stays as it
  * was, the failure is logged and kept in res, and the next epoch tries again. */
 static void engine_checkpoint_write(struct engine *e, int32_t epoch) {
-    char path[ENGINE_PATH_MAX + 160], meta[ENGINE_PATH_MAX + 160], err[512];
+    char path[ENGINE_PATH_MAX + 160], meta[ENGINE_PATH_MAX + 160], st[ENGINE_PATH_MAX + 160],
+        err[512];
     snprintf(path, sizeof(path), "%s/%s.rsmodel", e->conf.output_dir, e->conf.name);
     snprintf(meta, sizeof(meta), "%s/%s_metadata.json", e->conf.output_dir, e->conf.name);
+    snprintf(st, sizeof(st), "%s/%s.safetensors", e->conf.output_dir, e->conf.name);
     int rc = afile_mkdirs(e->conf.output_dir, err, sizeof(err));
     rc = rc ? rc : mlp_ckpt_save(path, &e->ck, err, sizeof(err));
     bool model_ok = rc == 0;
     if (model_ok) {
         snprintf(e->res.checkpoint, sizeof(e->res.checkpoint), "%s", path);
         e->res.checkpoint_epoch = epoch;
-        rc = engine_meta_write(e, meta, err, sizeof(err));
+        rc = engine_meta_write(e, meta, st, err, sizeof(err));
     }
     if (rc == 0) {
         e->res.checkpoint_error[0] = '\0';

@@ -180,6 +180,11 @@ Test(engine, full_run_emits_every_phase_and_checkpoints) {
     snprintf(path, sizeof(path), "%s/vpoc_mlp.rsmodel", dir);
     cr_assert_eq(access(path, R_OK), 0);
     cr_assert_str_eq(res.checkpoint, path);
+    snprintf(path, sizeof(path), "%s/vpoc_mlp.safetensors", dir); /* the parameters for PyTorch */
+    struct stat st_tensors;
+    cr_assert_eq(stat(path, &st_tensors), 0, "%s", path);
+    size_t np = mlp_param_count(&(struct mlp_arch){.n_in = 24, .n_hidden = 2, .hidden = {32, 16}});
+    cr_assert_gt((size_t)st_tensors.st_size, 8 + 4 * np, "header and %zu floats", np);
     snprintf(path, sizeof(path), "%s/vpoc_mlp_metadata.json", dir);
     json_object *meta = json_object_from_file(path);
     cr_assert_not_null(meta);

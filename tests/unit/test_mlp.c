@@ -3,11 +3,13 @@
 #include "backend/core/crc32.h"
 #include "backend/mlp/mlp.h"
 #include "backend/mlp/mlp_ckpt.h"
+#include "backend/mlp/mlp_safetensors.h"
 #include "tests/support/rs_test.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <errno.h>
+#include <json-c/json.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -684,4 +686,76 @@ Test(mlp, ckpt_failed_save_keeps_old_file, .init = tmlp_ckpt_setup, .fini = tmlp
     free(after);
     mlp_ckpt_fini(&c);
     mlp_ckpt_fini(&d);
+}
+
+/* ---- safetensors ---- */
+
+/* The tensor entry name of header h: F32, shape (d0[, d1]) and bytes [lo, hi). */
+static void tmlp_st_entry(json_object *h, const char *name, int d0, int d1, int64_t lo,
+                          int64_t hi) {
+    json_object *t, *v;
+    cr_assert(json_object_object_get_ex(h, name, &t), "no %s", name);
+    cr_assert(json_object_object_get_ex(t, "dtype", &v));
+    cr_assert_str_eq(json_object_get_string(v), "F32");
+    cr_assert(json_object_object_get_ex(t, "shape", &v));
+    cr_assert_eq(json_object_array_length(v), d1 > 0 ? 2u : 1u, "%s", name);
+    cr_assert_eq(json_object_get_int(json_object_array_get_idx(v, 0)), d0, "%s", name);
+    if (d1 > 0)
+        cr_assert_eq(json_object_get_int(json_object_array_get_idx(v, 1)), d1, "%s", name);
+    cr_assert(json_object_object_get_ex(t, "data_offsets", &v));
+    cr_assert_eq(json_object_get_int64(json_object_array_get_idx(v, 0)), lo, "%s", name);
+    cr_assert_eq(json_object_get_int64(json_object_array_get_idx(v, 1)), hi, "%s", name);
+}
+
+/* The layout PyTorch's nn.Sequential(Linear, act, Linear, act, Linear) names, read back as a
+ * reader without ringside reads it: the header's length, its JSON, each tensor's bytes. */
+Test(mlp_ckpt, safetensors_names_shapes_and_values, .init = tmlp_ckpt_setup,
+     .fini = tmlp_ckpt_teardown) {
+    struct mlp_ckpt c;
+    tmlp_ckpt_fill(&c);
+    char path[1024], err[256];
+    tmlp_path(path, sizeof(path), "m.safetensors");
+    cr_assert_eq(mlp_safetensors_write(path, &c, "{\"format\":\"ringside-mlp\"}", err, sizeof(err)),
+                 0, "%s", err);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    uint8_t head[8];
+    cr_assert_eq(fread(head, 1, 8, f), 8u);
+    uint64_t n = 0;
+    for (int b = 0; b < 8; b++)
+        n |= (uint64_t)head[b] << (8 * b);
+    cr_assert_eq(n % 8, 0u, "the data starts 8-aligned");
+    char *text = calloc(1, n + 1);
+    cr_assert_eq(fread(text, 1, n, f), n);
+    json_object *h = json_tokener_parse(text);
+    cr_assert_not_null(h, "%s", text);
+    /* 4 -> 5 -> 3 -> 1: weights [out, in] as PyTorch's Linear keeps them */
+    tmlp_st_entry(h, "0.weight", 5, 4, 0, 80);
+    tmlp_st_entry(h, "0.bias", 5, 0, 80, 100);
+    tmlp_st_entry(h, "2.weight", 3, 5, 100, 160);
+    tmlp_st_entry(h, "2.bias", 3, 0, 160, 172);
+    tmlp_st_entry(h, "4.weight", 1, 3, 172, 184);
+    tmlp_st_entry(h, "4.bias", 1, 0, 184, 188);
+    json_object *md, *v;
+    cr_assert(json_object_object_get_ex(h, "__metadata__", &md));
+    cr_assert(json_object_object_get_ex(md, "target_std", &v));
+    cr_assert_eq(strtod(json_object_get_string(v), NULL), 3.25);
+    cr_assert(json_object_object_get_ex(md, "ringside", &v));
+    cr_assert_str_eq(json_object_get_string(v), "{\"format\":\"ringside-mlp\"}");
+    uint8_t data[188];
+    cr_assert_eq(fread(data, 1, sizeof(data), f), sizeof(data));
+    cr_assert_eq(fgetc(f), EOF, "nothing after the last tensor");
+    for (size_t i = 0; i < c.adam.n; i++) { /* the parameter vector's order is the file's */
+        uint32_t u = (uint32_t)data[4 * i] | (uint32_t)data[4 * i + 1] << 8 |
+                     (uint32_t)data[4 * i + 2] << 16 | (uint32_t)data[4 * i + 3] << 24;
+        float x;
+        memcpy(&x, &u, sizeof(x));
+        float want = (float)c.params[i];
+        cr_assert(x == want || (isnan(x) && isnan(want)), "[%zu] %g, want %g", i, (double)x,
+                  (double)want);
+    }
+    fclose(f);
+    free(text);
+    json_object_put(h);
+    mlp_ckpt_fini(&c);
 }
