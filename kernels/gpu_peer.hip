@@ -7,12 +7,14 @@
 #include "gpu_runtime.h"
 #include "rs_gpu.h"
 
-#define PEER_THREADS   256
-#define PEER_PER_BLOCK 256 /* elements a block takes before the grid grows: one a thread, so
-                              each thread's loads from the peers are one round trip */
-#define PEER_ALIGN     64 /* slices start on multiples of this many elements: no cache line is
-                              shared by two slices, so no block reads a line another block
-                              cached before its peers had written it */
+#define PEER_THREADS 256
+#define PEER_PER_BLOCK                                                                             \
+    256 /* elements a block takes before the grid grows: one a thread, so                          \
+           each thread's loads from the peers are one round trip */
+#define PEER_ALIGN                                                                                 \
+    64                        /* slices start on multiples of this many elements: no cache line is \
+                                  shared by two slices, so no block reads a line another block     \
+                                  cached before its peers had written it */
 #define PEER_ABORT_EVERY 255u /* spins between looks at the abort word (host memory) */
 
 /* The flag protocol: a release store after the block's staging writes, an acquire load before
@@ -112,7 +114,7 @@ extern "C" int rs_gpu_peer_allreduce(const struct rs_gpu_peer_reduce *a, void *s
         RS_LAUNCH(peer_reduce_kernel<double>, (unsigned)blocks, PEER_THREADS, 0,
                   (hipStream_t)stream, *a, per);
     else
-        RS_LAUNCH(peer_reduce_kernel<float>, (unsigned)blocks, PEER_THREADS, 0,
-                  (hipStream_t)stream, *a, per);
+        RS_LAUNCH(peer_reduce_kernel<float>, (unsigned)blocks, PEER_THREADS, 0, (hipStream_t)stream,
+                  *a, per);
     return (int)hipGetLastError();
 }

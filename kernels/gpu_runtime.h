@@ -21,15 +21,15 @@ typedef cudaStream_t hipStream_t;
 typedef cudaEvent_t hipEvent_t;
 typedef cudaDeviceProp hipDeviceProp_t;
 
-#define hipSuccess                 cudaSuccess
-#define hipErrorNotReady           cudaErrorNotReady
-#define hipErrorNoDevice           cudaErrorNoDevice
-#define hipErrorInvalidDevice      cudaErrorInvalidDevice
-#define hipErrorOutOfMemory        cudaErrorMemoryAllocation
-#define hipErrorNoBinaryForGpu     cudaErrorNoKernelImageForDevice
-#define hipErrorInvalidValue       cudaErrorInvalidValue
-#define hipErrorNotSupported       cudaErrorNotSupported
-#define hipErrorInsufficientDriver cudaErrorInsufficientDriver
+#define hipSuccess                       cudaSuccess
+#define hipErrorNotReady                 cudaErrorNotReady
+#define hipErrorNoDevice                 cudaErrorNoDevice
+#define hipErrorInvalidDevice            cudaErrorInvalidDevice
+#define hipErrorOutOfMemory              cudaErrorMemoryAllocation
+#define hipErrorNoBinaryForGpu           cudaErrorNoKernelImageForDevice
+#define hipErrorInvalidValue             cudaErrorInvalidValue
+#define hipErrorNotSupported             cudaErrorNotSupported
+#define hipErrorInsufficientDriver       cudaErrorInsufficientDriver
 #define hipErrorPeerAccessAlreadyEnabled cudaErrorPeerAccessAlreadyEnabled
 
 #define hipStreamNonBlocking    cudaStreamNonBlocking
