@@ -548,7 +548,7 @@ static int data_csv_reject(struct data_csv_ctx *c, int rc, const char *why, bool
 
 /* The UTC day (days since 1970-01-01) of t. */
 static int64_t data_csv_day(int64_t t) {
-    return t / 86400 - (t % 86400 < 0);
+    return data_floor_div(t, 86400);
 }
 
 /* The front-month series from every instrument's bars (per[]): each day's bars are the active

@@ -84,7 +84,7 @@ static int data_series_epoch(const char *s, long long *t_s) {
     return 0;
 }
 
-static int data_series_days_in_month(int y, int m) {
+int data_days_in_month(int y, int m) {
     static const int dim[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
     return dim[m - 1] + (m == 2 && leap);
@@ -92,8 +92,8 @@ static int data_series_days_in_month(int y, int m) {
 
 /* A calendar time, checked: 0 and *t_s, or -EINVAL. */
 static int data_series_civil(int y, int mo, int d, int h, int mi, int sec, long long *t_s) {
-    if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > data_series_days_in_month(y, mo) || h > 23 ||
-        mi > 59 || sec > 59)
+    if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > data_days_in_month(y, mo) || h > 23 || mi > 59 ||
+        sec > 59)
         return -EINVAL;
     *t_s = (long long)data_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
     return 0;
@@ -138,7 +138,7 @@ int data_parse_timestamp(const char *s, long long *t_s) {
     return data_series_civil(y, mo, d, h, mi, sec, t_s);
 }
 
-static int64_t data_series_floor_div(int64_t a, int64_t b) {
+int64_t data_floor_div(int64_t a, int64_t b) {
     int64_t q = a / b;
     return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
@@ -148,7 +148,7 @@ static int data_series_clamp_year(int y) {
 }
 
 void data_format_time(int64_t t_s, char out[20]) {
-    int64_t day = data_series_floor_div(t_s, DATA_SERIES_DAY_S);
+    int64_t day = data_floor_div(t_s, DATA_SERIES_DAY_S);
     int64_t sec = t_s - day * DATA_SERIES_DAY_S;
     int y, m, d;
     data_civil_from_days(day, &y, &m, &d);
@@ -166,7 +166,7 @@ static int64_t data_series_shift_s(int start_hour) {
 }
 
 int64_t data_session_day(int64_t t_s, int start_hour) {
-    return data_series_floor_div(t_s + data_series_shift_s(start_hour), DATA_SERIES_DAY_S);
+    return data_floor_div(t_s + data_series_shift_s(start_hour), DATA_SERIES_DAY_S);
 }
 
 int64_t data_session_start(int64_t day, int start_hour) {

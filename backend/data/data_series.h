@@ -51,6 +51,10 @@ uint64_t data_series_fingerprint(const struct data_series *ds);
 
 /* Days since 1970-01-01 of the proleptic Gregorian date y-m-d (no range checks). */
 int64_t data_days_from_civil(int y, int m, int d);
+/* Days in month m (1..12) of year y. */
+int data_days_in_month(int y, int m);
+/* a / b rounded towards minus infinity (b > 0): the day of a time before 1970, say. */
+int64_t data_floor_div(int64_t a, int64_t b);
 /* Inverse of data_days_from_civil. */
 void data_civil_from_days(int64_t days, int *y, int *m, int *d);
 /* t_s as "YYYY-MM-DD HH:MM:SS" (UTC); years outside 0..9999 are clamped for the text only. */

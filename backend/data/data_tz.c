@@ -125,9 +125,7 @@ static void data_tz_footer(struct data_tz *tz, const char *s) {
 
 /* Local seconds of rule day w in year y. */
 static int64_t data_tz_rule_local(int y, const struct data_tz_when *w) {
-    static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    int len =
-        mdays[w->month - 1] + (w->month == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0));
+    int len = data_days_in_month(y, w->month);
     int64_t day1 = data_days_from_civil(y, w->month, 1);
     int wd1 = (int)(((day1 + 4) % 7 + 7) % 7); /* 1970-01-01 was a Thursday */
     int d = 1 + (w->wday - wd1 + 7) % 7 + (w->week - 1) * 7;
@@ -140,7 +138,7 @@ static int32_t data_tz_rule_offset(const struct data_tz *tz, int64_t t) {
     if (!tz->rule_dst)
         return tz->std_off;
     int y, m, d;
-    int64_t day = (t + tz->std_off) / DATA_TZ_DAY - ((t + tz->std_off) % DATA_TZ_DAY < 0);
+    int64_t day = data_floor_div(t + tz->std_off, DATA_TZ_DAY);
     data_civil_from_days(day, &y, &m, &d);
     int64_t on = data_tz_rule_local(y, &tz->start) - tz->std_off;
     int64_t off = data_tz_rule_local(y, &tz->end) - tz->dst_off;

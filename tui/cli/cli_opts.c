@@ -269,6 +269,13 @@ int cli_copy(const char *flag, char *dst, size_t cap, const char *src, char *err
     return 0;
 }
 
+int cli_continuous(const char *v, bool *on, char *err, size_t errlen) {
+    if (strcmp(v, "front") != 0)
+        return errbuf_set(err, errlen, -EINVAL, "--continuous: '%s' is not front", v);
+    *on = true;
+    return 0;
+}
+
 static int cli_int(const char *flag, const char *s, long lo, long hi, int *out, char *err,
                    size_t errlen) {
     long v = 0;
@@ -363,10 +370,7 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
     case OPT_TZ:
         return cli_copy("--tz", c->tz, sizeof(c->tz), v, err, errlen);
     case OPT_CONTINUOUS:
-        if (strcmp(v, "front") != 0)
-            return errbuf_set(err, errlen, -EINVAL, "--continuous: '%s' is not front", v);
-        c->continuous = true;
-        return 0;
+        return cli_continuous(v, &c->continuous, err, errlen);
     case OPT_SKIP_BAD:
         c->skip_bad_rows = true;
         return 0;

@@ -73,10 +73,7 @@ static int cli_vpoc_opt(int id, const char *v, void *ctx, char *err, size_t n) {
     case 'z':
         return cli_copy("--tz", o->tz, sizeof(o->tz), v, err, n);
     case 'R':
-        if (strcmp(v, "front") != 0)
-            return errbuf_set(err, n, -EINVAL, "--continuous: '%s' is not front", v);
-        o->continuous = true;
-        return 0;
+        return cli_continuous(v, &o->continuous, err, n);
     case 'p':
         if (strcmp(v, "close") != 0 && strcmp(v, "range") != 0)
             return errbuf_set(err, n, -EINVAL, "--profile: '%s' is not one of close, range", v);
