@@ -172,6 +172,9 @@ struct compute_ops {
 
     /* Enqueue: copy the gradients of the last backward to a host array (valid after a sync). */
     int (*mlp_read_grad)(struct compute *c, struct compute_mlp *m, double *grad);
+    /* Enqueue: copy the first rows outputs of the last forward (logits for BCE) to a host
+     * array (valid after a sync). rows at most the forward's. */
+    int (*mlp_read_out)(struct compute *c, struct compute_mlp *m, double *out, size_t rows);
 
     /* Blocks: the largest single block the device could allocate now (outside the pool), by a
      * bounded search that frees what it tried. NULL when the backend cannot tell. */
@@ -323,5 +326,11 @@ int compute_vpoc_set_collect(struct compute *c, struct compute_vpoc_set *s, stru
 int compute_vpoc_set_run(struct compute *c, struct compute_vpoc_set *s, struct vpoc_result *res,
                          struct compute_event *ev, struct compute_pool_peek *peak, char *err,
                          size_t errlen);
+
+/* Every session of ss at once: a set made, one pass run and the set destroyed. res: ss->n
+ * entries. 0 or error. */
+int compute_vpoc_all(struct compute *c, const struct vpoc_bar *bars, const struct data_sessions *ss,
+                     const struct vpoc_params *p, size_t chunk, struct vpoc_result *res, char *err,
+                     size_t errlen);
 
 #endif

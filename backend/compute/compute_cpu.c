@@ -247,6 +247,7 @@ const struct compute_ops compute_cpu_ops = {
     .mlp_optimizer = compute_cpu_mlp_optimizer,
     .mlp_read = compute_cpu_mlp_read,
     .mlp_read_grad = compute_cpu_mlp_read_grad,
+    .mlp_read_out = compute_cpu_mlp_read_out,
     .mlp_grad_reduce = compute_cpu_mlp_grad_reduce,
     .mem_probe = NULL, /* host memory: the memory panel shows /proc/meminfo instead */
     .event_record = compute_cpu_event_record,

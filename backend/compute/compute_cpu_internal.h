@@ -26,6 +26,7 @@ int compute_cpu_mlp_optimizer(struct compute *c, struct compute_mlp *m);
 int compute_cpu_mlp_grad_reduce(struct compute *c, struct compute_mlp *m, double scale,
                                 const struct compute_reduce *r);
 int compute_cpu_mlp_read_grad(struct compute *c, struct compute_mlp *m, double *grad);
+int compute_cpu_mlp_read_out(struct compute *c, struct compute_mlp *m, double *out, size_t rows);
 int compute_cpu_mlp_read(struct compute *c, struct compute_mlp *m, double *params, double *adam_m,
                          double *adam_v, int64_t *adam_t);
 

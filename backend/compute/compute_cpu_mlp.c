@@ -194,6 +194,12 @@ static int compute_cpu_mlp_read_grad_run(void *arg) {
     return 0;
 }
 
+static int compute_cpu_mlp_read_out_run(void *arg) {
+    struct compute_cpu_mlp_op *a = arg;
+    memcpy(a->dst_params, a->m->out, a->rows * sizeof(double));
+    return 0;
+}
+
 static int compute_cpu_mlp_check(const struct compute_mlp *m, size_t rows) {
     return rows == 0 || rows > m->max_rows ? -EINVAL : 0;
 }
@@ -239,4 +245,10 @@ int compute_cpu_mlp_read(struct compute *c, struct compute_mlp *m, double *param
 int compute_cpu_mlp_read_grad(struct compute *c, struct compute_mlp *m, double *grad) {
     struct compute_cpu_mlp_op a = {.m = m, .dst_params = grad};
     return compute_cpu_enqueue(c, compute_cpu_mlp_read_grad_run, &a, sizeof(a));
+}
+
+int compute_cpu_mlp_read_out(struct compute *c, struct compute_mlp *m, double *out, size_t rows) {
+    struct compute_cpu_mlp_op a = {.m = m, .dst_params = out, .rows = rows};
+    int rc = compute_cpu_mlp_check(m, rows);
+    return rc ? rc : compute_cpu_enqueue(c, compute_cpu_mlp_read_out_run, &a, sizeof(a));
 }

@@ -557,6 +557,7 @@ const struct compute_ops compute_hip_ops = {
     .mlp_optimizer = compute_hip_mlp_optimizer,
     .mlp_read = compute_hip_mlp_read,
     .mlp_read_grad = compute_hip_mlp_read_grad,
+    .mlp_read_out = compute_hip_mlp_read_out,
     .mlp_grad_reduce = compute_hip_mlp_grad_reduce,
     .native_stream = compute_hip_native_stream,
     .copy_rate = compute_hip_copy_rate,

@@ -93,5 +93,6 @@ int compute_hip_mlp_read(struct compute *c, struct compute_mlp *m, double *param
 int compute_hip_mlp_grad_reduce(struct compute *c, struct compute_mlp *m, double scale,
                                 const struct compute_reduce *r);
 int compute_hip_mlp_read_grad(struct compute *c, struct compute_mlp *m, double *grad);
+int compute_hip_mlp_read_out(struct compute *c, struct compute_mlp *m, double *out, size_t rows);
 
 #endif

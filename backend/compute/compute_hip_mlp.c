@@ -187,3 +187,8 @@ int compute_hip_mlp_read(struct compute *c, struct compute_mlp *m, double *param
 int compute_hip_mlp_read_grad(struct compute *c, struct compute_mlp *m, double *grad) {
     return compute_hip_download_f32(c, grad, m->grad, m->n_params);
 }
+
+int compute_hip_mlp_read_out(struct compute *c, struct compute_mlp *m, double *out, size_t rows) {
+    int rc = compute_hip_mlp_check(m, rows);
+    return rc ? rc : compute_hip_download_f32(c, out, m->out, rows);
+}

@@ -246,3 +246,13 @@ int compute_vpoc_set_run(struct compute *c, struct compute_vpoc_set *s, struct v
         compute_vpoc_wait(c, compute_vpoc_set_enqueue(c, s, ev, err, errlen), peak, err, errlen);
     return rc ? rc : compute_vpoc_set_collect(c, s, res, err, errlen);
 }
+
+int compute_vpoc_all(struct compute *c, const struct vpoc_bar *bars, const struct data_sessions *ss,
+                     const struct vpoc_params *p, size_t chunk, struct vpoc_result *res, char *err,
+                     size_t errlen) {
+    struct compute_vpoc_set *set = NULL;
+    int rc = compute_vpoc_set_create(c, bars, ss, 0, 1, p, chunk, &set, err, errlen);
+    rc = rc ? rc : compute_vpoc_set_run(c, set, res, NULL, NULL, err, errlen);
+    compute_vpoc_set_destroy(c, set);
+    return rc;
+}

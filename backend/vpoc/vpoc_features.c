@@ -84,7 +84,7 @@ static size_t feat_count(const struct data_series *ds, const struct data_session
     for (size_t k = 1; k < ss->n; k++) {
         const struct data_session *s = &ss->s[k];
         for (size_t i = s->first; i < s->first + s->n; i++)
-            n += i + (size_t)o->horizon < ds->n;
+            n += o->all_bars || i + (size_t)o->horizon < ds->n;
         int64_t base;
         size_t span = feat_session_span(ds, s, &o->vpoc, &base);
         if (span > *max_levels)
@@ -225,9 +225,10 @@ static void feat_emit(const struct feat_ctx *c, size_t i, size_t k, const struct
     double x[FEAT_COUNT];
     feat_row_bar(c, i, x);
     feat_row_session(c, i, pr, x);
-    const struct data_bar *fwd = &c->ds->bars[i + (size_t)c->o->horizon];
-    double r = 1e4 * log(fwd->close / c->ds->bars[i].close);
-    sink(ctx, row, x, c->o->target == FEAT_TARGET_SIGN ? (r > 0.0 ? 1.0 : 0.0) : r, i, k);
+    size_t fwd = i + (size_t)c->o->horizon;
+    double r = fwd < c->ds->n ? 1e4 * log(c->ds->bars[fwd].close / c->ds->bars[i].close) : NAN;
+    sink(ctx, row, x, c->o->target == FEAT_TARGET_SIGN && !isnan(r) ? (r > 0.0 ? 1.0 : 0.0) : r, i,
+         k);
 }
 
 static void feat_fill(struct feat_ctx *c, const struct data_sessions *ss,
@@ -240,7 +241,7 @@ static void feat_fill(struct feat_ctx *c, const struct data_sessions *ss,
         feat_session_begin(c, s);
         for (size_t i = s->first; i < s->first + s->n; i++) {
             feat_session_add(c, &c->ds->bars[i]);
-            if (i + (size_t)c->o->horizon < c->ds->n)
+            if (c->o->all_bars || i + (size_t)c->o->horizon < c->ds->n)
                 feat_emit(c, i, k, &prior[k - 1], row++, sink, ctx);
         }
     }

@@ -5,6 +5,7 @@
 #include "backend/data/data_series.h"
 #include "backend/vpoc/vpoc.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,8 @@ struct feat_opts {
     struct vpoc_params vpoc; /* profile kind and tick for the developing POC */
     int horizon;             /* forward return over this many bars, >= 1 */
     enum feat_target target; /* MSE on the return in bps, or BCE on its sign (1 if > 0) */
+    bool all_bars;           /* also the bars with no bar `horizon` later (their target is NaN):
+                                what a prediction for the latest bars needs */
 };
 
 /* Samples in row-major order: x[i * FEAT_COUNT + j], y[i]; bar[i] is the bar index in the
@@ -30,7 +33,8 @@ struct feat_set {
 /* Name of feature j (for the README, metadata and the UI). */
 const char *feat_name(unsigned j);
 
-/* Build samples for every bar of sessions 1..n-1 that has a bar `horizon` later in the series.
+/* Build samples for every bar of sessions 1..n-1 that has a bar `horizon` later in the series
+ * (every bar of them with o->all_bars).
  * prior[k] is the VPOC result of session k (k < ss->n), computed by the caller through the
  * compute backend. 0, -ENOMEM, or -EINVAL when there are fewer than 2 sessions. */
 int feat_build(const struct data_series *ds, const struct data_sessions *ss,

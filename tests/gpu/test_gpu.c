@@ -224,6 +224,38 @@ static void tg_model_grad(struct tg_model *t, size_t r0, size_t rows, int n_in, 
     cr_assert_eq(src, 0, "%s: sync: %s", ops->name, ops->strerror(src));
 }
 
+/* Forward rows samples from row 0 and read the outputs back (mlp_read_out). */
+static void tg_model_out(struct tg_model *t, size_t rows, double *out) {
+    const struct compute_ops *ops = t->c->ops;
+    cr_assert_not_null(ops->mlp_read_out, "%s: no mlp_read_out", ops->name);
+    int rc = ops->mlp_forward(t->c, t->m, t->x, rows);
+    rc = rc ? rc : ops->mlp_read_out(t->c, t->m, out, rows);
+    int src = compute_sync(t->c, SYNC_OP_STREAM);
+    cr_assert_eq(rc ? rc : src, 0, "%s: forward and read: %s", ops->name,
+                 ops->strerror(rc ? rc : src));
+}
+
+/* The outputs of both backends agree within 1e-5 of the larger of each value and their RMS. */
+static void tg_outputs_agree(const char *name, struct tg_model *mg, struct tg_model *mc,
+                             size_t rows) {
+    double *og = malloc(rows * sizeof(*og)), *oc = malloc(rows * sizeof(*oc)), ss = 0, worst = 0;
+    cr_assert(og && oc);
+    tg_model_out(mg, rows, og);
+    tg_model_out(mc, rows, oc);
+    for (size_t r = 0; r < rows; r++)
+        ss += oc[r] * oc[r];
+    double rms = sqrt(ss / (double)rows);
+    cr_assert_gt(rms, 0, "%s: the reference outputs are all zero", name);
+    for (size_t r = 0; r < rows; r++) {
+        double rel = fabs(og[r] - oc[r]) / fmax(fabs(oc[r]), rms);
+        worst = fmax(worst, rel);
+        cr_assert_leq(rel, 1e-5, "%s: output %zu is %.9g, CPU %.9g", name, r, og[r], oc[r]);
+    }
+    cr_log_info("%s: outputs agree within %.3g", name, worst);
+    free(og);
+    free(oc);
+}
+
 #define TG_GRAD_ROWS       300  /* not a multiple of any tile size */
 #define TG_GRAD_ROWS_LARGE 4099 /* prime: large batches take the tiled kernels */
 #define TG_GRAD_REL_TOL    1e-4
@@ -246,6 +278,7 @@ static void tg_grad_case(const char *name, const struct mlp_arch *a, uint64_t se
     tg_model_grad(&mg, 0, rows, a->n_in, &lg, NULL);
     tg_model_grad(&mg, 0, rows, a->n_in, &lg, gg);
     tg_model_grad(&mc, 0, rows, a->n_in, &lc, gc);
+    tg_outputs_agree(name, &mg, &mc, rows);
 
     cr_assert(isfinite(lc) && lc > 0, "%s: CPU reference loss %g", name, lc);
     cr_assert_leq(fabs(lg - lc), TG_LOSS_REL_TOL * fabs(lc), "%s: loss %.9g, CPU %.9g (rel %.3g)",

@@ -179,3 +179,36 @@ Test(compute, vpoc_set_matches_reference) {
     vsc_check_all(c, 20, 7);
     compute_close(c);
 }
+
+/* mlp_read_out gives the last forward's outputs, as the reference computes them; more rows
+ * than the model was made for are refused. */
+Test(compute, mlp_read_out_is_the_forward_pass) {
+    struct compute *c = tc_open();
+    struct mlp_arch a = {.n_in = 3, .n_hidden = 1, .hidden = {4}};
+    size_t rows = 5, n = mlp_param_count(&a);
+    double *p = malloc(n * sizeof(*p)), x[15], want[5], got[5];
+    double *scratch = malloc(mlp_scratch_count(&a, rows) * sizeof(double));
+    mlp_init_params(&a, 3, p);
+    for (size_t i = 0; i < 15; i++)
+        x[i] = (double)i / 7.0 - 1.0;
+    mlp_forward(&a, p, x, rows, scratch, want);
+    struct compute_mlp_init init = {.arch = a, .params = p, .max_rows = rows};
+    mlp_adam_conf_default(&init.adam);
+    struct compute_mlp *m = NULL;
+    void *dx = NULL;
+    char err[256];
+    cr_assert_eq(c->ops->mlp_create(c, &init, &m), 0);
+    cr_assert_eq(compute_alloc(c, sizeof(x), &dx, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(c->ops->upload_f64(c, dx, x, 15), 0);
+    cr_assert_eq(c->ops->mlp_forward(c, m, dx, rows), 0);
+    cr_assert_eq(c->ops->mlp_read_out(c, m, got, rows), 0);
+    cr_assert_eq(compute_sync(c, SYNC_OP_STREAM), 0);
+    for (size_t r = 0; r < rows; r++)
+        cr_assert_float_eq(got[r], want[r], 1e-12, "row %zu", r);
+    cr_assert_eq(c->ops->mlp_read_out(c, m, got, rows + 1), -EINVAL);
+    c->ops->mlp_destroy(c, m);
+    compute_free(c, dx);
+    compute_close(c);
+    free(p);
+    free(scratch);
+}

@@ -255,7 +255,7 @@ static void tv_series(struct data_series *ds, bool vix) {
 
 static void tv_build(struct data_series *ds, struct feat_set *fs, enum feat_target t, bool vix) {
     struct data_sessions ss = {tv_sess3, 3};
-    struct feat_opts o = {tv_close, 2, t};
+    struct feat_opts o = {tv_close, 2, t, false};
     tv_series(ds, vix);
     cr_assert_eq(feat_build(ds, &ss, tv_prior, &o, fs), 0);
 }
@@ -280,6 +280,34 @@ Test(vpoc, feat_rows_and_targets) {
     cr_assert_float_eq(fs.y[3], 49.50505159856205, 1e-9);  /* bar 6 -> bar 8, next session */
     cr_assert_float_eq(fs.y[5], -24.72189145389037, 1e-9); /* 1e4 ln(101.00 / 101.25) */
     feat_set_fini(&fs);
+    data_series_fini(&ds);
+}
+
+/* all_bars: every bar of sessions 1 and 2 (3..10); the first six rows as without it, the last
+ * two (no bar two later) with a NaN target, in both target kinds. */
+Test(vpoc, feat_all_bars_to_the_end) {
+    struct data_series ds;
+    struct feat_set base, all;
+    struct data_sessions ss = {tv_sess3, 3};
+    tv_build(&ds, &base, FEAT_TARGET_SIGN, true);
+    for (int t = 0; t < 2; t++) {
+        struct feat_opts o = {tv_close, 2, t ? FEAT_TARGET_SIGN : FEAT_TARGET_RETURN_BPS, true};
+        cr_assert_eq(feat_rows(&ds, &ss, &o), 8);
+        cr_assert_eq(feat_build(&ds, &ss, tv_prior, &o, &all), 0);
+        cr_assert_eq(all.n, 8);
+        for (size_t r = 0; r < 8; r++)
+            cr_assert_eq(all.bar[r], 3 + r);
+        for (size_t r = 0; r < 6 * FEAT_COUNT; r++)
+            cr_assert_float_eq(all.x[r], base.x[r], 0.0, "feature %zu", r);
+        for (size_t r = 0; t && r < 6; r++)
+            cr_assert_float_eq(all.y[r], base.y[r], 0.0, "row %zu", r);
+        cr_assert(isnan(all.y[6]) && isnan(all.y[7]), "targets past the data: %g %g", all.y[6],
+                  all.y[7]);
+        for (size_t r = 6 * FEAT_COUNT; r < 8 * FEAT_COUNT; r++)
+            cr_assert(isfinite(all.x[r]), "feature %zu of the last bars", r);
+        feat_set_fini(&all);
+    }
+    feat_set_fini(&base);
     data_series_fini(&ds);
 }
 
@@ -369,7 +397,7 @@ Test(vpoc, feat_errors_and_names) {
     struct data_series ds;
     struct feat_set fs;
     struct data_sessions one = {tv_sess3, 1};
-    struct feat_opts o = {tv_close, 2, FEAT_TARGET_RETURN_BPS};
+    struct feat_opts o = {tv_close, 2, FEAT_TARGET_RETURN_BPS, false};
     tv_series(&ds, false);
     cr_assert_eq(feat_build(&ds, &one, tv_prior, &o, &fs), -EINVAL);
     cr_assert_eq(fs.n, 0);
@@ -429,7 +457,7 @@ static void tv_split_build(struct data_series *ds, struct feat_set *fs, int hori
     for (size_t k = 0; k < 10; k++)
         s[k] = (struct data_session){3 * k, 3, "x"};
     struct data_sessions ss = {s, 10};
-    struct feat_opts o = {tv_range, horizon, FEAT_TARGET_SIGN};
+    struct feat_opts o = {tv_range, horizon, FEAT_TARGET_SIGN, false};
     cr_assert_eq(feat_build(ds, &ss, prior, &o, fs), 0);
 }
 
