@@ -11,8 +11,10 @@
 set -euo pipefail
 
 required=(build-essential cmake pkg-config libncurses-dev libjson-c-dev libcriterion-dev
-          libmicrohttpd-dev tmux curl tzdata zlib1g-dev libzstd-dev)
-# tzdata: the zone files --tz reads; zlib1g-dev, libzstd-dev: gzip and zstd data files
+          libmicrohttpd-dev tmux curl tzdata zlib1g-dev libzstd-dev python3-torch python3-onnx
+          python3-numpy)
+# tzdata: the zone files --tz reads; zlib1g-dev, libzstd-dev: gzip and zstd data files;
+# python3-torch, python3-onnx, python3-numpy: the test that reads a trained model from Python
 if [ "${1:-}" = "--hip" ]; then
     required+=(hipcc libamdhip64-dev)
 elif [ "${1:-}" = "--fuzz" ]; then

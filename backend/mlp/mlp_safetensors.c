@@ -29,8 +29,7 @@ static void mlp_st_entry(json_object *h, const char *name, int d0, int d1, size_
     *off += bytes;
 }
 
-/* n doubles as little-endian float32 at dst. */
-static void mlp_st_floats(uint8_t *dst, const double *src, size_t n) {
+void mlp_f32le_encode(uint8_t *dst, const double *src, size_t n) {
     for (size_t i = 0; i < n; i++) {
         float f = (float)src[i];
         uint32_t u;
@@ -76,9 +75,9 @@ int mlp_safetensors_write(const char *path, const struct mlp_ckpt *ck, const cha
         uint8_t *p = buf + 8 + padded;
         for (int l = 0; l < layers; l++) {
             size_t nw = (size_t)mlp_layer_out(a, l) * (size_t)mlp_layer_in(a, l);
-            mlp_st_floats(p, ck->params + mlp_layer_w_offset(a, l), nw);
+            mlp_f32le_encode(p, ck->params + mlp_layer_w_offset(a, l), nw);
             p += 4 * nw;
-            mlp_st_floats(p, ck->params + mlp_layer_b_offset(a, l), (size_t)mlp_layer_out(a, l));
+            mlp_f32le_encode(p, ck->params + mlp_layer_b_offset(a, l), (size_t)mlp_layer_out(a, l));
             p += 4 * (size_t)mlp_layer_out(a, l);
         }
         rc = afile_write_all(path, buf, total, err, errlen);

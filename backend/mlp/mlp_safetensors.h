@@ -9,11 +9,16 @@
 #include "backend/mlp/mlp_ckpt.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Write ck's parameters to path atomically; the header's __metadata__ holds "format": "pt",
  * the target's mean and standard deviation, and metadata (a JSON text: the checkpoint's
  * <name>_metadata.json) as "ringside" when it is not NULL. 0 or -errno with err. */
 int mlp_safetensors_write(const char *path, const struct mlp_ckpt *ck, const char *metadata,
                           char *err, size_t errlen);
+
+/* n doubles as little-endian float32 (rounded to nearest) at dst (4 n bytes): the tensors'
+ * bytes in safetensors and ONNX files. */
+void mlp_f32le_encode(uint8_t *dst, const double *src, size_t n);
 
 #endif

@@ -5,6 +5,7 @@
 #include "backend/core/ev.h"
 #include "backend/core/evring.h"
 #include "backend/core/json_out.h"
+#include "backend/core/pbuf.h"
 #include "backend/core/rng.h"
 #include "backend/core/snap.h"
 #include "tests/support/rs_test.h"
@@ -611,4 +612,33 @@ Test(core, json_double_writes_the_shortest_text) {
     cr_assert(json_object_is_type(lr, json_type_double));
     cr_assert_eq(json_object_get_double(lr), 2e-4);
     json_object_put(o);
+}
+
+/* The protocol-buffers encoding guide's own examples: field 1 = 150 is 08 96 01, field 2 =
+ * "testing" is 12 07 74 65 73 74 69 6e 67; a nested message is its bytes behind its length; a
+ * negative int64 takes ten bytes. */
+Test(core, pbuf_encodes_the_wire_format) {
+    struct pbuf p = {0}, inner = {0};
+    pbuf_varint(&p, 1, 150);
+    pbuf_str(&p, 2, "testing");
+    const uint8_t want[] = {0x08, 0x96, 0x01, 0x12, 0x07, 't', 'e', 's', 't', 'i', 'n', 'g'};
+    cr_assert_eq(p.n, sizeof(want));
+    cr_assert_arr_eq(p.b, want, sizeof(want));
+    pbuf_fini(&p);
+    pbuf_varint(&inner, 1, 150);
+    pbuf_msg(&p, 3, &inner);
+    const uint8_t nested[] = {0x1a, 0x03, 0x08, 0x96, 0x01};
+    cr_assert_eq(p.n, sizeof(nested));
+    cr_assert_arr_eq(p.b, nested, sizeof(nested));
+    pbuf_fini(&p);
+    pbuf_varint(&p, 1, -1);
+    cr_assert_eq(p.n, 11);
+    cr_assert_eq(p.b[10], 0x01);
+    for (int i = 1; i < 10; i++)
+        cr_assert_eq(p.b[i], 0xff, "byte %d", i);
+    inner.oom = true; /* an incomplete part makes the whole incomplete */
+    pbuf_msg(&p, 4, &inner);
+    cr_assert(p.oom);
+    pbuf_fini(&p);
+    pbuf_fini(&inner);
 }

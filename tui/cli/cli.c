@@ -15,6 +15,8 @@ struct cli_cmd {
 static const struct cli_cmd cli_cmds[] = {
     {"train", cli_train, "run the training loop (dashboard, or --headless JSON lines)"},
     {"vpoc", cli_vpoc, "print each session's VPOC, VAH and VAL as JSON lines"},
+    {"predict", cli_predict, "a trained model's prediction for every bar of a data file"},
+    {"export", cli_export, "write a trained model as ONNX or safetensors"},
     {"synth", cli_synth, "write deterministic synthetic ES one-minute bars as CSV"},
     {"replay", cli_replay, "show a recorded run (JSON lines) in the dashboard"},
     {"probe", cli_probe, "print what every telemetry provider finds, per GPU (--json)"},

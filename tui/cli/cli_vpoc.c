@@ -6,6 +6,7 @@
 #include "backend/data/data_csv.h"
 #include "backend/vpoc/vpoc.h"
 #include "tui/cli/cli.h"
+#include "tui/cli/cli_data.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -20,39 +21,29 @@ static const char cli_vpoc_usage[] =
     "[--tz ZONE] [--continuous front] [--backend B]";
 
 static const char cli_vpoc_help[] =
-    "Print one JSON object per session: session, bars, volume, poc, vah, val.\n\n"
-    "  --data FILE              OHLCV CSV (required; - reads stdin)\n"
+    "Print one JSON object per session: session, bars, volume, poc, vah, val.\n\n" CLI_DATA_HELP
     "  --chunk N                bars per chunk, 0 = whole session (default 500); the output\n"
     "                           is identical for every chunk size\n"
     "  --profile close|range    volume at the close's level, or spread low..high (close)\n"
     "  --tick T                 price increment (default 0.25)\n"
     "  --value-area F           value-area fraction (default 0.70)\n"
     "  --session-start-hour H   trading day D starts at D-1 H:00 UTC (default 18)\n"
-    "  --skip-bad-rows          skip and count invalid rows\n"
-    "  --symbol NAME            the instrument to read, from a file of several (Databento)\n"
-    "  --columns LIST           a file without a header: its columns (_ skips one)\n"
-    "  --tz ZONE                the file's times are local to ZONE (America/Chicago)\n"
-    "  --continuous front       several contracts: the front month, rolled by volume\n"
     "  --backend auto|cpu|hip   compute backend (default auto)\n"
     "  -h, --help               this help\n";
 
 struct cli_vpoc_opts {
-    char data[ENGINE_PATH_MAX];
+    struct cli_data_opts in;
     char backend[16];
     long chunk, start_hour;
-    bool skip_bad;
-    char symbol[DATA_CSV_SYMBOL_MAX];
-    char columns[256];
-    char tz[64];
-    bool continuous;
     struct vpoc_params p;
 };
 
 static int cli_vpoc_opt(int id, const char *v, void *ctx, char *err, size_t n) {
     struct cli_vpoc_opts *o = ctx;
+    int rc = cli_data_opt(&o->in, id, v, err, n);
+    if (rc != -ENOENT)
+        return rc;
     switch (id) {
-    case 'D':
-        return cli_copy("--data", o->data, sizeof(o->data), v, err, n);
     case 'c':
         return cli_parse_long("--chunk", v, 0, VPOC_CHUNK_MAX, &o->chunk, err, n);
     case 't':
@@ -63,17 +54,6 @@ static int cli_vpoc_opt(int id, const char *v, void *ctx, char *err, size_t n) {
         return cli_parse_long("--session-start-hour", v, 0, 23, &o->start_hour, err, n);
     case 'b':
         return cli_copy("--backend", o->backend, sizeof(o->backend), v, err, n);
-    case 's':
-        o->skip_bad = true;
-        return 0;
-    case 'S':
-        return cli_copy("--symbol", o->symbol, sizeof(o->symbol), v, err, n);
-    case 'C':
-        return cli_copy("--columns", o->columns, sizeof(o->columns), v, err, n);
-    case 'z':
-        return cli_copy("--tz", o->tz, sizeof(o->tz), v, err, n);
-    case 'R':
-        return cli_continuous(v, &o->continuous, err, n);
     case 'p':
         if (strcmp(v, "close") != 0 && strcmp(v, "range") != 0)
             return errbuf_set(err, n, -EINVAL, "--profile: '%s' is not one of close, range", v);
@@ -85,16 +65,11 @@ static int cli_vpoc_opt(int id, const char *v, void *ctx, char *err, size_t n) {
 }
 
 static int cli_vpoc_parse(int argc, char **argv, struct cli_vpoc_opts *o) {
-    static const struct option longopts[] = {{"data", required_argument, NULL, 'D'},
+    static const struct option longopts[] = {CLI_DATA_LONGOPTS,
                                              {"chunk", required_argument, NULL, 'c'},
                                              {"profile", required_argument, NULL, 'p'},
                                              {"tick", required_argument, NULL, 't'},
                                              {"value-area", required_argument, NULL, 'a'},
-                                             {"skip-bad-rows", no_argument, NULL, 's'},
-                                             {"symbol", required_argument, NULL, 'S'},
-                                             {"columns", required_argument, NULL, 'C'},
-                                             {"tz", required_argument, NULL, 'z'},
-                                             {"continuous", required_argument, NULL, 'R'},
                                              {"session-start-hour", required_argument, NULL, 'H'},
                                              {"backend", required_argument, NULL, 'b'},
                                              {"help", no_argument, NULL, 'h'},
@@ -105,7 +80,7 @@ static int cli_vpoc_parse(int argc, char **argv, struct cli_vpoc_opts *o) {
                             cli_vpoc_opt, o);
     if (rc != 0)
         return rc;
-    if (!o->data[0])
+    if (!o->in.data[0])
         return cli_usage_error("vpoc", cli_vpoc_usage, "--data FILE is required");
     return 0;
 }
@@ -141,15 +116,12 @@ static int cli_vpoc_compute(struct compute *c, const struct cli_vpoc_opts *o,
     vpoc_bars_from_series(ds->bars, ds->n, bars);
     int rc = vpoc_sessions_check(bars, ss, &o->p, err, sizeof(err));
     if (rc != 0) {
-        fprintf(stderr, "ringside vpoc: %s: %s\n", o->data, err);
+        fprintf(stderr, "ringside vpoc: %s: %s\n", o->in.data, err);
         free(bars);
         return RS_EXIT_USAGE;
     }
-    struct compute_vpoc_set *set = NULL;
-    rc = compute_vpoc_set_create(c, bars, ss, 0, 1, &o->p, o->chunk > 0 ? (size_t)o->chunk : 0,
-                                 &set, err, sizeof(err));
-    rc = rc ? rc : compute_vpoc_set_run(c, set, res, NULL, NULL, err, sizeof(err));
-    compute_vpoc_set_destroy(c, set);
+    rc = compute_vpoc_all(c, bars, ss, &o->p, o->chunk > 0 ? (size_t)o->chunk : 0, res, err,
+                          sizeof(err));
     if (rc != 0)
         fprintf(stderr, "ringside vpoc: %s\n", err);
     free(bars);
@@ -170,26 +142,12 @@ static int cli_vpoc_open(const struct cli_vpoc_opts *o, struct compute **c) {
 
 static int cli_vpoc_load(const struct cli_vpoc_opts *o, struct data_series *ds,
                          struct data_sessions *ss) {
-    struct data_csv_opts co = {.skip_bad_rows = o->skip_bad,
-                               .symbol = o->symbol,
-                               .columns = o->columns,
-                               .tz = o->tz,
-                               .continuous = o->continuous};
-    struct data_csv_report rep = {0};
-    char err[1024];
-    int rc = data_csv_load(o->data, &co, ds, &rep, err, sizeof(err));
-    if (rc != 0) {
-        fprintf(stderr, "ringside vpoc: %s\n", err);
-        return rc == -ENOMEM ? 1 : RS_EXIT_USAGE;
-    }
-    if (rep.rows_skipped)
-        fprintf(stderr, "ringside vpoc: skipped %zu bad rows (first: %s)\n", rep.rows_skipped,
-                rep.first_skip);
-    if (data_sessions_split(ds, (int)o->start_hour, ss) != 0) {
+    int rc = cli_data_load("vpoc", &o->in, ds);
+    if (rc == 0 && data_sessions_split(ds, (int)o->start_hour, ss) != 0) {
         fprintf(stderr, "ringside vpoc: out of memory\n");
-        return 1;
+        rc = 1;
     }
-    return 0;
+    return rc;
 }
 
 int cli_vpoc(int argc, char **argv) {

@@ -1,0 +1,47 @@
+/* The data-file flags shared by `vpoc` and `predict`. */
+#include "tui/cli/cli_data.h"
+
+#include "backend/core/errbuf.h"
+#include "tui/cli/cli_opts.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+int cli_data_opt(struct cli_data_opts *o, int id, const char *v, char *err, size_t errlen) {
+    switch (id) {
+    case CLI_DATA_FILE:
+        return cli_copy("--data", o->data, sizeof(o->data), v, err, errlen);
+    case CLI_DATA_SKIP_BAD:
+        o->skip_bad = true;
+        return 0;
+    case CLI_DATA_SYMBOL:
+        return cli_copy("--symbol", o->symbol, sizeof(o->symbol), v, err, errlen);
+    case CLI_DATA_COLUMNS:
+        return cli_copy("--columns", o->columns, sizeof(o->columns), v, err, errlen);
+    case CLI_DATA_TZ:
+        return cli_copy("--tz", o->tz, sizeof(o->tz), v, err, errlen);
+    case CLI_DATA_CONTINUOUS:
+        return cli_continuous(v, &o->continuous, err, errlen);
+    default:
+        return -ENOENT;
+    }
+}
+
+int cli_data_load(const char *cmd, const struct cli_data_opts *o, struct data_series *ds) {
+    struct data_csv_opts co = {.skip_bad_rows = o->skip_bad,
+                               .symbol = o->symbol,
+                               .columns = o->columns,
+                               .tz = o->tz,
+                               .continuous = o->continuous};
+    struct data_csv_report rep = {0};
+    char err[1024];
+    int rc = data_csv_load(o->data, &co, ds, &rep, err, sizeof(err));
+    if (rc != 0) {
+        fprintf(stderr, "ringside %s: %s\n", cmd, err);
+        return rc == -ENOMEM ? 1 : RS_EXIT_USAGE;
+    }
+    if (rep.rows_skipped)
+        fprintf(stderr, "ringside %s: skipped %zu bad rows (first: %s)\n", cmd, rep.rows_skipped,
+                rep.first_skip);
+    return 0;
+}

@@ -1,0 +1,57 @@
+/* The data-file flags of the commands that read bars outside training (`vpoc`, `predict`):
+ * --data, --skip-bad-rows, --symbol, --columns, --tz and --continuous, parsed and applied the
+ * same way for each. */
+#ifndef RINGSIDE_TUI_CLI_CLI_DATA_H
+#define RINGSIDE_TUI_CLI_CLI_DATA_H
+
+#include "backend/data/data_csv.h"
+#include "backend/engine/engine.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct cli_data_opts {
+    char data[ENGINE_PATH_MAX]; /* "" until --data; "-" is stdin */
+    bool skip_bad;
+    char symbol[DATA_CSV_SYMBOL_MAX];
+    char columns[256];
+    char tz[64];
+    bool continuous;
+};
+
+/* getopt ids of the flags (the longopts entries are CLI_DATA_LONGOPTS). */
+enum {
+    CLI_DATA_FILE = 300,
+    CLI_DATA_SKIP_BAD,
+    CLI_DATA_SYMBOL,
+    CLI_DATA_COLUMNS,
+    CLI_DATA_TZ,
+    CLI_DATA_CONTINUOUS,
+};
+
+#define CLI_DATA_LONGOPTS                                                                          \
+    {"data", required_argument, NULL, CLI_DATA_FILE},                                              \
+        {"skip-bad-rows", no_argument, NULL, CLI_DATA_SKIP_BAD},                                   \
+        {"symbol", required_argument, NULL, CLI_DATA_SYMBOL},                                      \
+        {"columns", required_argument, NULL, CLI_DATA_COLUMNS},                                    \
+        {"tz", required_argument, NULL, CLI_DATA_TZ}, {                                            \
+        "continuous", required_argument, NULL, CLI_DATA_CONTINUOUS                                 \
+    }
+
+/* The lines of --help for them. */
+#define CLI_DATA_HELP                                                                              \
+    "  --data FILE              OHLCV CSV (required; - reads stdin; .gz and .zst read as such)\n"  \
+    "  --skip-bad-rows          skip and count invalid rows\n"                                     \
+    "  --symbol NAME            the instrument to read, from a file of several (Databento)\n"      \
+    "  --columns LIST           a file without a header: its columns (_ skips one)\n"              \
+    "  --tz ZONE                the file's times are local to ZONE (America/Chicago)\n"            \
+    "  --continuous front       several contracts: the front month, rolled by volume\n"
+
+/* Apply flag id: 0, -EINVAL with err, or -ENOENT when id is not a data flag. */
+int cli_data_opt(struct cli_data_opts *o, int id, const char *v, char *err, size_t errlen);
+
+/* Read o->data into ds; errors and skipped rows are said on stderr as "ringside CMD: ...". 0,
+ * RS_EXIT_USAGE for bad input, or 1 (out of memory). */
+int cli_data_load(const char *cmd, const struct cli_data_opts *o, struct data_series *ds);
+
+#endif
