@@ -19,6 +19,13 @@ int afile_open(struct afile *af, const char *path, char *err, size_t errlen) {
     if (strlen(path) + 32 >= sizeof(af->path))
         return errbuf_set(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
     snprintf(af->path, sizeof(af->path), "%s", path);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* a pipe, a terminal, /dev/null */
+        af->fp = fopen(path, "wb");
+        if (!af->fp)
+            return errbuf_set(err, errlen, -errno, "cannot open %s: %s", path, strerror(errno));
+        return 0;
+    }
     snprintf(af->tmp_path, sizeof(af->tmp_path), "%s.tmp.%ld", path, (long)getpid());
     af->fp = fopen(af->tmp_path, "wb");
     if (!af->fp)
@@ -45,13 +52,15 @@ int afile_commit(struct afile *af, char *err, size_t errlen) {
     const char *step = "write";
     if (fflush(af->fp) != 0 || ferror(af->fp))
         rc = -(errno ? errno : EIO);
-    else if (step = "fsync", fsync(fileno(af->fp)) != 0)
+    else if (step = "fsync", af->tmp_path[0] && fsync(fileno(af->fp)) != 0)
         rc = -errno;
     if (fclose(af->fp) != 0 && rc == 0) {
         step = "close";
         rc = -errno;
     }
     af->fp = NULL;
+    if (!af->tmp_path[0]) /* written in place: nothing to rename */
+        return rc ? errbuf_set(err, errlen, rc, "cannot write %s: %s", af->path, strerror(-rc)) : 0;
     if (rc == 0 && rename(af->tmp_path, af->path) != 0) {
         step = "rename";
         rc = -errno;
@@ -69,7 +78,8 @@ void afile_abort(struct afile *af) {
     if (af->fp) {
         fclose(af->fp);
         af->fp = NULL;
-        unlink(af->tmp_path);
+        if (af->tmp_path[0])
+            unlink(af->tmp_path);
     }
 }
 

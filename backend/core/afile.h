@@ -1,5 +1,7 @@
 /* Crash-safe file writes: write a temp file beside the target, fsync, rename, fsync the dir.
- * A reader sees either the old file or the complete new one, never half of one. */
+ * A reader sees either the old file or the complete new one, never half of one. A target that
+ * exists and is not a regular file (a pipe, a terminal, /dev/stdout, /dev/null) is written in
+ * place: renaming over it would replace the device or pipe with a file. */
 #ifndef RINGSIDE_BACKEND_CORE_AFILE_H
 #define RINGSIDE_BACKEND_CORE_AFILE_H
 
@@ -9,7 +11,7 @@
 struct afile {
     FILE *fp;            /* write through this between open and commit */
     char path[4096];     /* final path */
-    char tmp_path[4096]; /* "<path>.tmp.<pid>" */
+    char tmp_path[4096]; /* "<path>.tmp.<pid>"; "" when path is written in place */
 };
 
 /* Create the temp file. 0, or -errno with err filled ("cannot create X.tmp: ...").*/

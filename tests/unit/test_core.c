@@ -13,6 +13,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <math.h>
 #include <poll.h>
@@ -204,6 +205,30 @@ Test(core, afile_replaces_atomically_and_cleans_up) {
     n = fread(buf, 1, sizeof(buf), f);
     fclose(f);
     cr_assert_eq(n, 6);
+    rs_test_rmtree(dir);
+}
+
+/* A FIFO as the target is written in place (a rename would put a file where it was); a
+ * symlink to one too. */
+Test(core, afile_writes_a_fifo_in_place) {
+    char dir[256], fifo[512], link[512], buf[16] = "";
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    snprintf(link, sizeof(link), "%s/link", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    cr_assert_eq(symlink(fifo, link), 0);
+    int rd = open(fifo, O_RDONLY | O_NONBLOCK); /* a reader, so the writer's open succeeds */
+    cr_assert_geq(rd, 0);
+    cr_assert_eq(afile_write_all(link, "model", 5, NULL, 0), 0);
+    cr_assert_eq(read(rd, buf, sizeof(buf)), 5);
+    cr_assert_eq(memcmp(buf, "model", 5), 0);
+    close(rd);
+    struct stat st;
+    cr_assert_eq(lstat(link, &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "the link was replaced");
+    cr_assert_eq(stat(fifo, &st), 0);
+    cr_assert(S_ISFIFO(st.st_mode), "the FIFO was replaced");
+    cr_assert_eq(rs_test_count_tmp(dir), 0);
     rs_test_rmtree(dir);
 }
 
