@@ -8,32 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The samples of every bar, kept in double: features, realised return, bar and session. */
-struct model_rows {
-    size_t n;
-    double *x, *actual;
-    size_t *bar, *session;
-};
-
-static void model_rows_sink(void *ctx, size_t row, const double *x, double y, size_t bar,
-                            size_t session) {
-    struct model_rows *r = ctx;
-    memcpy(&r->x[row * FEAT_COUNT], x, FEAT_COUNT * sizeof(double));
-    r->actual[row] = y;
-    r->bar[row] = bar;
-    r->session[row] = session;
-}
-
-static void model_rows_fini(struct model_rows *r) {
-    free(r->x);
-    free(r->actual);
-    free(r->bar);
-    free(r->session);
-}
-
-/* Each session's VPOC (for the next session's features), then the rows. */
+/* Each session's VPOC (for the next session's features), then the rows: features in double,
+ * y the realised return. */
 static int model_rows_build(struct compute *c, const struct model *m, const struct data_series *ds,
-                            const struct data_sessions *ss, size_t chunk, struct model_rows *r,
+                            const struct data_sessions *ss, size_t chunk, struct feat_set *r,
                             char *err, size_t errlen) {
     if (ss->n < 2)
         return errbuf_set(err, errlen, -EINVAL,
@@ -52,18 +30,9 @@ static int model_rows_build(struct compute *c, const struct model *m, const stru
     struct feat_opts o = m->feat;
     o.all_bars = true;
     o.target = FEAT_TARGET_RETURN_BPS; /* the realised return, whatever the model predicts */
-    r->n = rc ? 0 : feat_rows(ds, ss, &o);
-    if (rc == 0) {
-        size_t n = r->n ? r->n : 1;
-        r->x = malloc(n * FEAT_COUNT * sizeof(double));
-        r->actual = malloc(n * sizeof(double));
-        r->bar = malloc(n * sizeof(size_t));
-        r->session = malloc(n * sizeof(size_t));
-        if (!r->x || !r->actual || !r->bar || !r->session)
-            rc = errbuf_set(err, errlen, -ENOMEM, "out of memory");
-    }
-    if (rc == 0 && r->n > 0 && feat_build_rows(ds, ss, res, &o, model_rows_sink, r) != 0)
-        rc = errbuf_set(err, errlen, -ENOMEM, "out of memory");
+    int frc = rc ? 0 : feat_build(ds, ss, res, &o, r);
+    if (frc != 0)
+        rc = errbuf_set(err, errlen, frc, "features: %s", strerror(-frc));
     free(vb);
     free(res);
     return rc;
@@ -113,7 +82,7 @@ static void model_dev_close(struct compute *c, struct model_dev *d) {
 
 /* Rows [r0, r0 + rows) through the network into d->out. */
 static int model_dev_forward(struct compute *c, const struct model *m, struct model_dev *d,
-                             const struct model_rows *r, size_t r0, size_t rows, char *err,
+                             const struct feat_set *r, size_t r0, size_t rows, char *err,
                              size_t errlen) {
     const struct compute_ops *ops = c->ops;
     for (size_t i = 0; i < rows; i++)
@@ -133,7 +102,7 @@ static int model_dev_forward(struct compute *c, const struct model *m, struct mo
 int model_predict(struct compute *c, const struct model *m, const struct data_series *ds,
                   const struct data_sessions *ss, size_t chunk, model_pred_fn sink, void *ctx,
                   char *err, size_t errlen) {
-    struct model_rows r = {0};
+    struct feat_set r = {0};
     struct model_dev d = {0};
     int rc = model_rows_build(c, m, ds, ss, chunk, &r, err, errlen);
     rc = rc ? rc : model_dev_open(c, m, &d, err, errlen);
@@ -149,12 +118,12 @@ int model_predict(struct compute *c, const struct model *m, const struct data_se
                 .x = &r.x[(r0 + i) * FEAT_COUNT],
                 .output = out,
                 .value = bce ? 1.0 / (1.0 + exp(-out)) : out * m->ck.y_std + m->ck.y_mean,
-                .actual_bps = r.actual[r0 + i],
+                .actual_bps = r.y[r0 + i],
             };
             rc = sink(ctx, &p);
         }
     }
     model_dev_close(c, &d);
-    model_rows_fini(&r);
+    feat_set_fini(&r);
     return rc;
 }

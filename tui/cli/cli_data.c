@@ -1,7 +1,9 @@
 /* The data-file flags shared by `vpoc` and `predict`. */
 #include "tui/cli/cli_data.h"
 
+#include "backend/compute/compute.h"
 #include "backend/core/errbuf.h"
+#include "backend/memory/mem_conf.h"
 #include "tui/cli/cli_opts.h"
 
 #include <errno.h>
@@ -43,5 +45,16 @@ int cli_data_load(const char *cmd, const struct cli_data_opts *o, struct data_se
     if (rep.rows_skipped)
         fprintf(stderr, "ringside %s: skipped %zu bad rows (first: %s)\n", cmd, rep.rows_skipped,
                 rep.first_skip);
+    return 0;
+}
+
+int cli_data_compute(const char *cmd, const char *backend, struct compute **c) {
+    struct compute_conf cc = {.device = 0, .threads = 1};
+    mem_conf_default(&cc.alloc);
+    char notice[512], err[512];
+    if (compute_open(backend, &cc, c, notice, sizeof(notice), err, sizeof(err)) != 0) {
+        fprintf(stderr, "ringside %s: %s\n", cmd, err);
+        return RS_EXIT_USAGE;
+    }
     return 0;
 }

@@ -54,4 +54,11 @@ int cli_data_opt(struct cli_data_opts *o, int id, const char *v, char *err, size
  * RS_EXIT_USAGE for bad input, or 1 (out of memory). */
 int cli_data_load(const char *cmd, const struct cli_data_opts *o, struct data_series *ds);
 
+struct compute;
+
+/* Open compute backend `backend` ("auto", "cpu", "hip") on device 0 for a data command: 0, or
+ * RS_EXIT_USAGE after saying why on stderr as "ringside CMD: ...". A fallback from auto is not
+ * said: stderr carries only errors for these commands. */
+int cli_data_compute(const char *cmd, const char *backend, struct compute **c);
+
 #endif

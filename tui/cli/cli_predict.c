@@ -149,17 +149,6 @@ static int cli_predict_line(void *ctx, const struct model_pred *p) {
     return ferror(w->fp) ? -EIO : 0;
 }
 
-static int cli_predict_open(const struct cli_predict_opts *o, struct compute **c) {
-    struct compute_conf cc = {.device = 0, .threads = 1};
-    mem_conf_default(&cc.alloc);
-    char notice[512], err[512];
-    if (compute_open(o->backend, &cc, c, notice, sizeof(notice), err, sizeof(err)) != 0) {
-        fprintf(stderr, "ringside predict: %s\n", err);
-        return RS_EXIT_USAGE;
-    }
-    return 0;
-}
-
 /* The predictions into stdout, or into --out through a temp file renamed at the end. */
 static int cli_predict_write(struct compute *c, const struct cli_predict_opts *o,
                              const struct model *m, const struct data_series *ds,
@@ -218,7 +207,7 @@ int cli_predict(int argc, char **argv) {
         fprintf(stderr, "ringside predict: out of memory\n");
         rc = 1;
     }
-    rc = rc ? rc : cli_predict_open(o, &c);
+    rc = rc ? rc : cli_data_compute("predict", o->backend, &c);
     rc = rc ? rc : cli_predict_write(c, o, &m, &ds, &ss);
     compute_close(c);
     data_sessions_fini(&ss);

@@ -128,18 +128,6 @@ static int cli_vpoc_compute(struct compute *c, const struct cli_vpoc_opts *o,
     return rc == 0 ? 0 : 1;
 }
 
-static int cli_vpoc_open(const struct cli_vpoc_opts *o, struct compute **c) {
-    struct compute_conf cc = {.device = 0, .threads = 1};
-    mem_conf_default(&cc.alloc);
-    char notice[512], err[512];
-    if (compute_open(o->backend, &cc, c, notice, sizeof(notice), err, sizeof(err)) != 0) {
-        fprintf(stderr, "ringside vpoc: %s\n", err);
-        return RS_EXIT_USAGE;
-    }
-    /* no fallback notice here: stderr carries only errors for this data command */
-    return 0;
-}
-
 static int cli_vpoc_load(const struct cli_vpoc_opts *o, struct data_series *ds,
                          struct data_sessions *ss) {
     int rc = cli_data_load("vpoc", &o->in, ds);
@@ -156,7 +144,7 @@ int cli_vpoc(int argc, char **argv) {
     if (rc != 0)
         return rc == 1 ? 0 : rc;
     struct compute *c = NULL;
-    if ((rc = cli_vpoc_open(&o, &c)) != 0)
+    if ((rc = cli_data_compute("vpoc", o.backend, &c)) != 0)
         return rc;
     struct data_series ds;
     struct data_sessions ss = {0};
