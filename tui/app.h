@@ -40,4 +40,9 @@ int app_main(struct source *src, const struct app_view *v, const struct app_serv
  * end (a stop that hangs leaves with status 3). Returns the process exit status. */
 int app_live(const struct run_opts *o, const struct app_view *v);
 
+/* The dashboard with no loop of ours (`ringside watch`): telemetry, the kernel log and the
+ * jobs that attach through the bridge listening at socket (NULL: the default path). Exit
+ * status. */
+int app_watch(const struct run_opts *o, const struct app_view *v, const char *socket);
+
 #endif

@@ -5,6 +5,7 @@
 #include "backend/core/errbuf.h"
 #include "backend/record/record.h"
 #include "backend/run/run.h"
+#include "backend/run/source_watch.h"
 #include "tui/app.h"
 
 #include <fcntl.h>
@@ -72,34 +73,45 @@ static void app_live_block_signals(sigset_t *old) {
     pthread_sigmask(SIG_BLOCK, &s, old);
 }
 
-int app_live(const struct run_opts *o, const struct app_view *v) {
+/* The run (with the loop, or for watch without it and with the bridge at socket) under the
+ * dashboard. */
+static int app_live_run(const struct run_opts *o, const struct app_view *v, bool watch,
+                        const char *socket) {
     struct run *run = NULL;
     struct source *src = NULL;
     struct rec *rec = NULL;
+    struct bridge *bridge = NULL;
     sigset_t old_mask;
     app_live_block_signals(&old_mask);
     struct run_conf rc_conf = {
         .o = o,
-        .cmd = "",
-        .train = true,
+        .cmd = watch ? "watch" : "",
+        .train = !watch,
         .ring_events = o->record[0] ? 4 * APP_LIVE_RING_EVENTS : APP_LIVE_RING_EVENTS,
         /* every frame drains it: woken between frames only for a backlog that would
          * otherwise risk the ring (a quarter of a recording's, half of the live one) */
         .ring_wake_events = o->record[0] ? APP_LIVE_RING_EVENTS : APP_LIVE_RING_EVENTS / 2,
-        .session_log = isatty(1),
+        .session_log = isatty(1) && !watch,
     };
     int rc = run_create(&run, &rc_conf);
-    if (rc == 0 && (rc = app_live_record_open(o, &rec)) == 0 && rec)
+    if (rc == 0 && watch) {
+        char err[512];
+        if (bridge_open(&bridge, socket, err, sizeof(err)) != 0) {
+            fprintf(stderr, "ringside watch: %s\n", err);
+            rc = RS_EXIT_USAGE;
+        }
+    }
+    if (rc == 0 && !watch && (rc = app_live_record_open(o, &rec)) == 0 && rec)
         run_record(run, rec);
     if (rc == 0)
         rc = run_start(run);
-    if (rc == 0 && run_source(run, &src) != 0) {
+    if (rc == 0 && (watch ? watch_source_create(run, bridge, &src) : run_source(run, &src)) != 0) {
         fprintf(stderr, "ringside: out of memory\n");
         rc = 1;
     }
     pthread_sigmask(SIG_SETMASK, &old_mask, NULL); /* every thread of the run exists now */
     if (rc == 0) {
-        int saved = isatty(1) ? app_live_redirect_stderr(o) : -1;
+        int saved = isatty(1) && !watch ? app_live_redirect_stderr(o) : -1;
         struct app_view view = *v;
         view.drain_often = rec != NULL;
         struct app_services svc = {run_tele(run), run_kmsg(run), run_remedies(run)};
@@ -116,6 +128,15 @@ int app_live(const struct run_opts *o, const struct app_view *v) {
     app_live_record_close(rec, &rc);
     if (src)
         src->ops->destroy(src);
+    bridge_close(bridge);
     run_destroy(run);
     return rc;
+}
+
+int app_live(const struct run_opts *o, const struct app_view *v) {
+    return app_live_run(o, v, false, NULL);
+}
+
+int app_watch(const struct run_opts *o, const struct app_view *v, const char *socket) {
+    return app_live_run(o, v, true, socket);
 }

@@ -42,6 +42,8 @@ const char *ui_frame_state(const struct ui_frame *f, bool quitting) {
         return "HUNG";
     if (quitting)
         return "STOPPING";
+    if (f->run && f->run->watch && f->run->idle[0])
+        return "WATCHING";
     if (s == ENGINE_PAUSED)
         return "PAUSED";
     return s == ENGINE_STARTING ? "STARTING" : "RUNNING";

@@ -26,7 +26,8 @@
     X(PAUSED, "paused")                                                                            \
     X(ALLREDUCE, "allreduce")                                                                      \
     X(COMM_INIT, "comm-init")                                                                      \
-    X(TEARDOWN, "teardown")
+    X(TEARDOWN, "teardown")                                                                        \
+    X(OTHER, "other") /* a watched job's phase of another name */
 
 enum ev_phase_id {
 #define X(id, name) PHASE_##id,

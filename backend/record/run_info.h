@@ -23,6 +23,10 @@ struct run_info {
     /* Why the actions on the loop (p + - c m) do nothing here, shown greyed out with this
      * reason ("read-only: ..."); "" when they act (or, in a replay, steer the playback). */
     char control_off[128];
+    /* Watching jobs of others (ringside watch): no loop of ours; "" while one is attached, else
+     * why the loop's panels are empty ("no job attached: ..."). */
+    bool watch;
+    char idle[160];
 };
 
 #endif

@@ -18,6 +18,7 @@ static const struct cli_cmd cli_cmds[] = {
     {"predict", cli_predict, "a trained model's prediction for every bar of a data file"},
     {"export", cli_export, "write a trained model as ONNX or safetensors"},
     {"synth", cli_synth, "write deterministic synthetic ES one-minute bars as CSV"},
+    {"watch", cli_watch, "the dashboard over your own PyTorch jobs (python/ringside), no loop"},
     {"replay", cli_replay, "show a recorded run (JSON lines) in the dashboard"},
     {"probe", cli_probe, "print what every telemetry provider finds, per GPU (--json)"},
     {"kmsg", cli_kmsg, "classify kernel-log lines: 'kmsg classify [FILE|-] [--all]'"},

@@ -15,6 +15,7 @@ int cli_dashboard(int argc, char **argv);
 int cli_vpoc(int argc, char **argv);
 int cli_predict(int argc, char **argv);
 int cli_export(int argc, char **argv);
+int cli_watch(int argc, char **argv);
 int cli_synth(int argc, char **argv);
 int cli_replay(int argc, char **argv);
 int cli_probe(int argc, char **argv);

@@ -1,0 +1,255 @@
+/* Unit tests for the bridge's socket and the watch source over it: a client speaking the
+ * bridge's lines (as python/ringside does) attaches, its events and snapshot come through,
+ * its call in flight is what the hang watch sees, commands go back, bad and overlong lines are
+ * counted, and the socket is private and replaced when stale. */
+#include "backend/run/bridge.h"
+#include "backend/run/run.h"
+#include "backend/run/source_watch.h"
+#include "tests/support/rs_test.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static int tw_connect(const char *path) {
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    cr_assert_lt(strlen(path), sizeof(sa.sun_path));
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "%s", strerror(errno));
+    return fd;
+}
+
+static void tw_send(int fd, const char *text) {
+    size_t len = strlen(text);
+    cr_assert_eq(write(fd, text, len), (ssize_t)len);
+}
+
+/* What the sink saw. */
+struct tw_seen {
+    unsigned opened, closed, overlong, lines;
+    char last[256];
+};
+
+static void tw_opened(void *ctx, unsigned job, pid_t pid) {
+    struct tw_seen *s = ctx;
+    (void)job;
+    cr_assert_eq(pid, getpid(), "the peer's pid");
+    s->opened++;
+}
+static void tw_line(void *ctx, unsigned job, const char *line, size_t len) {
+    struct tw_seen *s = ctx;
+    (void)job;
+    snprintf(s->last, sizeof(s->last), "%.*s", (int)len, line);
+    s->lines++;
+}
+static void tw_overlong(void *ctx, unsigned job) {
+    (void)job;
+    ((struct tw_seen *)ctx)->overlong++;
+}
+static void tw_closed(void *ctx, unsigned job) {
+    (void)job;
+    ((struct tw_seen *)ctx)->closed++;
+}
+
+/* Poll until pred holds (each poll reads what is there; a bounded number of tries). */
+#define TW_UNTIL(b, sink, cond)                                                                    \
+    for (int tw_i = 0; !(cond) && tw_i < 2000; tw_i++) {                                           \
+        bridge_poll(b, sink, 1u << 20);                                                            \
+        if (!(cond))                                                                               \
+            usleep(1000);                                                                          \
+    }
+
+Test(watch, bridge_lines_overlong_commands_and_close) {
+    char dir[256], path[300];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    snprintf(path, sizeof(path), "%s/sub/b.sock", dir);
+    struct bridge *b = NULL;
+    char err[256];
+    cr_assert_eq(bridge_open(&b, path, err, sizeof(err)), 0, "%s", err);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0600, "socket mode %o", st.st_mode & 0777);
+    char sub[300];
+    snprintf(sub, sizeof(sub), "%s/sub", dir);
+    cr_assert_eq(stat(sub, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0700, "directory mode %o", st.st_mode & 0777);
+    struct tw_seen seen = {0};
+    struct bridge_sink sink = {tw_opened, tw_line, tw_overlong, tw_closed, &seen};
+    int fd = tw_connect(path);
+    tw_send(fd, "{\"a\":1}\n{\"b\":");
+    TW_UNTIL(b, &sink, seen.lines == 1);
+    cr_assert_eq(seen.opened, 1);
+    cr_assert_str_eq(seen.last, "{\"a\":1}");
+    tw_send(fd, "2}\n");
+    TW_UNTIL(b, &sink, seen.lines == 2);
+    cr_assert_str_eq(seen.last, "{\"b\":2}", "a line split across writes is joined");
+    /* a line longer than the limit is skipped whole, the next one comes */
+    char *big = malloc(BRIDGE_LINE_MAX + 16);
+    memset(big, 'x', BRIDGE_LINE_MAX + 10);
+    big[BRIDGE_LINE_MAX + 10] = '\0';
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); /* the bridge reads between writes */
+    for (size_t off = 0; off < BRIDGE_LINE_MAX + 10;) {
+        ssize_t n = write(fd, big + off, BRIDGE_LINE_MAX + 10 - off);
+        if (n > 0)
+            off += (size_t)n;
+        bridge_poll(b, &sink, 1u << 20);
+    }
+    free(big);
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    tw_send(fd, "\n{\"c\":3}\n");
+    TW_UNTIL(b, &sink, seen.lines == 3);
+    cr_assert_eq(seen.overlong, 1);
+    cr_assert_str_eq(seen.last, "{\"c\":3}");
+    /* a command back */
+    cr_assert_eq(bridge_send(b, 0, "{\"type\":\"command\",\"cmd\":\"probe\"}"), 0);
+    char got[128] = "";
+    cr_assert_gt(read(fd, got, sizeof(got) - 1), 0);
+    cr_assert_str_eq(got, "{\"type\":\"command\",\"cmd\":\"probe\"}\n");
+    cr_assert_eq(bridge_send(b, 5, "x"), -ENOTCONN);
+    close(fd);
+    TW_UNTIL(b, &sink, seen.closed == 1);
+    cr_assert_eq(seen.closed, 1);
+    /* a second listener on a live socket is refused; once closed, the file is gone */
+    struct bridge *b2 = NULL;
+    cr_assert_eq(bridge_open(&b2, path, err, sizeof(err)), -EADDRINUSE);
+    cr_assert_not_null(strstr(err, "another ringside is listening"), "%s", err);
+    bridge_close(b);
+    cr_assert_neq(access(path, F_OK), 0);
+    rs_test_rmtree(dir);
+}
+
+/* A socket file nobody answers on (a dashboard that was killed) is replaced. */
+Test(watch, bridge_replaces_a_stale_socket) {
+    char dir[256], path[300], err[256];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    snprintf(path, sizeof(path), "%s/b.sock", dir);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    cr_assert_lt(strlen(path), sizeof(sa.sun_path));
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    close(fd); /* bound, never listening: what a killed listener leaves */
+    struct bridge *b = NULL;
+    cr_assert_eq(bridge_open(&b, path, err, sizeof(err)), 0, "%s", err);
+    bridge_close(b);
+    cr_assert_eq(rs_test_write_file(dir, "plain", "x", path, sizeof(path)), 0);
+    cr_assert_eq(bridge_open(&b, path, err, sizeof(err)), -EEXIST);
+    cr_assert_not_null(strstr(err, "not a socket"), "%s", err);
+    rs_test_rmtree(dir);
+}
+
+static struct run *tw_run(struct run_opts *o) {
+    memset(o, 0, sizeof(*o));
+    engine_conf_default(&o->conf);
+    tele_conf_default(&o->tele);
+    snprintf(o->tele.only, sizeof(o->tele.only), "none");
+    o->kmsg.off = true;
+    o->sync_slow_ns = 1000000000ull;
+    o->sync_timeout_ns = 30000000000ull;
+    struct run_conf c = {.o = o, .cmd = "watch", .train = false, .ring_events = 1024};
+    struct run *run = NULL;
+    cr_assert_eq(run_create(&run, &c), 0);
+    cr_assert_eq(run_start(run), 0);
+    return run;
+}
+
+/* Drain until an event of kind (and, for a log, holding text) comes; false after the tries. */
+static bool tw_drain_for(struct source *src, unsigned kind, const char *text) {
+    static struct ev evs[256];
+    for (int i = 0; i < 2000; i++) {
+        size_t n = src->ops->drain(src, evs, 256);
+        for (size_t k = 0; k < n; k++)
+            if (evs[k].kind == kind && (!text || strstr(evs[k].u.text.text, text)))
+                return true;
+        usleep(1000);
+    }
+    return false;
+}
+
+Test(watch, a_job_through_the_watch_source) {
+    char dir[256], path[300], err[256], msg[128];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    snprintf(path, sizeof(path), "%s/b.sock", dir);
+    struct run_opts o;
+    struct run *run = tw_run(&o);
+    struct bridge *b = NULL;
+    struct source *src = NULL;
+    cr_assert_eq(bridge_open(&b, path, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(watch_source_create(run, b, &src), 0);
+    cr_assert(src->run.watch);
+    cr_assert_not_null(strstr(src->run.idle, "no job attached"));
+    cr_assert_str_eq(src->run.control_off, "no job attached");
+    cr_assert(src->ops->action(src, SOURCE_CLEANUP, msg, sizeof(msg)));
+    cr_assert_str_eq(msg, "no job attached");
+
+    int fd = tw_connect(path);
+    tw_send(fd, "{\"type\":\"run\",\"version\":1,\"host\":\"h\",\"backend\":\"pytorch-cuda\","
+                "\"device\":\"GPU\",\"arch\":\"sm_90\",\"devices\":1,\"device_list\":[2],"
+                "\"start_ns\":1,\"start_wall_ns\":1,\"epochs\":0,\"chunk\":0,\"name\":\"job\","
+                "\"control\":true,\"rank\":1}\n"
+                "{\"type\":\"metric\",\"seq\":0,\"dev\":2,\"t_ns\":5,\"epoch\":1,\"step\":7,"
+                "\"loss\":0.5,\"samples_per_s\":0}\n");
+    cr_assert(tw_drain_for(src, EV_METRIC, NULL), "the metric event");
+    cr_assert_eq(src->run.n_devices, 1);
+    cr_assert_eq(src->run.devices[0], 2);
+    cr_assert_str_eq(src->run.idle, "");
+    cr_assert_str_eq(src->run.control_off, "");
+    cr_assert_str_eq(src->run.backend, "pytorch-cuda");
+    const struct engine_snap *snap = src->ops->snap(src);
+    cr_assert_eq(snap->step, 7);
+    cr_assert_float_eq(snap->loss, 0.5, 1e-12);
+
+    /* the call it announces is what the hang watch sees, by device; its end clears it */
+    struct trace_inflight inf;
+    cr_assert_not(src->ops->inflight(src, 2, &inf));
+    tw_send(fd, "{\"type\":\"call\",\"dev\":2,\"call\":\"torch.distributed.destroy_process_group\","
+                "\"op\":\"device\",\"phase\":\"teardown\",\"start_ns\":1000,\"rank\":1}\n"
+                "{\"type\":\"log\",\"seq\":1,\"t_ns\":6,\"severity\":\"info\","
+                "\"message\":\"marker\"}\n");
+    cr_assert(tw_drain_for(src, EV_LOG, "marker"));
+    cr_assert(src->ops->inflight(src, 2, &inf));
+    cr_assert_eq(inf.phase, PHASE_TEARDOWN);
+    cr_assert_eq(inf.start_ns, 1000);
+    cr_assert_not(src->ops->inflight(src, 0, &inf), "another device");
+    const char *st = src->ops->status(src);
+    cr_assert_not_null(strstr(st, "rank 1"), "%s", st);
+    cr_assert_not_null(strstr(st, "destroy_process_group"), "%s", st);
+
+    /* a key goes to the job as a command line */
+    cr_assert(src->ops->action(src, SOURCE_CHUNK_DOWN, msg, sizeof(msg)));
+    cr_assert_str_eq(msg, "chunk_step sent to 1 job");
+    char got[128] = "";
+    cr_assert_gt(read(fd, got, sizeof(got) - 1), 0);
+    cr_assert_str_eq(got, "{\"type\":\"command\",\"cmd\":\"chunk_step\",\"arg\":-1}\n");
+
+    /* a line not understood: counted, said once */
+    tw_send(fd, "{\"type\":\"phase\",\"dev\":2}\nnot json\n");
+    cr_assert(tw_drain_for(src, EV_LOG, "not understood"));
+    uint64_t bad = 0, dropped = 0;
+    for (int i = 0; i < 200 && bad < 2; i++) {
+        static struct ev evs[64];
+        src->ops->drain(src, evs, 64);
+        watch_source_counts(src, &bad, &dropped);
+    }
+    cr_assert_eq(bad, 2);
+    cr_assert_not_null(strstr(src->ops->status(src), "2 lines skipped"));
+
+    /* it goes away while in the call: said as an error, no longer in flight */
+    close(fd);
+    cr_assert(tw_drain_for(src, EV_LOG, "went away without ending while in"));
+    cr_assert_not(src->ops->inflight(src, 2, &inf));
+    src->ops->destroy(src);
+    bridge_close(b);
+    run_finish(run, NULL);
+    run_destroy(run);
+    rs_test_rmtree(dir);
+}
