@@ -6,7 +6,8 @@
 #   (default: all build-gpu); agent: the agent's end-to-end test training on the GPU (NVML
 #   telemetry in /metrics), then its load benchmark there; bench-multi: the data-parallel
 #   benchmark on every GPU of the host against PyTorch DDP (scripts/gpu-bench-multi.sh; two or
-#   more GPUs, not part of all)
+#   more GPUs, not part of all); bridge: the Python bridge under `ringside watch`: its cost to a
+#   PyTorch script and, on two GPUs, a rank hung in destroy_process_group (scripts/gpu-bridge.sh)
 # NVIDIA (nvcc found) builds RINGSIDE_HIP=NVIDIA, otherwise AMD (hipcc). When ./sysroot exists
 # (made by scripts/sysroot.sh on a machine that reaches Debian's packages, then copied here) the
 # headers and libraries the machine lacks come from it; nothing is installed.
@@ -62,6 +63,7 @@ faults) build && faults ;;
 agent) build && agent ;;
 bench) build && "$top/scripts/gpu-bench.sh" "$dir" ;;
 bench-multi) build && "$top/scripts/gpu-bench-multi.sh" "$dir" ;;
+bridge) build && "$top/scripts/gpu-bridge.sh" "$dir" ;;
 all)
     build
     ctest --test-dir "$dir" --output-on-failure -L gpu
@@ -71,7 +73,7 @@ all)
     "$top/scripts/gpu-bench.sh" "$dir"
     ;;
 *)
-    echo "usage: scripts/gpu-check.sh [build|test|dashboard|faults|agent|bench|bench-multi|all]" \
+    echo "usage: scripts/gpu-check.sh [build|test|dashboard|faults|agent|bench|bench-multi|bridge|all]" \
         "[BUILD_DIR]" >&2
     exit 2
     ;;

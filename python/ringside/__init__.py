@@ -22,6 +22,7 @@ format is the JSON lines of `ringside train --headless` (schema version 1), so a
 with connect(record=FILE) plays back with `ringside replay FILE`.
 """
 import atexit
+import collections
 import json
 import os
 import queue
@@ -93,11 +94,12 @@ class Bridge:
         self.control = bool(control)
         self._callback = on_command
         self._commands = queue.SimpleQueue()
-        self._q = queue.Queue(maxsize=_QUEUE_LINES)
+        self._q = collections.deque()  # append and popleft are atomic: no lock on the hot path
         self._seq = 0
         self._epoch, self._step = 0, -1
         self._steps = 0
         self._loss = None
+        self._phase_heads = {}
         self._reads = 0
         self._largest = 0
         self._paused = False
@@ -145,13 +147,13 @@ class Bridge:
             return
         if loss is not None:
             self._loss = float(loss)
-        if loss is not None or (val_loss is not None and self._loss is not None):
-            line = {"type": "metric", "dev": self.device, "t_ns": _now(), "epoch": self._epoch,
-                    "step": self._step, "loss": self._loss,
-                    "samples_per_s": float(samples_per_s or 0.0)}
-            if val_loss is not None:
-                line["val_loss"] = float(val_loss)
-            self._event(line)
+        if (loss is not None or val_loss is not None) and _ok(self._loss) and _ok(val_loss):
+            val = ',"val_loss":%r' % float(val_loss) if val_loss is not None else ""
+            self._line('{"type":"metric","seq":%d,"dev":%d,"t_ns":%d,"epoch":%d,"step":%d,'
+                       '"loss":%r,"samples_per_s":%r%s}'
+                       % (self._seq, self.device, _now(), self._epoch, self._step, self._loss,
+                          float(samples_per_s or 0.0), val))
+            self._seq += 1
         self._steps += 1
         if self.memory_every and self._steps % self.memory_every == 0:
             self._mem.set()
@@ -224,9 +226,10 @@ class Bridge:
         self._closed = True
         self._emit({"type": "summary", "state": "completed", "epochs": self._epoch,
                     "steps": max(self._step, 0)})
-        self._q_put(None)
+        if self._sock is not None:
+            self._q.append(None)
         deadline = time.monotonic() + 1.0
-        while not self._q.empty() and time.monotonic() < deadline and self._sock is not None:
+        while self._q and time.monotonic() < deadline and self._sock is not None:
             time.sleep(0.01)
         if self._record:
             self._record.close()
@@ -277,26 +280,30 @@ class Bridge:
         self._emit(line)
 
     def _emit(self, obj):
-        text = json.dumps(obj, separators=(",", ":"), allow_nan=False) \
-            if _finite(obj) else json.dumps(_nonan(obj), separators=(",", ":"))
+        self._line(json.dumps(obj, separators=(",", ":"), allow_nan=False) if _finite(obj)
+                   else json.dumps(_nonan(obj), separators=(",", ":")))
+
+    def _line(self, text):
         if self._record:
             self._record.write(text + "\n")
         if self._sock is not None:
-            self._q_put(text)
-
-    def _q_put(self, text):
-        try:
-            self._q.put_nowait(text)
-        except queue.Full:
-            self.dropped += 1
+            if len(self._q) < _QUEUE_LINES:
+                self._q.append(text)
+            else:
+                self.dropped += 1
 
     def _phase_done(self, name, start, end):
+        """The hottest line (several a step): formatted directly, the name's JSON cached."""
         if not self.enabled:
             return
-        self._event({"type": "phase", "dev": self.device,
-                     "phase": name if name in PHASES else "other", "name": name,
-                     "start_ns": start, "end_ns": end, "epoch": self._epoch,
-                     "step": self._step, "chunk": -1})
+        head = self._phase_heads.get(name)
+        if head is None:
+            head = '{"type":"phase","phase":"%s","name":%s,"dev":%d,' % (
+                name if name in PHASES else "other", json.dumps(name), self.device)
+            self._phase_heads[name] = head
+        self._line('%s"seq":%d,"start_ns":%d,"end_ns":%d,"epoch":%d,"step":%d,"chunk":-1}'
+                   % (head, self._seq, start, end, self._epoch, self._step))
+        self._seq += 1
 
     def _call(self, call, op, phase):
         start = _now()
@@ -393,13 +400,23 @@ class Bridge:
     # ---- background threads ----
 
     def _writer(self):
-        sock = self._sock
-        while True:
-            text = self._q.get()
-            if text is None:
-                break
+        """Everything queued, in one write, every few milliseconds."""
+        sock, q = self._sock, self._q
+        done = False
+        while not done:
+            if not q:
+                time.sleep(0.005)
+                continue
+            batch = []
+            while q:
+                text = q.popleft()
+                if text is None:
+                    done = True
+                    break
+                batch.append(text)
             try:
-                sock.sendall(text.encode() + b"\n")
+                if batch:
+                    sock.sendall(("\n".join(batch) + "\n").encode())
             except OSError:  # the dashboard went away: training goes on, the bridge is quiet
                 self.enabled = False
                 self._sock = None
@@ -489,6 +506,11 @@ class Bridge:
                            "truncated": False, "blocks": blocks})
         self._emit({"type": "layout", "dev": self.device, "t_ns": now, "segments": layout,
                     "n_segments": len(layout)})
+
+
+def _ok(v):
+    """A number JSON can carry (not NaN or infinite), or None."""
+    return v is None or (v == v and abs(v) != float("inf"))
 
 
 def _finite(obj):
