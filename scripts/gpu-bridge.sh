@@ -29,6 +29,7 @@ until grep -q "^bridge_sent" "$dir/bench_bridge.out" 2>/dev/null; do
 done
 sleep 2 # two frames after the last allocator line
 screen > "$dir/bridge-bench.screen"
+[ -n "${OUT:-}" ] && cp "$dir/bridge-bench.screen" "$OUT/"
 wait $bench
 cat "$dir/bench_bridge.out"
 grep -E "alloc .* reserved|memory pool|ringside|job" "$dir/bridge-bench.screen" | head -8
@@ -50,6 +51,7 @@ if [ "$gpus" -ge 2 ]; then
     done
     echo "hang seen after $(($(date +%s) - start)) s: $seen"
     screen > "$dir/bridge-hang.screen"
+    [ -n "${OUT:-}" ] && cp "$dir/bridge-hang.screen" "$OUT/"
     head -n 4 "$dir/bridge-hang.screen"
     grep -E "rank|HUNG|destroy|in flight|went away" "$dir/bridge-hang.screen" | head -12
     wait $run || true

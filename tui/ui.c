@@ -31,15 +31,17 @@ const struct engine_snap *ui_frame_sel(const struct ui_frame *f) {
 const char *ui_frame_state(const struct ui_frame *f, bool quitting) {
     uint64_t age;
     enum engine_state s = f->snap->state;
-    if (s == ENGINE_FINISHED)
-        return "FINISHED";
-    if (s == ENGINE_FAILED)
-        return "FAILED";
+    /* a call hung on any device first: the first device may have ended (a watched job's rank
+     * 0 that left while rank 1 hangs) */
     if (ui_frame_watch(f, &age) == UI_WATCH_HANG)
         return "HUNG";
     if (f->has_oldest && f->now_ns > f->oldest.start_ns &&
         f->now_ns - f->oldest.start_ns > f->sync_timeout_ns)
         return "HUNG";
+    if (s == ENGINE_FINISHED)
+        return "FINISHED";
+    if (s == ENGINE_FAILED)
+        return "FAILED";
     if (quitting)
         return "STOPPING";
     if (f->run && f->run->watch && f->run->idle[0])

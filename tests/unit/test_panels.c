@@ -6,6 +6,7 @@
 #include "tests/support/rs_test.h"
 #include "tui/layout.h"
 #include "tui/panel.h"
+#include "tui/ui.h"
 #include "tui/widgets.h"
 
 #include <criterion/criterion.h>
@@ -743,4 +744,29 @@ Test(panels, every_device_shown_or_counted_at_each_size) {
             }
     }
     pt_close();
+}
+
+/* The header's state: a call past the timeout on any device is HUNG even when the first
+ * device has finished (a watched job's rank 0 left while rank 1 hangs); a watch with no job
+ * says WATCHING. */
+Test(panels, header_state_hung_before_finished_and_watching) {
+    struct engine_snap done = {.state = ENGINE_FINISHED}, idle = {.state = ENGINE_STARTING};
+    struct run_info run = {.watch = true};
+    struct ui_frame f = {.now_ns = 40000000000ull,
+                         .snap = &done,
+                         .run = &run,
+                         .sync_slow_ns = 1000000000ull,
+                         .sync_timeout_ns = 5000000000ull};
+    cr_assert_str_eq(ui_frame_state(&f, false), "FINISHED");
+    f.has_oldest = true;
+    f.oldest.start_ns = 30000000000ull; /* 10 s in flight on another device */
+    cr_assert_str_eq(ui_frame_state(&f, false), "HUNG");
+    f.oldest.start_ns = 38000000000ull; /* 2 s: slow, not hung */
+    cr_assert_str_eq(ui_frame_state(&f, false), "FINISHED");
+    f.has_oldest = false;
+    f.snap = &idle;
+    snprintf(run.idle, sizeof(run.idle), "no job attached");
+    cr_assert_str_eq(ui_frame_state(&f, false), "WATCHING");
+    run.idle[0] = '\0';
+    cr_assert_str_eq(ui_frame_state(&f, false), "STARTING");
 }
