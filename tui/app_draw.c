@@ -71,6 +71,11 @@ static void app_draw_progress(struct app *a, WINDOW *w) {
     if (frac > 0.001 && s->state != ENGINE_FINISHED)
         ui_fmt_hms(eta, sizeof(eta), elapsed / frac - elapsed);
     char left[96];
+    if (f->run->watch && s->total_steps <= 0) { /* a job that does not say how long it runs */
+        w_text(w, 1, 0, cols, THEME_TEXT, f, "epoch %d  step %lld  (length not known)", s->epoch,
+               (long long)s->step);
+        return;
+    }
     int n = snprintf(left, sizeof(left), "epoch %d/%d  step %lld/%lld ", s->epoch, s->epochs,
                      (long long)s->step, (long long)s->total_steps);
     w_text(w, 1, 0, cols, THEME_TEXT, f, "%s", left);

@@ -86,7 +86,8 @@ void app_draw_gpu_overlay(struct app *a) {
     int gpu = app_gpu_selected(a);
     int h = LINES - 4, w = COLS - 4, rows = h - 3;
     int n = app_gpu_doctor(a, rows);
-    n += gpu_view_lines(f->tele, f->snap, gpu, a->gpu_page, app_gpu_lines + n, APP_GPU_LINES - n);
+    n += gpu_view_lines(f->tele, ui_frame_sel(f), gpu, a->gpu_page, app_gpu_lines + n,
+                        APP_GPU_LINES - n);
     WINDOW *win = h > 4 && w > 20 ? newwin(h, w, 2, 2) : NULL;
     if (!win)
         return;

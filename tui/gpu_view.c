@@ -129,8 +129,10 @@ static void gpu_view_rings(struct gpu_view_out *o, const struct tele_snap *t,
     }
 }
 
+/* Every process on the GPU with its memory: ringside's own marked, and the watched job that
+ * es is (ringside watch) marked as such. */
 static void gpu_view_procs(struct gpu_view_out *o, const struct tele_snap *t,
-                           const struct tele_gpu *g) {
+                           const struct tele_gpu *g, const struct engine_snap *es) {
     if (!g->procs_src) {
         gpu_view_add(o, THEME_DIM, "Processes: n/a (no provider lists them for this GPU)");
         return;
@@ -146,14 +148,17 @@ static void gpu_view_procs(struct gpu_view_out *o, const struct tele_snap *t,
             ui_fmt_bytes(gt, sizeof(gt), p->gtt_bytes);
         if (p->busy_valid)
             snprintf(busy, sizeof(busy), "%.0f%%", p->busy_pct);
-        gpu_view_add(o, p->self ? THEME_ACCENT : THEME_TEXT,
+        bool job = es && es->pid > 0 && p->pid == es->pid && !p->self;
+        gpu_view_add(o, p->self || job ? THEME_ACCENT : THEME_TEXT,
                      "  %7d %-16s VRAM %-10s GTT %-10s busy %-5s%s", p->pid, p->name, vr, gt, busy,
-                     p->self ? "  <- ringside" : "");
+                     p->self ? "  <- ringside"
+                     : job   ? "  <- watched job (its events are shown)"
+                             : "");
     }
 }
 
 static void gpu_view_detail(struct gpu_view_out *o, const struct tele_snap *t,
-                            const struct tele_gpu *g) {
+                            const struct tele_gpu *g, const struct engine_snap *es) {
     char card[16] = "n/a";
     if (g->card >= 0)
         snprintf(card, sizeof(card), "%d", g->card);
@@ -170,7 +175,7 @@ static void gpu_view_detail(struct gpu_view_out *o, const struct tele_snap *t,
     gpu_view_fields(o, t, g);
     gpu_view_buddy(o, t, g);
     gpu_view_rings(o, t, g);
-    gpu_view_procs(o, t, g);
+    gpu_view_procs(o, t, g, es);
 }
 
 static void gpu_view_providers(struct gpu_view_out *o, const struct tele_snap *t) {
@@ -217,7 +222,7 @@ int gpu_view_lines(const struct tele_snap *t, const struct engine_snap *es, int 
         return o.n;
     }
     if (page == GPU_VIEW_DETAIL)
-        gpu_view_detail(&o, t, &t->gpus[gpu]);
+        gpu_view_detail(&o, t, &t->gpus[gpu], es);
     else
         gpu_view_recon(&o, t, &t->gpus[gpu], es, gpu_view_training(t, es) == gpu);
     return o.n;

@@ -138,6 +138,7 @@ struct engine_snap {
     struct trace_coll coll_inflight;
     bool has_coll_inflight;
     double step_ms; /* this device's mean step time over the last window (0: none yet) */
+    int32_t pid;    /* a watched job's process (ringside watch); 0 for ringside's own loop */
 };
 
 /* Final numbers, for the summary line. */

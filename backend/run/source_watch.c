@@ -169,6 +169,7 @@ static void watch_item(struct watch *w, struct watch_job *j, const char *line, s
     switch (it->kind) {
     case REPLAY_RUN:
         replay_snap_init(j->snap, &it->run, &it->extra);
+        j->snap->snaps[0].pid = (int32_t)j->pid;
         j->dev = it->run.n_devices ? it->run.devices[0] : 0;
         j->have_run = true;
         watch_job_extra(j, line, len);

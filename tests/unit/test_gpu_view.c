@@ -228,3 +228,31 @@ Test(gpu_view, doctor_rows_as_many_as_fit) {
     cr_assert(strstr(gv_lines[0].text, ": 1 ok, 0 warn, 0 fail, 0 skipped"), "%s",
               gv_lines[0].text);
 }
+
+/* The process list marks ringside's own process and the watched job the snapshot is. */
+Test(gpu_view, processes_mark_ringside_and_the_watched_job) {
+    gv_fixture();
+    struct tele_gpu *g = &gv_t.gpus[0];
+    g->procs_src = 3;
+    g->n_procs = 3;
+    const int32_t pids[3] = {100, 4242, 777};
+    const char *names[3] = {"ringside", "python3", "other"};
+    for (int k = 0; k < 3; k++) {
+        g->procs[k].pid = pids[k];
+        snprintf(g->procs[k].name, sizeof(g->procs[k].name), "%s", names[k]);
+        g->procs[k].vram_valid = true;
+        g->procs[k].vram_bytes = 1ull << 30;
+    }
+    g->procs[0].self = true;
+    gv_es.pid = 4242;
+    int n = gpu_view_lines(&gv_t, &gv_es, 0, GPU_VIEW_DETAIL, gv_lines, GV_MAX);
+    const char *own = gv_find(n, " 100 "), *job = gv_find(n, " 4242 "),
+               *other = gv_find(n, " 777 ");
+    cr_assert(own && strstr(own, "<- ringside"), "%s", own);
+    cr_assert(job && strstr(job, "<- watched job"), "%s", job);
+    cr_assert(job && strstr(job, "1.0 GiB"), "its VRAM: %s", job);
+    cr_assert(other && !strstr(other, "<-"), "%s", other);
+    gv_es.pid = 0; /* ringside's own loop: no job to mark */
+    n = gpu_view_lines(&gv_t, &gv_es, 0, GPU_VIEW_DETAIL, gv_lines, GV_MAX);
+    cr_assert_null(strstr(gv_find(n, " 4242 "), "<-"));
+}
