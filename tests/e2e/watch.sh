@@ -91,4 +91,37 @@ rc=0
 tm send-keys -t "$SESSION" q
 gone() { [ ! -e "$SOCK_PATH" ]; }
 wait_for "q removes the socket" 20 gone
+
+# The agent serves a job's stream (--watch) to `ringside attach`, and POST /control reaches it.
+STEP="agent --watch"
+tm send-keys -t "$SESSION" q 2> /dev/null
+tm kill-server > /dev/null 2>&1
+next_server
+mkdir -p "$SCRATCH/ajob"
+printf 'e2e-%s-secret\n' "$$" > "$SCRATCH/token"
+chmod 600 "$SCRATCH/token"
+"$RINGSIDE" agent --watch --socket "$SCRATCH/a.sock" --listen 127.0.0.1:0 --no-kmsg \
+    --telemetry none --token-file "$SCRATCH/token" --allow-control 2> "$SCRATCH/agent.log" &
+AGENT_PID=$!
+trap 'kill $JOB_PID $AGENT_PID 2> /dev/null; cleanup' EXIT
+wait_for "the agent listens" 20 grep -q "serving http://127.0.0.1:" "$SCRATCH/agent.log"
+URL=http://127.0.0.1:$(sed -n 's|.*serving http://127.0.0.1:\([0-9]*\).*|\1|p' "$SCRATCH/agent.log")
+RINGSIDE_SOCKET=$SCRATCH/a.sock "$PY" "$JOB" "$SCRATCH/ajob" --step-ms 20 > "$SCRATCH/ajob/out" 2>&1 &
+JOB_PID=$!
+wait_for "the agent serves the job" 30 grep -q "attached: its stream is served" "$SCRATCH/agent.log"
+tm new-session -d -s "$SESSION" -x 160 -y 50 \
+    "TERM=xterm-256color '$RINGSIDE' attach '$URL' --token-file '$SCRATCH/token'" || fail "tmux"
+attached_remote() { has "pytorch-cpu" && has "forward" && has "loss 0."; }
+wait_for "attach shows the job" 30 attached_remote
+reply=$(curl -s -X POST -H "Authorization: Bearer $(cat "$SCRATCH/token")" \
+    "$URL/control?cmd=chunk_step&arg=-1")
+case $reply in *'"ok":true'*) ;; *) fail "POST /control: $reply" ;; esac
+got_remote() { grep -qx "chunk_step -1" "$SCRATCH/ajob/commands" 2> /dev/null; }
+wait_for "POST /control reaches the job" 20 got_remote
+wait_for "... and its answer the attached dashboard" 20 has "chunk_step: chunk now -1"
+: > "$SCRATCH/ajob/stop"
+STEP="the served job ends"
+wait "$JOB_PID" || fail "$(cat "$SCRATCH/ajob/out")"
+kill "$AGENT_PID"
+wait "$AGENT_PID" 2> /dev/null || true
 echo "$E2E_NAME: ok"

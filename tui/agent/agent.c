@@ -8,6 +8,8 @@
 #include "backend/core/mono.h"
 #include "backend/kmsg/kmsg_watch.h"
 #include "backend/record/record.h"
+#include "backend/record/replay_internal.h"
+#include "backend/run/bridge.h"
 #include "backend/run/run.h"
 #include "backend/trace/trace_watch.h"
 #include "tui/agent/agent_log.h"
@@ -65,6 +67,12 @@ struct agent {
     bool healthy;
     _Atomic uint64_t beat_ns; /* the loop's last round */
     _Atomic bool loop_ended;  /* no loop commands any more */
+    /* --watch: the bridge, the job whose stream is served (its slot, -1: none), a parsed line */
+    struct bridge *bridge;
+    pthread_mutex_t bridge_mu; /* the loop polls, an HTTP thread sends commands */
+    int served;
+    pid_t served_pid;
+    struct replay_item *item;
 };
 
 /* ---- the log ---- */
@@ -154,7 +162,7 @@ static void agent_status_tick(struct agent *a, uint64_t now) {
         return;
     struct agent_status *s = &a->status;
     s->t_ns = now;
-    s->control = a->o->http.allow_control && a->e != NULL;
+    s->control = a->o->http.allow_control && (a->e != NULL || a->served >= 0);
     s->has_tele = t && t->t_ns != 0;
     if (s->has_tele) {
         s->tele = *t;
@@ -311,8 +319,30 @@ static void agent_health_tick(struct agent *a) {
 
 /* A command from POST /control, passed on to the engine, which checks its argument and
  * answers on /events. */
+/* A command for the watched job: a line on its bridge connection. */
+static int agent_watch_command(struct agent *a, enum ev_cmd_id cmd, int64_t arg, char *msg,
+                               size_t n) {
+    char line[160];
+    snprintf(line, sizeof(line), "{\"type\":\"command\",\"cmd\":\"%s\",\"arg\":%lld}",
+             ev_cmd_name(cmd), (long long)arg);
+    pthread_mutex_lock(&a->bridge_mu);
+    int rc = a->served < 0 ? -ENOTCONN : bridge_send(a->bridge, (unsigned)a->served, line);
+    pid_t pid = a->served_pid;
+    pthread_mutex_unlock(&a->bridge_mu);
+    if (rc == -ENOTCONN)
+        return errbuf_set(msg, n, -ENOTSUP, "no job attached to the agent's bridge");
+    if (rc != 0)
+        return errbuf_set(msg, n, -EAGAIN, "the job (pid %d) is not reading its commands",
+                          (int)pid);
+    snprintf(msg, n, "%s sent to the job (pid %d; its answer follows on /events)", ev_cmd_name(cmd),
+             (int)pid);
+    return 0;
+}
+
 static int agent_control_cb(void *ctx, enum ev_cmd_id cmd, int64_t arg, char *msg, size_t n) {
     struct agent *a = ctx;
+    if (a->bridge && ev_cmd_remote(cmd))
+        return agent_watch_command(a, cmd, arg, msg, n);
     if (!a->e)
         return errbuf_set(msg, n, -ENOTSUP, "no training loop here: start the agent with --train");
     if (atomic_load(&a->loop_ended))
@@ -390,6 +420,53 @@ static void agent_signals(struct agent *a, int sfd, uint64_t now, bool *stopping
     }
 }
 
+/* ---- --watch: a job's stream through the bridge ---- */
+
+static void agent_watch_opened(void *ctx, unsigned job, pid_t pid) {
+    struct agent *a = ctx;
+    if (a->served >= 0)
+        return; /* one job's stream at a time: the first that attached */
+    a->served = (int)job;
+    a->served_pid = pid;
+    agent_say(a, "job (pid %d) attached: its stream is served on /events", (int)pid);
+}
+
+/* The served job's lines into the log: its run line and layout and summary lines as they are,
+ * its events renumbered as the log numbers them (and counted for /metrics); its "call" lines
+ * are for a dashboard's hang watch and stay out of the recording's schema. */
+static void agent_watch_line(void *ctx, unsigned job, const char *line, size_t len) {
+    struct agent *a = ctx;
+    char why[128];
+    if ((int)job != a->served || len < 12 || strncmp(line, "{\"type\":\"call\"", 14) == 0)
+        return;
+    if (replay_parse_line(line, len, a->item, why, sizeof(why)) != 0)
+        return; /* counted by nobody here: a dashboard on the stream says what it skips */
+    if (a->item->kind == REPLAY_EVENT) {
+        agent_on_event(a, &a->item->ev);
+        rec_event(a->rec, &a->item->ev);
+        return;
+    }
+    char *text = strndup(line, len);
+    if (text)
+        agent_line(a, text, len);
+    free(text);
+}
+
+static void agent_watch_closed(void *ctx, unsigned job) {
+    struct agent *a = ctx;
+    if ((int)job != a->served)
+        return;
+    agent_say(a, "job (pid %d) detached", (int)a->served_pid);
+    a->served = -1;
+}
+
+static void agent_watch_poll(struct agent *a) {
+    struct bridge_sink sink = {agent_watch_opened, agent_watch_line, NULL, agent_watch_closed, a};
+    pthread_mutex_lock(&a->bridge_mu);
+    bridge_poll(a->bridge, &sink, 8u << 20);
+    pthread_mutex_unlock(&a->bridge_mu);
+}
+
 static void agent_loop(struct agent *a, int sfd) {
     static struct ev evs[AGENT_DRAIN]; /* the main thread's alone */
     bool stopping = false;
@@ -402,6 +479,8 @@ static void agent_loop(struct agent *a, int sfd) {
         agent_signals(a, sfd, now, &stopping, &stop_ns);
         while (run_drain(a->run, evs, AGENT_DRAIN) > 0) {
         }
+        if (a->bridge)
+            agent_watch_poll(a);
         if (!a->joined)
             run_snap(a->run, a->dev); /* a layout line when the pool changed */
         if (a->e && !a->joined && run_done(a->run))
@@ -451,6 +530,15 @@ static int agent_start(struct agent *a) {
         return rc;
     a->e = run_engine(a->run);
     run_record(a->run, a->rec);
+    if (o->watch) {
+        a->item = malloc(sizeof(*a->item));
+        if (!a->item ||
+            bridge_open(&a->bridge, o->socket[0] ? o->socket : NULL, err, sizeof(err)) != 0) {
+            agent_say(a, "%s", a->item ? err : "out of memory");
+            return a->item ? RS_EXIT_USAGE : 1;
+        }
+        agent_say(a, "watching for PyTorch jobs at %s", bridge_path(a->bridge));
+    }
     if ((rc = run_start(a->run)) != 0)
         return rc;
     agent_metrics_tick(a, mono_now_ns(), true);
@@ -473,6 +561,9 @@ static void agent_free(struct agent *a) {
         agent_log_wait_followers(a->log, 2000);
     agent_http_stop(a->http); /* ...before the listeners close */
     run_destroy(a->run);
+    bridge_close(a->bridge);
+    free(a->item);
+    pthread_mutex_destroy(&a->bridge_mu);
     rec_close(a->rec, NULL, 0);
     agent_log_destroy(a->log);
     free(a->text[0]);
@@ -488,6 +579,8 @@ int agent_run(const struct agent_opts *o) {
     a.healthy = true;
     snprintf(a.health, sizeof(a.health), "ok");
     pthread_mutex_init(&a.mu, NULL);
+    pthread_mutex_init(&a.bridge_mu, NULL);
+    a.served = -1;
     atomic_store(&a.beat_ns, mono_now_ns());
     if (gethostname(a.host, sizeof(a.host) - 1) != 0)
         snprintf(a.host, sizeof(a.host), "localhost");

@@ -17,6 +17,10 @@ struct agent_opts {
     char log_path[ENGINE_PATH_MAX]; /* --log FILE (appended to, reopened on SIGHUP), "" = stderr */
     uint64_t metrics_every_ns;      /* how often /metrics' text is rebuilt (default 1 s) */
     size_t window_lines, window_bytes; /* what /events keeps for followers that reconnect */
+    /* --watch: serve the stream of a PyTorch job attached through the bridge (python/ringside)
+     * at socket ("" = the default path) instead of a loop of ours; POST /control goes to it */
+    bool watch;
+    char socket[108];
 };
 
 /* Defaults: no training loop, AGENT_HTTP_DEFAULT_LISTEN, stderr, 1 s, 65536 lines / 64 MiB. */

@@ -11,7 +11,7 @@
 
 static const char cli_agent_usage[] =
     "usage: ringside agent [--listen ADDR:PORT|none] [--unix PATH] [--token-file FILE] "
-    "[--allow-control] [--train] [--log FILE] [train options]";
+    "[--allow-control] [--train | --watch [--socket PATH]] [--log FILE] [train options]";
 
 static const char cli_agent_help[] =
     "Run telemetry, the kernel-log watcher and, with --train, the training loop without a\n"
@@ -29,6 +29,10 @@ static const char cli_agent_help[] =
     "  --allow-control          take loop commands (chunk size, cleanup, probe, pause) on\n"
     "                           POST /control; needs --token-file and --train\n"
     "  --train                  run the training loop here (default: telemetry and kernel log)\n"
+    "  --watch                  serve the stream of a PyTorch job that attaches with the Python\n"
+    "                           bridge (python/ringside), as 'ringside watch' shows it; POST\n"
+    "                           /control goes to it\n"
+    "  --socket PATH            where --watch listens (default as 'ringside watch')\n"
     "  --log FILE               append messages to FILE instead of stderr\n"
     "  --max-connections N      connections at once (default 256)\n"
     "  --metrics-interval S     how often the /metrics text is rebuilt (default 1)\n"
@@ -50,6 +54,8 @@ enum {
     CLI_AGENT_MAXCONN,
     CLI_AGENT_METRICS,
     CLI_AGENT_WINDOW,
+    CLI_AGENT_WATCH,
+    CLI_AGENT_SOCKET,
 };
 
 struct cli_agent_flag {
@@ -67,6 +73,8 @@ static const struct cli_agent_flag cli_agent_flags[] = {
     [CLI_AGENT_MAXCONN] = {"--max-connections", true},
     [CLI_AGENT_METRICS] = {"--metrics-interval", true},
     [CLI_AGENT_WINDOW] = {"--events-window", true},
+    [CLI_AGENT_WATCH] = {"--watch", false},
+    [CLI_AGENT_SOCKET] = {"--socket", true},
 };
 #define CLI_AGENT_NFLAGS (sizeof(cli_agent_flags) / sizeof(cli_agent_flags[0]))
 
@@ -105,6 +113,11 @@ static int cli_agent_flag(struct agent_opts *o, int id, const char *v, char *err
         if ((rc = cli_parse_double("--metrics-interval", v, 0.05, 3600, &d, err, n)) == 0)
             o->metrics_every_ns = (uint64_t)(d * 1e9);
         return rc;
+    case CLI_AGENT_WATCH:
+        o->watch = true;
+        return 0;
+    case CLI_AGENT_SOCKET:
+        return cli_copy("--socket", o->socket, sizeof(o->socket), v, err, n);
     case CLI_AGENT_WINDOW:
         if ((rc = cli_parse_long("--events-window", v, 16, 16777216, &x, err, n)) == 0)
             o->window_lines = (size_t)x;
@@ -148,8 +161,13 @@ static int cli_agent_check(const struct agent_opts *o, const struct cli_train_op
         return errbuf_set(err, n, -EINVAL, "--listen none needs --unix PATH");
     if (o->http.allow_control && !o->http.token[0])
         return errbuf_set(err, n, -EINVAL, "--allow-control needs --token-file FILE");
-    if (o->http.allow_control && !o->train_loop)
-        return errbuf_set(err, n, -EINVAL, "--allow-control needs --train (nothing to control)");
+    if (o->train_loop && o->watch)
+        return errbuf_set(err, n, -EINVAL, "--train and --watch: one stream at a time");
+    if (o->socket[0] && !o->watch)
+        return errbuf_set(err, n, -EINVAL, "--socket needs --watch");
+    if (o->http.allow_control && !o->train_loop && !o->watch)
+        return errbuf_set(err, n, -EINVAL,
+                          "--allow-control needs --train or --watch (nothing to control)");
     return 0;
 }
 
