@@ -49,6 +49,8 @@ struct watch {
     struct engine_snap idle;
     bool stopped;
     char status[256];
+    char other[4][24]; /* the jobs' own phase names (shown as "other"), the first four */
+    unsigned n_other;
 };
 
 static void watch_push(struct watch *w, const struct ev *e) {
@@ -164,6 +166,24 @@ static int watch_call(struct watch_job *j, const char *line, size_t len, char *w
     return 0;
 }
 
+/* A phase line's own "name" (the bridge writes it as a plain JSON string), kept for the status
+ * line: the timeline shows such phases as "other". */
+static void watch_other_name(struct watch *w, const char *line, size_t len) {
+    const char *p = memmem(line, len, "\"name\":\"", 8);
+    if (!p || w->n_other == sizeof(w->other) / sizeof(w->other[0]))
+        return;
+    p += 8;
+    const char *end = memchr(p, '"', (size_t)(line + len - p));
+    size_t n = end ? (size_t)(end - p) : 0;
+    if (n == 0 || n >= sizeof(w->other[0]) || memchr(p, '\\', n))
+        return;
+    for (unsigned k = 0; k < w->n_other; k++)
+        if (strlen(w->other[k]) == n && memcmp(w->other[k], p, n) == 0)
+            return;
+    memcpy(w->other[w->n_other], p, n);
+    w->other[w->n_other++][n] = '\0';
+}
+
 static void watch_item(struct watch *w, struct watch_job *j, const char *line, size_t len) {
     struct replay_item *it = w->item;
     switch (it->kind) {
@@ -184,6 +204,8 @@ static void watch_item(struct watch *w, struct watch_job *j, const char *line, s
     case REPLAY_EVENT:
         if (it->ev.kind == EV_SYNC || it->ev.kind == EV_COLLECTIVE)
             j->in_call = false; /* what it was blocked in returned */
+        if (it->ev.kind == EV_PHASE && it->ev.u.phase.phase == PHASE_OTHER)
+            watch_other_name(w, line, len);
         replay_snap_apply(j->snap, it);
         watch_push(w, &it->ev);
         return;
@@ -367,6 +389,9 @@ static const char *watch_status(struct source *s) {
                  who, (int)stuck->pid, stuck->call_name,
                  (double)(now - stuck->call.start_ns) / 1e9);
     }
+    for (unsigned k = 0; k < w->n_other && strlen(w->status) + 30 < sizeof(w->status); k++)
+        snprintf(w->status + strlen(w->status), sizeof(w->status) - strlen(w->status), "%s%s",
+                 k ? ", " : "; other = ", w->other[k]);
     if (w->bad && strlen(w->status) + 40 < sizeof(w->status))
         snprintf(w->status + strlen(w->status), sizeof(w->status) - strlen(w->status),
                  "; %llu lines skipped", (unsigned long long)w->bad);

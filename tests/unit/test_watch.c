@@ -208,6 +208,13 @@ Test(watch, a_job_through_the_watch_source) {
     cr_assert_eq(snap->step, 7);
     cr_assert_float_eq(snap->loss, 0.5, 1e-12);
 
+    /* a phase of its own name: "other" on the timeline, its name in the status line */
+    tw_send(fd, "{\"type\":\"phase\",\"phase\":\"other\",\"name\":\"data-shuffle\",\"dev\":2,"
+                "\"seq\":2,\"start_ns\":10,\"end_ns\":20,\"epoch\":1,\"step\":7,\"chunk\":-1}\n");
+    cr_assert(tw_drain_for(src, EV_PHASE, NULL));
+    cr_assert_not_null(strstr(src->ops->status(src), "other = data-shuffle"), "%s",
+                       src->ops->status(src));
+
     /* the call it announces is what the hang watch sees, by device; its end clears it */
     struct trace_inflight inf;
     cr_assert_not(src->ops->inflight(src, 2, &inf));
