@@ -104,6 +104,8 @@ static void app_act_source(struct app *a, const struct keymap_row *row, int ch) 
         return;
     }
     char msg[160];
+    if (a->src->ops->select)
+        a->src->ops->select(a->src, a->frame.gpu);
     if (!a->src->ops->action(a->src, act, msg, sizeof(msg))) {
         app_panel_key(a, a->focus, ch);
         return;

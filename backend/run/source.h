@@ -67,6 +67,10 @@ struct source_ops {
      * carries a kernel-log watcher's counters (attach: the agent's): *out gets them and *reason
      * why /dev/kmsg is unreadable there, or "" (valid until the next call). */
     bool (*kmsg)(struct source *s, struct kmsg_stats *out, const char **reason);
+    /* Optional (NULL: actions go to the whole run). The training device (rank k) the
+     * dashboard has selected, told before each action: a watch sends the loop's keys to the
+     * selected job (and the other ranks of its process group). */
+    void (*select)(struct source *s, unsigned k);
 };
 
 struct source {

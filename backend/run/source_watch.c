@@ -51,6 +51,7 @@ struct watch {
     char status[256];
     char other[4][24]; /* the jobs' own phase names (shown as "other"), the first four */
     unsigned n_other;
+    unsigned selected; /* the shown job (index into shown) the dashboard has selected */
 };
 
 static void watch_push(struct watch *w, const struct ev *e) {
@@ -313,7 +314,16 @@ static uint64_t watch_now(struct source *s) {
     return mono_now_ns();
 }
 
-/* The loop's keys as commands to every attached job that takes them. */
+/* Whether job i of the view gets the selected job's commands: it is the selected one, or a
+ * rank of the same process group (every rank pauses together). */
+static bool watch_targets(const struct watch *w, unsigned i) {
+    unsigned sel = w->selected < w->n_shown ? w->selected : 0;
+    const struct watch_job *s = &w->jobs[w->shown[sel]], *j = &w->jobs[w->shown[i]];
+    return i == sel || (s->rank >= 0 && j->rank >= 0);
+}
+
+/* The loop's keys as commands to the selected job (and its process group) when it takes
+ * them. */
 static bool watch_action(struct source *s, enum source_action act, char *msg, size_t msglen) {
     struct watch *w = s->priv;
     static const char *const cmds[SOURCE_ACTIONS] = {"pause", "chunk_step", "chunk_step", "cleanup",
@@ -321,11 +331,15 @@ static bool watch_action(struct source *s, enum source_action act, char *msg, si
     if (act >= SOURCE_ACTIONS)
         return false;
     const char *cmd = cmds[act];
-    unsigned sent = 0, full = 0;
+    unsigned sent = 0, full = 0, refused = 0;
     for (unsigned i = 0; i < w->n_shown; i++) {
         struct watch_job *j = &w->jobs[w->shown[i]];
-        if (!j->open || !j->control)
+        if (!j->open || !watch_targets(w, i))
             continue;
+        if (!j->control) {
+            refused++;
+            continue;
+        }
         if (act == SOURCE_PAUSE_TOGGLE && j->snap->snaps[0].state == ENGINE_PAUSED)
             cmd = "resume";
         char line[160];
@@ -339,11 +353,17 @@ static bool watch_action(struct source *s, enum source_action act, char *msg, si
     }
     if (sent == 0 && full == 0)
         snprintf(msg, msglen, "%s",
-                 s->run.control_off[0] ? s->run.control_off : "no job to send to");
+                 refused                 ? "the selected job takes no commands"
+                 : s->run.control_off[0] ? s->run.control_off
+                                         : "the selected job has ended");
     else
         snprintf(msg, msglen, "%s sent to %u job%s%s", cmd, sent, sent == 1 ? "" : "s",
                  full ? " (some are not reading their commands)" : "");
     return true;
+}
+
+static void watch_select(struct source *s, unsigned k) {
+    ((struct watch *)s->priv)->selected = k;
 }
 
 static void watch_stop(struct source *s) {
@@ -419,6 +439,7 @@ static const struct source_ops watch_ops = {
     .done = watch_done,
     .status = watch_status,
     .destroy = watch_destroy,
+    .select = watch_select,
 };
 
 int watch_source_create(struct run *run, struct bridge *b, struct source **out) {

@@ -87,7 +87,12 @@ class Bridge:
 
     def __init__(self, path=None, name=None, device=None, rank=None, control=True,
                  memory_every=20, record=None, on_command=None, _warn=True):
-        self.path = path or default_path()
+        path = path or default_path()
+        for scheme in ("unix://", "unix:"):  # a URL names the same socket
+            if path.startswith(scheme):
+                path = path[len(scheme):]
+                break
+        self.path = path
         self.enabled = False
         self.dropped = 0          # lines the queue had no room for
         self.memory_every = memory_every
@@ -525,7 +530,8 @@ def _nonan(obj):
 
 def connect(path=None, *, name=None, device=None, rank=None, control=True, memory_every=20,
             record=None, on_command=None):
-    """Attach this process to `ringside watch` at path (default: default_path()). When no
+    """Attach this process to `ringside watch` (or `ringside agent --watch`) at path, a socket
+    path or a unix:PATH URL (default: default_path()). When no
     ringside listens there, the returned bridge does nothing (after one warning), so a script
     keeps its bridge calls whether or not a dashboard is open. record=FILE also writes the
     stream to FILE (for `ringside replay`). control=False: the dashboard's keys are not taken.

@@ -106,7 +106,7 @@ AGENT_PID=$!
 trap 'kill $JOB_PID $AGENT_PID 2> /dev/null; cleanup' EXIT
 wait_for "the agent listens" 20 grep -q "serving http://127.0.0.1:" "$SCRATCH/agent.log"
 URL=http://127.0.0.1:$(sed -n 's|.*serving http://127.0.0.1:\([0-9]*\).*|\1|p' "$SCRATCH/agent.log")
-RINGSIDE_SOCKET=$SCRATCH/a.sock "$PY" "$JOB" "$SCRATCH/ajob" --step-ms 20 > "$SCRATCH/ajob/out" 2>&1 &
+RINGSIDE_SOCKET=unix://$SCRATCH/a.sock "$PY" "$JOB" "$SCRATCH/ajob" --step-ms 20 > "$SCRATCH/ajob/out" 2>&1 &
 JOB_PID=$!
 wait_for "the agent serves the job" 30 grep -q "attached: its stream is served" "$SCRATCH/agent.log"
 tm new-session -d -s "$SESSION" -x 160 -y 50 \

@@ -260,3 +260,68 @@ Test(watch, a_job_through_the_watch_source) {
     run_destroy(run);
     rs_test_rmtree(dir);
 }
+
+/* A run line for a job on device dev (rank -1: none). */
+static void tw_attach(int fd, unsigned dev, int rank) {
+    char line[512];
+    snprintf(
+        line, sizeof(line),
+        "{\"type\":\"run\",\"version\":1,\"host\":\"h\",\"backend\":\"pytorch-cuda\","
+        "\"device\":\"GPU\",\"arch\":\"\",\"devices\":1,\"device_list\":[%u],\"start_ns\":1,"
+        "\"start_wall_ns\":1,\"epochs\":0,\"chunk\":0,\"name\":\"j%u\",\"control\":true%s%d}\n",
+        dev, dev, rank >= 0 ? ",\"rank\":" : ",\"x\":", rank);
+    tw_send(fd, line);
+}
+
+/* Whether fd has a line waiting, read without blocking. */
+static bool tw_got(int fd, char *buf, size_t cap) {
+    ssize_t n = recv(fd, buf, cap - 1, MSG_DONTWAIT);
+    buf[n > 0 ? n : 0] = '\0';
+    return n > 0;
+}
+
+/* The keys go to the selected job; to every rank when it is one of a process group. */
+Test(watch, keys_go_to_the_selected_job_or_its_group) {
+    char dir[256], path[300], err[256], msg[128], got[256];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    snprintf(path, sizeof(path), "%s/b.sock", dir);
+    struct run_opts o;
+    struct run *run = tw_run(&o);
+    struct bridge *b = NULL;
+    struct source *src = NULL;
+    cr_assert_eq(bridge_open(&b, path, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(watch_source_create(run, b, &src), 0);
+    int a0 = tw_connect(path), a1 = tw_connect(path);
+    tw_attach(a0, 0, -1);
+    tw_attach(a1, 1, -1);
+    for (int i = 0; i < 2000 && src->run.n_devices < 2; i++)
+        tw_drain_for(src, EV_LOG, "attached on device");
+    cr_assert_eq(src->run.n_devices, 2);
+    src->ops->select(src, 1);
+    cr_assert(src->ops->action(src, SOURCE_CLEANUP, msg, sizeof(msg)));
+    cr_assert_str_eq(msg, "cleanup sent to 1 job");
+    cr_assert_not(tw_got(a0, got, sizeof(got)), "the unselected job got %s", got);
+    usleep(1000);
+    cr_assert(tw_got(a1, got, sizeof(got)));
+    cr_assert_not_null(strstr(got, "\"cleanup\""), "%s", got);
+    close(a0);
+    close(a1);
+    cr_assert(tw_drain_for(src, EV_LOG, "went away without ending")); /* a new pair comes */
+    int r0 = tw_connect(path);
+    tw_attach(r0, 0, 0);
+    cr_assert(tw_drain_for(src, EV_LOG, "attached on device 0"));
+    int r1 = tw_connect(path);
+    tw_attach(r1, 1, 1);
+    cr_assert(tw_drain_for(src, EV_LOG, "attached on device 1"));
+    cr_assert_eq(src->run.n_devices, 2);
+    src->ops->select(src, 0);
+    cr_assert(src->ops->action(src, SOURCE_PAUSE_TOGGLE, msg, sizeof(msg)));
+    cr_assert_str_eq(msg, "pause sent to 2 jobs");
+    close(r0);
+    close(r1);
+    src->ops->destroy(src);
+    bridge_close(b);
+    run_finish(run, NULL);
+    run_destroy(run);
+    rs_test_rmtree(dir);
+}
