@@ -19,6 +19,14 @@ $T new-session -d -s w -x 200 -y 60 \
     "TERM=xterm-256color $R watch --socket $RINGSIDE_SOCKET --sync-timeout 5 -d 5"
 for _ in $(seq 50); do [ -S "$RINGSIDE_SOCKET" ] && break; sleep 0.2; done
 screen() { $T capture-pane -p -t w; }
+# ringside watch opens no GPU context: the driver lists no compute process of its own
+watch_pid=$(pgrep -f "ringside watch --socket $RINGSIDE_SOCKET" | head -n 1)
+apps=$(nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader || true)
+echo "compute processes with ringside watch (pid $watch_pid) running: ${apps:-none}"
+if printf '%s\n' "$apps" | grep -q "^$watch_pid,"; then
+    echo "gpu-bridge: ringside watch has a GPU context" >&2
+    exit 1
+fi
 
 echo "== bench_bridge (one GPU)"
 BENCH_BRIDGE_HOLD=4 python3 "$top/tests/bench/bench_bridge.py" > "$dir/bench_bridge.out" &
@@ -27,6 +35,7 @@ until grep -q "^bridge_sent" "$dir/bench_bridge.out" 2>/dev/null; do
     kill -0 $bench 2>/dev/null || break
     sleep 0.5
 done
+echo "compute processes while the job trains: $(nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader | tr '\n' ';')"
 sleep 2 # two frames after the last allocator line
 screen > "$dir/bridge-bench.screen"
 [ -n "${OUT:-}" ] && cp "$dir/bridge-bench.screen" "$OUT/"
