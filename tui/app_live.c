@@ -8,6 +8,7 @@
 #include "backend/run/source_watch.h"
 #include "tui/app.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -26,9 +27,13 @@ static int app_live_redirect_stderr(const struct run_opts *o) {
     if (afile_mkdirs(o->conf.output_dir, err, sizeof(err)) != 0)
         return -1;
     snprintf(log, sizeof(log), "%s/session.log", o->conf.output_dir);
-    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0)
+    /* never through a link someone planted in the output directory */
+    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "ringside: %s: %s%s\n", log, strerror(errno),
+                errno == ELOOP ? " (a symbolic link: not followed; messages stay on stderr)" : "");
         return -1;
+    }
     int saved = dup(2);
     dup2(fd, 2);
     close(fd);

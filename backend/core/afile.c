@@ -14,24 +14,49 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The temp file beside path, created afresh: O_EXCL and O_NOFOLLOW, so a file or a link planted
+ * under its name (by someone who can write the directory) is never written through. A file or
+ * link there already (left by a dead process that had our pid, or planted) is removed first:
+ * unlink removes the entry itself, never what a link points to. A FIFO there has nothing
+ * behind it to overwrite: it is written, and its fsync fails, so the write is refused with that
+ * reason (the checkpoint tests rehearse failures that way). */
+static int afile_create_tmp(struct afile *af, char *err, size_t errlen) {
+    int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    int fd = open(af->tmp_path, flags, 0644);
+    struct stat st;
+    if (fd < 0 && errno == EEXIST && lstat(af->tmp_path, &st) == 0 && S_ISFIFO(st.st_mode))
+        fd = open(af->tmp_path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    else if (fd < 0 && errno == EEXIST && unlink(af->tmp_path) == 0)
+        fd = open(af->tmp_path, flags, 0644);
+    if (fd < 0 || !(af->fp = fdopen(fd, "wb"))) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return errbuf_set(err, errlen, -e, "cannot create %s: %s", af->tmp_path, strerror(e));
+    }
+    return 0;
+}
+
 int afile_open(struct afile *af, const char *path, char *err, size_t errlen) {
     memset(af, 0, sizeof(*af));
     if (strlen(path) + 32 >= sizeof(af->path))
         return errbuf_set(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
     snprintf(af->path, sizeof(af->path), "%s", path);
+    snprintf(af->tmp_path, sizeof(af->tmp_path), "%s.tmp.%ld", path, (long)getpid());
+    return afile_create_tmp(af, err, errlen);
+}
+
+int afile_open_user(struct afile *af, const char *path, char *err, size_t errlen) {
     struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* a pipe, a terminal, /dev/null */
-        af->fp = fopen(path, "wb");
+    if (stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
+        memset(af, 0, sizeof(*af));
+        snprintf(af->path, sizeof(af->path), "%s", path);
+        af->fp = fopen(path, "wb"); /* a pipe, a terminal, /dev/stdout, /dev/null: in place */
         if (!af->fp)
             return errbuf_set(err, errlen, -errno, "cannot open %s: %s", path, strerror(errno));
         return 0;
     }
-    snprintf(af->tmp_path, sizeof(af->tmp_path), "%s.tmp.%ld", path, (long)getpid());
-    af->fp = fopen(af->tmp_path, "wb");
-    if (!af->fp)
-        return errbuf_set(err, errlen, -errno, "cannot create %s: %s", af->tmp_path,
-                          strerror(errno));
-    return 0;
+    return afile_open(af, path, err, errlen);
 }
 
 static int afile_sync_dir(const char *path) {
@@ -83,17 +108,26 @@ void afile_abort(struct afile *af) {
     }
 }
 
-int afile_write_all(const char *path, const void *buf, size_t len, char *err, size_t errlen) {
-    struct afile af;
-    int rc = afile_open(&af, path, err, errlen);
+static int afile_write_opened(struct afile *af, int rc, const void *buf, size_t len, char *err,
+                              size_t errlen) {
     if (rc != 0)
         return rc;
-    if (len > 0 && fwrite(buf, 1, len, af.fp) != len) {
+    if (len > 0 && fwrite(buf, 1, len, af->fp) != len) {
         rc = -(errno ? errno : EIO);
-        afile_abort(&af);
-        return errbuf_set(err, errlen, rc, "cannot write %s: %s", path, strerror(-rc));
+        afile_abort(af);
+        return errbuf_set(err, errlen, rc, "cannot write %s: %s", af->path, strerror(-rc));
     }
-    return afile_commit(&af, err, errlen);
+    return afile_commit(af, err, errlen);
+}
+
+int afile_write_all(const char *path, const void *buf, size_t len, char *err, size_t errlen) {
+    struct afile af;
+    return afile_write_opened(&af, afile_open(&af, path, err, errlen), buf, len, err, errlen);
+}
+
+int afile_write_all_user(const char *path, const void *buf, size_t len, char *err, size_t errlen) {
+    struct afile af;
+    return afile_write_opened(&af, afile_open_user(&af, path, err, errlen), buf, len, err, errlen);
 }
 
 /* The pid in "<prefix>.tmp.<pid>", or 0 when name is not one of prefix's temp files. */

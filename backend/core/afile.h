@@ -1,7 +1,7 @@
 /* Crash-safe file writes: write a temp file beside the target, fsync, rename, fsync the dir.
- * A reader sees either the old file or the complete new one, never half of one. A target that
- * exists and is not a regular file (a pipe, a terminal, /dev/stdout, /dev/null) is written in
- * place: renaming over it would replace the device or pipe with a file. */
+ * A reader sees either the old file or the complete new one, never half of one. The temp file
+ * is created with O_EXCL and O_NOFOLLOW, and the rename replaces a link at the target rather
+ * than following it, so links planted in the directory are never written through. */
 #ifndef RINGSIDE_BACKEND_CORE_AFILE_H
 #define RINGSIDE_BACKEND_CORE_AFILE_H
 
@@ -17,6 +17,12 @@ struct afile {
 /* Create the temp file. 0, or -errno with err filled ("cannot create X.tmp: ...").*/
 int afile_open(struct afile *af, const char *path, char *err, size_t errlen);
 
+/* afile_open for a path the user named on the command line (--out FILE): one that is a FIFO or
+ * a character device (a pipe, a terminal, /dev/stdout, /dev/null; through the user's links) is
+ * written in place, since renaming over it would put a file where it was. Never for the
+ * files ringside names itself (checkpoints, logs). */
+int afile_open_user(struct afile *af, const char *path, char *err, size_t errlen);
+
 /* Flush, fsync, rename over the target and fsync the directory. On any failure the temp
  * file is removed, the old target is left untouched and -errno is returned. */
 int afile_commit(struct afile *af, char *err, size_t errlen);
@@ -24,8 +30,9 @@ int afile_commit(struct afile *af, char *err, size_t errlen);
 /* Discard the temp file (after a failed write). Safe to call on a closed afile. */
 void afile_abort(struct afile *af);
 
-/* One-shot: write len bytes atomically. */
+/* One-shot: write len bytes atomically (afile_open, or afile_open_user's rule). */
 int afile_write_all(const char *path, const void *buf, size_t len, char *err, size_t errlen);
+int afile_write_all_user(const char *path, const void *buf, size_t len, char *err, size_t errlen);
 
 /* Remove what crashed writers left in dir: regular files named exactly "<prefix>.tmp.<pid>"
  * (prefix is a file name, "vpoc_mlp.rsmodel") whose pid is not a running process. A live

@@ -790,7 +790,7 @@ int data_csv_write(const char *path, const struct data_series *ds, char *err, si
         return errbuf_set(err, errlen, -ENOMEM, "%s: cannot create the C locale", path);
     struct afile af;
     size_t bad = 0;
-    int rc = afile_open(&af, path, err, errlen);
+    int rc = afile_open_user(&af, path, err, errlen);
     if (rc != 0)
         goto fail;
     if (data_csv_write_rows(af.fp, ds, &bad) != 0) {

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define ENGINE_CMD_CAP       64
 #define ENGINE_PUBLISH_NS    100000000ull /* snapshots at most every 100 ms unless forced */
@@ -626,6 +627,17 @@ static void engine_sweep_stale(struct engine *e) {
     }
 }
 
+/* An output directory anyone can write without the sticky bit lets them replace (rename over)
+ * its checkpoints: said loudly, once. */
+static void engine_check_output_dir(struct engine *e) {
+    struct stat st;
+    if (stat(e->conf.output_dir, &st) == 0 && (st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+        engine_log(e, SEV_WARNING,
+                   "%s is writable by every user and has no sticky bit: anyone can replace its "
+                   "checkpoints; train into a directory of your own (--output DIR)",
+                   e->conf.output_dir);
+}
+
 int engine_create(struct engine **out, const struct engine_conf *conf, struct evring *events,
                   char *err, size_t errlen) {
     int rc = engine_conf_validate(conf, err, errlen);
@@ -659,6 +671,7 @@ int engine_create(struct engine **out, const struct engine_conf *conf, struct ev
         goto fail;
     }
     engine_sweep_stale(e);
+    engine_check_output_dir(e);
     for (unsigned r = 0; r < e->n_dev; r++)
         engine_publish(e->dev[r], true);
     *out = e;

@@ -39,8 +39,8 @@ void mlp_f32le_encode(uint8_t *dst, const double *src, size_t n) {
     }
 }
 
-int mlp_safetensors_write(const char *path, const struct mlp_ckpt *ck, const char *metadata,
-                          char *err, size_t errlen) {
+int mlp_safetensors_encode(const struct mlp_ckpt *ck, const char *metadata, uint8_t **out,
+                           size_t *out_len) {
     const struct mlp_arch *a = &ck->arch;
     int layers = a->n_hidden + 1;
     json_object *h = json_object_new_object(), *md = json_object_new_object();
@@ -66,7 +66,7 @@ int mlp_safetensors_write(const char *path, const struct mlp_ckpt *ck, const cha
     size_t hlen = strlen(text), padded = (hlen + 7) / 8 * 8; /* the data starts 8-aligned */
     size_t total = 8 + padded + data;
     uint8_t *buf = malloc(total);
-    int rc = buf ? 0 : errbuf_set(err, errlen, -ENOMEM, "%s: out of memory", path);
+    int rc = buf ? 0 : -ENOMEM;
     if (rc == 0) {
         for (int b = 0; b < 8; b++)
             buf[b] = (uint8_t)((uint64_t)padded >> (8 * b));
@@ -80,9 +80,20 @@ int mlp_safetensors_write(const char *path, const struct mlp_ckpt *ck, const cha
             mlp_f32le_encode(p, ck->params + mlp_layer_b_offset(a, l), (size_t)mlp_layer_out(a, l));
             p += 4 * (size_t)mlp_layer_out(a, l);
         }
-        rc = afile_write_all(path, buf, total, err, errlen);
     }
-    free(buf);
     json_object_put(h);
+    *out = buf;
+    *out_len = rc == 0 ? total : 0;
+    return rc;
+}
+
+int mlp_safetensors_write(const char *path, const struct mlp_ckpt *ck, const char *metadata,
+                          char *err, size_t errlen) {
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    int rc = mlp_safetensors_encode(ck, metadata, &buf, &len);
+    rc = rc ? errbuf_set(err, errlen, rc, "%s: out of memory", path)
+            : afile_write_all(path, buf, len, err, errlen);
+    free(buf);
     return rc;
 }

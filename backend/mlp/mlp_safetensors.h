@@ -17,6 +17,11 @@
 int mlp_safetensors_write(const char *path, const struct mlp_ckpt *ck, const char *metadata,
                           char *err, size_t errlen);
 
+/* The same file's bytes into *out (malloc'd, the caller frees), for a writer of its own. 0 or
+ * -ENOMEM. */
+int mlp_safetensors_encode(const struct mlp_ckpt *ck, const char *metadata, uint8_t **out,
+                           size_t *out_len);
+
 /* n doubles as little-endian float32 (rounded to nearest) at dst (4 n bytes): the tensors'
  * bytes in safetensors and ONNX files. */
 void mlp_f32le_encode(uint8_t *dst, const double *src, size_t n);

@@ -200,7 +200,7 @@ int model_onnx_write(const char *path, const struct model *m, char *err, size_t 
     if (m->meta_text)
         onnx_meta(&p, "ringside", m->meta_text);
     int rc = p.oom ? errbuf_set(err, errlen, -ENOMEM, "%s: out of memory", path)
-                   : afile_write_all(path, p.b, p.n, err, errlen);
+                   : afile_write_all_user(path, p.b, p.n, err, errlen);
     pbuf_fini(&p);
     pbuf_fini(&opset);
     pbuf_fini(&g);

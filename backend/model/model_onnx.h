@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-/* Write m to path atomically. 0 or -errno with err. */
+/* Write m to path atomically (a path the user named: afile_open_user). 0 or -errno with err. */
 int model_onnx_write(const char *path, const struct model *m, char *err, size_t errlen);
 
 #endif

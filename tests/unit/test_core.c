@@ -208,8 +208,8 @@ Test(core, afile_replaces_atomically_and_cleans_up) {
     rs_test_rmtree(dir);
 }
 
-/* A FIFO as the target is written in place (a rename would put a file where it was); a
- * symlink to one too. */
+/* A FIFO the user names as the output is written in place (a rename would put a file where it
+ * was); through the user's symlink too. */
 Test(core, afile_writes_a_fifo_in_place) {
     char dir[256], fifo[512], link[512], buf[16] = "";
     cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
@@ -219,7 +219,7 @@ Test(core, afile_writes_a_fifo_in_place) {
     cr_assert_eq(symlink(fifo, link), 0);
     int rd = open(fifo, O_RDONLY | O_NONBLOCK); /* a reader, so the writer's open succeeds */
     cr_assert_geq(rd, 0);
-    cr_assert_eq(afile_write_all(link, "model", 5, NULL, 0), 0);
+    cr_assert_eq(afile_write_all_user(link, "model", 5, NULL, 0), 0);
     cr_assert_eq(read(rd, buf, sizeof(buf)), 5);
     cr_assert_eq(memcmp(buf, "model", 5), 0);
     close(rd);
@@ -228,6 +228,45 @@ Test(core, afile_writes_a_fifo_in_place) {
     cr_assert(S_ISLNK(st.st_mode), "the link was replaced");
     cr_assert_eq(stat(fifo, &st), 0);
     cr_assert(S_ISFIFO(st.st_mode), "the FIFO was replaced");
+    cr_assert_eq(rs_test_count_tmp(dir), 0);
+    rs_test_rmtree(dir);
+}
+
+/* Links planted in the output directory are never written through: one at the temp file's
+ * name, one at the target's (replaced by the file, not followed), and the files ringside names
+ * itself are never written into a FIFO or device. */
+Test(core, afile_never_writes_through_planted_links) {
+    char dir[256], victim[512], path[512], tmp[600], buf[64];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    cr_assert_eq(rs_test_write_file(dir, "victim", "precious", victim, sizeof(victim)), 0);
+    snprintf(path, sizeof(path), "%s/ckpt", dir);
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+    cr_assert_eq(symlink(victim, tmp), 0);
+    cr_assert_eq(afile_write_all(path, "model", 5, NULL, 0), 0);
+    cr_assert_eq(symlink(victim, tmp), 0); /* again, now with a target in place */
+    cr_assert_eq(afile_write_all(path, "model2", 6, NULL, 0), 0);
+    FILE *f = fopen(victim, "rb");
+    size_t n = fread(buf, 1, sizeof(buf), f);
+    fclose(f);
+    cr_assert_eq(n, 8);
+    cr_assert_eq(memcmp(buf, "precious", 8), 0, "the victim was written through a link");
+    struct stat st;
+    cr_assert_eq(lstat(path, &st), 0);
+    cr_assert(S_ISREG(st.st_mode));
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(symlink(victim, path), 0); /* at the target: the link is replaced */
+    cr_assert_eq(afile_write_all(path, "model3", 6, NULL, 0), 0);
+    cr_assert_eq(lstat(path, &st), 0);
+    cr_assert(S_ISREG(st.st_mode), "the planted link is still there");
+    f = fopen(victim, "rb");
+    n = fread(buf, 1, sizeof(buf), f);
+    fclose(f);
+    cr_assert_eq(memcmp(buf, "precious", 8), 0);
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(mkfifo(path, 0600), 0); /* ringside's own file: never into a FIFO */
+    cr_assert_eq(afile_write_all(path, "model4", 6, NULL, 0), 0);
+    cr_assert_eq(lstat(path, &st), 0);
+    cr_assert(S_ISREG(st.st_mode));
     cr_assert_eq(rs_test_count_tmp(dir), 0);
     rs_test_rmtree(dir);
 }

@@ -829,3 +829,24 @@ Test(engine, final_checkpoint_not_written_keeps_the_last_good_one) {
     cr_assert_eq(rs_test_count_tmp(dir), 0, "a temp file was left behind");
     rs_test_rmtree(dir);
 }
+
+/* An output directory every user can write, without the sticky bit, is said at the start;
+ * with the sticky bit (as /tmp has) it is not. */
+Test(engine, output_dir_writable_by_others_is_said) {
+    char dir[256], out[300];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    snprintf(out, sizeof(out), "%s/shared", dir);
+    cr_assert_eq(mkdir(out, 0777), 0);
+    cr_assert_eq(chmod(out, 0777), 0); /* past the umask */
+    struct engine_conf c;
+    struct engine_result res;
+    eng_conf(&c, out);
+    c.epochs = 1;
+    eng_run(&c, &res, NULL);
+    cr_assert_eq(res.state, ENGINE_FINISHED, "%s", res.error);
+    cr_assert_not_null(eng_find_text(SEV_WARNING, "is writable by every user and has no sticky"));
+    cr_assert_eq(chmod(out, 01777), 0);
+    eng_run(&c, &res, NULL);
+    cr_assert_null(eng_find_text(SEV_WARNING, "is writable by every user"));
+    rs_test_rmtree(dir);
+}

@@ -1,5 +1,6 @@
 /* `ringside export`: a checkpoint as a file other tools read: ONNX (any ONNX runtime) or
  * safetensors (PyTorch and the safetensors package). */
+#include "backend/core/afile.h"
 #include "backend/core/errbuf.h"
 #include "backend/mlp/mlp_safetensors.h"
 #include "backend/model/model_onnx.h"
@@ -8,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char cli_export_usage[] =
@@ -86,9 +88,16 @@ int cli_export(int argc, char **argv) {
         fprintf(stderr, "ringside export: %s\n", err);
         return RS_EXIT_USAGE;
     }
-    rc = o.format == EXPORT_ONNX
-             ? model_onnx_write(o.out, &m, err, sizeof(err))
-             : mlp_safetensors_write(o.out, &m.ck, m.meta_text, err, sizeof(err));
+    if (o.format == EXPORT_ONNX) {
+        rc = model_onnx_write(o.out, &m, err, sizeof(err));
+    } else {
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        rc = mlp_safetensors_encode(&m.ck, m.meta_text, &buf, &len);
+        rc = rc ? errbuf_set(err, sizeof(err), rc, "%s: out of memory", o.out)
+                : afile_write_all_user(o.out, buf, len, err, sizeof(err));
+        free(buf);
+    }
     model_fini(&m);
     if (rc != 0) {
         fprintf(stderr, "ringside export: %s\n", err);

@@ -158,7 +158,7 @@ static int cli_predict_write(struct compute *c, const struct cli_predict_opts *o
     struct cli_predict_out w = {stdout, o, m, ds, ss};
     const char *dst = o->out[0] ? o->out : "stdout";
     if (o->out[0]) {
-        if (afile_open(&af, o->out, err, sizeof(err)) != 0) {
+        if (afile_open_user(&af, o->out, err, sizeof(err)) != 0) {
             fprintf(stderr, "ringside predict: %s\n", err);
             return RS_EXIT_USAGE;
         }
