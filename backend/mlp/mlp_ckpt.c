@@ -33,6 +33,7 @@
 #include "backend/core/errbuf.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,8 @@
 #define MLP_CKPT_ADAM_BYTES  56u  /* adam conf, t, n_params */
 #define MLP_CKPT_FIXED_BYTES (MLP_CKPT_HEAD_BYTES + MLP_CKPT_ADAM_BYTES + 4u)
 #define MLP_CKPT_MAX_IN      4096u
+#define MLP_CKPT_MAX_EPOCH   100000000          /* epochs a checkpoint can say it completed */
+#define MLP_CKPT_MAX_STEP    (INT64_C(1) << 53) /* steps (and Adam's t) likewise */
 /* Smallest valid file: n_in 1, no hidden layer, so 2 parameters. */
 #define MLP_CKPT_MIN_BYTES (MLP_CKPT_FIXED_BYTES + 16u + 24u * 2u)
 
@@ -313,6 +316,26 @@ static void mlp_ckpt_read_raw_arch(struct mlp_ckpt_rd *r, struct mlp_ckpt_raw_ar
     a->loss = (uint32_t)mlp_ckpt_get(r, 4);
 }
 
+/* Every number a model is made of is finite; the standard deviations and Adam's second moments
+ * are not negative (a checksum guards against damage, not against a file written that way). */
+static int mlp_ckpt_check_values(const struct mlp_ckpt *c, char *msg, size_t len) {
+    size_t n_in = (size_t)c->arch.n_in, n = c->adam.n;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(c->params[i]) || !isfinite(c->adam.m[i]) || !isfinite(c->adam.v[i]) ||
+            c->adam.v[i] < 0)
+            return errbuf_set(msg, len, -1,
+                              "parameter %zu (or its Adam state) is not a finite "
+                              "number",
+                              i);
+    for (size_t j = 0; j < n_in; j++)
+        if (!isfinite(c->norm_mean[j]) || !(c->norm_std[j] > 0) || !isfinite(c->norm_std[j]))
+            return errbuf_set(msg, len, -1,
+                              "feature %zu's normalisation is not finite and positive", j);
+    if (!isfinite(c->y_mean) || !(c->y_std > 0) || !isfinite(c->y_std))
+        return errbuf_set(msg, len, -1, "the target's normalisation is not finite and positive");
+    return 0;
+}
+
 /* Decode everything after the architecture into c (already allocated for it). */
 static int mlp_ckpt_read_body(struct mlp_ckpt_rd *r, struct mlp_ckpt *c, char *msg, size_t len) {
     size_t n_in = (size_t)c->arch.n_in, n = c->adam.n;
@@ -338,10 +361,14 @@ static int mlp_ckpt_read_body(struct mlp_ckpt_rd *r, struct mlp_ckpt *c, char *m
                           (unsigned long long)n_file, n);
     if (c->epoch < 0 || c->step < 0 || c->adam.t < 0)
         return errbuf_set(msg, len, -1, "negative epoch, step or adam t");
+    if (c->epoch > MLP_CKPT_MAX_EPOCH || c->step > MLP_CKPT_MAX_STEP ||
+        c->adam.t > MLP_CKPT_MAX_STEP)
+        return errbuf_set(msg, len, -1, "epoch %d or step %lld beyond what a run reaches",
+                          (int)c->epoch, (long long)c->step);
     mlp_ckpt_get_f64s(r, c->params, n);
     mlp_ckpt_get_f64s(r, c->adam.m, n);
     mlp_ckpt_get_f64s(r, c->adam.v, n);
-    return 0;
+    return mlp_ckpt_check_values(c, msg, len);
 }
 
 /* Validate a fully read buffer of size bytes and decode it into c. */

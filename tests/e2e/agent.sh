@@ -19,7 +19,7 @@ rm -rf "$SCRATCH"
 mkdir -p "$SCRATCH"
 OUT=$SCRATCH/out
 TOKEN=$SCRATCH/token
-printf 'e2e-%s-secret\n' "$$" > "$TOKEN"
+printf 'e2e-%s-secret-of-this-run\n' "$$" > "$TOKEN"
 chmod 600 "$TOKEN"
 KLOG=$SCRATCH/kmsg.log
 : > "$KLOG"
@@ -147,12 +147,13 @@ tm new-session -d -s "$SESSION" -x 140 -y 40 \
 wait_for "attach without the token: refused with the reason" 10 has "give the agent's token"
 wait_for "attach without the token: exit status 2" 10 has "attach exit=2"
 next_server
+: > "$SCRATCH/empty"
 tm new-session -d -s "$SESSION" -x 140 -y 40 \
-    sh -c "'$RINGSIDE' attach '$URL' --token-file /dev/null 2>&1; sleep 30" ||
+    sh -c "'$RINGSIDE' attach '$URL' --token-file '$SCRATCH/empty' 2>&1; sleep 30" ||
     fail "tmux new-session failed"
 wait_for "an empty token file is a clear error" 10 has "no token"
 next_server
-echo "not-the-token" > "$SCRATCH/wrong"
+echo "not-the-token-of-this-agent" > "$SCRATCH/wrong"
 chmod 600 "$SCRATCH/wrong"
 tm new-session -d -s "$SESSION" -x 140 -y 40 \
     sh -c "'$RINGSIDE' attach '$URL' --token-file '$SCRATCH/wrong' 2>&1; sleep 30" ||
@@ -233,6 +234,13 @@ expect_usage() { # STEP, ARGS...
 expect_usage "--allow-control without a token" --train --allow-control
 expect_usage "a bad --listen" --listen nowhere
 expect_usage "a missing token file" --token-file "$SCRATCH/none"
+printf 'short\n' > "$SCRATCH/short"
+chmod 600 "$SCRATCH/short"
+expect_usage "a token too short to be secret" --token-file "$SCRATCH/short"
+grep -q "too easy to guess" "$SCRATCH/err.txt" || fail "$(cat "$SCRATCH/err.txt")"
+mkfifo "$SCRATCH/fifo"
+expect_usage "a FIFO as the token file (refused, not waited on)" --token-file "$SCRATCH/fifo"
+grep -q "not a regular file" "$SCRATCH/err.txt" || fail "$(cat "$SCRATCH/err.txt")"
 expect_usage "a dashboard option" --frames 3
 start_agent "$SCRATCH/agent3.log" --telemetry none --no-kmsg
 STEP="telemetry only (no --train, no token): /metrics and /events, no training metrics"

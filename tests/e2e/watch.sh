@@ -98,7 +98,7 @@ tm send-keys -t "$SESSION" q 2> /dev/null
 tm kill-server > /dev/null 2>&1
 next_server
 mkdir -p "$SCRATCH/ajob"
-printf 'e2e-%s-secret\n' "$$" > "$SCRATCH/token"
+printf 'e2e-%s-secret-of-this-run\n' "$$" > "$SCRATCH/token"
 chmod 600 "$SCRATCH/token"
 "$RINGSIDE" agent --watch --socket "$SCRATCH/a.sock" --listen 127.0.0.1:0 --no-kmsg \
     --telemetry none --token-file "$SCRATCH/token" --allow-control 2> "$SCRATCH/agent.log" &

@@ -482,9 +482,22 @@ Test(agent_http, with_a_token_everything_but_metrics_needs_it) {
             ah_free(&r);
         }
     }
-    r = ah_call("GET", "/healthz", NULL, "Authorization: bearer " AH_TOKEN "\r\n");
-    cr_assert_eq(r.status, 401, "the scheme exactly");
-    ah_free(&r);
+    /* the scheme in any case (RFC 7235), the token exactly */
+    const char *schemes[] = {"Authorization: bearer " AH_TOKEN "\r\n",
+                             "Authorization: BEARER  " AH_TOKEN "\r\n"};
+    for (size_t k = 0; k < 2; k++) {
+        r = ah_call("GET", "/healthz", NULL, schemes[k]);
+        cr_assert_eq(r.status, 200, "%s", schemes[k]);
+        ah_free(&r);
+    }
+    const char *bad[] = {"Authorization: Bearer" AH_TOKEN "\r\n",
+                         "Authorization: Basic " AH_TOKEN "\r\n",
+                         "Authorization: bearer S3CRET-TOKEN\r\n"};
+    for (size_t k = 0; k < 3; k++) {
+        r = ah_call("GET", "/healthz", NULL, bad[k]);
+        cr_assert_eq(r.status, 401, "%s", bad[k]);
+        ah_free(&r);
+    }
     r = ah_call("GET", "/healthz", AH_TOKEN, NULL);
     cr_assert_eq(r.status, 200);
     ah_free(&r);
@@ -494,8 +507,8 @@ Test(agent_http, with_a_token_everything_but_metrics_needs_it) {
     ah_free(&r);
     struct agent_http_stats st;
     agent_http_stats(ah_srv, &st);
-    cr_assert_eq(st.unauthorized, 16);
-    cr_assert_eq(st.requests, 19);
+    cr_assert_eq(st.unauthorized, 18); /* 15 wrong tokens, 3 bad headers */
+    cr_assert_eq(st.requests, 23);
     cr_assert_eq(st.refused, 0);
 }
 

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -354,12 +355,20 @@ static bool http_same(const char *got, const char *want) {
     return diff == 0;
 }
 
+/* "Bearer TOKEN": the scheme in any case (RFC 7235), one or more spaces, the token compared in
+ * constant time. */
 static bool http_authorized(const struct agent_http *s, struct MHD_Connection *c) {
     if (!s->conf.token[0])
         return true;
     const char *got =
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    return got && http_same(got, s->bearer);
+    size_t scheme = sizeof(HTTP_BEARER) - 2; /* "Bearer" */
+    if (!got || strncasecmp(got, HTTP_BEARER, scheme) != 0 || got[scheme] != ' ')
+        return false;
+    got += scheme;
+    while (*got == ' ')
+        got++;
+    return http_same(got, s->bearer + sizeof(HTTP_BEARER) - 1);
 }
 
 static bool http_method_ok(enum http_route route, const char *method) {

@@ -7,6 +7,7 @@
 #include "tui/cli/config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char cli_train_usage[] =
     "usage: ringside [train] [--headless] [--jsonl FILE|-] [--data FILE | --synthetic-days N] "
@@ -702,16 +704,23 @@ int cli_view_opt(struct cli_train_opts *o, int id, const char *v, char *err, siz
 }
 
 int cli_token_read(const char *path, char *out, size_t cap, char *err, size_t errlen) {
-    FILE *f = fopen(path, "r");
-    if (!f)
+    /* O_NONBLOCK: a FIFO given as the file must not hold the start-up */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
         return errbuf_set(err, errlen, -errno, "%s: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return errbuf_set(err, errlen, -EINVAL, "%s: not a regular file", path);
+    }
+    if (st.st_mode & 077)
         fprintf(stderr, "ringside: warning: %s can be read by other users (chmod 600 it)\n", path);
     char line[512];
-    bool got = fgets(line, sizeof(line), f) != NULL;
-    fclose(f);
-    size_t n = got ? strcspn(line, "\r\n") : 0;
+    ssize_t got = read(fd, line, sizeof(line) - 1);
+    close(fd);
+    size_t len = got > 0 ? (size_t)got : 0, n = 0;
+    while (n < len && line[n] != '\n' && line[n] != '\r')
+        n++;
     while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
         n--;
     if (n == 0)
@@ -724,6 +733,11 @@ int cli_token_read(const char *path, char *out, size_t cap, char *err, size_t er
             return errbuf_set(err, errlen, -EINVAL,
                               "%s: the token has a space or control character at byte %zu", path,
                               i + 1);
+    if (n < CLI_TOKEN_MIN)
+        return errbuf_set(err, errlen, -EINVAL,
+                          "%s: a token of %zu characters is too easy to guess (at least %d; e.g. "
+                          "head -c 24 /dev/urandom | base64 > FILE)",
+                          path, n, CLI_TOKEN_MIN);
     memcpy(out, line, n);
     out[n] = '\0';
     return 0;

@@ -56,8 +56,12 @@ void cli_view_defaults(struct cli_train_opts *o);
 /* Apply a viewing flag: 0, -EINVAL with err, or -ENOENT when id is not one of them. */
 int cli_view_opt(struct cli_train_opts *o, int id, const char *v, char *err, size_t errlen);
 
+#define CLI_TOKEN_MIN 16 /* characters a bearer token has at least */
+
 /* A bearer token from the first line of path (trailing blanks dropped; warns on stderr when
- * other users can read the file). 0, or -errno / -EINVAL with err naming the file. */
+ * other users can read the file): a regular file (a FIFO is refused, not waited on), the token
+ * at least CLI_TOKEN_MIN characters without a space or control character (a NUL included). 0,
+ * or -errno / -EINVAL with err naming the file. */
 int cli_token_read(const char *path, char *out, size_t cap, char *err, size_t errlen);
 
 /* Copy into a fixed buffer; -ENAMETOOLONG with err when it does not fit. */
