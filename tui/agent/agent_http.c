@@ -615,8 +615,23 @@ static enum MHD_Result http_control(struct agent_http *s, struct MHD_Connection 
     return http_queue(s, c, r, status, http_json(rc == 0, msg), HTTP_CT_JSON);
 }
 
+/* A query argument whose decoded value holds a NUL (%00): C strings would cut it short. */
+static enum MHD_Result http_nul_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    size_t key_size, const char *value, size_t value_size) {
+    (void)kind;
+    bool *bad = cls;
+    if (strlen(key) != key_size || (value && strlen(value) != value_size))
+        *bad = true;
+    return MHD_YES;
+}
+
 static enum MHD_Result http_serve(struct agent_http *s, struct MHD_Connection *c,
                                   struct http_req *r) {
+    bool nul = false;
+    MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, http_nul_arg, &nul);
+    if (nul)
+        return http_refuse(s, c, r, MHD_HTTP_BAD_REQUEST,
+                           "a query argument holds a NUL byte (%00): refused rather than cut");
     switch (r->route) {
     case HTTP_METRICS:
         return http_metrics(s, c, r);
