@@ -57,10 +57,20 @@ static void replay_rebase(struct replay *r) {
     r->real_base = r->clock(r->clock_ctx);
 }
 
-/* One line into r->line: 1, 0 at the end, or -1 with stop_why set. */
+/* One line into r->line (its newline kept, its true length in *len: a NUL inside is data, not
+ * its end): 1, 0 at the end, or -1 with stop_why set. */
 static int replay_read_line(struct replay *r, size_t *len) {
     errno = 0;
-    if (!fgets(r->line, REPLAY_LINE_BYTES + 2, r->f)) {
+    size_t n = 0;
+    int ch = EOF;
+    while ((ch = getc_unlocked(r->f)) != EOF) {
+        if (n < REPLAY_LINE_BYTES + 1)
+            r->line[n] = (char)ch;
+        n++;
+        if (ch == '\n')
+            break;
+    }
+    if (n == 0) {
         if (!ferror(r->f))
             return 0;
         r->read_errno = errno ? errno : EIO;
@@ -69,10 +79,17 @@ static int replay_read_line(struct replay *r, size_t *len) {
         return -1;
     }
     r->lineno++;
-    *len = strlen(r->line);
-    if (*len > REPLAY_LINE_BYTES) {
+    *len = n;
+    if (n > REPLAY_LINE_BYTES) {
         snprintf(r->stop_why, sizeof(r->stop_why), "stopped at line %llu: longer than %u bytes",
                  (unsigned long long)r->lineno, REPLAY_LINE_BYTES);
+        return -1;
+    }
+    r->line[n] = '\0';
+    if (memchr(r->line, '\0', n)) {
+        snprintf(r->stop_why, sizeof(r->stop_why),
+                 "stopped at line %llu: a NUL byte: not a recording's text (a damaged file?)",
+                 (unsigned long long)r->lineno);
         return -1;
     }
     return 1;

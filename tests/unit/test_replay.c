@@ -519,6 +519,28 @@ Test(replay, truncated_file_replays_up_to_the_cut) {
     src->ops->destroy(src);
 }
 
+/* A line of NULs (what a crash can leave in a file's last blocks) is not a blank line: the
+ * replay stops there and says so, rather than playing on and calling it a success. */
+Test(replay, nul_bytes_stop_the_replay) {
+    const char *path = replay_test_record("run.jsonl");
+    char *text = replay_test_slurp(path);
+    size_t at = replay_test_line_at(text, 5); /* lines 1..4 whole, then NULs */
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(text, 1, at, f), at);
+    static const char zeros[4096];
+    cr_assert_eq(fwrite(zeros, 1, sizeof(zeros), f), sizeof(zeros));
+    cr_assert_eq(fwrite("\n", 1, 1, f), 1);
+    fclose(f);
+    free(text);
+    struct source *src = replay_test_open(path, 100);
+    static struct ev got[64];
+    cr_assert_eq(replay_test_drain_all(src, got, 64, 10 * MS), 3); /* log, load, vpoc */
+    cr_assert_str_eq(src->ops->status(src),
+                     "stopped at line 5: a NUL byte: not a recording's text (a damaged file?)");
+    src->ops->destroy(src);
+}
+
 Test(replay, cut_after_a_whole_line_is_no_error) {
     const char *path = replay_test_record("run.jsonl");
     char *text = replay_test_slurp(path);

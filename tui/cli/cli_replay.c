@@ -92,6 +92,11 @@ int cli_replay(int argc, char **argv) {
     }
     struct app_services svc = {NULL, NULL, rules};
     rc = app_main(src, &r->o.view, &svc);
+    const char *st = src->ops->status(src);
+    if (rc == 0 && strncmp(st, "stopped at line", 15) == 0) { /* a damaged recording: said */
+        fprintf(stderr, "ringside replay: %s: %s\n", r->file, st);
+        rc = RS_EXIT_USAGE;
+    }
     src->ops->destroy(src);
     remedies_free(rules);
     free(r);
