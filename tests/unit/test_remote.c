@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RT_SCRIPTS 8
+#define RT_SCRIPTS 12
 #define RT_REQS    16
 #define RT_WAIT_MS 5000 /* the longest any await in these tests takes before it fails */
 #define RT_T0      1000000000ull
@@ -322,18 +322,22 @@ static void rt_script_end(FILE *f, char **buf, bool hold) {
 
 /* ---- driving the source as the app does ---- */
 
-static struct source *rt_open(const char *token) {
+static struct source *rt_open_retry(const char *token, int retry_ms) {
     struct remote_conf c;
     remote_conf_default(&c);
     snprintf(c.url, sizeof(c.url), "%s", rt_agent.url);
     snprintf(c.token, sizeof(c.token), "%s", token);
-    c.retry_ms = 10;
+    c.retry_ms = retry_ms;
     c.timeout_ms = RT_WAIT_MS;
     struct source *src = NULL;
     char err[512] = "";
     cr_assert_eq(remote_open(&src, &c, err, sizeof(err)), 0, "%s", err);
     cr_assert(src);
     return src;
+}
+
+static struct source *rt_open(const char *token) {
+    return rt_open_retry(token, 10);
 }
 
 typedef bool (*rt_until_fn)(struct source *s);
@@ -634,6 +638,42 @@ Test(remote, follows_a_restarted_agent) {
     cr_assert_str_eq(src->run.origin, rt_agent.url);
     cr_assert_str_eq(src->ops->status(src), "the agent restarted: following its new run");
     cr_assert_eq(src->ops->snap(src)->start_ns, RT_T1);
+    src->ops->destroy(src);
+}
+
+/* Two agents behind one address: every connection's run differs from the last. The first change
+ * is followed at once; then the waits double (from a tenth of retry_ms: 10, 20, 40, 80, 160,
+ * 320 ms here, jitter only adds), with one notice, until a connection is steady again. */
+Test(remote, a_run_that_changes_at_every_connection_backs_off) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = rt_begin(&buf, &len);
+    rt_run(f, RT_T0);
+    rt_events(f, 1, 2, false);
+    rt_script_end(f, &buf, false);
+    for (int k = 0; k < 7; k++) { /* T1, T0, T1, ...: seven changes */
+        f = rt_begin(&buf, &len);
+        rt_run(f, k % 2 == 0 ? RT_T1 : RT_T0);
+        rt_script_end(f, &buf, false);
+    }
+    f = rt_begin(&buf, &len); /* steady at last: the run of the seventh change, T1 */
+    rt_run(f, RT_T1);
+    rt_events(f, 1, 1, false);
+    rt_summary(f);
+    rt_script_end(f, &buf, false);
+    uint64_t t0 = mono_now_ns();
+    struct source *src = rt_open_retry("", 100);
+    cr_assert(rt_pump(src, rt_is_done), "never done: status '%s'", src->ops->status(src));
+    uint64_t took_ms = (mono_now_ns() - t0) / 1000000u;
+    cr_assert_eq(rt_requests(), 9);
+    cr_assert_geq(took_ms, 10 + 20 + 40 + 80 + 160 + 320, "reconnected in a tight loop (%llu ms)",
+                  (unsigned long long)took_ms);
+    size_t notices = 0;
+    for (size_t i = 0; i < rt_n; i++)
+        notices += rt_got[i].kind == EV_LOG &&
+                   strstr(rt_got[i].u.text.text, "changes at every connection") != NULL;
+    cr_assert_eq(notices, 1);
+    cr_assert_eq(src->run.start_ns, RT_T1);
     src->ops->destroy(src);
 }
 

@@ -31,6 +31,7 @@
 
 #define REMOTE_QUEUE_EVENTS  65536 /* events the UI has not drained yet; then the oldest go */
 #define REMOTE_STATE_ITEMS   16    /* layout, summary and run lines not applied yet */
+#define REMOTE_FLIP_MAX_MS   30000 /* the longest wait between connections whose run changes */
 #define REMOTE_CONTROL_SLOTS 8     /* commands not sent yet */
 #define REMOTE_BAD_LINES_LOG 5     /* bad lines told of in the events panel */
 #define REMOTE_NOTE_NS       10000000000ull /* a restart notice stays in the header 10 s */
@@ -73,7 +74,8 @@ struct remote {
     uint32_t kmsg_seen;        /* kernel-log events of this run */
     uint64_t run_start_ns;     /* the agent's run (a new one: it restarted) */
     unsigned bad_lines;
-    bool was_lost; /* the last connection was lost (told once, not per retry) */
+    bool was_lost;  /* the last connection was lost (told once, not per retry) */
+    unsigned flips; /* connections in a row whose run line changed (reset by a steady one) */
 
     /* ---- shared, under mu ---- */
     bool stopping, finished, reader_ended;
@@ -203,17 +205,45 @@ static void remote_track(struct remote *r, struct http_conn **slot, struct http_
     pthread_mutex_unlock(&r->mu);
 }
 
-/* Wait retry_ms, or less when stopped. */
-static void remote_pause(struct remote *r) {
+/* Wait ms, or less when stopped. */
+static void remote_wait_ms(struct remote *r, uint64_t ms) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)r->conf.retry_ms * 1000000ull;
+    uint64_t ns = (uint64_t)ts.tv_nsec + ms * 1000000ull;
     ts.tv_sec += (time_t)(ns / 1000000000ull);
     ts.tv_nsec = (long)(ns % 1000000000ull);
     pthread_mutex_lock(&r->mu);
     while (!r->stopping && pthread_cond_timedwait(&r->cond, &r->mu, &ts) == 0)
         ;
     pthread_mutex_unlock(&r->mu);
+}
+
+/* Wait retry_ms between reconnects. */
+static void remote_pause(struct remote *r) {
+    remote_wait_ms(r, (uint64_t)r->conf.retry_ms);
+}
+
+/* The run changed at another connection in a row (two agents behind one address, or one that
+ * restarts in a loop): the first change is followed at once, then waits double from a tenth
+ * of retry_ms (up to 30 s), with up to half again of random jitter so several dashboards do
+ * not come in step; said once. */
+static void remote_flip_pause(struct remote *r) {
+    if (++r->flips < 2)
+        return;
+    uint64_t base = (uint64_t)(r->conf.retry_ms > 10 ? r->conf.retry_ms / 10 : 1);
+    unsigned shift = r->flips - 2 < 16 ? r->flips - 2 : 16;
+    uint64_t ms = base << shift;
+    ms = ms < REMOTE_FLIP_MAX_MS ? ms : REMOTE_FLIP_MAX_MS;
+    ms += (uint64_t)rand() % (ms / 2 + 1);
+    if (r->flips == 2) {
+        pthread_mutex_lock(&r->mu);
+        remote_log_locked(r, SEV_WARNING,
+                          "attach: the agent's run changes at every connection (two agents "
+                          "behind one address, or one restarting in a loop?): waiting longer "
+                          "between tries");
+        pthread_mutex_unlock(&r->mu);
+    }
+    remote_wait_ms(r, ms);
 }
 
 static void remote_bad_line(struct remote *r, const char *why) {
@@ -461,8 +491,12 @@ static void *remote_reader(void *arg) {
     while (!remote_stopping(r)) {
         struct http_conn *c = NULL;
         int rc = remote_reopen(r, &c, why, sizeof(why));
-        if (rc == 1)
-            continue; /* a new run: again from its start */
+        if (rc == 1) { /* a new run: again from its start (at once the first time) */
+            remote_flip_pause(r);
+            continue;
+        }
+        if (rc == 0)
+            r->flips = 0;
         if (rc != 0) {
             remote_lost(r, why);
             remote_pause(r);
