@@ -333,6 +333,7 @@ Test(agent_http, unknown_paths_are_404_and_other_methods_405) {
     cr_assert_eq(st.requests, 5);
     cr_assert_eq(st.refused, 5);
     cr_assert_eq(st.unauthorized, 0);
+    cr_assert_eq(st.answered, 0);
 }
 
 /* ---- /events ---- */
@@ -515,6 +516,7 @@ Test(agent_http, with_a_token_everything_but_metrics_needs_it) {
     cr_assert_eq(st.unauthorized, 18); /* 15 wrong tokens, 3 bad headers */
     cr_assert_eq(st.requests, 24);
     cr_assert_eq(st.refused, 1); /* the %00 query */
+    cr_assert_eq(st.answered, 5);
 }
 
 /* ---- /control ---- */
@@ -735,6 +737,9 @@ Test(agent_http, connections_over_the_limit_are_refused) {
     ah_free(&r);
     agent_http_stats(ah_srv, &st);
     cr_assert_geq(st.refused, 1);
+    /* the two streams stay counted as answered: a refusal takes none back (the metric's
+     * "answered" was once the difference, and went down here) */
+    cr_assert_eq(st.answered, 2);
     /* a stream ends: its place is free again */
     close(fd[0]);
     agent_log_append(ah_log, AGENT_LINE_EVENT, "e1", 2); /* the write finds the closed socket */

@@ -175,7 +175,7 @@ Test(agent_metrics, the_agent_about_itself_and_openmetrics) {
                                       .host = "node\"7",
                                       .backend = "hip",
                                       .start_time_seconds = 1700000000.5,
-                                      .http_requests = 10,
+                                      .http_answered = 6,
                                       .http_unauthorized = 3,
                                       .http_refused = 1,
                                       .http_connections = 2,

@@ -213,7 +213,7 @@ static int agent_render(struct agent *a, bool openmetrics, char **out, size_t *l
         .host = a->host,
         .backend = snap ? snap->backend : "none",
         .start_time_seconds = a->start_wall_s,
-        .http_requests = hs.requests,
+        .http_answered = hs.answered,
         .http_unauthorized = hs.unauthorized,
         .http_refused = hs.refused,
         .http_connections = hs.connections,

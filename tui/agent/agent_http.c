@@ -51,7 +51,7 @@ struct agent_http {
     ino_t unix_ino;
     int keepalive_ms;
     atomic_bool stopping;
-    atomic_uint_fast64_t requests, unauthorized, refused;
+    atomic_uint_fast64_t requests, answered, unauthorized, refused;
     atomic_uint connections, followers;
 };
 
@@ -299,6 +299,8 @@ static enum MHD_Result http_queue(struct agent_http *s, struct MHD_Connection *c
     r->answered = true;
     if (ok == MHD_YES)
         atomic_fetch_add(&s->requests, 1);
+    if (ok == MHD_YES && status < 400)
+        atomic_fetch_add(&s->answered, 1);
     if (status == MHD_HTTP_UNAUTHORIZED)
         atomic_fetch_add(&s->unauthorized, 1);
     else if (status >= 400 && status < 500)
@@ -791,6 +793,7 @@ unsigned agent_http_port(const struct agent_http *s) {
 
 void agent_http_stats(struct agent_http *s, struct agent_http_stats *out) {
     out->requests = atomic_load(&s->requests);
+    out->answered = atomic_load(&s->answered);
     out->unauthorized = atomic_load(&s->unauthorized);
     out->refused = atomic_load(&s->refused);
     out->connections = atomic_load(&s->connections);

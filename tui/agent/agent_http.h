@@ -63,6 +63,8 @@ struct agent_http_handlers {
 /* Request counters for the agent's own metrics. */
 struct agent_http_stats {
     uint64_t requests;     /* answered, any status */
+    uint64_t answered;     /* answered with a status below 400: each its own count, so the
+                              three outcomes are counters that only grow */
     uint64_t unauthorized; /* 401 */
     uint64_t refused;      /* 4xx other than 401, and connections over the limit */
     unsigned connections;  /* open now */

@@ -250,9 +250,7 @@ static void agent_self(struct prom_writer *w, const struct agent_metrics_self *a
                 "when the agent started, in seconds since the Unix epoch");
     prom_sample(w, "ringside_agent_start_time_seconds", NULL, 0, a->start_time_seconds);
     static const char *const http[] = {"answered", "unauthorized", "refused"};
-    uint64_t answered = a->http_requests, bad = a->http_unauthorized + a->http_refused;
-    const uint64_t n[] = {answered > bad ? answered - bad : 0, a->http_unauthorized,
-                          a->http_refused};
+    const uint64_t n[] = {a->http_answered, a->http_unauthorized, a->http_refused};
     prom_family(w, "ringside_agent_http_requests_total", PROM_COUNTER,
                 "HTTP requests answered, by outcome");
     for (unsigned k = 0; k < 3; k++)

@@ -34,10 +34,12 @@ struct agent_metrics_in {
 
 /* The agent about itself. */
 struct agent_metrics_self {
-    const char *version, *host, *backend;                    /* ringside_agent_info's labels */
-    double start_time_seconds;                               /* the Unix time the agent started */
-    uint64_t http_requests, http_unauthorized, http_refused; /* answered since the start */
-    unsigned http_connections, event_followers;              /* open now */
+    const char *version, *host, *backend; /* ringside_agent_info's labels */
+    double start_time_seconds;            /* the Unix time the agent started */
+    /* answered since the start, by outcome: below 400, 401, other 4xx (each counted as it
+     * happens: counters that never go back) */
+    uint64_t http_answered, http_unauthorized, http_refused;
+    unsigned http_connections, event_followers; /* open now */
     uint64_t event_lines, events_evicted; /* lines written to /events; pushed out of its window */
     uint64_t ring_dropped;                /* events lost before the agent read them */
 };
