@@ -109,9 +109,32 @@ void w_put(WINDOW *w, int y, int x, const char *s, int n, attr_t a) {
             wmove(w, y + 1 < getmaxy(w) ? y + 1 : y, y + 1 < getmaxy(w) ? 0 : cols - 1);
         return;
     }
+    char safe[W_PUT_MAX * 4 + 1];
+    int m = w_scrub(s, n < W_PUT_MAX * 4 ? n : W_PUT_MAX * 4, safe);
     wattron(w, a);
-    mvwaddnstr(w, y, x, s, n);
+    mvwaddnstr(w, y, x, safe, m);
     wattroff(w, a);
+}
+
+int w_scrub(const char *s, int n, char *out) {
+    const unsigned char *u = (const unsigned char *)s;
+    int o = 0;
+    for (int i = 0; i < n;) {
+        unsigned c = u[i];
+        bool c1 = c == 0xC2 && i + 1 < n && u[i + 1] >= 0x80 && u[i + 1] <= 0x9F;
+        bool mark = c == 0xE2 && i + 2 < n &&
+                    ((u[i + 1] == 0x80 && (u[i + 2] == 0x8E || u[i + 2] == 0x8F ||
+                                           (u[i + 2] >= 0xAA && u[i + 2] <= 0xAE))) ||
+                     (u[i + 1] == 0x81 && u[i + 2] >= 0xA6 && u[i + 2] <= 0xA9));
+        if (c < 0x20 || c == 0x7F || c1 || mark) {
+            out[o++] = '?';
+            i += mark ? 3 : c1 ? 2 : 1;
+            continue;
+        }
+        out[o++] = (char)u[i++];
+    }
+    out[o] = '\0';
+    return o;
 }
 
 void w_text(WINDOW *w, int y, int x, int maxw, enum theme_role r, const struct ui_frame *f,

@@ -35,6 +35,12 @@ const char *w_level_glyph(int level, bool utf8);
  * right edge) takes that curses path itself. */
 void w_put(WINDOW *w, int y, int x, const char *s, int n, attr_t a);
 
+/* s[0, n) made safe for a terminal into out (n + 1 bytes, NUL-terminated): control characters
+ * (C0, DEL, C1) and the invisible direction marks and overrides (U+200E, U+200F, U+202A to
+ * U+202E, U+2066 to U+2069: text from a kernel log or a remote agent could reorder what is
+ * shown around it) each become one '?'. The length written. */
+int w_scrub(const char *s, int n, char *out);
+
 #define W_ROW_BYTES 256
 
 /* A row of one-column cells drawn left to right, each in a role of its own (a timeline, a

@@ -770,3 +770,26 @@ Test(panels, header_state_hung_before_finished_and_watching) {
     run.idle[0] = '\0';
     cr_assert_str_eq(ui_frame_state(&f, false), "STARTING");
 }
+
+/* Text from a kernel log or a remote agent cannot steer the terminal: controls, C1 controls
+ * and the direction overrides each become '?', everything else (UTF-8 included) stays. */
+Test(panels, scrub_controls_and_direction_marks) {
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {"plain text", "plain text"},
+        {"esc\x1b[2Jclear", "esc?[2Jclear"},
+        {"bell\x07 del\x7f", "bell? del?"},
+        {"c1 \xc2\x9b" "31m", "c1 ?31m"},
+        {"rlo \xe2\x80\xaegnp.exe", "rlo ?gnp.exe"},
+        {"isolates \xe2\x81\xa6x\xe2\x81\xa9", "isolates ?x?"},
+        {"marks \xe2\x80\x8e\xe2\x80\x8f", "marks ??"},
+        {"utf8 \xc3\xa9 \xe2\x80\x94 \xe2\x96\x88", "utf8 \xc3\xa9 \xe2\x80\x94 \xe2\x96\x88"},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        char out[64];
+        int n = w_scrub(cases[k].in, (int)strlen(cases[k].in), out);
+        cr_assert_str_eq(out, cases[k].want, "case %zu", k);
+        cr_assert_eq(n, (int)strlen(cases[k].want));
+    }
+}
