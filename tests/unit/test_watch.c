@@ -175,16 +175,38 @@ static bool tw_drain_for(struct source *src, unsigned kind, const char *text) {
     return false;
 }
 
-Test(watch, a_job_through_the_watch_source) {
-    char dir[256], path[300], err[256], msg[128];
-    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
-    snprintf(path, sizeof(path), "%s/b.sock", dir);
+/* A watch source over a run of telemetry alone and a bridge in a fresh directory. */
+struct tw_fix {
+    char dir[256], path[300];
     struct run_opts o;
-    struct run *run = tw_run(&o);
-    struct bridge *b = NULL;
-    struct source *src = NULL;
-    cr_assert_eq(bridge_open(&b, path, err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(watch_source_create(run, b, &src), 0);
+    struct run *run;
+    struct bridge *b;
+    struct source *src;
+};
+
+static void tw_fix_open(struct tw_fix *f) {
+    char err[256];
+    cr_assert_eq(rs_test_tmpdir(f->dir, sizeof(f->dir)), 0);
+    snprintf(f->path, sizeof(f->path), "%s/b.sock", f->dir);
+    f->run = tw_run(&f->o);
+    cr_assert_eq(bridge_open(&f->b, f->path, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(watch_source_create(f->run, f->b, &f->src), 0);
+}
+
+static void tw_fix_close(struct tw_fix *f) {
+    f->src->ops->destroy(f->src);
+    bridge_close(f->b);
+    run_finish(f->run, NULL);
+    run_destroy(f->run);
+    rs_test_rmtree(f->dir);
+}
+
+Test(watch, a_job_through_the_watch_source) {
+    static struct tw_fix f;
+    tw_fix_open(&f);
+    struct source *src = f.src;
+    const char *path = f.path;
+    char msg[128];
     cr_assert(src->run.watch);
     cr_assert_not_null(strstr(src->run.idle, "no job attached"));
     cr_assert_str_eq(src->run.control_off, "no job attached");
@@ -254,11 +276,7 @@ Test(watch, a_job_through_the_watch_source) {
     close(fd);
     cr_assert(tw_drain_for(src, EV_LOG, "went away without ending while in"));
     cr_assert_not(src->ops->inflight(src, 2, &inf));
-    src->ops->destroy(src);
-    bridge_close(b);
-    run_finish(run, NULL);
-    run_destroy(run);
-    rs_test_rmtree(dir);
+    tw_fix_close(&f);
 }
 
 /* A run line for a job on device dev (rank -1: none). */
@@ -282,15 +300,11 @@ static bool tw_got(int fd, char *buf, size_t cap) {
 
 /* The keys go to the selected job; to every rank when it is one of a process group. */
 Test(watch, keys_go_to_the_selected_job_or_its_group) {
-    char dir[256], path[300], err[256], msg[128], got[256];
-    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
-    snprintf(path, sizeof(path), "%s/b.sock", dir);
-    struct run_opts o;
-    struct run *run = tw_run(&o);
-    struct bridge *b = NULL;
-    struct source *src = NULL;
-    cr_assert_eq(bridge_open(&b, path, err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(watch_source_create(run, b, &src), 0);
+    static struct tw_fix f;
+    tw_fix_open(&f);
+    struct source *src = f.src;
+    const char *path = f.path;
+    char msg[128], got[256];
     int a0 = tw_connect(path), a1 = tw_connect(path);
     tw_attach(a0, 0, -1);
     tw_attach(a1, 1, -1);
@@ -319,9 +333,5 @@ Test(watch, keys_go_to_the_selected_job_or_its_group) {
     cr_assert_str_eq(msg, "pause sent to 2 jobs");
     close(r0);
     close(r1);
-    src->ops->destroy(src);
-    bridge_close(b);
-    run_finish(run, NULL);
-    run_destroy(run);
-    rs_test_rmtree(dir);
+    tw_fix_close(&f);
 }
