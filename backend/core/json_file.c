@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,12 +60,90 @@ static int json_file_slurp(const char *path, const char *shown, size_t max_bytes
     return 0;
 }
 
-/* Parse buf; anything but whitespace after the value is an error too. */
+#define JSON_FILE_DEPTH 64 /* nesting the duplicate-key scan follows (json-c's limit is 32) */
+
+/* The end of the string literal that starts at buf[i] (its opening quote): the index after its
+ * closing quote. *nul is set when it holds the escape \u0000. */
+static size_t json_file_string_end(const char *buf, size_t n, size_t i, bool *nul) {
+    for (i++; i < n && buf[i] != '"'; i++) {
+        if (buf[i] != '\\')
+            continue;
+        if (i + 5 < n && buf[i + 1] == 'u' && strncmp(buf + i + 2, "0000", 4) == 0)
+            *nul = true;
+        i++;
+    }
+    return i + 1;
+}
+
+/* What json-c lets through that a person's file should not have: a key twice in one object
+ * (json-c keeps the last: a setting silently overridden), \u0000 in a string (C strings would
+ * cut it) and a string in single quotes. buf is valid JSON (parsed already). The offset of the
+ * first, or n; *why. */
+static size_t json_file_lint(const char *buf, size_t n, const char **why) {
+    struct {
+        bool object, want_key;
+        size_t first_key; /* index into keys of this object's first key */
+    } stack[JSON_FILE_DEPTH];
+    enum { JSON_FILE_KEYS = 4096 }; /* keys of the open objects followed (more: not checked) */
+    size_t *keys = malloc(2 * JSON_FILE_KEYS * sizeof(size_t)), *key_end = keys + JSON_FILE_KEYS;
+    size_t depth = 0, n_keys = 0, at = n;
+    if (!keys)
+        return n;
+    for (size_t i = 0; i < n; i++) {
+        char c = buf[i];
+        if (c == '{' || c == '[') {
+            if (depth == JSON_FILE_DEPTH)
+                break;
+            stack[depth].object = c == '{';
+            stack[depth].want_key = c == '{';
+            stack[depth].first_key = n_keys;
+            depth++;
+        } else if ((c == '}' || c == ']') && depth > 0) {
+            n_keys = stack[--depth].first_key;
+        } else if (c == '\'') { /* outside a string: json-c took a single-quoted string */
+            *why = "a string in single quotes (JSON takes double quotes)";
+            at = i;
+            break;
+        } else if (c == ',' && depth > 0 && stack[depth - 1].object) {
+            stack[depth - 1].want_key = true;
+        } else if (c == '"') {
+            bool nul = false;
+            size_t end = json_file_string_end(buf, n, i, &nul);
+            if (nul) {
+                *why = "\\u0000 in a string";
+                at = i;
+                break;
+            }
+            if (depth > 0 && stack[depth - 1].want_key) {
+                stack[depth - 1].want_key = false;
+                for (size_t k = stack[depth - 1].first_key; k < n_keys; k++)
+                    if (key_end[k] - keys[k] == end - i &&
+                        memcmp(buf + keys[k], buf + i, end - i) == 0) {
+                        *why = "a key given twice in one object (the second would win silently)";
+                        at = i;
+                    }
+                if (at < n)
+                    break;
+                if (n_keys < JSON_FILE_KEYS) {
+                    keys[n_keys] = i;
+                    key_end[n_keys++] = end;
+                }
+            }
+            i = end - 1;
+        }
+    }
+    free(keys);
+    return at;
+}
+
+/* Parse buf strictly (json-c's strict mode: no single quotes, trailing commas, comments or
+ * NaN), then the lint above; anything but whitespace after the value is an error too. */
 static int json_file_parse(const char *buf, size_t n, const char *shown, struct json_object **out,
                            char *err, size_t errlen) {
     struct json_tokener *tok = json_tokener_new();
     if (!tok)
         return errbuf_set(err, errlen, -ENOMEM, "%s: out of memory", shown);
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
     struct json_object *root = json_tokener_parse_ex(tok, buf, (int)n);
     enum json_tokener_error je = json_tokener_get_error(tok);
     size_t end = json_tokener_get_parse_end(tok);
@@ -76,6 +155,8 @@ static int json_file_parse(const char *buf, size_t n, const char *shown, struct 
             end++;
         why = end < n ? "unexpected data after the JSON value" : NULL;
     }
+    if (root && !why)
+        end = json_file_lint(buf, n, &why);
     if (!why) {
         *out = root;
         return 0;

@@ -289,7 +289,14 @@ static struct cfg_bad cfg_bad_cases[] = {
     {"{\"epochs\": 5,\n  \"chunk\": x}", "invalid JSON at line 2, column 12: unexpected character"},
     /* 12 bytes and nothing closes the object: the error is just past the end */
     {"{\"epochs\": 5", "invalid JSON at line 1, column 13: unexpected end of file"},
-    {"{} {}", "invalid JSON at line 1, column 4: unexpected data after the JSON value"},
+    {"{} {}", "invalid JSON at line 1, column 4: unexpected character"},
+    /* what a lenient parser lets through: single quotes, a trailing comma, a key twice (the
+     * second would win silently), \u0000 (C strings would cut the value there) */
+    {"{'epochs': 5}", "invalid JSON at line 1, column 2: a string in single quotes"},
+    {"{\"epochs\": 5,}", "invalid JSON at line 1, column 14: unexpected character"},
+    {"{\"epochs\": 5,\n \"epochs\": 6}",
+     "invalid JSON at line 2, column 2: a key given twice in one object"},
+    {"{\"name\": \"a\\u0000b\"}", "invalid JSON at line 1, column 10: \\u0000 in a string"},
     {"[1, 2]", "expected a JSON object of options"},
     {"{\"help\": true}", "key 'help': --help is for the command line only"},
     {"{\"config\": \"x.json\"}", "key 'config': --config is for the command line only"},
