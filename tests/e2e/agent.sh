@@ -251,4 +251,9 @@ curl -sf "$URL/events?follow=0" | head -n 1 | grep -q '"backend":"none"' || fail
 expect_usage "a port in use" --listen "127.0.0.1:$PORT" --telemetry none --no-kmsg
 grep -qi "in use" "$SCRATCH/err.txt" || fail "$(cat "$SCRATCH/err.txt")"
 stop_agent
+STEP="beyond loopback without a token: said at the start"
+"$RINGSIDE" agent --listen 0.0.0.0:0 --telemetry none --no-kmsg 2> "$SCRATCH/agent4.log" &
+AGENT_PID=$!
+wait_for "the warning" 20 grep -q "beyond this machine without a token" "$SCRATCH/agent4.log"
+stop_agent
 echo "$E2E_NAME: passed"

@@ -249,7 +249,7 @@ static struct ah_resp ah_req(const char *request) {
 static struct ah_resp ah_call(const char *method, const char *path, const char *token,
                               const char *extra) {
     char req[4096];
-    snprintf(req, sizeof(req), "%s %s HTTP/1.0\r\nHost: test\r\n%s%s%s%s\r\n", method, path,
+    snprintf(req, sizeof(req), "%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\n%s%s%s%s\r\n", method, path,
              token ? "Authorization: Bearer " : "", token ? token : "", token ? "\r\n" : "",
              extra ? extra : "");
     return ah_req(req);
@@ -272,6 +272,45 @@ Test(agent_http, metrics_in_the_prometheus_text_format) {
     cr_assert_str_eq(ah_header(&r, "X-Content-Type-Options"), "nosniff");
     cr_assert_str_eq(r.body, AH_METRICS);
     cr_assert_not(atomic_load(&ah_fake.openmetrics));
+    ah_free(&r);
+}
+
+/* Without a token, /events answers only requests that name the agent by address: a DNS name in
+ * Host is what a rebinding attack from a browser page sends. /metrics still answers names. */
+Test(agent_http, without_a_token_events_need_an_address_in_host) {
+    struct agent_http_conf c = ah_conf();
+    ah_start(&c);
+    static const struct {
+        const char *host;
+        unsigned status;
+    } cases[] = {
+        {"127.0.0.1", 200},
+        {"127.0.0.1:9464", 200},
+        {"localhost:9464", 200},
+        {"LOCALHOST", 200},
+        {"[::1]:9464", 200},
+        {"10.1.2.3", 200},
+        {"evil.example", 421},
+        {"evil.example:9464", 421},
+        {"127.0.0.1.nip.io", 421},
+        {"[not-an-ip]:80", 421},
+        {"", 421},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        char req[256];
+        snprintf(req, sizeof(req), "GET /events?follow=0 HTTP/1.0\r\nHost: %s\r\n\r\n",
+                 cases[k].host);
+        struct ah_resp r = ah_req(req);
+        cr_assert_eq(r.status, cases[k].status, "Host: %s", cases[k].host);
+        if (cases[k].status == 421)
+            cr_assert_not_null(strstr(r.body, "--token-file"), "%s", r.body);
+        ah_free(&r);
+    }
+    struct ah_resp r = ah_req("GET /metrics HTTP/1.0\r\nHost: prometheus.internal\r\n\r\n");
+    cr_assert_eq(r.status, 200, "/metrics by name");
+    ah_free(&r);
+    r = ah_req("GET /events?follow=0 HTTP/1.0\r\n\r\n"); /* HTTP/1.0 without Host */
+    cr_assert_eq(r.status, 200);
     ah_free(&r);
 }
 
@@ -364,8 +403,8 @@ Test(agent_http, events_with_http_1_1_are_chunked) {
     ah_fill_log();
     struct agent_http_conf c = ah_conf();
     ah_start(&c);
-    struct ah_resp r =
-        ah_req("GET /events?since=2&follow=0 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    struct ah_resp r = ah_req(
+        "GET /events?since=2&follow=0 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
     cr_assert_eq(r.status, 200);
     cr_assert_str_eq(ah_header(&r, "Transfer-Encoding"), "chunked");
     char body[256] = "";

@@ -361,6 +361,12 @@ static int agent_control_cb(void *ctx, enum ev_cmd_id cmd, int64_t arg, char *ms
 
 /* ---- start and stop ---- */
 
+/* Whether a --listen address is this machine's loopback alone. */
+static bool agent_loopback(const char *listen) {
+    return strncmp(listen, "127.", 4) == 0 || strncmp(listen, "[::1]", 5) == 0 ||
+           strncmp(listen, "localhost:", 10) == 0 || strcmp(listen, "localhost") == 0;
+}
+
 static void agent_say_listening(struct agent *a) {
     const struct agent_http_conf *h = &a->o->http;
     char tcp[160] = "", unx[160] = "";
@@ -377,6 +383,11 @@ static void agent_say_listening(struct agent *a) {
               tcp[0] && unx[0] ? " and " : "", unx,
               h->token[0] ? "required beyond /metrics" : "none", h->allow_control ? "on" : "off",
               a->e ? "yes" : "no");
+    if (h->listen[0] && !h->token[0] && !agent_loopback(h->listen))
+        agent_say(a,
+                  "warning: listening beyond this machine without a token: anyone who can "
+                  "reach %s reads the run's events (give --token-file FILE)",
+                  tcp);
 }
 
 /* Every event the loop's threads will ever push is drained and its summary written. */

@@ -397,8 +397,50 @@ static bool http_parse_u64(const char *v, uint64_t *out) {
 
 /* The first call of a request (headers read): the refusals that need no body. MHD_YES to go on
  * to the body and the answer. */
+/* Whether host (a Host header: NAME[:PORT] or [V6]:PORT) names this machine by address: an IP
+ * literal or localhost, never a DNS name someone else controls. */
+static bool http_host_is_address(const char *host) {
+    char name[256];
+    if (host[0] == '[') { /* [v6]:port */
+        const char *end = strchr(host, ']');
+        size_t n = end ? (size_t)(end - host - 1) : 0;
+        if (!end || n == 0 || n >= sizeof(name))
+            return false;
+        memcpy(name, host + 1, n);
+        name[n] = '\0';
+        struct in6_addr a6;
+        return inet_pton(AF_INET6, name, &a6) == 1;
+    }
+    size_t n = strcspn(host, ":");
+    if (n == 0 || n >= sizeof(name))
+        return false;
+    memcpy(name, host, n);
+    name[n] = '\0';
+    struct in_addr a4;
+    return strcasecmp(name, "localhost") == 0 || inet_pton(AF_INET, name, &a4) == 1;
+}
+
+/* Without a token, a browser page of another site could read a loopback agent's /events through
+ * a DNS name it points here (DNS rebinding): over TCP, /events and /control then answer only a
+ * request that names the agent by address (/metrics and /healthz, which tell nothing of the
+ * run's content, still answer scrapers and health checks that use a name). */
+static bool http_host_ok(const struct agent_http *s, struct MHD_Connection *c) {
+    if (s->conf.token[0])
+        return true;
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_DAEMON);
+    if (ci && ci->daemon == s->unix_d)
+        return true; /* a UNIX socket: no browser gets there */
+    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    return !host || http_host_is_address(host);
+}
+
 static enum MHD_Result http_begin(struct agent_http *s, struct MHD_Connection *c,
                                   struct http_req *r, const char *method) {
+    if ((r->route == HTTP_EVENTS || r->route == HTTP_CONTROL) && !http_host_ok(s, c))
+        return http_refuse(s, c, r, MHD_HTTP_MISDIRECTED_REQUEST,
+                           "misdirected: without a token the agent serves /events only to "
+                           "requests that name it by address (an IP or localhost), not by a DNS "
+                           "name; use the address, or start the agent with --token-file");
     if (r->route != HTTP_METRICS && !http_authorized(s, c))
         return http_refuse(s, c, r, MHD_HTTP_UNAUTHORIZED,
                            "unauthorized: send the agent's token as 'Authorization: Bearer TOKEN'");
