@@ -566,12 +566,26 @@ static int agent_start(struct agent *a) {
     return 0;
 }
 
-static void agent_free(struct agent *a) {
+/* During the shutdown that a first SIGINT or SIGTERM began, a second one leaves at once, as
+ * it does before (sfd < 0: no signals to watch, as when start-up failed). */
+static void agent_second_signal(struct agent *a, int sfd) {
+    struct signalfd_siginfo si;
+    while (sfd >= 0 && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+        if (si.ssi_signo != SIGHUP) {
+            agent_say(a, "second %s: exiting immediately", strsignal((int)si.ssi_signo));
+            _exit(130);
+        }
+}
+
+static void agent_free(struct agent *a, int sfd) {
     agent_log_close(a->log); /* followers read to the end (2 s at most for a slow one)... */
-    if (a->http)
-        agent_log_wait_followers(a->log, 2000);
+    for (int k = 0; a->http && k < 20 && !agent_log_wait_followers(a->log, 100); k++)
+        agent_second_signal(a, sfd);
+    agent_second_signal(a, sfd);
     agent_http_stop(a->http); /* ...before the listeners close */
+    agent_second_signal(a, sfd);
     run_destroy(a->run);
+    agent_second_signal(a, sfd);
     bridge_close(a->bridge);
     free(a->item);
     pthread_mutex_destroy(&a->bridge_mu);
@@ -608,7 +622,8 @@ int agent_run(const struct agent_opts *o) {
         rc = a.exit_rc;
         agent_say(&a, "stopped");
     }
-    agent_free(&a);
+    agent_free(&a, sfd);
+    agent_second_signal(&a, sfd); /* not left pending to the default action (exit 143) */
     if (sfd >= 0)
         close(sfd);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
