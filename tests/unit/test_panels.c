@@ -780,7 +780,7 @@ Test(panels, scrub_controls_and_direction_marks) {
         {"plain text", "plain text"},
         {"esc\x1b[2Jclear", "esc?[2Jclear"},
         {"bell\x07 del\x7f", "bell? del?"},
-        {"c1 \xc2\x9b" "31m", "c1 ?31m"},
+        {"c1 \xc2\23331m", "c1 ?31m"}, /* \233: the CSI byte 0x9b */
         {"rlo \xe2\x80\xaegnp.exe", "rlo ?gnp.exe"},
         {"isolates \xe2\x81\xa6x\xe2\x81\xa9", "isolates ?x?"},
         {"marks \xe2\x80\x8e\xe2\x80\x8f", "marks ??"},
