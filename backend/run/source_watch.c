@@ -412,6 +412,9 @@ static const char *watch_status(struct source *s) {
     for (unsigned k = 0; k < w->n_other && strlen(w->status) + 30 < sizeof(w->status); k++)
         snprintf(w->status + strlen(w->status), sizeof(w->status) - strlen(w->status), "%s%s",
                  k ? ", " : "; other = ", w->other[k]);
+    if (w->dropped && strlen(w->status) + 40 < sizeof(w->status))
+        snprintf(w->status + strlen(w->status), sizeof(w->status) - strlen(w->status),
+                 "; %llu events dropped", (unsigned long long)w->dropped);
     if (w->bad && strlen(w->status) + 40 < sizeof(w->status))
         snprintf(w->status + strlen(w->status), sizeof(w->status) - strlen(w->status),
                  "; %llu lines skipped", (unsigned long long)w->bad);
