@@ -186,3 +186,18 @@ int afile_mkdirs(const char *dir, char *err, size_t errlen) {
         return errbuf_set(err, errlen, -ENOTDIR, "%s: not a directory", dir);
     return 0;
 }
+
+int afile_probe_dir(const char *dir, char *err, size_t errlen) {
+    char path[4096];
+    if (snprintf(path, sizeof(path), "%s/.ringside-probe.%ld", dir, (long)getpid()) >=
+        (int)sizeof(path))
+        return errbuf_set(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == EEXIST && unlink(path) == 0)
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return errbuf_set(err, errlen, -errno, "cannot write in %s: %s", dir, strerror(errno));
+    close(fd);
+    unlink(path);
+    return 0;
+}

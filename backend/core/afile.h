@@ -43,4 +43,9 @@ int afile_sweep_stale(const char *dir, const char *prefix, char *err, size_t err
 /* mkdir -p for an output directory; 0 or -errno with err filled. */
 int afile_mkdirs(const char *dir, char *err, size_t errlen);
 
+/* Whether files can be created in dir now (a file made and removed at once, as the atomic
+ * writes will): 0, or -errno with err ("cannot write in DIR: Permission denied"), so a run
+ * that would fail at its first checkpoint says so at its start. */
+int afile_probe_dir(const char *dir, char *err, size_t errlen);
+
 #endif

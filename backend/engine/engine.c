@@ -666,7 +666,8 @@ int engine_create(struct engine **out, const struct engine_conf *conf, struct ev
     if ((rc = engine_resume_load(e, err, errlen)) != 0)
         goto fail;
     /* checkpoints are written after every epoch: a directory that cannot exist fails now */
-    if ((rc = afile_mkdirs(e->conf.output_dir, err, errlen)) != 0) {
+    if ((rc = afile_mkdirs(e->conf.output_dir, err, errlen)) != 0 ||
+        (rc = afile_probe_dir(e->conf.output_dir, err, errlen)) != 0) {
         rc = -EINVAL;
         goto fail;
     }

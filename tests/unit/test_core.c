@@ -271,6 +271,51 @@ Test(core, afile_never_writes_through_planted_links) {
     rs_test_rmtree(dir);
 }
 
+/* afile_probe_dir as the user at hand: root passes a 0555 directory's permission checks, so
+ * there the probe runs in a child that has become nobody. */
+static int tc_probe_as_user(const char *dir, char *err, size_t errlen) {
+    if (geteuid() != 0)
+        return afile_probe_dir(dir, err, errlen);
+    int pfd[2];
+    cr_assert_eq(pipe(pfd), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        close(pfd[0]);
+        char why[256] = "";
+        int rc = setgid(65534) == 0 && setuid(65534) == 0 ? afile_probe_dir(dir, why, sizeof(why))
+                                                          : -EPERM;
+        ssize_t w = write(pfd[1], why, strlen(why) + 1);
+        (void)w;
+        _exit(rc == 0 ? 0 : -rc);
+    }
+    close(pfd[1]);
+    ssize_t n = read(pfd[0], err, errlen - 1);
+    err[n > 0 ? n : 0] = '\0';
+    close(pfd[0]);
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? -WEXITSTATUS(status) : -EINTR;
+}
+
+/* A directory the run cannot write in is found before training starts. */
+Test(core, afile_probe_dir_finds_an_unwritable_directory) {
+    char dir[256], sub[300], err[256] = "";
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    cr_assert_eq(chmod(dir, 0755), 0); /* nobody may pass through to sub */
+    snprintf(sub, sizeof(sub), "%s/out", dir);
+    cr_assert_eq(mkdir(sub, 0777), 0);
+    cr_assert_eq(chmod(sub, 0777), 0);
+    cr_assert_eq(tc_probe_as_user(sub, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(rs_test_count_tmp(sub), 0);
+    cr_assert_eq(chmod(sub, 0555), 0);
+    cr_assert_eq(tc_probe_as_user(sub, err, sizeof(err)), -EACCES);
+    cr_assert_not_null(strstr(err, "cannot write in"), "%s", err);
+    cr_assert_not_null(strstr(err, "Permission denied"), "%s", err);
+    cr_assert_eq(chmod(sub, 0755), 0);
+    rs_test_rmtree(dir);
+}
+
 Test(core, afile_errors_name_the_path) {
     char err[256];
     cr_assert_lt(afile_write_all("/nonexistent-dir/x/y.bin", "a", 1, err, sizeof(err)), 0);
