@@ -24,7 +24,9 @@ function(rs_add_test)
     target_compile_definitions(${T_NAME} PRIVATE
         RS_FIXTURES="${CMAKE_SOURCE_DIR}/tests/fixtures"
         RS_BINARY_DIR="${CMAKE_BINARY_DIR}")
-    add_test(NAME ${T_NAME} COMMAND ${T_NAME} --jobs 2)
+    # a TAP report beside the build: scripts/dev.sh names every skipped test from these
+    file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/tap)
+    add_test(NAME ${T_NAME} COMMAND ${T_NAME} --jobs 2 --tap=${CMAKE_BINARY_DIR}/tap/${T_NAME}.tap)
     set_tests_properties(${T_NAME} PROPERTIES
         ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1;TSAN_OPTIONS=halt_on_error=1"
         FAIL_REGULAR_EXPRESSION "ERROR: (AddressSanitizer|LeakSanitizer|ThreadSanitizer)|runtime error:|WARNING: ThreadSanitizer"

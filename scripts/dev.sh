@@ -29,6 +29,18 @@ configure_build() { # dir, extra cmake args...
     cmake --build "$dir" -j"$jobs"
 }
 
+# Every skipped test by name, with its reason: ctest's own (SKIP_RETURN_CODE) are in its
+# summary; the skips inside a Criterion binary are in the TAP reports the tests write.
+skipped() { # build dir
+    local tap n
+    n=$(cat "$1/tap/"*.tap 2>/dev/null | grep -c '# SKIP' || true)
+    echo "criterion tests skipped: $n"
+    for tap in "$1/tap/"*.tap; do
+        [ -e "$tap" ] || continue
+        grep '# SKIP' "$tap" | sed "s|^ok - |  skipped: $(basename "$tap" .tap): |" || true
+    done
+}
+
 if [ "$cmd" = amd ]; then
     "$top/scripts/install-deps.sh" --hip
 elif [ "$cmd" = fuzz ]; then
@@ -46,12 +58,16 @@ build)
     ;;
 test)
     configure_build "$top/build" -DRS_WERROR=ON
+    rm -f "$top/build/tap/"*.tap
     ctest --test-dir "$top/build" --output-on-failure -V -j"$jobs"
+    skipped "$top/build"
     ;;
 sanitize)
     configure_build "$top/build-asan" -DRS_WERROR=ON -DRS_SANITIZE=address,undefined -DRS_BENCH=OFF \
         -DRINGSIDE_HIP=OFF
+    rm -f "$top/build-asan/tap/"*.tap
     ctest --test-dir "$top/build-asan" --output-on-failure -V -j"$jobs"
+    skipped "$top/build-asan"
     configure_build "$top/build-tsan" -DRS_WERROR=ON -DRS_SANITIZE=thread -DRS_BENCH=OFF \
         -DRINGSIDE_HIP=OFF
     ctest --test-dir "$top/build-tsan" --output-on-failure -V -R '^tsan_threads$'

@@ -1,6 +1,7 @@
 /* Unit tests for the amdgpu sysfs telemetry provider on the fixture machines (rdna3-apu,
  * mixed) and on trees built at run time, and for its gpu_metrics parser on byte buffers.
  * Expected values are the fixture files' numbers, converted by hand in the comments. */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "backend/telemetry/tele_prov.h"
 #include "backend/telemetry/tele_sysfs_internal.h"
 #include "tests/support/rs_test.h"
@@ -8,11 +9,13 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define GIB 1073741824.0
@@ -265,18 +268,80 @@ Test(sysfs_sample, fills_no_more_than_cap) {
     t_close(m);
 }
 
+/* What a sample as another user gave: the rc of open and sample, and the first record. */
+struct t_as_user {
+    int rc_open, rc_sample;
+    size_t n;
+    struct tele_gpu g;
+};
+
+/* Open and sample dir as nobody (root reads any file whatever its mode): in a child that has
+ * become nobody, its result back through a pipe (no Criterion calls in the child). */
+static void t_sample_as_nobody(const char *dir, struct t_as_user *out) {
+    int pfd[2];
+    cr_assert_eq(pipe(pfd), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        close(pfd[0]);
+        static struct t_machine m;
+        static struct t_as_user r;
+        r.rc_open = setgid(65534) == 0 && setuid(65534) == 0 ? t_open(&m, dir) : -EPERM;
+        if (r.rc_open == 0) {
+            r.rc_sample = tele_prov_sysfs_ops.sample(m.state, m.gpus, TELE_MAX_GPUS, &m.n, m.reason,
+                                                     sizeof(m.reason));
+            r.n = m.n;
+            r.g = m.gpus[0];
+        }
+        const char *p = (const char *)&r;
+        for (size_t done = 0; done < sizeof(r);) {
+            ssize_t w = write(pfd[1], p + done, sizeof(r) - done);
+            if (w <= 0)
+                _exit(1);
+            done += (size_t)w;
+        }
+        _exit(0);
+    }
+    close(pfd[1]);
+    char *p = (char *)out;
+    size_t got = 0;
+    for (ssize_t n; got < sizeof(*out) && (n = read(pfd[0], p + got, sizeof(*out) - got)) > 0;)
+        got += (size_t)n;
+    close(pfd[0]);
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == sizeof(*out),
+              "the child that samples as nobody failed");
+}
+
+/* Every directory of the tree enterable and every file readable by others (nobody's view). */
+static int t_open_up(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)ftw;
+    return chmod(path, (st->st_mode & 07777) | (flag == FTW_D ? 0555 : 0444));
+}
+
 Test(sysfs_sample, unreadable_file_is_unset) {
     char dir[512], path[TELE_PATH_MAX];
-    if (geteuid() == 0)
-        cr_skip_test("root reads files whatever their mode");
-    struct t_machine *m = t_alloc();
     t_tree(dir, sizeof(dir));
     snprintf(path, sizeof(path), "%s/class/drm/card0/device/gpu_busy_percent", dir);
-    cr_assert_eq(chmod(path, 0), 0);
-    cr_assert_eq(t_open(m, dir), 0, "%s", m->reason);
-    t_sample(m, TELE_MAX_GPUS);
-    TELE_EXPECT(&m->gpus[0], {TELE_F_VRAM_TOTAL, 4096});
-    t_close(m);
+    static struct t_as_user r;
+    if (geteuid() == 0) {
+        cr_assert_eq(nftw(dir, t_open_up, 16, FTW_PHYS), 0);
+        cr_assert_eq(chmod(path, 0), 0);
+        t_sample_as_nobody(dir, &r);
+    } else {
+        cr_assert_eq(chmod(path, 0), 0);
+        struct t_machine *m = t_alloc();
+        r.rc_open = t_open(m, dir);
+        t_sample(m, TELE_MAX_GPUS);
+        r.n = m->n;
+        r.g = m->gpus[0];
+        t_close(m);
+    }
+    cr_assert_eq(r.rc_open, 0);
+    cr_assert_eq(r.rc_sample, 0);
+    cr_assert_geq(r.n, 1);
+    TELE_EXPECT(&r.g, {TELE_F_VRAM_TOTAL, 4096});
     rs_test_rmtree(dir);
 }
 
