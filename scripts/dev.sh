@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One entry point for people and CI:
 #   scripts/dev.sh run [ringside flags]   install deps, build, start the dashboard
-#   scripts/dev.sh test                   install deps, build with -Werror, run every test
+#   scripts/dev.sh test                   install deps, build with -Werror (the CPU build),
+#                                         run every test
 #   scripts/dev.sh sanitize               ASan+UBSan build running the unit tests, then TSan
 #                                         on the threaded ones
 #   scripts/dev.sh build                  install deps and build only
@@ -57,7 +58,8 @@ build)
     configure_build "$top/build" "$@"
     ;;
 test)
-    configure_build "$top/build" -DRS_WERROR=ON
+    # the CPU build (hipcc or not): `amd` builds and tests the GPU backend's build
+    configure_build "$top/build" -DRS_WERROR=ON -DRINGSIDE_HIP=OFF
     rm -f "$top/build/tap/"*.tap
     ctest --test-dir "$top/build" --output-on-failure -V -j"$jobs"
     skipped "$top/build"
@@ -81,7 +83,9 @@ amd)
     nobackend+='|test_agent_status|test_agent_metrics|test_kmsg|test_kmsg_fixtures'
     nobackend+='|test_kmsg_inject|test_probe|test_bundle|lint_deps|lint_no_shell'
     nobackend+='|e2e_kmsg|e2e_replay|e2e_telemetry|e2e_rsmi_ns|e2e_enospc)$'
+    rm -f "$top/build-amd/tap/"*.tap
     ctest --test-dir "$top/build-amd" --output-on-failure -V -j"$jobs" -E "$nobackend"
+    skipped "$top/build-amd"
     ;;
 fuzz)
     # every libFuzzer target for RS_FUZZ_SECONDS each (default 60); RS_FUZZ_ONLY=NAME for one,

@@ -12,9 +12,11 @@ set -euo pipefail
 
 required=(build-essential cmake pkg-config libncurses-dev libjson-c-dev libcriterion-dev
           libmicrohttpd-dev tmux curl tzdata zlib1g-dev libzstd-dev python3-torch python3-onnx
-          python3-numpy)
+          python3-numpy locales)
 # tzdata: the zone files --tz reads; zlib1g-dev, libzstd-dev: gzip and zstd data files;
-# python3-torch, python3-onnx, python3-numpy: the test that reads a trained model from Python
+# python3-torch, python3-onnx, python3-numpy: the test that reads a trained model from Python;
+# locales: a locale with a decimal comma (de_DE.UTF-8, made below), for the test that the CSV
+# reader's numbers do not follow LC_NUMERIC
 if [ "${1:-}" = "--hip" ]; then
     required+=(hipcc libamdhip64-dev)
 elif [ "${1:-}" = "--fuzz" ]; then
@@ -45,12 +47,30 @@ fetch_promtool() {
     rm -rf "$work"
 }
 
+# de_DE.UTF-8, made once with locale-gen (Debian's locales package ships no compiled locale).
+make_locale() {
+    if locale -a 2>/dev/null | grep -qix 'de_DE.utf8'; then
+        return 0
+    fi
+    local root=()
+    [ "$(id -u)" -eq 0 ] || root=(sudo)
+    if [ -f /etc/locale.gen ] && command -v locale-gen >/dev/null 2>&1; then
+        "${root[@]}" sed -i 's/^# *de_DE.UTF-8 UTF-8/de_DE.UTF-8 UTF-8/' /etc/locale.gen
+        grep -q '^de_DE.UTF-8 UTF-8' /etc/locale.gen ||
+            echo 'de_DE.UTF-8 UTF-8' | "${root[@]}" tee -a /etc/locale.gen >/dev/null
+        "${root[@]}" locale-gen >/dev/null && echo "install-deps: locale de_DE.UTF-8 made"
+    else
+        echo "install-deps: cannot make de_DE.UTF-8 (no locale-gen); its test will skip"
+    fi
+}
+
 missing=()
 for p in "${required[@]}" "${optional[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
     echo "install-deps: all packages present"
+    make_locale
     fetch_promtool
     exit 0
 fi
@@ -73,4 +93,5 @@ for p in "${optional[@]}"; do
     "${as_root[@]}" apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1 ||
         echo "install-deps: optional package $p is not available here; skipping"
 done
+make_locale
 fetch_promtool
