@@ -68,7 +68,10 @@ sanitize)
     configure_build "$top/build-asan" -DRS_WERROR=ON -DRS_SANITIZE=address,undefined -DRS_BENCH=OFF \
         -DRINGSIDE_HIP=OFF
     rm -f "$top/build-asan/tap/"*.tap
-    ctest --test-dir "$top/build-asan" --output-on-failure -V -j"$jobs"
+    # not here: the Python-driven tests (their time is Python's; the C they drive, the bridge,
+    # the watch source and the model's prediction and export, is under ASan in test_watch and
+    # test_model)
+    ctest --test-dir "$top/build-asan" --output-on-failure -V -j"$jobs" -E '^(e2e_watch|e2e_model)$'
     skipped "$top/build-asan"
     configure_build "$top/build-tsan" -DRS_WERROR=ON -DRS_SANITIZE=thread -DRS_BENCH=OFF \
         -DRINGSIDE_HIP=OFF
@@ -77,12 +80,13 @@ sanitize)
 amd)
     configure_build "$top/build-amd" -DRS_WERROR=ON -DRINGSIDE_HIP=AMD -DRS_BENCH=OFF
     # not here: tests of modules that link no compute backend (pure formatters, parsers,
-    # the view model, the kernel-log rules, the recording), which test runs already
+    # the view model, the kernel-log rules, the recording) and the Python-driven ones (watch
+    # opens no backend; the model test asks for the CPU one), which test runs already
     nobackend='^(test_core|test_data|test_memory|test_vpoc|test_mlp|test_theme|test_layout'
     nobackend+='|test_ui_model|test_ui_devices|test_panels|test_keymap|test_gpu_view|test_prom'
     nobackend+='|test_agent_status|test_agent_metrics|test_kmsg|test_kmsg_fixtures'
     nobackend+='|test_kmsg_inject|test_probe|test_bundle|lint_deps|lint_no_shell'
-    nobackend+='|e2e_kmsg|e2e_replay|e2e_telemetry|e2e_rsmi_ns|e2e_enospc)$'
+    nobackend+='|e2e_kmsg|e2e_replay|e2e_telemetry|e2e_rsmi_ns|e2e_enospc|e2e_watch|e2e_model)$'
     rm -f "$top/build-amd/tap/"*.tap
     ctest --test-dir "$top/build-amd" --output-on-failure -V -j"$jobs" -E "$nobackend"
     skipped "$top/build-amd"
