@@ -282,7 +282,7 @@ Test(agent_http, without_a_token_events_need_an_address_in_host) {
     ah_start(&c);
     static const struct {
         const char *host;
-        unsigned status;
+        int status;
     } cases[] = {
         {"127.0.0.1", 200},
         {"127.0.0.1:9464", 200},
