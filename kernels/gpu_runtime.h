@@ -83,14 +83,31 @@ typedef cudaDeviceProp hipDeviceProp_t;
 #define RS_LAUNCH(kernel, grid, block, shmem, stream, ...)                                         \
     kernel<<<(grid), (block), (shmem), (stream)>>>(__VA_ARGS__)
 
-/* A lane's value from the lane `o` above (DOWN) or below (UP) it in its warp (wavefront),
- * full-warp participation; a lane with no such partner gets its own value back. */
+/* Warp (wavefront) exchanges, every lane of the warp taking part. SHFL_DOWN / SHFL_UP: a
+ * lane's value from the lane `o` above / below it (a lane with no such partner gets its own
+ * value back); SHFL_XOR: from lane ^ `o`. BALLOT: the lanes whose `pred` holds, lane k as bit
+ * k of a 64-bit mask (warps of 32 or 64 lanes). */
 #if defined(RS_GPU_NVIDIA)
 #define RS_SHFL_DOWN(x, o) __shfl_down_sync(0xffffffffu, (x), (o))
 #define RS_SHFL_UP(x, o)   __shfl_up_sync(0xffffffffu, (x), (o))
+#define RS_SHFL_XOR(x, o)  __shfl_xor_sync(0xffffffffu, (x), (o))
+#define RS_BALLOT(pred)    ((unsigned long long)__ballot_sync(0xffffffffu, (pred)))
 #else
 #define RS_SHFL_DOWN(x, o) __shfl_down((x), (o))
 #define RS_SHFL_UP(x, o)   __shfl_up((x), (o))
+#define RS_SHFL_XOR(x, o)  __shfl_xor((x), (o))
+#define RS_BALLOT(pred)    ((unsigned long long)__ballot((pred)))
+#endif
+
+/* Lanes a warp (wavefront) has, as a constant of the device code being compiled, so that loops
+ * over a warp unroll: 32 on NVIDIA; on AMD the target's wavefront size (64 on CDNA, 32 on
+ * RDNA). In host code it is not the device's: ask the device there. */
+#if defined(RS_GPU_NVIDIA)
+#define RS_WARP_SIZE 32
+#elif defined(__AMDGCN_WAVEFRONT_SIZE)
+#define RS_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
+#else
+#define RS_WARP_SIZE 64
 #endif
 
 /* Nanoseconds from a clock that runs at a constant rate on the device (for time limits). */

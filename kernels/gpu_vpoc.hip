@@ -4,24 +4,34 @@
 #include "gpu_runtime.h"
 #include "rs_gpu.h"
 
+#include <stddef.h>
+
 #define VP_THREADS 256
-/* Packed passes: one block a session, two warps, few registers, so that every session of a
- * large set is resident at once (24 blocks a multiprocessor: 3,168 sessions on an H100):
- * one block's loads and atomics overlap another's reductions. Each thread loads its words in
- * batches of VQ_REG, the next batch in flight while the current one is added. Measured on an
- * H100 (2520 sessions x 1380 bars): 18.7 us, against 30.6 us for 128 threads holding 12 words
- * each and 21.5 us for 8 words a batch (16 blocks a multiprocessor). */
-#ifndef VQ_THREADS
-#define VQ_THREADS 64
+/* Packed passes: one block a session, few threads and registers, so that every session of a
+ * large set is resident at once: one block's loads and atomics overlap another's reductions.
+ * Each thread loads its words in batches of VQ_REG, the next batch in flight while the current
+ * one is added. The kernel is bound by the instructions its warps issue, one after another,
+ * and for a close profile the finish (the reductions, scans and merge of vq_finish) is most of
+ * them, so the block is as small as the widest session allows: on NVIDIA one warp (32 blocks
+ * a multiprocessor) while every session spans at most VQ_NARROW_LEVELS levels, needing no
+ * barrier between warps; otherwise two warps, whose lanes each take half as many levels. A
+ * range profile's adds are most of its work: two warps. Measured on an H100, 2520 sessions x
+ * 1380 bars, close profile, by the widest session's levels, one warp / two warps: 304 levels,
+ * 11.9 / 15.5 us; 487, 13.5 / 16.7; 669, 18.1 / 18.6; 912, 23.0 / 21.5; 1823, 40.6 / 32.3.
+ * Range profile (5 levels a bar): 288 levels, 88.5 / 33.9 us. On AMD a block is 64 threads
+ * either way: one wavefront on CDNA. */
+#define VQ_THREADS_WIDE 64
+#if defined(RS_GPU_NVIDIA)
+#define VQ_THREADS_NARROW 32
+#else
+#define VQ_THREADS_NARROW 64
 #endif
-#ifndef VQ_REG
-#define VQ_REG 4
-#endif
-#ifndef VQ_MINB
-#define VQ_MINB 24 /* blocks a multiprocessor should hold at once (bounds registers) */
-#endif
+#define VQ_NARROW_LEVELS 768 /* where the two measured lines cross */
+#define VQ_REG           4
+/* Blocks a multiprocessor should hold at once (bounds registers), by block size. */
+#define VQ_MINB(t)   ((t) == 32 ? 32 : 24)
 #define VP_LDS       RS_GPU_VPOC_LDS_LEVELS
-#define VQ_WARPS_MAX (VQ_THREADS / 32 + 1) /* warps a block has, on any device */
+#define VQ_WARPS_MAX (VQ_THREADS_WIDE / 32 + 1) /* warps a block has, on any device */
 
 typedef unsigned long long vp_u64;
 
@@ -34,6 +44,15 @@ __device__ static inline int64_t vp_share(double volume, int64_t n_levels) {
     double f = volume * 65536.0;
     return (int64_t)llround(n_levels == 1 ? f : f / (double)n_levels);
 }
+
+/* vq_finish writes a result as five int64 words in this order. */
+static_assert(sizeof(rs_gpu_vpoc_result) == 5 * sizeof(int64_t) &&
+                  offsetof(rs_gpu_vpoc_result, poc_level) == 0 &&
+                  offsetof(rs_gpu_vpoc_result, vah_level) == 8 &&
+                  offsetof(rs_gpu_vpoc_result, val_level) == 16 &&
+                  offsetof(rs_gpu_vpoc_result, total_fix) == 24 &&
+                  offsetof(rs_gpu_vpoc_result, status) == 32,
+              "rs_gpu_vpoc_result layout");
 
 struct vp_span {
     int64_t lo, hi, share;
@@ -87,14 +106,15 @@ struct vp_red {
 };
 
 __device__ static inline int64_t vp_warp_sum(int64_t x) {
-    for (int o = warpSize / 2; o > 0; o /= 2)
+    for (int o = RS_WARP_SIZE / 2; o > 0; o /= 2)
         x += RS_SHFL_DOWN(x, o);
     return x;
 }
 
 /* The block's sum of x, returned to every thread. Uses red; ends synchronised. */
 __device__ static int64_t vp_block_sum(int64_t x, vp_red *red) {
-    int lane = threadIdx.x % warpSize, w = threadIdx.x / warpSize, nw = blockDim.x / warpSize;
+    int lane = threadIdx.x % RS_WARP_SIZE, w = threadIdx.x / RS_WARP_SIZE,
+        nw = blockDim.x / RS_WARP_SIZE;
     x = vp_warp_sum(x);
     if (lane == 0)
         red->v[w] = x;
@@ -106,16 +126,21 @@ __device__ static int64_t vp_block_sum(int64_t x, vp_red *red) {
     return t;
 }
 
-/* The block's (largest value, lowest index among equals), returned to every thread. */
-__device__ static void vp_block_argmax(int64_t *v, int64_t *idx, vp_red *red) {
-    int lane = threadIdx.x % warpSize, w = threadIdx.x / warpSize, nw = blockDim.x / warpSize;
-    for (int o = warpSize / 2; o > 0; o /= 2) {
-        int64_t ov = RS_SHFL_DOWN(*v, o), oi = RS_SHFL_DOWN(*idx, o);
-        if (lane + o < warpSize && (ov > *v || (ov == *v && oi < *idx))) {
+/* The block's (largest value, lowest index among equals), returned to every thread; T: the
+ * block's threads. A block of one warp needs no barrier: the butterfly leaves the result in
+ * every lane. */
+template <int T> __device__ static void vp_block_argmax(int64_t *v, int64_t *idx, vp_red *red) {
+    const int lane = threadIdx.x % RS_WARP_SIZE, w = threadIdx.x / RS_WARP_SIZE;
+    const int nw = T / RS_WARP_SIZE > 0 ? T / RS_WARP_SIZE : 1;
+    for (int o = RS_WARP_SIZE / 2; o > 0; o /= 2) {
+        int64_t ov = RS_SHFL_XOR(*v, o), oi = RS_SHFL_XOR(*idx, o);
+        if (ov > *v || (ov == *v && oi < *idx)) {
             *v = ov;
             *idx = oi;
         }
     }
+    if (nw == 1)
+        return;
     if (lane == 0) {
         red->v[w] = *v;
         red->i[w] = *idx;
@@ -145,7 +170,7 @@ __device__ static void vp_finish(const int64_t *hist, int64_t n, int64_t base, d
         }
     }
     int64_t total = vp_block_sum(sum, red);
-    vp_block_argmax(&best, &best_i, red);
+    vp_block_argmax<VP_THREADS>(&best, &best_i, red);
     if (threadIdx.x != 0)
         return;
     int64_t lo = best_i, hi = best_i, acc = hist[best_i];
@@ -230,13 +255,15 @@ struct vq_scan_tmp {
  * i, i < nu; down: p - 1 - j, j < nd). Each thread takes a run of each sequence; the runs'
  * totals are scanned across the warp by shuffles and across warps through t. Ends
  * synchronised. */
+template <int T>
 __device__ static void vq_scan(int64_t *prof, int64_t *key, int p, int nu, int nd, vq_scan_tmp *t) {
     int len[2] = {nu, nd}, dir[2] = {1, -1}, tid = threadIdx.x;
-    int lane = tid % warpSize, wid = tid / warpSize, nw = blockDim.x / warpSize;
+    const int lane = tid % RS_WARP_SIZE, wid = tid / RS_WARP_SIZE;
+    const int nw = T / RS_WARP_SIZE > 0 ? T / RS_WARP_SIZE : 1;
     int i0[2], i1[2];
     int64_t s[2], m[2];
     for (int q = 0; q < 2; q++) {
-        int per = (len[q] + VQ_THREADS - 1) / VQ_THREADS;
+        int per = (len[q] + T - 1) / T;
         i0[q] = tid * per;
         i1[q] = min(len[q], i0[q] + per);
         s[q] = 0;
@@ -246,14 +273,14 @@ __device__ static void vq_scan(int64_t *prof, int64_t *key, int p, int nu, int n
             s[q] += x;
             m[q] = min(m[q], x);
         }
-        for (int o = 1; o < warpSize; o *= 2) { /* inclusive, within the warp */
+        for (int o = 1; o < RS_WARP_SIZE; o *= 2) { /* inclusive, within the warp */
             int64_t ps = RS_SHFL_UP(s[q], o), pm = RS_SHFL_UP(m[q], o);
             if (lane >= o) {
                 s[q] += ps;
                 m[q] = min(m[q], pm);
             }
         }
-        if (lane == warpSize - 1) {
+        if (lane == RS_WARP_SIZE - 1) {
             t->s[q][wid] = s[q];
             t->m[q][wid] = m[q];
         }
@@ -282,11 +309,13 @@ __device__ static void vq_scan(int64_t *prof, int64_t *key, int p, int nu, int n
 }
 
 /* The block's total, and its largest level (the lowest among equals), with one reduction:
- * *total and *poc to every thread. Uses red; ends synchronised. */
+ * *total and *poc to every thread. Uses red; ends synchronised (a block of one warp needs no
+ * barrier and makes none). */
+template <int T>
 __device__ static void vq_block_total_poc(const int64_t *prof, int n, vp_red *red, int64_t *total,
                                           int *poc) {
     int64_t sum = 0, best = INT64_MIN, bi = INT64_MAX;
-    for (int i = threadIdx.x; i < n; i += VQ_THREADS) {
+    for (int i = threadIdx.x; i < n; i += T) {
         int64_t h = prof[i];
         sum += h;
         if (h > best) { /* strict, over ascending i: ties stay at the lowest level */
@@ -294,16 +323,20 @@ __device__ static void vq_block_total_poc(const int64_t *prof, int n, vp_red *re
             bi = i;
         }
     }
-    int lane = threadIdx.x % warpSize, w = threadIdx.x / warpSize, nw = blockDim.x / warpSize;
-    for (int o = warpSize / 2; o > 0; o /= 2) {
-        int64_t os = RS_SHFL_DOWN(sum, o), ov = RS_SHFL_DOWN(best, o), oi = RS_SHFL_DOWN(bi, o);
-        if (lane + o < warpSize) {
-            sum += os;
-            if (ov > best || (ov == best && oi < bi)) {
-                best = ov;
-                bi = oi;
-            }
+    const int lane = threadIdx.x % RS_WARP_SIZE, w = threadIdx.x / RS_WARP_SIZE;
+    const int nw = T / RS_WARP_SIZE > 0 ? T / RS_WARP_SIZE : 1;
+    for (int o = RS_WARP_SIZE / 2; o > 0; o /= 2) { /* a butterfly: every lane has the warp's */
+        int64_t os = RS_SHFL_XOR(sum, o), ov = RS_SHFL_XOR(best, o), oi = RS_SHFL_XOR(bi, o);
+        sum += os;
+        if (ov > best || (ov == best && oi < bi)) {
+            best = ov;
+            bi = oi;
         }
+    }
+    if (nw == 1) { /* a block of one warp: no barrier */
+        *total = sum;
+        *poc = (int)bi;
+        return;
     }
     __shared__ int64_t sums[VQ_WARPS_MAX];
     if (lane == 0) {
@@ -327,24 +360,25 @@ __device__ static void vq_block_total_poc(const int64_t *prof, int n, vp_red *re
 }
 
 /* POC, value area and total of the on-chip profile prof[0, n) (key: n more levels of
- * scratch), by the whole block; thread 0 writes *out. prof is overwritten. After the scans,
+ * scratch), by the whole block; threads 0 to 4 write *out. prof is overwritten. After the scans,
  * the walk is cut into one run of places a thread: each finds where its run starts (a merge
  * path: how many of the first d places are up levels, by binary search on the running minima)
  * and walks its run, and the earliest run that completes the area gives the result. */
+template <int T>
 __device__ static void vq_finish(int64_t *prof, int64_t *key, int n, int64_t base,
                                  double value_area, vp_red *red, vq_scan_tmp *t,
                                  rs_gpu_vpoc_result *out) {
     int64_t total;
     int p;
-    vq_block_total_poc(prof, n, red, &total, &p);
+    vq_block_total_poc<T>(prof, n, red, &total, &p);
     int nu = n - 1 - p, nd = p;
     int64_t pv = prof[p];
     double goal = value_area * (double)total;
-    vq_scan(prof, key, p, nu, nd, t);
+    vq_scan<T>(prof, key, p, nu, nd, t);
     /* Up level i: running sum prof[p + 1 + i], running minimum key[p + 1 + i]; down level j:
      * prof[p - 1 - j], key[p - 1 - j]. An up level comes before a down one when its running
      * minimum is at least the other's. */
-    int m = nu + nd, per = (m + VQ_THREADS - 1) / VQ_THREADS;
+    int m = nu + nd, per = (m + T - 1) / T;
     int d = (int)threadIdx.x * per, e = min(m, d + per);
     int64_t at = INT64_MIN, code = 0; /* -(place in the walk) of the level completing the area */
     bool open = (double)pv < goal;
@@ -371,9 +405,7 @@ __device__ static void vq_finish(int64_t *prof, int64_t *key, int n, int64_t bas
             }
         }
     }
-    vp_block_argmax(&at, &code, red);
-    if (threadIdx.x != 0)
-        return;
+    vp_block_argmax<T>(&at, &code, red);
     int64_t up = 0, dn = 0; /* levels taken above and below the POC */
     if (open && at == INT64_MIN) {
         up = nu;
@@ -382,29 +414,51 @@ __device__ static void vq_finish(int64_t *prof, int64_t *key, int n, int64_t bas
         up = code >> 32;
         dn = code & 0xffffffff;
     }
-    out->poc_level = base + p;
-    out->vah_level = base + p + up;
-    out->val_level = base + p - dn;
-    out->total_fix = total;
-    out->status = 0;
+    /* The five fields by five lanes in one store: out is often mapped host memory, where one
+     * write of 40 bytes costs what one of 8 does. */
+    int f = (int)threadIdx.x;
+    int64_t v = f == 0   ? base + p
+                : f == 1 ? base + p + up
+                : f == 2 ? base + p - dn
+                : f == 3 ? total
+                         : 0;
+    if (f < 5)
+        ((int64_t *)out)[f] = v;
 }
 
 /* Add a batch of words (0: none) into the on-chip profile: the low words of every bar's first
- * level first, so that those atomics are in flight together; then their carries, and the
- * levels after the first (range bars). */
+ * level first, so that those atomics are in flight together; then their carries into the high
+ * words, and the levels after the first. For a close profile (RANGE false) the rest waits on
+ * one vote of the warp and is skipped when no lane needs it, so a batch is its four atomics
+ * (a word of 0 adds 0 to level 0): with shares of volume x 65536 a level's low word overflows
+ * once in some 65,000 contracts, and every bar is one level. A range profile's bars have
+ * levels after the first, and the words are taken one after another, their atomics in flight
+ * while the next word's begin (measured on an H100: half the time of the voted form there,
+ * which takes 0.82 of this one's for a close profile). */
+template <bool RANGE>
 __device__ static inline void vq_add_batch(int64_t *prof, const vp_u64 (&w)[VQ_REG]) {
     unsigned int old[VQ_REG];
 #pragma unroll
     for (int j = 0; j < VQ_REG; j++)
-        old[j] = w[j] >> 24
-                     ? atomicAdd((unsigned int *)&prof[w[j] & 0xfffu], (unsigned int)(w[j] >> 24))
-                     : 0u;
+        old[j] = RANGE && (w[j] >> 24) == 0
+                     ? 0u
+                     : atomicAdd((unsigned int *)&prof[w[j] & 0xfffu], (unsigned int)(w[j] >> 24));
+    if (!RANGE) {
+        bool more = false;
+#pragma unroll
+        for (int j = 0; j < VQ_REG; j++) {
+            unsigned int sl = (unsigned int)(w[j] >> 24);
+            more |= (w[j] >> 56) != 0 || old[j] + sl < old[j] || (w[j] & 0xfff000u) != 0;
+        }
+        if (!RS_BALLOT(more))
+            return;
+    }
 #pragma unroll
     for (int j = 0; j < VQ_REG; j++) {
         int lo, hi;
         int64_t share;
         vq_unword(w[j], &lo, &hi, &share);
-        if (share == 0)
+        if (RANGE && share == 0)
             continue;
         unsigned int sl = (unsigned int)share;
         unsigned int sh = (unsigned int)((vp_u64)share >> 32) + (old[j] + sl < old[j]);
@@ -415,12 +469,13 @@ __device__ static inline void vq_add_batch(int64_t *prof, const vp_u64 (&w)[VQ_R
     }
 }
 
-/* Words [i0, i0 + VQ_REG * VQ_THREADS) of n into w, this thread's share (0 past n). */
+/* Words [i0, i0 + VQ_REG * T) of n into w, this thread's share (0 past n). */
+template <int T>
 __device__ static inline void vq_load_batch(const vp_u64 *wb, int64_t i0, int64_t n,
                                             vp_u64 (&w)[VQ_REG]) {
 #pragma unroll
     for (int j = 0; j < VQ_REG; j++) {
-        int64_t i = i0 + threadIdx.x + (int64_t)j * VQ_THREADS;
+        int64_t i = i0 + threadIdx.x + (int64_t)j * T;
         w[j] = i < n ? wb[i] : 0;
     }
 }
@@ -430,8 +485,8 @@ __device__ static inline void vq_load_batch(const vp_u64 *wb, int64_t i0, int64_
  * it. Words come in batches of VQ_REG a thread, the next batch loading while the current one
  * is added (and the first while the profile is set up), so every block keeps loads in flight:
  * the kernel reads at the memory's pace rather than one load a thread at a time. */
-template <bool FIRST, bool LAST>
-__global__ void __launch_bounds__(VQ_THREADS, VQ_MINB)
+template <int T, bool RANGE, bool FIRST, bool LAST>
+__global__ void __launch_bounds__(T, VQ_MINB(T))
     vq_pass_kernel(const vp_u64 *words, const int64_t *first, const rs_gpu_vpoc_sess *sess,
                    int64_t *acc, int max_levels, double value_area, rs_gpu_vpoc_result *out) {
     extern __shared__ int64_t prof[]; /* max_levels, then (last chunk) max_levels of scratch */
@@ -445,28 +500,55 @@ __global__ void __launch_bounds__(VQ_THREADS, VQ_MINB)
         return;
     }
     const vp_u64 *wb = words + b0;
-    const int64_t step = (int64_t)VQ_REG * VQ_THREADS;
+    const int64_t step = (int64_t)VQ_REG * T;
     vp_u64 w[VQ_REG];
-    vq_load_batch(wb, 0, n, w);
+    vq_load_batch<T>(wb, 0, n, w);
     int64_t *a = acc + s.acc_off;
-    for (int l = threadIdx.x; l < s.levels; l += VQ_THREADS)
+    for (int l = threadIdx.x; l < s.levels; l += T)
         prof[l] = FIRST ? 0 : a[l];
     __syncthreads();
     for (int64_t i0 = 0; i0 < n; i0 += step) {
         vp_u64 next[VQ_REG];
-        vq_load_batch(wb, i0 + step, n, next);
-        vq_add_batch(prof, w);
+        vq_load_batch<T>(wb, i0 + step, n, next);
+        vq_add_batch<RANGE>(prof, w);
 #pragma unroll
         for (int j = 0; j < VQ_REG; j++)
             w[j] = next[j];
     }
     __syncthreads();
     if (!LAST) {
-        for (int l = threadIdx.x; l < s.levels; l += VQ_THREADS)
+        for (int l = threadIdx.x; l < s.levels; l += T)
             a[l] = prof[l];
         return;
     }
-    vq_finish(prof, prof + max_levels, s.levels, s.base, value_area, &red, &tmp, &out[blockIdx.x]);
+    vq_finish<T>(prof, prof + max_levels, s.levels, s.base, value_area, &red, &tmp,
+                 &out[blockIdx.x]);
+}
+
+/* One packed pass's arguments, and its launch with blocks of T threads. */
+struct vq_launch {
+    const vp_u64 *words;
+    const int64_t *first;
+    const rs_gpu_vpoc_sess *sess;
+    int64_t *acc;
+    int max_levels;
+    double value_area;
+    rs_gpu_vpoc_result *out;
+    unsigned blocks;
+    size_t smem;
+    hipStream_t stream;
+};
+
+template <int T, bool RANGE>
+static void vq_launch_pass(const vq_launch *l, int first_chunk, int last_chunk) {
+    void (*k)(const vp_u64 *, const int64_t *, const rs_gpu_vpoc_sess *, int64_t *, int, double,
+              rs_gpu_vpoc_result *) = first_chunk
+                                          ? (last_chunk ? vq_pass_kernel<T, RANGE, true, true>
+                                                        : vq_pass_kernel<T, RANGE, true, false>)
+                                          : (last_chunk ? vq_pass_kernel<T, RANGE, false, true>
+                                                        : vq_pass_kernel<T, RANGE, false, false>);
+    RS_LAUNCH(k, l->blocks, T, l->smem, l->stream, l->words, l->first, l->sess, l->acc,
+              l->max_levels, l->value_area, l->out);
 }
 
 extern "C" {
@@ -494,28 +576,28 @@ int rs_gpu_vpoc_finalize(const int64_t *hist, size_t n_levels, int64_t base,
 
 int rs_gpu_vpoc_pass(const uint64_t *words, const int64_t *first,
                      const struct rs_gpu_vpoc_sess *sess, size_t n_sessions, int max_levels,
-                     int64_t *acc, int first_chunk, int last_chunk, double value_area,
+                     int profile, int64_t *acc, int first_chunk, int last_chunk, double value_area,
                      struct rs_gpu_vpoc_result *out, void *stream) {
     if (n_sessions == 0)
         return 0;
     if (max_levels < 1 || max_levels > RS_GPU_VPOC_LDS_LEVELS)
         return (int)hipErrorInvalidValue;
-    size_t smem = (last_chunk ? 2 : 1) * (size_t)max_levels * sizeof(int64_t);
-    const vp_u64 *w = (const vp_u64 *)words;
-    hipStream_t st = (hipStream_t)stream;
-    unsigned nb = (unsigned)n_sessions;
-    if (first_chunk && last_chunk)
-        RS_LAUNCH((vq_pass_kernel<true, true>), nb, VQ_THREADS, smem, st, w, first, sess, acc,
-                  max_levels, value_area, out);
-    else if (first_chunk)
-        RS_LAUNCH((vq_pass_kernel<true, false>), nb, VQ_THREADS, smem, st, w, first, sess, acc,
-                  max_levels, value_area, out);
-    else if (last_chunk)
-        RS_LAUNCH((vq_pass_kernel<false, true>), nb, VQ_THREADS, smem, st, w, first, sess, acc,
-                  max_levels, value_area, out);
+    struct vq_launch l = {(const vp_u64 *)words,
+                          first,
+                          sess,
+                          acc,
+                          max_levels,
+                          value_area,
+                          out,
+                          (unsigned)n_sessions,
+                          (last_chunk ? 2 : 1) * (size_t)max_levels * sizeof(int64_t),
+                          (hipStream_t)stream};
+    if (profile != 0)
+        vq_launch_pass<VQ_THREADS_WIDE, true>(&l, first_chunk, last_chunk);
+    else if (max_levels <= VQ_NARROW_LEVELS)
+        vq_launch_pass<VQ_THREADS_NARROW, false>(&l, first_chunk, last_chunk);
     else
-        RS_LAUNCH((vq_pass_kernel<false, false>), nb, VQ_THREADS, smem, st, w, first, sess, acc,
-                  max_levels, value_area, out);
+        vq_launch_pass<VQ_THREADS_WIDE, false>(&l, first_chunk, last_chunk);
     return (int)hipGetLastError();
 }
 

@@ -132,10 +132,11 @@ struct rs_gpu_vpoc_sess {
  * and goes back there, or, on the last chunk, becomes out[k] (device or mapped host memory;
  * skipped sessions get status RS_GPU_VPOC_SKIPPED). One launch that is both first and last is
  * the whole profile and needs no acc. max_levels: the widest session's levels, at most
- * RS_GPU_VPOC_LDS_LEVELS. */
+ * RS_GPU_VPOC_LDS_LEVELS. profile: as rs_gpu_vpoc_params' (a range profile's bars add to
+ * several levels each, which sizes the blocks). */
 int rs_gpu_vpoc_pass(const uint64_t *words, const int64_t *first,
                      const struct rs_gpu_vpoc_sess *sess, size_t n_sessions, int max_levels,
-                     int64_t *acc, int first_chunk, int last_chunk, double value_area,
+                     int profile, int64_t *acc, int first_chunk, int last_chunk, double value_area,
                      struct rs_gpu_vpoc_result *out, void *stream);
 
 /* ---- MLP, fp32 (layouts match backend/mlp/mlp.h) ---- */

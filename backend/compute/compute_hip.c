@@ -480,10 +480,10 @@ static int compute_hip_vpoc_pass(struct compute *c, const struct compute_vpoc_la
         rc = compute_hip_stage(c, a->n_sessions * sizeof(struct rs_gpu_vpoc_result), &slot);
     if (rc != 0)
         return rc;
-    rc = compute_hip_fail(c, rs_gpu_vpoc_pass(a->words, a->first, a->sessions, a->n_sessions,
-                                              a->max_levels, a->acc, a->first_chunk, a->last_chunk,
-                                              a->params.value_area, slot,
-                                              compute_hip_priv(c)->stream));
+    rc = compute_hip_fail(
+        c, rs_gpu_vpoc_pass(a->words, a->first, a->sessions, a->n_sessions, a->max_levels,
+                            a->params.profile == VPOC_RANGE, a->acc, a->first_chunk, a->last_chunk,
+                            a->params.value_area, slot, compute_hip_priv(c)->stream));
     if (rc != 0 || !a->last_chunk)
         return rc;
     struct hip_pend p = {.kind = HIP_PEND_VPOC,

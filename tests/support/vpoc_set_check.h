@@ -1,6 +1,7 @@
 /* The packed VPOC path (compute_vpoc_set_*) against the CPU reference, on whichever backend the
  * including test opens: synthetic days plus sessions made to cross every edge of the packed
- * format (a long one, one too wide to pack, one with volumes too large to pack, one bar), both
+ * format (a long one, one that packs but is too wide for a one-warp block, one too wide to pack,
+ * one with volumes too large to pack, one bar), both
  * profiles, chunk sizes from 1 bar to whole sessions, every session or every other one. Header
  * only: each test binary includes it once, with Criterion. */
 #ifndef RINGSIDE_TESTS_SUPPORT_VPOC_SET_CHECK_H
@@ -18,10 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define VSC_TICK      0.25
-#define VSC_LONG_BARS 4000 /* more bars than a device thread keeps in registers */
-#define VSC_WIDE_BARS 3000 /* closes on 3000 ticks: wider than a packed profile */
-#define VSC_BIG_BARS  50
+#define VSC_TICK       0.25
+#define VSC_LONG_BARS  4000 /* more bars than a device thread keeps in registers */
+#define VSC_BROAD_BARS 1200 /* closes on 1500 ticks: packs, on the device in wider blocks */
+#define VSC_WIDE_BARS  3000 /* closes on 3000 ticks: wider than a packed profile */
+#define VSC_BIG_BARS   50
 
 struct vsc_data {
     struct vpoc_bar *bars;
@@ -38,7 +40,7 @@ static void vsc_push_session(struct vsc_data *d, size_t n, const char *label) {
 }
 
 /* days synthetic sessions, then: long (many bars in 301 levels, ranges of six ticks,
- * fractional volumes), wide, big volumes, one bar. */
+ * fractional volumes), broad, wide, big volumes, one bar. */
 static void vsc_data_make(struct vsc_data *d, int days, uint64_t seed) {
     struct data_series ds;
     struct data_sessions syn = {0};
@@ -46,10 +48,10 @@ static void vsc_data_make(struct vsc_data *d, int days, uint64_t seed) {
     data_series_init(&ds);
     cr_assert_eq(data_synth_generate(&so, &ds), 0);
     cr_assert_eq(data_sessions_split(&ds, 18, &syn), 0);
-    size_t extra = VSC_LONG_BARS + VSC_WIDE_BARS + VSC_BIG_BARS + 1;
+    size_t extra = VSC_LONG_BARS + VSC_BROAD_BARS + VSC_WIDE_BARS + VSC_BIG_BARS + 1;
     memset(d, 0, sizeof(*d));
     d->bars = malloc((ds.n + extra) * sizeof(*d->bars));
-    d->ss.s = calloc(syn.n + 4, sizeof(*d->ss.s));
+    d->ss.s = calloc(syn.n + 5, sizeof(*d->ss.s));
     cr_assert(d->bars && d->ss.s);
     vpoc_bars_from_series(ds.bars, ds.n, d->bars);
     for (size_t k = 0; k < syn.n; k++)
@@ -62,6 +64,13 @@ static void vsc_data_make(struct vsc_data *d, int days, uint64_t seed) {
                                  1.0 + (double)(i % 13) * 0.75};
     }
     vsc_push_session(d, VSC_LONG_BARS, "long");
+    b = d->bars + d->n_bars;
+    for (size_t i = 0; i < VSC_BROAD_BARS; i++) {
+        double close = (15000.0 + (double)(i * 1499 % 1500)) * VSC_TICK;
+        b[i] = (struct vpoc_bar){close + VSC_TICK, close - VSC_TICK, close,
+                                 2.0 + (double)(i * 7 % 11) + (i % 97 == 0 ? 300.0 : 0.0)};
+    }
+    vsc_push_session(d, VSC_BROAD_BARS, "broad");
     b = d->bars + d->n_bars;
     for (size_t i = 0; i < VSC_WIDE_BARS; i++) {
         double close = (16000.0 + (double)i) * VSC_TICK, x = (double)i - 1000.0;
