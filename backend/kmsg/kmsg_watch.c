@@ -143,6 +143,11 @@ static void kmsg_watch_text_line(void *ctx, const char *text, size_t n) {
     struct kmsg_text_ctx *c = ctx;
     if (n > 0 && text[0] == ' ' && memchr(text, '=', n))
         return; /* a saved record's " KEY=VALUE" line */
+    /* The session log holds ringside's own messages too ("ringside: kernel error: ..." quotes
+     * the line it reports): only the runtime's lines are read there, or each report would be
+     * reported again. */
+    if (c->s == &c->w->log && n >= 8 && memcmp(text, "ringside", 8) == 0)
+        return;
     kmsg_watch_record(c->w, c->s, text, n);
 }
 

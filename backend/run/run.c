@@ -164,7 +164,9 @@ static int run_start_kmsg(struct run *r) {
     if (o->kmsg.off && !o->kmsg.inject[0]) /* --no-kmsg turns off the real kernel log only */
         return 0;
     struct kmsg_conf c = o->kmsg;
-    if (r->c.session_log)
+    if (r->c.session_log && r->c.session_log_path)
+        snprintf(c.session_log, sizeof(c.session_log), "%s", r->c.session_log_path);
+    else if (r->c.session_log)
         snprintf(c.session_log, sizeof(c.session_log), "%.900s/session.log", o->conf.output_dir);
     int rc = evring_create(&r->kring, RUN_KMSG_RING);
     if (rc == 0 && (rc = kmsg_watch_create(&r->kwatch, &c, r->kring, err, sizeof(err))) != 0) {

@@ -43,9 +43,10 @@ struct run_conf {
     /* run_wake_fd wakes for that ring once this many events are pending (0 or 1: at the
      * first; the kernel log's wakes at its first always) */
     unsigned ring_wake_events;
-    bool session_log; /* the kernel-log watcher also follows <output>/session.log */
-    bool echo;        /* warnings, errors, alerts and kernel failures also go to stderr */
-    bool quiet;       /* say nothing when training ends well (headless: stdout says it) */
+    bool session_log;             /* the kernel-log watcher also follows <output>/session.log */
+    const char *session_log_path; /* ... or this file instead (non-NULL with session_log) */
+    bool echo;  /* warnings, errors, alerts and kernel failures also go to stderr */
+    bool quiet; /* say nothing when training ends well (headless: stdout says it) */
     /* At run_finish, read the kernel log to its end and stop its watcher (headless: its lines
      * still make the output); otherwise it runs until run_destroy (the agent serves it). */
     bool kmsg_ends_with_loop;

@@ -1,5 +1,6 @@
 /* `ringside train`: the training loop headless (JSON lines) or under the dashboard. */
 #include "backend/record/record.h"
+#include "backend/run/errtee.h"
 #include "backend/run/run.h"
 #include "tui/cli/cli.h"
 
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define CLI_RING_CAP (1u << 16)
@@ -22,7 +24,7 @@ static void cli_on_signal(int sig) {
     (void)sig;
     if (++cli_signals >= 2) {
         static const char msg[] = "ringside: second interrupt: exiting immediately\n";
-        ssize_t n = write(2, msg, sizeof(msg) - 1);
+        ssize_t n = write(errtee_terminal_fd(), msg, sizeof(msg) - 1); /* not through the tee */
         (void)n;
         _exit(130);
     }
@@ -68,17 +70,62 @@ static int cli_close_rec(struct rec *out, bool to_stdout, int rc) {
     return 1;
 }
 
+/* stderr also into a log the kernel-log watcher follows, so the GPU runtime's own messages are
+ * classified as in the dashboard: <output>/session.log when the directory exists; otherwise a
+ * file of its own in $TMPDIR, removed once the run has started (the watcher and the tee hold
+ * it open), since a run that fails on its input must leave no output directory behind. */
+struct cli_tee {
+    struct errtee *t;
+    char path[ENGINE_PATH_MAX + 32];
+    bool temp;
+};
+
+static void cli_tee_start(const struct run_opts *o, struct cli_tee *ct) {
+    char err[ENGINE_PATH_MAX + 128];
+    struct stat st;
+    memset(ct, 0, sizeof(*ct));
+    if (stat(o->conf.output_dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(ct->path, sizeof(ct->path), "%s/session.log", o->conf.output_dir);
+    } else {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(ct->path, sizeof(ct->path), "%.900s/ringside-stderr-XXXXXX",
+                 tmp && tmp[0] ? tmp : "/tmp");
+        int fd = mkstemp(ct->path);
+        if (fd < 0) {
+            fprintf(stderr, "ringside train: %s: %s (the runtime's messages are not classified)\n",
+                    ct->path, strerror(errno));
+            ct->path[0] = '\0';
+            return;
+        }
+        close(fd);
+        ct->temp = true;
+    }
+    if (errtee_start(&ct->t, ct->path, err, sizeof(err)) != 0)
+        fprintf(stderr, "ringside train: %s (the runtime's messages are not classified)\n", err);
+}
+
+/* The temporary log's name, once nothing needs to open it again. */
+static void cli_tee_unlink(struct cli_tee *ct) {
+    if (ct->temp)
+        unlink(ct->path);
+    ct->temp = false;
+}
+
 int cli_run_headless(const struct cli_train_opts *o) {
     struct run *run = NULL;
     struct rec *out = NULL;
     char err[ENGINE_PATH_MAX + 128];
+    struct cli_tee tee;
+    cli_tee_start(&o->run, &tee);
     struct run_conf c = {.o = &o->run,
                          .cmd = "train",
                          .train = true,
                          .ring_events = CLI_RING_CAP,
                          .echo = true,
                          .quiet = true,
-                         .kmsg_ends_with_loop = true};
+                         .kmsg_ends_with_loop = true,
+                         .session_log = tee.t != NULL,
+                         .session_log_path = tee.path};
     int rc = run_create(&run, &c);
     if (rc == 0 && rec_open(&out, o->run.jsonl, err, sizeof(err)) != 0) {
         fprintf(stderr, "ringside train: %s\n", err);
@@ -90,8 +137,10 @@ int cli_run_headless(const struct cli_train_opts *o) {
         cli_install_signals();
         rc = run_start(run);
     }
+    cli_tee_unlink(&tee);
     if (rc == 0)
         rc = cli_headless_loop(run);
+    errtee_stop(tee.t); /* before the watcher's last read: all the run wrote is in the log */
     run_destroy(run);
     if (out)
         rc = cli_close_rec(out, strcmp(o->run.jsonl, "-") == 0, rc);
