@@ -17,7 +17,8 @@
 #define TELE_RSMI_WAIT_MS 500 /* one event wait: how long close may wait for the thread */
 #define TELE_RSMI_BATCH   16
 
-_Static_assert(TELE_RSMI_MAX_FREQS == RSMI_MAX_NUM_FREQUENCIES, "rsmi_frequencies_t");
+/* The library's frequency tables fit ours (their size grew from 32 to 33 with ROCm 6). */
+_Static_assert(RSMI_MAX_NUM_FREQUENCIES <= TELE_RSMI_MAX_FREQS, "rsmi_frequencies_t");
 
 struct tele_rsmi_dev {
     uint32_t dv; /* the library's device index */
@@ -108,7 +109,7 @@ static void tele_rsmi_copy_freqs(const rsmi_frequencies_t *f, struct tele_rsmi_f
     out->ok = true;
     out->n = f->num_supported;
     out->cur = f->current;
-    memcpy(out->v, f->frequency, sizeof(out->v));
+    memcpy(out->v, f->frequency, sizeof(f->frequency));
 }
 
 /* The link comes from pp_dpm_pcie (rsmi_dev_pci_bandwidth_get). rsmi_dev_pci_throughput_get is
@@ -125,7 +126,7 @@ static void tele_rsmi_read_clocks(uint32_t dv, struct tele_rsmi_raw *r) {
     memset(&bw, 0, sizeof(bw));
     if (rsmi_dev_pci_bandwidth_get(dv, &bw) == RSMI_STATUS_SUCCESS) {
         tele_rsmi_copy_freqs(&bw.transfer_rate, &r->pcie_tps);
-        memcpy(r->pcie_lanes, bw.lanes, sizeof(r->pcie_lanes));
+        memcpy(r->pcie_lanes, bw.lanes, sizeof(bw.lanes));
     }
 }
 

@@ -57,7 +57,7 @@ bool tele_rsmi_event_text(uint32_t num, const char *msg, char *out, size_t cap,
 
 /* ---- readings of one device ---- */
 
-#define TELE_RSMI_MAX_FREQS  32 /* RSMI_MAX_NUM_FREQUENCIES */
+#define TELE_RSMI_MAX_FREQS  33 /* RSMI_MAX_NUM_FREQUENCIES: 32 up to ROCm 5, 33 from ROCm 6 */
 #define TELE_RSMI_MAX_PROCS  64 /* compute processes looked at per sample */
 #define TELE_RSMI_NAME_BYTES 96
 
