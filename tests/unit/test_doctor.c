@@ -208,6 +208,7 @@ Test(doctor, wrong_arch_list_fails_with_rebuild_flag) {
     FX_HAS(value, "kernel archs", "gfx1100");
     FX_HAS(remedy, "kernel archs",
            "cmake -DRINGSIDE_HIP=AMD -DRINGSIDE_HIP_ARCHS=\"gfx1030;gfx90a;gfx1100\"");
+    FX_HAS(remedy, "kernel archs", "gfx11xx needs hipcc from ROCm 5.5 or later");
     cr_assert_eq(doctor_exit_status(&fx.r), 1);
 }
 

@@ -174,6 +174,21 @@ static bool doctor_env_override_for(const char *arch, const char *built, char *o
     return true;
 }
 
+/* The oldest HIP toolchain that builds code for arch, for the rebuild advice: RDNA3 (gfx11xx)
+ * needs the device libraries of ROCm 5.5 (Debian 12's hipcc 5.2 cannot; Debian 13's 5.7.1 can,
+ * scripts/amd13.sh builds there), MI300 (gfx940-942) ROCm 5.7, RDNA4 (gfx12xx) ROCm 6.4. "" when
+ * any toolchain ringside builds with will do. */
+static const char *doctor_env_arch_toolchain(const char *arch) {
+    if (strncmp(arch, "gfx11", 5) == 0)
+        return "; gfx11xx needs hipcc from ROCm 5.5 or later (Debian 13's 5.7.1; not Debian 12's "
+               "5.2)";
+    if (strncmp(arch, "gfx94", 5) == 0)
+        return "; gfx94x needs hipcc from ROCm 5.7 or later";
+    if (strncmp(arch, "gfx12", 5) == 0)
+        return "; gfx12xx needs hipcc from ROCm 6.4 or later";
+    return "";
+}
+
 static void doctor_env_archs(const struct doctor_env *e, struct doctor_report *r) {
     const char *built = e->built_archs ? e->built_archs : "";
     if (e->n_gpus == 0) {
@@ -196,6 +211,7 @@ static void doctor_env_archs(const struct doctor_env *e, struct doctor_report *r
     }
     /* Missing archs per vendor, each once; the rebuild list = built + missing. */
     char miss[256] = "", amd_list[256], nv_list[256] = "", override[16] = "";
+    const char *toolchain = "";
     snprintf(amd_list, sizeof(amd_list), "%.*s", 200, built);
     for (char *p = amd_list; *p; p++)
         *p = *p == ',' ? ';' : *p;
@@ -231,6 +247,8 @@ static void doctor_env_archs(const struct doctor_env *e, struct doctor_report *r
             snprintf(amd_list + u, sizeof(amd_list) - u, "%s%.*s", u ? ";" : "", 31, g->arch);
             if (!override[0])
                 doctor_env_override_for(g->arch, built, override, sizeof(override));
+            if (!toolchain[0])
+                toolchain = doctor_env_arch_toolchain(g->arch);
         }
     }
     if (!miss[0]) {
@@ -245,13 +263,13 @@ static void doctor_env_archs(const struct doctor_env *e, struct doctor_report *r
                                         "built for %.*s; missing %.*s", 100, built, 100, miss);
     if (amd_miss && override[0])
         doctor_remedy(row,
-                      "rebuild: cmake -DRINGSIDE_HIP=AMD -DRINGSIDE_HIP_ARCHS=\"%.*s\"; "
+                      "rebuild: cmake -DRINGSIDE_HIP=AMD -DRINGSIDE_HIP_ARCHS=\"%.*s\"%s; "
                       "workaround (warn: unsupported): HSA_OVERRIDE_GFX_VERSION=%s loads kernels "
                       "built for a sibling arch",
-                      200, amd_list, override);
+                      200, amd_list, toolchain, override);
     else if (amd_miss)
-        doctor_remedy(row, "rebuild: cmake -DRINGSIDE_HIP=AMD -DRINGSIDE_HIP_ARCHS=\"%.*s\"", 200,
-                      amd_list);
+        doctor_remedy(row, "rebuild: cmake -DRINGSIDE_HIP=AMD -DRINGSIDE_HIP_ARCHS=\"%.*s\"%s", 200,
+                      amd_list, toolchain);
     else if (nv_miss)
         doctor_remedy(row,
                       "rebuild: cmake -DRINGSIDE_HIP=NVIDIA -DCMAKE_CUDA_ARCHITECTURES=\"%.*s\"",
