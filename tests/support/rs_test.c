@@ -125,3 +125,43 @@ int rs_test_count_tmp(const char *dir) {
         closedir(d);
     return n;
 }
+
+int rs_test_as_nobody(void (*fn)(void *ctx, void *out), void *ctx, void *out, size_t len) {
+    int pfd[2];
+    if (pipe(pfd) != 0)
+        return -errno;
+    pid_t pid = fork();
+    if (pid < 0) {
+        int rc = -errno;
+        close(pfd[0]);
+        close(pfd[1]);
+        return rc;
+    }
+    if (pid == 0) {
+        close(pfd[0]);
+        if (setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(2);
+        char *buf = calloc(1, len ? len : 1);
+        if (!buf)
+            _exit(1);
+        fn(ctx, buf);
+        for (size_t done = 0; done < len;) {
+            ssize_t w = write(pfd[1], buf + done, len - done);
+            if (w <= 0)
+                _exit(1);
+            done += (size_t)w;
+        }
+        _exit(0);
+    }
+    close(pfd[1]);
+    size_t got = 0;
+    for (ssize_t n; got < len && (n = read(pfd[0], (char *)out + got, len - got)) > 0;)
+        got += (size_t)n;
+    close(pfd[0]);
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+        return -EIO;
+    if (WEXITSTATUS(status) == 2)
+        return -EPERM;
+    return WEXITSTATUS(status) == 0 && got == len ? 0 : -EIO;
+}

@@ -26,4 +26,10 @@ const char *rs_test_fixture(const char *rel, char *out, size_t outlen);
  * when it could not be started. */
 int rs_test_run(const char *const *argv, char *out, size_t outlen, char *errb, size_t errlen);
 
+/* fn(ctx, out) run in a child that has become nobody (uid and gid 65534), its out[0, len)
+ * copied back: what an unprivileged user sees, for a test that runs as root (which passes every
+ * permission check). fn starts from a zeroed out and makes no Criterion call. 0; -EPERM when the
+ * child could not become nobody; -EIO when it did not report. */
+int rs_test_as_nobody(void (*fn)(void *ctx, void *out), void *ctx, void *out, size_t len);
+
 #endif

@@ -272,30 +272,24 @@ Test(core, afile_never_writes_through_planted_links) {
 }
 
 /* afile_probe_dir as the user at hand: root passes a 0555 directory's permission checks, so
- * there the probe runs in a child that has become nobody. */
+ * there the probe runs as nobody. */
+struct tc_probe {
+    int rc;
+    char why[256];
+};
+
+static void tc_probe_fn(void *ctx, void *out) {
+    struct tc_probe *p = out;
+    p->rc = afile_probe_dir(ctx, p->why, sizeof(p->why));
+}
+
 static int tc_probe_as_user(const char *dir, char *err, size_t errlen) {
     if (geteuid() != 0)
         return afile_probe_dir(dir, err, errlen);
-    int pfd[2];
-    cr_assert_eq(pipe(pfd), 0);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        close(pfd[0]);
-        char why[256] = "";
-        int rc = setgid(65534) == 0 && setuid(65534) == 0 ? afile_probe_dir(dir, why, sizeof(why))
-                                                          : -EPERM;
-        ssize_t w = write(pfd[1], why, strlen(why) + 1);
-        (void)w;
-        _exit(rc == 0 ? 0 : -rc);
-    }
-    close(pfd[1]);
-    ssize_t n = read(pfd[0], err, errlen - 1);
-    err[n > 0 ? n : 0] = '\0';
-    close(pfd[0]);
-    int status = 0;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    return WIFEXITED(status) ? -WEXITSTATUS(status) : -EINTR;
+    struct tc_probe p;
+    cr_assert_eq(rs_test_as_nobody(tc_probe_fn, (void *)dir, &p, sizeof(p)), 0);
+    snprintf(err, errlen, "%s", p.why);
+    return p.rc;
 }
 
 /* A directory the run cannot write in is found before training starts. */

@@ -275,43 +275,18 @@ struct t_as_user {
     struct tele_gpu g;
 };
 
-/* Open and sample dir as nobody (root reads any file whatever its mode): in a child that has
- * become nobody, its result back through a pipe (no Criterion calls in the child). */
-static void t_sample_as_nobody(const char *dir, struct t_as_user *out) {
-    int pfd[2];
-    cr_assert_eq(pipe(pfd), 0);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        close(pfd[0]);
-        static struct t_machine m;
-        static struct t_as_user r;
-        r.rc_open = setgid(65534) == 0 && setuid(65534) == 0 ? t_open(&m, dir) : -EPERM;
-        if (r.rc_open == 0) {
-            r.rc_sample = tele_prov_sysfs_ops.sample(m.state, m.gpus, TELE_MAX_GPUS, &m.n, m.reason,
-                                                     sizeof(m.reason));
-            r.n = m.n;
-            r.g = m.gpus[0];
-        }
-        const char *p = (const char *)&r;
-        for (size_t done = 0; done < sizeof(r);) {
-            ssize_t w = write(pfd[1], p + done, sizeof(r) - done);
-            if (w <= 0)
-                _exit(1);
-            done += (size_t)w;
-        }
-        _exit(0);
+/* Open and sample dir (as nobody, through rs_test_as_nobody: root reads any file whatever its
+ * mode). */
+static void t_sample_fn(void *ctx, void *out) {
+    static struct t_machine m;
+    struct t_as_user *r = out;
+    r->rc_open = t_open(&m, ctx);
+    if (r->rc_open == 0) {
+        r->rc_sample = tele_prov_sysfs_ops.sample(m.state, m.gpus, TELE_MAX_GPUS, &m.n, m.reason,
+                                                  sizeof(m.reason));
+        r->n = m.n;
+        r->g = m.gpus[0];
     }
-    close(pfd[1]);
-    char *p = (char *)out;
-    size_t got = 0;
-    for (ssize_t n; got < sizeof(*out) && (n = read(pfd[0], p + got, sizeof(*out) - got)) > 0;)
-        got += (size_t)n;
-    close(pfd[0]);
-    int status = 0;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == sizeof(*out),
-              "the child that samples as nobody failed");
 }
 
 /* Every directory of the tree enterable and every file readable by others (nobody's view). */
@@ -328,7 +303,8 @@ Test(sysfs_sample, unreadable_file_is_unset) {
     if (geteuid() == 0) {
         cr_assert_eq(nftw(dir, t_open_up, 16, FTW_PHYS), 0);
         cr_assert_eq(chmod(path, 0), 0);
-        t_sample_as_nobody(dir, &r);
+        cr_assert_eq(rs_test_as_nobody(t_sample_fn, (void *)dir, &r, sizeof(r)), 0,
+                     "the child that samples as nobody failed");
     } else {
         cr_assert_eq(chmod(path, 0), 0);
         struct t_machine *m = t_alloc();
