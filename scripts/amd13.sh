@@ -84,13 +84,13 @@ in_root sh -c "cmake -S /src -B /build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRS_WE
 grep -E '^-- (ringside|  )' "$out/build.log" || true
 grep -q "dropped arch" "$out/build.log" && die "hipcc dropped an arch: see $out/build.log"
 
-# Every kernel image in the library, by target: what the build produced for each arch.
-echo "amd13: kernel images in librs_kernels.a, by target:"
-in_root sh -c 'b=$(ls /usr/lib/llvm-*/bin/clang-offload-bundler 2>/dev/null | head -n 1); \
-    [ -n "$b" ] || { echo "(no clang-offload-bundler)"; exit 0; }; \
-    cd /tmp && rm -rf ko && mkdir ko && cd ko && ar x /build/kernels/librs_kernels.a && \
-    for o in *.o; do "$b" --list --type=o --input="$o"; done | grep -o "gfx[0-9a-f]*" | \
-    sort | uniq -c' | sed 's/^/  /' || true
+# Every kernel image in the library, by target: the offload bundle's entry names in each
+# object ("hipv4-amdgcn-amd-amdhsa--gfx1100"), counted by arch.
+echo "amd13: kernel images in librs_kernels.a (objects holding code for each target):"
+in_root sh -c 'cd /tmp && rm -rf rs-ko && mkdir rs-ko && cd rs-ko && \
+    ar x /build/kernels/librs_kernels.a && for o in *.o; do \
+    grep -a -o "amdgcn-amd-amdhsa--gfx[0-9a-f]*" "$o" | sort -u; done | \
+    sed "s/.*--//" | sort | uniq -c' | sed 's/^/  /'
 
 # The multi-GPU path against the real RCCL: the loader resolves every function it uses.
 echo "amd13: RCCL as the multi-GPU path loads it:"
