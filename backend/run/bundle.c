@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/utsname.h>
 #include <time.h>
 
@@ -145,15 +146,42 @@ bool bundle_due(struct bundle_ring *r, const struct ev *e) {
     return e->kind == EV_ALERT && e->u.text.code == ALERT_SYNC_HANG && !r->written;
 }
 
+bool bundle_stalled_rings(const struct tele_snap *t, const char *pci, char *out, size_t len) {
+    out[0] = '\0';
+    if (!t || !pci || !pci[0])
+        return false;
+    for (unsigned i = 0; i < t->n_gpus; i++) {
+        const struct tele_gpu *g = &t->gpus[i];
+        if (!g->rings_src || strcasecmp(g->pci, pci) != 0)
+            continue;
+        size_t u = 0;
+        for (int k = 0; k < g->n_rings && u < len; k++) {
+            const struct tele_ring *x = &g->rings[k];
+            if (!x->stalled)
+                continue;
+            int w =
+                snprintf(out + u, len - u, "%s%s at fence 0x%llx of 0x%llx", u ? ", " : "", x->name,
+                         (unsigned long long)x->signaled, (unsigned long long)x->emitted);
+            u += w > 0 ? (size_t)w : 0;
+        }
+        return out[0] != '\0';
+    }
+    return false;
+}
+
 void bundle_on_hang(struct bundle_ring *r, const struct ev *e, const struct bundle_src *b,
                     char *msg, size_t msglen) {
     r->written = true;
-    char path[ENGINE_PATH_MAX + 64], err[512];
+    char path[ENGINE_PATH_MAX + 64], err[512], rings[160];
     struct bundle_src src = *b;
     src.ring = r;
     src.hang = e;
+    int n;
     if (bundle_write(&src, path, sizeof(path), err, sizeof(err)) == 0)
-        snprintf(msg, msglen, "hang diagnostics written to %.180s", path);
+        n = snprintf(msg, msglen, "hang diagnostics written to %.180s", path);
     else
-        snprintf(msg, msglen, "hang diagnostics not written: %.180s", err);
+        n = snprintf(msg, msglen, "hang diagnostics not written: %.180s", err);
+    if (n > 0 && (size_t)n < msglen && b->snap &&
+        bundle_stalled_rings(b->tele, b->snap->dev.pci, rings, sizeof(rings)))
+        snprintf(msg + n, msglen - (size_t)n, "; the GPU itself had stopped: ring %s", rings);
 }

@@ -41,8 +41,14 @@ int bundle_write(const struct bundle_src *b, char *path, size_t pathlen, char *e
  * told only once what changed). */
 bool bundle_due(struct bundle_ring *r, const struct ev *e);
 
+/* The stalled rings of the GPU at pci (telemetry's fence counters: signaled short of emitted
+ * and not moving since the sample before), as "gfx_0.0.0 at fence 0x7 of 0x9, ..." into out;
+ * false, out "", when it has none or t has no fence counters for it. */
+bool bundle_stalled_rings(const struct tele_snap *t, const char *pci, char *out, size_t len);
+
 /* Write the bundle for the HANG alert e (b's ring and hang are filled in here), and say where
- * (or why not) in msg. Never a second one in a run. */
+ * (or why not) in msg, and which rings of the training GPU had stopped (the GPU itself stuck,
+ * not the host), when telemetry saw any. Never a second one in a run. */
 void bundle_on_hang(struct bundle_ring *r, const struct ev *e, const struct bundle_src *b,
                     char *msg, size_t msglen);
 

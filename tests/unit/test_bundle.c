@@ -82,3 +82,46 @@ Test(bundle, written_once_on_a_hang_with_every_section) {
     json_object_put(j);
     rs_test_rmtree(dir);
 }
+
+/* A hang while telemetry saw the training GPU's ring stop: the note names that ring, not a
+ * moving one nor another GPU's. */
+Test(bundle, the_note_names_the_training_gpus_stalled_rings) {
+    static struct tele_snap t;
+    char dir[1000], msg[EV_TEXT_BYTES], rings[160];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    memset(&bt_ring, 0, sizeof(bt_ring));
+    memset(&bt_opts, 0, sizeof(bt_opts));
+    memset(&t, 0, sizeof(t));
+    engine_conf_default(&bt_opts.conf);
+    snprintf(bt_opts.conf.output_dir, sizeof(bt_opts.conf.output_dir), "%.900s/out", dir);
+    snprintf(bt_snap.backend, sizeof(bt_snap.backend), "hip");
+    snprintf(bt_snap.dev.pci, sizeof(bt_snap.dev.pci), "0000:03:00.0");
+    t.n_gpus = 2;
+    snprintf(t.gpus[0].pci, sizeof(t.gpus[0].pci), "0000:03:00.0");
+    snprintf(t.gpus[1].pci, sizeof(t.gpus[1].pci), "0000:43:00.0");
+    for (int g = 0; g < 2; g++) {
+        t.gpus[g].rings_src = 1;
+        t.gpus[g].n_rings = 2;
+        t.gpus[g].rings[0] = (struct tele_ring){"gfx_0.0.0", 7, 9, true};
+        t.gpus[g].rings[1] = (struct tele_ring){"sdma0", 40, 41, false};
+    }
+    snprintf(t.gpus[1].rings[0].name, sizeof(t.gpus[1].rings[0].name), "comp_1.0.0");
+    cr_assert(bundle_stalled_rings(&t, "0000:03:00.0", rings, sizeof(rings)));
+    cr_assert_str_eq(rings, "gfx_0.0.0 at fence 0x7 of 0x9");
+    cr_assert_not(bundle_stalled_rings(&t, "0000:99:00.0", rings, sizeof(rings)));
+    cr_assert_str_eq(rings, "");
+    cr_assert_not(bundle_stalled_rings(&t, "", rings, sizeof(rings)), "the CPU has no rings");
+    struct bundle_src b = {.o = &bt_opts, .snap = &bt_snap, .tele = &t};
+    struct ev hang = bt_ev(EV_ALERT, 300000000000ull);
+    hang.dev = 0;
+    hang.u.text.code = ALERT_SYNC_HANG;
+    cr_assert(bundle_due(&bt_ring, &hang));
+    bundle_on_hang(&bt_ring, &hang, &b, msg, sizeof(msg));
+    cr_assert(strstr(msg, "hang diagnostics written to"), "%s", msg);
+    cr_assert(strstr(msg, "; the GPU itself had stopped: ring gfx_0.0.0 at fence 0x7 of 0x9"), "%s",
+              msg);
+    cr_assert_null(strstr(msg, "sdma0"), "%s", msg);
+    cr_assert_null(strstr(msg, "comp_1.0.0"), "%s", msg);
+    memset(&bt_snap.dev, 0, sizeof(bt_snap.dev));
+    rs_test_rmtree(dir);
+}
