@@ -1126,3 +1126,18 @@ Test(cli, inject_kmsg_errors_are_one_line) {
     CLI_TEST_ERR_HAS("--inject kmsg:", "none.log: No such file or directory");
     cr_assert_eq(cli_test_count(cli_test_res.err, "\n"), 1, "%s", cli_test_res.err);
 }
+
+/* watch trains nothing: a training flag is refused by name, and its usage is watch's own. */
+Test(cli, watch_refuses_training_flags_with_its_own_usage) {
+    CLI_TEST_RUN("watch", "--epochs", "3");
+    cli_test_status(2);
+    CLI_TEST_ERR_HAS("--epochs does not apply: watch trains nothing",
+                     "usage: ringside watch [--socket PATH]");
+    CLI_TEST_RUN("watch", "--socket", cli_test_path("w.sock"), "--backend", "cpu");
+    cli_test_status(2);
+    CLI_TEST_ERR_HAS("--backend does not apply");
+    CLI_TEST_RUN("watch", "--bogus");
+    cli_test_status(2);
+    CLI_TEST_ERR_HAS("unknown option '--bogus'", "usage: ringside watch");
+    cr_assert_null(strstr(cli_test_res.err, "usage: ringside [train]"), "%s", cli_test_res.err);
+}

@@ -20,6 +20,7 @@
 static const char cli_train_usage[] =
     "usage: ringside [train] [--headless] [--jsonl FILE|-] [--data FILE | --synthetic-days N] "
     "[options]";
+static const char cli_watch_usage[] = "usage: ringside watch [--socket PATH] [dashboard options]";
 
 static const char cli_train_help[] =
     "Run the VPOC + MLP training loop, with the dashboard or headless.\n"
@@ -565,6 +566,22 @@ static int cli_train_conflicts(struct cli_train_ctx *t, char *err, size_t errlen
     return 0;
 }
 
+/* `watch` trains nothing: a data, training or compute flag given to it is a mistake, said as
+ * one, not a flag taken and ignored (a config file's keys are shared with train: not these). */
+static int cli_watch_refuses(const struct cli_train_ctx *t, char *err, size_t errlen) {
+    for (const struct option *lo = cli_train_longopts; lo->name; lo++) {
+        int id = lo->val;
+        bool training = (id >= OPT_DATA && id <= OPT_NO_PRE_CLEANUP && id != OPT_OUTPUT) ||
+                        id == OPT_VPOC_REFRESH;
+        if (training && (t->seen & CLI_SEEN(id)))
+            return errbuf_set(err, errlen, -EINVAL,
+                              "--%s does not apply: watch trains nothing (it shows the jobs "
+                              "that attach)",
+                              lo->name);
+    }
+    return 0;
+}
+
 int cli_getopt_run(int argc, char **argv, const char *cmd, const char *usage, const char *help,
                    const char *shortopts, const struct option *longopts, cli_opt_fn on_opt,
                    void *ctx) {
@@ -663,13 +680,16 @@ int cli_train_parse(int argc, char **argv, const char *cmd, struct cli_train_opt
     }
     t.cfg_seen = t.seen;
     t.seen = 0;
-    int rc = cli_getopt_run(argc, argv, cmd, cli_train_usage, cli_train_help, ":d:h",
-                            cli_train_longopts, cli_train_on_opt, &t);
+    bool watch = strcmp(cmd, "watch") == 0;
+    const char *usage = watch ? cli_watch_usage : cli_train_usage;
+    int rc = cli_getopt_run(argc, argv, cmd, usage, cli_train_help, ":d:h", cli_train_longopts,
+                            cli_train_on_opt, &t);
     if (rc != 0)
         return rc;
-    if (cli_train_conflicts(&t, err, sizeof(err)) != 0 ||
+    if ((watch && cli_watch_refuses(&t, err, sizeof(err)) != 0) ||
+        cli_train_conflicts(&t, err, sizeof(err)) != 0 ||
         cli_train_finish(&t, err, sizeof(err)) != 0)
-        return cli_usage_error(cmd, cli_train_usage, err);
+        return cli_usage_error(cmd, usage, err);
     if (t.print_config && config_print(o, stdout) != 0) {
         fprintf(stderr, "ringside: cannot write the configuration to stdout\n");
         return RS_EXIT_USAGE;

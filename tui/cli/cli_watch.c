@@ -21,7 +21,7 @@ static const char cli_watch_help[] =
     "  -h, --help               this help\n\n"
     "The dashboard's options of 'ringside --help' apply: -d, --theme, --frames, --sync-slow,\n"
     "--sync-timeout, --telemetry and its roots, the kernel-log options, --config. The data,\n"
-    "training and compute options do not.\n";
+    "training and compute options are refused: watch trains nothing.\n";
 
 /* --socket PATH / --socket=PATH taken out of argv (which keeps the rest, in order). */
 static int cli_watch_socket(int *argc, char **argv, char *path, size_t cap) {
