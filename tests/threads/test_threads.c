@@ -12,6 +12,7 @@ TestSuite(threads, .timeout = 120);
     }
 
 THREADS_TEST(ring_producers)
+THREADS_TEST(errtee_writers)
 THREADS_TEST(snap_no_tearing)
 THREADS_TEST(sync_in_flight)
 THREADS_TEST(engine_commands)

@@ -250,6 +250,7 @@ int thread_case_engine_commands(char *why, size_t whylen) {
 
 const struct thread_case thread_cases[] = {
     {"ring_producers", thread_case_ring_producers},
+    {"errtee_writers", thread_case_errtee_writers},
     {"snap_no_tearing", thread_case_snap_no_tearing},
     {"sync_in_flight", thread_case_sync_in_flight},
     {"engine_commands", thread_case_engine_commands},

@@ -47,5 +47,6 @@ int thread_case_comm_nccl_destroy_timeout(char *why, size_t whylen);
 int thread_case_comm_nccl_abort(char *why, size_t whylen);
 int thread_case_comm_nccl_abort_idle(char *why, size_t whylen);
 int thread_case_comm_nccl_init_error(char *why, size_t whylen);
+int thread_case_errtee_writers(char *why, size_t whylen);
 
 #endif
