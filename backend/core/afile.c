@@ -14,19 +14,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The temp file beside path, created afresh: O_EXCL and O_NOFOLLOW, so a file or a link planted
- * under its name (by someone who can write the directory) is never written through. A file or
- * link there already (left by a dead process that had our pid, or planted) is removed first:
- * unlink removes the entry itself, never what a link points to. A FIFO there has nothing
- * behind it to overwrite: it is written, and its fsync fails, so the write is refused with that
- * reason (the checkpoint tests rehearse failures that way). */
+/* The temp file beside path, created afresh: O_EXCL and O_NOFOLLOW, so a file, a link or a FIFO
+ * planted under its name (by someone who can write the directory) is never written through nor
+ * waited on. Whatever is there already (left by a dead process that had our pid, or planted) is
+ * removed first: unlink removes the entry itself, never what a link points to. */
 static int afile_create_tmp(struct afile *af, char *err, size_t errlen) {
     int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
     int fd = open(af->tmp_path, flags, 0644);
-    struct stat st;
-    if (fd < 0 && errno == EEXIST && lstat(af->tmp_path, &st) == 0 && S_ISFIFO(st.st_mode))
-        fd = open(af->tmp_path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-    else if (fd < 0 && errno == EEXIST && unlink(af->tmp_path) == 0)
+    if (fd < 0 && errno == EEXIST && unlink(af->tmp_path) == 0)
         fd = open(af->tmp_path, flags, 0644);
     if (fd < 0 || !(af->fp = fdopen(fd, "wb"))) {
         int e = errno;

@@ -349,6 +349,14 @@ int engine_checkpoint_note(const struct engine_result *res, char *buf, size_t n)
                     res->checkpoint_error_epoch, res->checkpoint_error);
 }
 
+/* path is about to be written: a failure injected for it (--inject write:checkpoint:N) fails
+ * it as a full disk would. */
+static int engine_write_fault(struct engine *e, const char *path, char *err, size_t errlen) {
+    if (!e->trace || !trace_fault_write(e->trace, engine_dev0(e)->c->dev))
+        return 0;
+    return errbuf_set(err, errlen, -ENOSPC, "%s: %s (injected)", path, strerror(ENOSPC));
+}
+
 /* Write the checkpoint and then its metadata, each atomically. A write that fails (disk full,
  * quota, I/O error) costs this epoch's checkpoint, not the run: the previous file stays as it
  * was, the failure is logged and kept in res, and the next epoch tries again. */
@@ -359,12 +367,14 @@ static void engine_checkpoint_write(struct engine *e, int32_t epoch) {
     snprintf(meta, sizeof(meta), "%s/%s_metadata.json", e->conf.output_dir, e->conf.name);
     snprintf(st, sizeof(st), "%s/%s.safetensors", e->conf.output_dir, e->conf.name);
     int rc = afile_mkdirs(e->conf.output_dir, err, sizeof(err));
+    rc = rc ? rc : engine_write_fault(e, path, err, sizeof(err));
     rc = rc ? rc : mlp_ckpt_save(path, &e->ck, err, sizeof(err));
     bool model_ok = rc == 0;
     if (model_ok) {
         snprintf(e->res.checkpoint, sizeof(e->res.checkpoint), "%s", path);
         e->res.checkpoint_epoch = epoch;
-        rc = engine_meta_write(e, meta, st, err, sizeof(err));
+        rc = engine_write_fault(e, meta, err, sizeof(err));
+        rc = rc ? rc : engine_meta_write(e, meta, st, err, sizeof(err));
     }
     if (rc == 0) {
         e->res.checkpoint_error[0] = '\0';

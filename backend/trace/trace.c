@@ -27,6 +27,7 @@ struct trace_dev {
     struct trace_inject inject[TRACE_MAX_INJECT]; /* armed before the first sync */
     _Atomic bool inject_spent[TRACE_MAX_INJECT];  /* a one-shot injection that has fired */
     unsigned n_inject;
+    _Atomic uint64_t writes; /* checkpoint files begun (trace_fault_write) */
 };
 
 struct trace {
@@ -205,8 +206,8 @@ bool trace_fault_take(struct trace *t, unsigned dev, enum trace_fault kind,
 
 bool trace_fault_take_in(struct trace *t, unsigned dev, enum trace_fault kind, enum ev_phase_id ph,
                          struct trace_inject *out) {
-    if (dev >= t->n_dev || kind == TRACE_FAULT_SLOW)
-        return false;
+    if (dev >= t->n_dev || kind == TRACE_FAULT_SLOW || kind == TRACE_FAULT_WRITE)
+        return false; /* SLOW is every sync's; WRITE is trace_fault_write's */
     struct trace_dev *d = &t->dev[dev];
     uint32_t phase = (uint32_t)ph;
     for (unsigned k = 0; k < d->n_inject; k++) {
@@ -219,6 +220,18 @@ bool trace_fault_take_in(struct trace *t, unsigned dev, enum trace_fault kind, e
             return true;
         }
     }
+    return false;
+}
+
+bool trace_fault_write(struct trace *t, unsigned dev) {
+    if (dev >= t->n_dev)
+        return false;
+    struct trace_dev *d = &t->dev[dev];
+    uint64_t n = atomic_fetch_add(&d->writes, 1) + 1;
+    for (unsigned k = 0; k < d->n_inject; k++)
+        if (d->inject[k].kind == TRACE_FAULT_WRITE && d->inject[k].extra_ns == n &&
+            !atomic_exchange(&d->inject_spent[k], true))
+            return true;
     return false;
 }
 

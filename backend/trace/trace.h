@@ -70,6 +70,8 @@ enum trace_fault {
     TRACE_FAULT_ERROR, /* the next sync in the phase reports a named runtime error */
     TRACE_FAULT_DROP,  /* the device's worker leaves the run mid-epoch without a word, as a
                           crashed rank would (several devices only) */
+    TRACE_FAULT_WRITE, /* the nth file a run's checkpoints write (model and metadata, counted
+                          from 1) fails as on a full disk (checkpoint phase only) */
 };
 
 /* The runtime errors error:PHASE:NAME can name; each backend reports them as its runtime
@@ -100,13 +102,13 @@ struct trace_inject {
     uint8_t error;     /* ERROR: enum trace_runtime_error */
     int16_t dev;       /* the one device it is armed on (":devN"), or -1: every training device */
     uint64_t extra_ns; /* HANG, SLOW: added to the sync (or, in a collective phase, the wait
-                          before the call) */
+                          before the call); WRITE: which write fails (n, from 1) */
 };
 #define TRACE_MAX_INJECT 8
 
-/* "hang:PHASE:SECONDS", "slow-sync:PHASE:MS", "oom:PHASE" or "error:PHASE:NAME", each
- * optionally followed by ":devN" (armed on device N alone), or "drop:devN", into *out. 0, or
- * -EINVAL with err naming the spec and what is wrong. */
+/* "hang:PHASE:SECONDS", "slow-sync:PHASE:MS", "oom:PHASE", "error:PHASE:NAME" or
+ * "write:checkpoint:N", each optionally followed by ":devN" (armed on device N alone), or
+ * "drop:devN", into *out. 0, or -EINVAL with err naming the spec and what is wrong. */
 int trace_inject_parse(const char *spec, struct trace_inject *out, char *err, size_t errlen);
 
 /* The spec back ("hang:cleanup:40"), for messages and the printed configuration. */
@@ -125,6 +127,10 @@ bool trace_fault_take(struct trace *t, unsigned dev, enum trace_fault kind,
  * another thread than the one that sets the phase). */
 bool trace_fault_take_in(struct trace *t, unsigned dev, enum trace_fault kind,
                          enum ev_phase_id phase, struct trace_inject *out);
+
+/* A checkpoint file is about to be written on dev: counts it, and true the one time a WRITE
+ * fault armed for this write (its n) fires, so the caller fails that write. Any thread. */
+bool trace_fault_write(struct trace *t, unsigned dev);
 
 /* ---- collectives and where each device was last seen (several devices) ---- */
 

@@ -42,11 +42,12 @@ static const struct {
     [TRACE_FAULT_OOM] = {"oom", "oom:PHASE", NULL},
     [TRACE_FAULT_ERROR] = {"error", "error:PHASE:NAME", "NAME"},
     [TRACE_FAULT_DROP] = {"drop", "drop:devN", NULL},
+    [TRACE_FAULT_WRITE] = {"write", "write:checkpoint:N", "N"},
 };
 #define TRACE_KINDS (sizeof(trace_kinds) / sizeof(trace_kinds[0]))
 #define TRACE_USAGE                                                                                \
-    "use hang:PHASE:SECONDS, slow-sync:PHASE:MS, oom:PHASE or error:PHASE:NAME (each may end "     \
-    "in :devN), or drop:devN"
+    "use hang:PHASE:SECONDS, slow-sync:PHASE:MS, oom:PHASE, error:PHASE:NAME or "                  \
+    "write:checkpoint:N (each may end in :devN), or drop:devN"
 
 /* The phase named by s[0..n), or -1. */
 static int trace_inject_phase(const char *s, size_t n) {
@@ -94,6 +95,21 @@ static int trace_inject_time(const char *spec, const char *arg, struct trace_inj
                           "--inject '%s': %s '%s' is not a number in [%g, %g]", spec,
                           trace_kinds[out->kind].arg, arg, lo, hi);
     out->extra_ns = (uint64_t)llround(v * (hang ? 1e9 : 1e6));
+    return 0;
+}
+
+/* N of write:checkpoint:N (1 is the run's first checkpoint file) into out->extra_ns. */
+static int trace_inject_nth(const char *spec, const char *arg, struct trace_inject *out, char *err,
+                            size_t errlen) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(arg, &end, 10);
+    if (errno || end == arg || *end || v < 1 || v > 1000000)
+        return errbuf_set(err, errlen, -EINVAL,
+                          "--inject '%s': N '%s' is not a whole number in [1, 1000000] (the "
+                          "nth checkpoint file the run writes)",
+                          spec, arg);
+    out->extra_ns = (uint64_t)v;
     return 0;
 }
 
@@ -166,8 +182,15 @@ static int trace_inject_parse_one(const char *spec, const char *full, struct tra
                           "--inject '%s': nothing is allocated in phase %s (oom:vpoc for the "
                           "VPOC chunk buffers, oom:h2d for the training buffers)",
                           full, ev_phase_name((enum ev_phase_id)ph));
+    if (kind == TRACE_FAULT_WRITE && ph != PHASE_CHECKPOINT)
+        return errbuf_set(err, errlen, -EINVAL,
+                          "--inject '%s': files are written in phase checkpoint alone (use "
+                          "write:checkpoint:N)",
+                          full);
     if (kind == TRACE_FAULT_ERROR)
         return trace_inject_error(full, c2 + 1, out, err, errlen);
+    if (kind == TRACE_FAULT_WRITE)
+        return trace_inject_nth(full, c2 + 1, out, err, errlen);
     if (wants_arg)
         return trace_inject_time(full, c2 + 1, out, err, errlen);
     return 0;
@@ -190,6 +213,9 @@ void trace_inject_format(const struct trace_inject *in, char *buf, size_t n) {
         break;
     case TRACE_FAULT_OOM:
         snprintf(buf, n, "oom:%s", phase);
+        break;
+    case TRACE_FAULT_WRITE:
+        snprintf(buf, n, "write:%s:%llu", phase, (unsigned long long)in->extra_ns);
         break;
     default:
         snprintf(buf, n, "error:%s:%s", phase,

@@ -642,47 +642,26 @@ static size_t eng_count_log(enum ev_severity sev) {
     return n;
 }
 
-/* Read a FIFO to its end: the engine opens it as a checkpoint's temp file, writes and
- * closes; its fsync of a FIFO fails (EINVAL), so that write fails whoever runs the test. */
-static void eng_read_fifo(const char *path) {
-    int fd = open(path, O_RDONLY); /* waits for the engine to open it for writing */
-    cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
-    char buf[4096];
-    while (read(fd, buf, sizeof(buf)) > 0)
-        continue;
-    close(fd);
-}
-
-/* One epoch's metadata and the next epoch's model cannot be written: training goes on, each
- * failure is an error event naming what is kept, the file on disk stays the last good one,
- * and the third epoch's checkpoint (written) clears the error. */
+/* One epoch's metadata and the next epoch's model cannot be written (the run's second and third
+ * checkpoint files, --inject write:checkpoint:N): training goes on, each failure is an error
+ * event naming what is kept, the file on disk stays the last good one, and the third epoch's
+ * checkpoint (written) clears the error. */
 Test(engine, failed_checkpoint_write_costs_the_epoch_not_the_run) {
-    char dir[256], model[512], model_tmp[600], meta_tmp[600], err[512], want[1024];
+    char dir[256], model[512], err[512], want[1024];
     cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
     struct engine_conf c;
     eng_conf(&c, dir);
     c.epochs = 3;
+    cr_assert_eq(trace_inject_parse("write:checkpoint:2", &c.inject[0], err, sizeof(err)), 0);
+    cr_assert_eq(trace_inject_parse("write:checkpoint:3", &c.inject[1], err, sizeof(err)), 0);
+    c.n_inject = 2;
     snprintf(model, sizeof(model), "%s/vpoc_mlp.rsmodel", dir);
-    snprintf(model_tmp, sizeof(model_tmp), "%s.tmp.%ld", model, (long)getpid());
-    snprintf(meta_tmp, sizeof(meta_tmp), "%s/vpoc_mlp_metadata.json.tmp.%ld", dir, (long)getpid());
-    cr_assert_eq(mkfifo(meta_tmp, 0600), 0); /* epoch 1's metadata */
     struct evring *r;
     struct engine *e;
     cr_assert_eq(evring_create(&r, 1u << 16), 0);
     cr_assert_eq(engine_create(&e, &c, r, err, sizeof(err)), 0, "%s", err);
     eng_n = 0;
     cr_assert_eq(engine_start(e), 0);
-    /* epoch 1's model is in place; its metadata waits on the FIFO, so epoch 2 cannot start */
-    struct stat st;
-    while (stat(model, &st) != 0 && !engine_done(e)) {
-        eng_drain(r);
-        usleep(1000);
-    }
-    cr_assert_eq(mkfifo(model_tmp, 0600), 0); /* epoch 2's model */
-    eng_read_fifo(meta_tmp);
-    /* epoch 2's model waits on its FIFO: the file is epoch 1's */
-    cr_assert_eq(eng_ckpt_epoch(model), 1);
-    eng_read_fifo(model_tmp);
     eng_wait(e, r, eng_is_done);
     struct engine_result res;
     cr_assert_eq(engine_join(e, &res), 0);
@@ -695,7 +674,10 @@ Test(engine, failed_checkpoint_write_costs_the_epoch_not_the_run) {
     cr_assert_eq(eng_count_log(SEV_ERROR), 2);
     const struct ev *m = eng_find_text(SEV_ERROR, "metadata for epoch 1 not written: ");
     cr_assert_not_null(m, "no error event for epoch 1's metadata");
-    cr_assert(strstr(m->u.text.text, "vpoc_mlp_metadata.json (fsync)"), "%s", m->u.text.text);
+    cr_assert(strstr(m->u.text.text, "vpoc_mlp_metadata.json: No space left on device"), "%s",
+              m->u.text.text);
+    snprintf(want, sizeof(want), "the checkpoint (epoch 1, %s) is written", model);
+    cr_assert(strstr(m->u.text.text, want), "%s", m->u.text.text);
     const struct ev *k = eng_find_text(SEV_ERROR, "checkpoint for epoch 2 not written: ");
     cr_assert_not_null(k, "no error event for epoch 2");
     snprintf(want, sizeof(want), "; the last good one (epoch 1, %s) is kept", model);

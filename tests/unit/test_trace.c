@@ -112,6 +112,18 @@ Test(trace, inject_specs_for_one_device) {
     cr_assert(in.kind == TRACE_FAULT_OOM && in.dev == 12);
     trace_inject_format(&in, back, sizeof(back));
     cr_assert_str_eq(back, "oom:h2d:dev12");
+    cr_assert_eq(trace_inject_parse("write:checkpoint:2:dev1", &in, err, sizeof(err)), 0, "%s",
+                 err);
+    cr_assert(in.kind == TRACE_FAULT_WRITE && in.phase == PHASE_CHECKPOINT && in.dev == 1);
+    cr_assert_eq(in.extra_ns, 2);
+    trace_inject_format(&in, back, sizeof(back));
+    cr_assert_str_eq(back, "write:checkpoint:2:dev1");
+    cr_assert_eq(trace_inject_parse("write:forward:2", &in, err, sizeof(err)), -EINVAL);
+    cr_assert(strstr(err, "files are written in phase checkpoint alone"), "%s", err);
+    cr_assert_eq(trace_inject_parse("write:checkpoint:0", &in, err, sizeof(err)), -EINVAL);
+    cr_assert(strstr(err, "N '0' is not a whole number in [1, 1000000]"), "%s", err);
+    cr_assert_eq(trace_inject_parse("write:checkpoint", &in, err, sizeof(err)), -EINVAL);
+    cr_assert(strstr(err, "use write:checkpoint:N"), "%s", err);
     cr_assert_eq(trace_inject_parse("drop:dev3", &in, err, sizeof(err)), 0, "%s", err);
     cr_assert(in.kind == TRACE_FAULT_DROP && in.dev == 3);
     trace_inject_format(&in, back, sizeof(back));
@@ -246,5 +258,25 @@ Test(trace, one_shot_faults_are_taken_once_in_their_phase) {
     cr_assert_eq(got.extra_ns, 50000000ull);
     cr_assert_lt(trace_test_sync_ns(t, PHASE_CLEANUP), 50000000ull, "taken: not waited again");
     cr_assert_not(trace_fault_take(t, 1, TRACE_FAULT_HANG, &got), "no device 1");
+    trace_destroy(t);
+}
+
+/* write:checkpoint:N fails the nth checkpoint file of the run, once; others are written. */
+Test(trace, a_write_fault_fires_on_its_nth_file_once) {
+    struct trace *t;
+    struct trace_inject w2, w4, got;
+    char err[128];
+    cr_assert_eq(trace_create(&t, NULL, 1), 0);
+    cr_assert_eq(trace_inject_parse("write:checkpoint:2", &w2, err, sizeof(err)), 0);
+    cr_assert_eq(trace_inject_parse("write:checkpoint:4", &w4, err, sizeof(err)), 0);
+    cr_assert_eq(trace_add_inject(t, 0, &w2), 0);
+    cr_assert_eq(trace_add_inject(t, 0, &w4), 0);
+    trace_set_phase(t, 0, PHASE_CHECKPOINT);
+    cr_assert_not(trace_fault_take(t, 0, TRACE_FAULT_WRITE, &got), "counted writes only");
+    bool fired[6];
+    for (int i = 0; i < 6; i++)
+        fired[i] = trace_fault_write(t, 0);
+    cr_assert(!fired[0] && fired[1] && !fired[2] && fired[3] && !fired[4] && !fired[5]);
+    cr_assert_not(trace_fault_write(t, 1), "no device 1");
     trace_destroy(t);
 }
