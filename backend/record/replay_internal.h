@@ -48,6 +48,8 @@ struct replay_item {
     struct replay_summary sum;
     struct run_info run;
     struct replay_run_extra extra;
+    char phase_name[32]; /* PHASE: the line's own "name" string, when it has one (a bridge job's
+                            phase of its own, recorded as phase "other"); "" otherwise */
 };
 
 /* Parse one line (len bytes, no newline needed) into it. 0, or -EINVAL with why: "invalid

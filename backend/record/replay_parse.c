@@ -266,9 +266,14 @@ static void replay_parse_event(struct replay_p *p, unsigned kind, struct replay_
     memset(e, 0, sizeof(*e));
     e->kind = (uint16_t)kind;
     e->seq = (uint32_t)replay_p_int(p, "seq", 0, UINT32_MAX);
+    it->phase_name[0] = '\0';
+    json_object *name = NULL;
     switch ((enum ev_kind)kind) {
     case EV_PHASE:
         replay_parse_phase(p, e);
+        if (p->rc == 0 && json_object_object_get_ex(p->o, "name", &name) &&
+            json_object_is_type(name, json_type_string))
+            snprintf(it->phase_name, sizeof(it->phase_name), "%s", json_object_get_string(name));
         break;
     case EV_SYNC:
         replay_parse_sync(p, e);

@@ -167,22 +167,16 @@ static int watch_call(struct watch_job *j, const char *line, size_t len, char *w
     return 0;
 }
 
-/* A phase line's own "name" (the bridge writes it as a plain JSON string), kept for the status
- * line: the timeline shows such phases as "other". */
-static void watch_other_name(struct watch *w, const char *line, size_t len) {
-    const char *p = memmem(line, len, "\"name\":\"", 8);
-    if (!p || w->n_other == sizeof(w->other) / sizeof(w->other[0]))
-        return;
-    p += 8;
-    const char *end = memchr(p, '"', (size_t)(line + len - p));
-    size_t n = end ? (size_t)(end - p) : 0;
-    if (n == 0 || n >= sizeof(w->other[0]) || memchr(p, '\\', n))
+/* A phase's own name (the parsed line's "name"), kept for the status line: the timeline shows
+ * such phases as "other". The first four, each at most 23 bytes. */
+static void watch_other_name(struct watch *w, const char *name) {
+    size_t n = strlen(name);
+    if (n == 0 || n >= sizeof(w->other[0]) || w->n_other == sizeof(w->other) / sizeof(w->other[0]))
         return;
     for (unsigned k = 0; k < w->n_other; k++)
-        if (strlen(w->other[k]) == n && memcmp(w->other[k], p, n) == 0)
+        if (strcmp(w->other[k], name) == 0)
             return;
-    memcpy(w->other[w->n_other], p, n);
-    w->other[w->n_other++][n] = '\0';
+    memcpy(w->other[w->n_other++], name, n + 1);
 }
 
 static void watch_item(struct watch *w, struct watch_job *j, const char *line, size_t len) {
@@ -206,7 +200,7 @@ static void watch_item(struct watch *w, struct watch_job *j, const char *line, s
         if (it->ev.kind == EV_SYNC || it->ev.kind == EV_COLLECTIVE)
             j->in_call = false; /* what it was blocked in returned */
         if (it->ev.kind == EV_PHASE && it->ev.u.phase.phase == PHASE_OTHER)
-            watch_other_name(w, line, len);
+            watch_other_name(w, it->phase_name);
         replay_snap_apply(j->snap, it);
         watch_push(w, &it->ev);
         return;
