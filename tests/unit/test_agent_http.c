@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -802,6 +803,144 @@ Test(agent_http, connections_over_the_limit_are_refused) {
     free(b[1].p);
 }
 
+/* Whether the server closed fd (the end, or a reset), waiting ms at most; bytes it sent before
+ * are read and dropped. */
+static bool ah_closed_within(int fd, int ms) {
+    uint64_t deadline = mono_now_ns() + (uint64_t)ms * 1000000u;
+    char buf[512];
+    for (;;) {
+        uint64_t now = mono_now_ns();
+        if (now >= deadline)
+            return false;
+        struct pollfd pf = {fd, POLLIN, 0};
+        if (poll(&pf, 1, (int)((deadline - now) / 1000000u) + 1) <= 0)
+            continue;
+        ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno == ECONNRESET))
+            return true;
+    }
+}
+
+static uint64_t ah_stat_timed_out(void) {
+    struct agent_http_stats st;
+    agent_http_stats(ah_srv, &st);
+    return st.timed_out;
+}
+
+Test(agent_http, a_request_that_drips_is_cut_at_the_deadline) {
+    struct agent_http_conf c = ah_conf();
+    c.request_timeout_ms = 300;
+    ah_start(&c);
+    int fd = ah_connect();
+    /* a byte every 50 ms: each one would reset an idle timeout, never the deadline */
+    static const char req[] =
+        "GET /healthz HTTP/1.0\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    uint64_t t0 = mono_now_ns();
+    bool closed = false;
+    for (size_t k = 0; k < sizeof(req) - 1 && !closed; k++) {
+        if (send(fd, req + k, 1, MSG_NOSIGNAL) != 1)
+            closed = true; /* reset by the server */
+        else
+            closed = ah_closed_within(fd, 50);
+    }
+    uint64_t took = mono_now_ns() - t0;
+    cr_assert(closed, "still open after %llu ms of dripping", (unsigned long long)(took / 1000000));
+    cr_assert_geq(took, 250000000u, "closed before the deadline: %llu ns",
+                  (unsigned long long)took);
+    cr_assert_lt(took, 2000000000u, "%llu ns", (unsigned long long)took);
+    close(fd);
+    cr_assert_eq(ah_stat_timed_out(), 1);
+    /* a request that arrives in time is answered, and its connection is not counted */
+    struct ah_resp r = ah_call("GET", "/healthz", NULL, NULL);
+    cr_assert_eq(r.status, 200);
+    ah_free(&r);
+    cr_assert_eq(ah_stat_timed_out(), 1);
+}
+
+#define AH_DRIPPERS 48
+
+/* Many connections from one address that drip their requests: /healthz from the same address
+ * still answers at once (each new connection takes the place of the oldest dripping one),
+ * followers whose requests arrived are never pushed out, and the drippers are cut at the
+ * deadline. Without the guard the server refuses everyone once the drippers hold every place. */
+Test(agent_http, dripping_clients_do_not_lock_out_healthz_or_followers) {
+    struct agent_http_conf c = ah_conf();
+    c.max_connections = 24;
+    c.per_address = 16;
+    c.request_timeout_ms = 1500;
+    ah_start(&c);
+    int follower[2];
+    struct ah_buf fb[2] = {{0}, {0}};
+    for (int i = 0; i < 2; i++) {
+        follower[i] = ah_connect();
+        ah_send(follower[i], "GET /events HTTP/1.0\r\n\r\n");
+        ah_recv_until(follower[i], &fb[i], "{\"type\":\"run\"}\n");
+    }
+    int drip[AH_DRIPPERS];
+    for (int i = 0; i < AH_DRIPPERS; i++) {
+        drip[i] = ah_connect();
+        ah_send(drip[i], "GET /healthz HTTP/1.0\r\nX-Slow: a");
+    }
+    for (int i = 0; i < AH_DRIPPERS; i++)
+        ah_send(drip[i], "a"); /* one more byte each, as an attacker keeping them alive would */
+    uint64_t t0 = mono_now_ns();
+    struct ah_resp r = ah_call("GET", "/healthz", NULL, NULL);
+    uint64_t took = mono_now_ns() - t0;
+    cr_assert_eq(r.status, 200, "/healthz under %d dripping connections: %s", AH_DRIPPERS,
+                 r.raw.p ? r.raw.p : "(refused)");
+    ah_free(&r);
+    cr_log_info("/healthz under %d dripping connections: %.2f ms", AH_DRIPPERS, (double)took / 1e6);
+    cr_assert_lt(took, 500000000u, "%llu ns", (unsigned long long)took);
+    struct agent_http_stats st;
+    agent_http_stats(ah_srv, &st);
+    /* 2 followers and up to 14 drippers in the address's 16 places: the rest were pushed out */
+    cr_assert_geq(st.evicted, AH_DRIPPERS + 1 - 14, "%llu", (unsigned long long)st.evicted);
+    cr_assert_eq(st.over_address + st.over_limit, 0);
+    /* the followers are still served */
+    agent_log_append(ah_log, AGENT_LINE_EVENT, "after", 5);
+    for (int i = 0; i < 2; i++)
+        ah_recv_until(follower[i], &fb[i], "after\n");
+    /* every dripper is closed: pushed out, or cut at the deadline */
+    for (int i = 0; i < AH_DRIPPERS; i++)
+        cr_assert(ah_closed_within(drip[i], 3000), "dripper %d still open", i);
+    agent_http_stats(ah_srv, &st);
+    cr_assert_geq(st.timed_out, 1);
+    cr_assert_eq(st.evicted + st.timed_out, AH_DRIPPERS + 1 - 1, "evicted %llu, timed out %llu",
+                 (unsigned long long)st.evicted, (unsigned long long)st.timed_out);
+    for (int i = 0; i < AH_DRIPPERS; i++)
+        close(drip[i]);
+    for (int i = 0; i < 2; i++) {
+        close(follower[i]);
+        free(fb[i].p);
+    }
+}
+
+/* Followers from one host fill its share; the next connection from it is refused, since none
+ * of the connections is still sending its request. */
+Test(agent_http, connections_over_the_address_limit_are_refused) {
+    struct agent_http_conf c = ah_conf();
+    c.per_address = 2;
+    ah_start(&c);
+    int fd[2];
+    struct ah_buf b[2] = {{0}, {0}};
+    for (int i = 0; i < 2; i++) {
+        fd[i] = ah_connect();
+        ah_send(fd[i], "GET /events HTTP/1.0\r\n\r\n");
+        ah_recv_until(fd[i], &b[i], "{\"type\":\"run\"}\n");
+    }
+    struct ah_resp r = ah_call("GET", "/healthz", NULL, NULL);
+    cr_assert_eq(r.status, 0, "refused: closed without an answer: %s", r.raw.p ? r.raw.p : "");
+    ah_free(&r);
+    struct agent_http_stats st;
+    agent_http_stats(ah_srv, &st);
+    cr_assert_eq(st.over_address, 1);
+    cr_assert_eq(st.evicted, 0);
+    for (int i = 0; i < 2; i++) {
+        close(fd[i]);
+        free(b[i].p);
+    }
+}
+
 /* ---- listeners ---- */
 
 Test(agent_http, a_unix_socket_serves_and_is_removed_at_stop) {
@@ -955,5 +1094,7 @@ Test(agent_http, defaults) {
     cr_assert_eq(c.max_connections, 256);
     cr_assert_eq(c.max_request_bytes, 8192);
     cr_assert_eq(c.idle_timeout_s, 30);
+    cr_assert_eq(c.per_address, 64);
+    cr_assert_eq(c.request_timeout_ms, 10000);
     agent_http_stop(NULL);
 }

@@ -178,6 +178,9 @@ Test(agent_metrics, the_agent_about_itself_and_openmetrics) {
                                       .http_answered = 6,
                                       .http_unauthorized = 3,
                                       .http_refused = 1,
+                                      .http_timed_out = 7,
+                                      .http_evicted = 5,
+                                      .http_over_address = 2,
                                       .http_connections = 2,
                                       .event_followers = 1,
                                       .event_lines = 500,
@@ -193,6 +196,15 @@ Test(agent_metrics, the_agent_about_itself_and_openmetrics) {
               text);
     cr_assert(am_has(text, "ringside_agent_http_requests_total{outcome=\"unauthorized\"} 3\n"));
     cr_assert(am_has(text, "ringside_agent_events_dropped_total 4\n"));
+    cr_assert(am_has(text,
+                     "ringside_agent_http_connections_closed_total{reason=\"request_timeout\"} "
+                     "7\n"),
+              "%s", text);
+    cr_assert(am_has(text, "ringside_agent_http_connections_closed_total{reason=\"evicted\"} 5\n"));
+    cr_assert(
+        am_has(text, "ringside_agent_http_connections_closed_total{reason=\"over_limit\"} 0\n"));
+    cr_assert(am_has(text, "ringside_agent_http_connections_closed_total{reason=\"over_address_"
+                           "limit\"} 2\n"));
     cr_assert(am_has(text, "ringside_train_steps_total 1200\n"));
     cr_assert_null(strstr(text, "# EOF"));
     free(text);

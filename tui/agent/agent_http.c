@@ -8,6 +8,7 @@
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
 #include "backend/vpoc/vpoc.h"
+#include "tui/agent/http_guard.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,6 +32,7 @@
 #define HTTP_BACKLOG        128
 #define HTTP_POOL_EXTRA     4096 /* MHD's own per-connection needs beyond the request */
 #define HTTP_POOL_MIN       8192
+#define HTTP_SHUT_SLACK     64 /* connections shut down by the guard but not yet closed by MHD */
 #define HTTP_CT_TEXT        "text/plain; charset=utf-8"
 #define HTTP_CT_PROM        "text/plain; version=0.0.4; charset=utf-8"
 #define HTTP_CT_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -45,6 +47,7 @@ struct agent_http {
     struct agent_http_handlers h;
     char bearer[sizeof(HTTP_BEARER) + AGENT_HTTP_TOKEN_BYTES]; /* the Authorization to match */
     struct MHD_Daemon *tcp, *unix_d;
+    struct http_guard *guard; /* the request deadline and the connection limits */
     unsigned port;
     bool unix_made; /* unix_path is ours to remove at stop (unix_dev/ino: the one we made) */
     dev_t unix_dev;
@@ -76,6 +79,8 @@ void agent_http_conf_default(struct agent_http_conf *c) {
     c->max_connections = 256;
     c->max_request_bytes = 8192;
     c->idle_timeout_s = 30;
+    c->per_address = 64;
+    c->request_timeout_ms = 10000;
 }
 
 /* ---- the listen address ---- */
@@ -277,12 +282,25 @@ static enum http_route http_route_of(const char *url) {
     return HTTP_NONE;
 }
 
+/* The connection's guard record (set when it opened), or NULL. */
+static struct http_guard_conn *http_guard_of(struct MHD_Connection *c) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* The request is answered: it arrived in time, and its deadline no longer runs. */
+static void http_request_arrived(struct agent_http *s, struct MHD_Connection *c) {
+    http_guard_done(s->guard, http_guard_of(c));
+}
+
 /* Queue resp (released here) with the content type and the headers every answer has; counted
  * (a refusal that MHD could not send, as when a body runs over the limit part-way, closes the
  * connection: refused all the same). */
 static enum MHD_Result http_queue(struct agent_http *s, struct MHD_Connection *c,
                                   struct http_req *r, unsigned status, struct MHD_Response *resp,
                                   const char *ctype) {
+    http_request_arrived(s, c);
     if (!resp)
         return MHD_NO;
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
@@ -721,23 +739,40 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
 
 static void http_completed(void *cls, struct MHD_Connection *c, void **req_cls,
                            enum MHD_RequestTerminationCode toe) {
+    struct agent_http *s = cls;
     free(*req_cls);
     *req_cls = NULL;
+    if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK) /* kept alive: the next request's clock */
+        http_guard_next(s->guard, http_guard_of(c));
 }
 
 static void http_notify(void *cls, struct MHD_Connection *c, void **socket_context,
                         enum MHD_ConnectionNotificationCode toe) {
     struct agent_http *s = cls;
-    if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         atomic_fetch_add(&s->connections, 1);
-    else if (toe == MHD_CONNECTION_NOTIFY_CLOSED)
+        const union MHD_ConnectionInfo *fd =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        const union MHD_ConnectionInfo *ad =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        const struct sockaddr *sa = ad ? ad->client_addr : NULL;
+        socklen_t len = !sa                         ? 0
+                        : sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                        : sa->sa_family == AF_INET  ? sizeof(struct sockaddr_in)
+                                                    : 0;
+        *socket_context = fd ? http_guard_open(s->guard, fd->connect_fd, sa, len) : NULL;
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        http_guard_close(s->guard, *socket_context); /* before MHD closes the socket */
+        *socket_context = NULL;
         atomic_fetch_sub(&s->connections, 1);
+    }
 }
 
-/* Connections over the limit (over all listeners) are accepted and closed at once. */
+/* A connection the guard has no room for (over all listeners, or from its address) is
+ * accepted and closed at once. */
 static enum MHD_Result http_admit(void *cls, const struct sockaddr *addr, socklen_t addrlen) {
     struct agent_http *s = cls;
-    if (atomic_load(&s->stopping) || atomic_load(&s->connections) >= s->conf.max_connections) {
+    if (atomic_load(&s->stopping) || !http_guard_admit(s->guard, addr, addrlen)) {
         atomic_fetch_add(&s->refused, 1);
         return MHD_NO;
     }
@@ -749,9 +784,10 @@ static struct MHD_Daemon *http_daemon(struct agent_http *s, int fd, unsigned fla
     size_t pool = s->conf.max_request_bytes + HTTP_POOL_EXTRA;
     if (pool < HTTP_POOL_MIN)
         pool = HTTP_POOL_MIN;
-    /* one over the limit: MHD at its limit stops accepting (the backlog fills); http_admit
-     * accepts and closes instead */
-    unsigned limit = s->conf.max_connections + 1;
+    /* over the limit: MHD at its limit stops accepting (the backlog fills); http_admit
+     * accepts and closes instead, and the connections the guard shut down may still be
+     * closing */
+    unsigned limit = s->conf.max_connections + HTTP_SHUT_SLACK;
     flags |= MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
     return MHD_start_daemon(flags, 0, http_admit, s, http_access, s, MHD_OPTION_LISTEN_SOCKET,
                             (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, limit,
@@ -790,8 +826,10 @@ static int http_check_conf(const struct agent_http_conf *c, char *err, size_t er
         return errbuf_set(err, errlen, -EINVAL, "--allow-control needs --token-file");
     if (!c->listen[0] && !c->unix_path[0])
         return errbuf_set(err, errlen, -EINVAL, "nothing to listen on: give --listen or --unix");
-    if (c->max_connections == 0 || c->max_request_bytes == 0)
+    if (c->max_connections == 0 || c->max_request_bytes == 0 || c->per_address == 0)
         return errbuf_set(err, errlen, -EINVAL, "a zero connection or request size limit");
+    if (c->request_timeout_ms == 0)
+        return errbuf_set(err, errlen, -EINVAL, "a zero request timeout");
     return 0;
 }
 
@@ -807,6 +845,12 @@ int agent_http_start(struct agent_http **out, const struct agent_http_conf *c,
     s->h = *h;
     snprintf(s->bearer, sizeof(s->bearer), "%s%s", HTTP_BEARER, c->token);
     s->keepalive_ms = HTTP_KEEPALIVE_MS;
+    struct http_guard_conf gc = {c->max_connections, c->per_address,
+                                 (uint64_t)c->request_timeout_ms * 1000000u};
+    if ((rc = http_guard_create(&s->guard, &gc)) != 0) {
+        free(s);
+        return errbuf_set(err, errlen, rc, "cannot start the HTTP server: %s", strerror(-rc));
+    }
     if (c->idle_timeout_s > 0 && c->idle_timeout_s < 2 * HTTP_KEEPALIVE_MS / 1000)
         s->keepalive_ms = (int)c->idle_timeout_s * 500; /* well inside the idle timeout */
     int fd;
@@ -839,6 +883,12 @@ void agent_http_stats(struct agent_http *s, struct agent_http_stats *out) {
     out->unauthorized = atomic_load(&s->unauthorized);
     out->refused = atomic_load(&s->refused);
     out->connections = atomic_load(&s->connections);
+    struct http_guard_stats gs;
+    http_guard_stats(s->guard, &gs);
+    out->timed_out = gs.timed_out;
+    out->evicted = gs.evicted;
+    out->over_limit = gs.over_limit;
+    out->over_address = gs.over_address;
     out->followers = atomic_load(&s->followers);
 }
 
@@ -861,5 +911,6 @@ void agent_http_stop(struct agent_http *s) {
     if (s->unix_d)
         MHD_stop_daemon(s->unix_d);
     http_unix_remove(s);
+    http_guard_destroy(s->guard); /* after the daemons: every connection is closed */
     free(s);
 }

@@ -12,8 +12,11 @@
  *                          {"ok":true,"message":".."} or {"ok":false,"error":".."}
  * With a token, everything but /metrics needs "Authorization: Bearer TOKEN" (401 otherwise,
  * compared in constant time). Other paths 404, other methods 405, a request body or headers over
- * the limit 413/431, connections over the limit are refused. Nothing from a request reaches a
- * shell or a file path. */
+ * the limit 413/431. A request must arrive whole within request_timeout_ms of the accept; a new
+ * connection that finds the server or its address full takes the place of the oldest one still
+ * sending its request, and is refused only when every place holds a request that arrived (so
+ * clients that drip bytes cannot lock /healthz and /metrics out). Nothing from a request
+ * reaches a shell or a file path. */
 #ifndef RINGSIDE_TUI_AGENT_AGENT_HTTP_H
 #define RINGSIDE_TUI_AGENT_AGENT_HTTP_H
 
@@ -36,10 +39,13 @@ struct agent_http_conf {
     unsigned max_connections;           /* at once, over all listeners (default 256) */
     size_t max_request_bytes;           /* request line, headers and body (default 8192) */
     unsigned idle_timeout_s;            /* a connection that sends nothing is closed (default 30) */
+    unsigned per_address;               /* connections at once from one IP address (default 64) */
+    unsigned request_timeout_ms; /* from the accept to the whole request (line, headers, body),
+                                  * else the connection is shut down (default 10000) */
 };
 
 /* Defaults: listen AGENT_HTTP_DEFAULT_LISTEN, no UNIX socket, no token, no control, 256
- * connections, 8192 bytes, 30 s. */
+ * connections (64 from one address), 8192 bytes, 30 s idle, 10 s for a request. */
 void agent_http_conf_default(struct agent_http_conf *c);
 
 /* Parse "ADDR:PORT" as the listen option takes it. 0, or -EINVAL with why. */
@@ -67,8 +73,12 @@ struct agent_http_stats {
                               three outcomes are counters that only grow */
     uint64_t unauthorized; /* 401 */
     uint64_t refused;      /* 4xx other than 401, and connections over the limit */
-    unsigned connections;  /* open now */
-    unsigned followers;    /* /events streams open now */
+    /* connections shut down or refused by the request deadline and the limits (see
+     * http_guard.h): late requests, requests in progress pushed out for a new connection,
+     * refusals with every place taken (in all, and from one address) */
+    uint64_t timed_out, evicted, over_limit, over_address;
+    unsigned connections; /* open now */
+    unsigned followers;   /* /events streams open now */
 };
 
 struct agent_http;

@@ -35,6 +35,9 @@ static const char cli_agent_help[] =
     "  --socket PATH            where --watch listens (default as 'ringside watch')\n"
     "  --log FILE               append messages to FILE instead of stderr\n"
     "  --max-connections N      connections at once (default 256)\n"
+    "  --max-per-address N      connections at once from one IP address (default 64)\n"
+    "  --request-timeout S      a request must arrive whole within S seconds of the accept\n"
+    "                           (default 10)\n"
     "  --metrics-interval S     how often the /metrics text is rebuilt (default 1)\n"
     "  --events-window N        event lines kept for followers that reconnect (default 65536)\n"
     "  -h, --help               this help\n"
@@ -52,6 +55,8 @@ enum {
     CLI_AGENT_TRAIN,
     CLI_AGENT_LOG,
     CLI_AGENT_MAXCONN,
+    CLI_AGENT_PERADDR,
+    CLI_AGENT_REQTIMEOUT,
     CLI_AGENT_METRICS,
     CLI_AGENT_WINDOW,
     CLI_AGENT_WATCH,
@@ -71,6 +76,8 @@ static const struct cli_agent_flag cli_agent_flags[] = {
     [CLI_AGENT_TRAIN] = {"--train", false},
     [CLI_AGENT_LOG] = {"--log", true},
     [CLI_AGENT_MAXCONN] = {"--max-connections", true},
+    [CLI_AGENT_PERADDR] = {"--max-per-address", true},
+    [CLI_AGENT_REQTIMEOUT] = {"--request-timeout", true},
     [CLI_AGENT_METRICS] = {"--metrics-interval", true},
     [CLI_AGENT_WINDOW] = {"--events-window", true},
     [CLI_AGENT_WATCH] = {"--watch", false},
@@ -108,6 +115,14 @@ static int cli_agent_flag(struct agent_opts *o, int id, const char *v, char *err
     case CLI_AGENT_MAXCONN:
         if ((rc = cli_parse_long("--max-connections", v, 1, 4096, &x, err, n)) == 0)
             o->http.max_connections = (unsigned)x;
+        return rc;
+    case CLI_AGENT_PERADDR:
+        if ((rc = cli_parse_long("--max-per-address", v, 1, 4096, &x, err, n)) == 0)
+            o->http.per_address = (unsigned)x;
+        return rc;
+    case CLI_AGENT_REQTIMEOUT:
+        if ((rc = cli_parse_double("--request-timeout", v, 0.1, 3600, &d, err, n)) == 0)
+            o->http.request_timeout_ms = (unsigned)(d * 1000 + 0.5);
         return rc;
     case CLI_AGENT_METRICS:
         if ((rc = cli_parse_double("--metrics-interval", v, 0.05, 3600, &d, err, n)) == 0)

@@ -1,0 +1,234 @@
+/* Connection deadlines and per-address limits for the agent's HTTP server (see http_guard.h):
+ * a list of open connections under one mutex, and a timer thread that shuts down the sockets
+ * of requests that are late. A socket is only ever shut down while its connection is in the
+ * list, and the server removes it (http_guard_close) before it closes the descriptor. */
+#include "tui/agent/http_guard.h"
+
+#include "backend/core/mono.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define GUARD_TICK_MIN_NS 10000000ull   /* the timer looks at least this far apart */
+#define GUARD_TICK_MAX_NS 1000000000ull /* and at most this far */
+
+struct http_guard_conn {
+    struct http_guard_conn *prev, *next;
+    int fd;
+    bool has_addr;          /* an IP address (not a UNIX socket) */
+    unsigned char addr[16]; /* IPv4 as IPv4-mapped IPv6 */
+    uint64_t start_ns;      /* the request began (its deadline: start_ns + request_ns) */
+    bool done;              /* the request arrived whole */
+    bool closing;           /* shut down by us: no longer counted */
+};
+
+struct http_guard {
+    struct http_guard_conf conf;
+    pthread_mutex_t mu;
+    pthread_cond_t cond; /* CLOCK_MONOTONIC: stop */
+    pthread_t timer;
+    bool stopping;
+    struct http_guard_conn *head;
+    unsigned open; /* in the list and not closing */
+    struct http_guard_stats st;
+};
+
+/* addr as a 16-byte key; false for anything but IPv4 and IPv6. */
+static bool guard_key(const struct sockaddr *addr, socklen_t len, unsigned char key[16]) {
+    if (addr && addr->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)addr;
+        memset(key, 0, 10);
+        key[10] = key[11] = 0xff;
+        memcpy(key + 12, &in->sin_addr, 4);
+        return true;
+    }
+    if (addr && addr->sa_family == AF_INET6 && len >= (socklen_t)sizeof(struct sockaddr_in6)) {
+        memcpy(key, &((const struct sockaddr_in6 *)addr)->sin6_addr, 16);
+        return true;
+    }
+    return false;
+}
+
+/* Shut c's socket down (its thread in the server then sees the end and closes it). */
+static void guard_shut_locked(struct http_guard *g, struct http_guard_conn *c) {
+    c->closing = true;
+    g->open--;
+    shutdown(c->fd, SHUT_RDWR);
+}
+
+/* The timer: late requests are shut down. */
+static void guard_tick_locked(struct http_guard *g, uint64_t now) {
+    for (struct http_guard_conn *c = g->head; c; c = c->next)
+        if (!c->done && !c->closing && now - c->start_ns >= g->conf.request_ns) {
+            guard_shut_locked(g, c);
+            g->st.timed_out++;
+        }
+}
+
+static void *guard_timer(void *arg) {
+    struct http_guard *g = arg;
+    uint64_t tick = g->conf.request_ns / 4;
+    tick = tick < GUARD_TICK_MIN_NS ? GUARD_TICK_MIN_NS : tick;
+    tick = tick > GUARD_TICK_MAX_NS ? GUARD_TICK_MAX_NS : tick;
+    pthread_mutex_lock(&g->mu);
+    while (!g->stopping) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t ns = (uint64_t)ts.tv_nsec + tick;
+        ts.tv_sec += (time_t)(ns / 1000000000ull);
+        ts.tv_nsec = (long)(ns % 1000000000ull);
+        pthread_cond_timedwait(&g->cond, &g->mu, &ts);
+        if (!g->stopping)
+            guard_tick_locked(g, mono_now_ns());
+    }
+    pthread_mutex_unlock(&g->mu);
+    return NULL;
+}
+
+int http_guard_create(struct http_guard **out, const struct http_guard_conf *c) {
+    *out = NULL;
+    if (c->max_connections == 0 || c->per_address == 0 || c->request_ns == 0)
+        return -EINVAL;
+    struct http_guard *g = calloc(1, sizeof(*g));
+    if (!g)
+        return -ENOMEM;
+    g->conf = *c;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_cond_init(&g->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    int rc = pthread_create(&g->timer, NULL, guard_timer, g);
+    if (rc != 0) {
+        pthread_cond_destroy(&g->cond);
+        pthread_mutex_destroy(&g->mu);
+        free(g);
+        return -rc;
+    }
+    *out = g;
+    return 0;
+}
+
+void http_guard_destroy(struct http_guard *g) {
+    if (!g)
+        return;
+    pthread_mutex_lock(&g->mu);
+    g->stopping = true;
+    pthread_cond_broadcast(&g->cond);
+    pthread_mutex_unlock(&g->mu);
+    pthread_join(g->timer, NULL);
+    while (g->head) { /* none left by a server that closed its connections first */
+        struct http_guard_conn *c = g->head;
+        g->head = c->next;
+        free(c);
+    }
+    pthread_cond_destroy(&g->cond);
+    pthread_mutex_destroy(&g->mu);
+    free(g);
+}
+
+/* The oldest connection still sending its request (from key when given), or NULL; and how
+ * many connections key holds (all of them without a key). */
+static struct http_guard_conn *guard_oldest_locked(struct http_guard *g, const unsigned char *key,
+                                                   unsigned *held) {
+    struct http_guard_conn *old = NULL;
+    *held = 0;
+    for (struct http_guard_conn *c = g->head; c; c = c->next) {
+        if (c->closing || (key && (!c->has_addr || memcmp(c->addr, key, 16) != 0)))
+            continue;
+        ++*held;
+        if (!c->done && (!old || c->start_ns < old->start_ns))
+            old = c;
+    }
+    return old;
+}
+
+/* Room for one more within key's share (NULL: the server's): true, after shutting down the
+ * oldest request in progress if it took the last place. */
+static bool guard_room_locked(struct http_guard *g, const unsigned char *key, unsigned limit) {
+    unsigned held;
+    struct http_guard_conn *old = guard_oldest_locked(g, key, &held);
+    if (held < limit)
+        return true;
+    if (!old)
+        return false;
+    guard_shut_locked(g, old);
+    g->st.evicted++;
+    return true;
+}
+
+bool http_guard_admit(struct http_guard *g, const struct sockaddr *addr, socklen_t len) {
+    unsigned char key[16];
+    bool ip = guard_key(addr, len, key);
+    pthread_mutex_lock(&g->mu);
+    bool ok = !ip || guard_room_locked(g, key, g->conf.per_address);
+    if (!ok)
+        g->st.over_address++;
+    else if (!(ok = guard_room_locked(g, NULL, g->conf.max_connections)))
+        g->st.over_limit++;
+    pthread_mutex_unlock(&g->mu);
+    return ok;
+}
+
+struct http_guard_conn *http_guard_open(struct http_guard *g, int fd, const struct sockaddr *addr,
+                                        socklen_t len) {
+    struct http_guard_conn *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->fd = fd;
+    c->has_addr = guard_key(addr, len, c->addr);
+    c->start_ns = mono_now_ns();
+    pthread_mutex_lock(&g->mu);
+    c->next = g->head;
+    if (g->head)
+        g->head->prev = c;
+    g->head = c;
+    g->open++;
+    pthread_mutex_unlock(&g->mu);
+    return c;
+}
+
+void http_guard_done(struct http_guard *g, struct http_guard_conn *c) {
+    if (!c)
+        return;
+    pthread_mutex_lock(&g->mu);
+    c->done = true;
+    pthread_mutex_unlock(&g->mu);
+}
+
+void http_guard_next(struct http_guard *g, struct http_guard_conn *c) {
+    if (!c)
+        return;
+    pthread_mutex_lock(&g->mu);
+    c->done = false;
+    c->start_ns = mono_now_ns();
+    pthread_mutex_unlock(&g->mu);
+}
+
+void http_guard_close(struct http_guard *g, struct http_guard_conn *c) {
+    if (!c)
+        return;
+    pthread_mutex_lock(&g->mu);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        g->head = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    if (!c->closing)
+        g->open--;
+    pthread_mutex_unlock(&g->mu);
+    free(c);
+}
+
+void http_guard_stats(struct http_guard *g, struct http_guard_stats *out) {
+    pthread_mutex_lock(&g->mu);
+    *out = g->st;
+    out->open = g->open;
+    pthread_mutex_unlock(&g->mu);
+}
