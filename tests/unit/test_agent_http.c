@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdatomic.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -501,6 +503,102 @@ Test(agent_http, stop_ends_open_streams_without_waiting_for_the_log) {
     struct agent_log_stats ls;
     agent_log_stats(ah_log, &ls);
     cr_assert_eq(ls.followers, 0);
+}
+
+/* The server's end of the client socket fd (a descriptor of this process), or -1. */
+static int ah_server_end(int fd) {
+    struct sockaddr_storage mine, peer;
+    socklen_t ml = sizeof(mine);
+    cr_assert_eq(getsockname(fd, (struct sockaddr *)&mine, &ml), 0);
+    for (int k = 3; k < 4096; k++) {
+        socklen_t pl = sizeof(peer);
+        if (k != fd && getpeername(k, (struct sockaddr *)&peer, &pl) == 0 && pl == ml &&
+            memcmp(&peer, &mine, ml) == 0)
+            return k;
+    }
+    return -1;
+}
+
+/* This process's resident memory in bytes. */
+static uint64_t ah_rss_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    cr_assert_not_null(f);
+    unsigned long long size = 0, rss = 0;
+    cr_assert_eq(fscanf(f, "%llu %llu", &size, &rss), 2);
+    fclose(f);
+    return rss * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Read fd until needle has come (the test fails on a timeout or the end before); the bytes
+ * read. Only a needle's length of the stream is kept. */
+static size_t ah_recv_through(int fd, const char *needle) {
+    size_t nl = strlen(needle), keep = 0, total = 0;
+    static char buf[65536 + 64];
+    cr_assert_lt(nl, 64);
+    for (;;) {
+        ssize_t n = recv(fd, buf + keep, sizeof(buf) - keep - 1, 0);
+        cr_assert_gt(n, 0, "the end or a timeout before '%s'", needle);
+        total += (size_t)n;
+        size_t len = keep + (size_t)n;
+        buf[len] = '\0';
+        for (size_t k = 0; k + nl <= len; k++)
+            if (memcmp(buf + k, needle, nl) == 0)
+                return total;
+        keep = len < nl ? len : nl;
+        memmove(buf, buf + len - keep, keep);
+    }
+}
+
+#define AH_PUSH_BYTES (64u << 20) /* through a follower that never reads */
+#define AH_LINE_BYTES 8192
+
+/* A follower that never reads holds the server to what its socket takes and one response
+ * block: the log's window is shared and bounded, and the stream reads from it only when the
+ * socket has room. 64 MiB go through; the server's queue for the connection stays under the
+ * kernel's send buffer limit, the process grows by less than 16 MiB, and the follower, when it
+ * reads at last, goes on at the oldest line still held (a gap, not a backlog). */
+Test(agent_http, a_follower_that_never_reads_holds_bounded_memory) {
+    struct agent_http_conf c = ah_conf();
+    ah_start(&c);
+    int fd = ah_connect();
+    ah_send(fd, "GET /events HTTP/1.0\r\n\r\n");
+    struct ah_buf head = {0};
+    ah_recv_until(fd, &head, "{\"type\":\"run\"}\n");
+    free(head.p);
+    int srv = ah_server_end(fd);
+    cr_assert_geq(srv, 0, "no server end of the connection");
+    static char line[AH_LINE_BYTES];
+    memset(line, 'x', sizeof(line));
+    uint64_t rss0 = ah_rss_bytes(), rss_max = rss0;
+    int queued = 0, queued_max = 0;
+    for (unsigned k = 0; k < AH_PUSH_BYTES / AH_LINE_BYTES; k++) {
+        int n = snprintf(line, sizeof(line), "%u ", k);
+        line[n] = 'x';
+        cr_assert_gt(agent_log_append(ah_log, AGENT_LINE_EVENT, line, sizeof(line)), 0);
+        if (k % 512 == 0) {
+            cr_assert_eq(ioctl(srv, SIOCOUTQ, &queued), 0);
+            queued_max = queued > queued_max ? queued : queued_max;
+            uint64_t rss = ah_rss_bytes();
+            rss_max = rss > rss_max ? rss : rss_max;
+        }
+    }
+    cr_log_info("a follower that never reads, %u MiB pushed: server send queue at most %d bytes, "
+                "resident memory +%.1f MiB",
+                AH_PUSH_BYTES >> 20, queued_max, (double)(rss_max - rss0) / (1 << 20));
+    cr_assert_leq(queued_max, 4 << 20, "%d bytes queued", queued_max);
+    cr_assert_lt(rss_max - rss0, 16u << 20, "grew by %llu bytes",
+                 (unsigned long long)(rss_max - rss0));
+    struct agent_log_stats ls;
+    agent_log_stats(ah_log, &ls);
+    cr_assert_gt(ls.evicted, 0);
+    cr_assert_eq(ls.followers, 1, "the slow follower is still connected");
+    /* it reads at last: the last line comes, and far fewer bytes than were pushed */
+    char last[32];
+    snprintf(last, sizeof(last), "\n%u x", AH_PUSH_BYTES / AH_LINE_BYTES - 1);
+    size_t seen = ah_recv_through(fd, last);
+    cr_log_info("it got %zu bytes when it read at last", seen);
+    cr_assert_lt(seen, AH_PUSH_BYTES / 4, "%zu bytes", seen);
+    close(fd);
 }
 
 /* ---- the token ---- */
