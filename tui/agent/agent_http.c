@@ -366,8 +366,7 @@ static enum MHD_Result http_refuse(struct agent_http *s, struct MHD_Connection *
 
 /* ---- checks ---- */
 
-/* got == want, in a time that depends on want's length only. */
-static bool http_same(const char *got, const char *want) {
+bool agent_http_token_equal(const char *got, const char *want) {
     size_t gl = strlen(got), wl = strlen(want);
     volatile unsigned char diff = gl != wl;
     for (size_t i = 0; i < wl; i++)
@@ -388,7 +387,7 @@ static bool http_authorized(const struct agent_http *s, struct MHD_Connection *c
     got += scheme;
     while (*got == ' ')
         got++;
-    return http_same(got, s->bearer + sizeof(HTTP_BEARER) - 1);
+    return agent_http_token_equal(got, s->bearer + sizeof(HTTP_BEARER) - 1);
 }
 
 static bool http_method_ok(enum http_route route, const char *method) {

@@ -48,6 +48,10 @@ struct agent_http_conf {
  * connections (64 from one address), 8192 bytes, 30 s idle, 10 s for a request. */
 void agent_http_conf_default(struct agent_http_conf *c);
 
+/* got == want, in a time that depends on want's length only (every byte of want is looked at,
+ * whatever got holds): how a request's token is checked. */
+bool agent_http_token_equal(const char *got, const char *want);
+
 /* Parse "ADDR:PORT" as the listen option takes it. 0, or -EINVAL with why. */
 int agent_http_parse_listen(const char *s, char *addr, size_t addrlen, unsigned *port, char *why,
                             size_t whylen);
