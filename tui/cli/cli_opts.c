@@ -735,8 +735,15 @@ int cli_token_read(const char *path, char *out, size_t cap, char *err, size_t er
         close(fd);
         return errbuf_set(err, errlen, -EINVAL, "%s: not a regular file", path);
     }
-    if (st.st_mode & 077)
-        fprintf(stderr, "ringside: warning: %s can be read by other users (chmod 600 it)\n", path);
+    if (st.st_mode & 066) /* its group or others: a warning, one line */
+        fprintf(stderr,
+                "ringside: warning: the token file %s can be %s by other users (mode %04o): "
+                "chmod 600 it\n",
+                path,
+                !(st.st_mode & 022)   ? "read"
+                : !(st.st_mode & 044) ? "changed"
+                                      : "read and changed",
+                (unsigned)(st.st_mode & 07777));
     char line[512];
     ssize_t got = read(fd, line, sizeof(line) - 1);
     close(fd);

@@ -1,0 +1,173 @@
+/* The agent and attach binaries from outside: the warning for a token file others can read,
+ * and the signals that stop the agent (a second one during the stop leaves at once, 130). */
+#include "backend/core/mono.h"
+#include "tests/support/rs_test.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define AC_WAIT_MS 10000 /* the longest any await here takes before the test fails */
+#define AC_TOKEN   "a-token-of-this-test-0123456789\n"
+
+static char ac_dir[4096];
+static char ac_out[1 << 16], ac_err[1 << 16];
+
+static void ac_init(void) {
+    cr_assert_eq(rs_test_tmpdir(ac_dir, sizeof(ac_dir)), 0);
+}
+
+static void ac_fini(void) {
+    rs_test_rmtree(ac_dir);
+}
+
+TestSuite(agent_cli, .init = ac_init, .fini = ac_fini, .timeout = 30);
+
+/* The test's token file, with mode; its path. */
+static const char *ac_token(mode_t mode) {
+    static char path[4200];
+    cr_assert_eq(rs_test_write_file(ac_dir, "token", AC_TOKEN, path, sizeof(path)), 0);
+    cr_assert_eq(chmod(path, mode), 0);
+    return path;
+}
+
+static size_t ac_count(const char *hay, const char *needle) {
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* attach and agent with a token file of each mode: one warning line when its group or others
+ * may read or change it, none otherwise; the rest of the run as without it (here: an error
+ * after the warning, exit 2). */
+Test(agent_cli, a_token_file_others_can_read_is_warned_of_once) {
+    static const struct {
+        mode_t mode;
+        const char *said; /* NULL: no warning */
+    } cases[] = {
+        {0600, NULL},
+        {0400, NULL},
+        {0700, NULL},
+        {0640, "can be read by other users (mode 0640): chmod 600 it"},
+        {0604, "can be read by other users (mode 0604)"},
+        {0620, "can be changed by other users (mode 0620)"},
+        {0666, "can be read and changed by other users (mode 0666)"},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        const char *path = ac_token(cases[k].mode);
+        const char *attach[] = {"attach", "http://127.0.0.1:1", "--token-file", path, NULL};
+        const char *agent[] = {"agent", "--token-file", path, "--listen", "nowhere", NULL};
+        const char *const *argvs[] = {attach, agent};
+        for (int a = 0; a < 2; a++) {
+            int rc = rs_test_run(argvs[a], ac_out, sizeof(ac_out), ac_err, sizeof(ac_err));
+            cr_assert_eq(rc, 2, "%s, mode %04o: exit %d: %s", argvs[a][0], (unsigned)cases[k].mode,
+                         rc, ac_err);
+            size_t warned = ac_count(ac_err, "warning: the token file");
+            cr_assert_eq(warned, cases[k].said ? 1u : 0u, "%s, mode %04o: %s", argvs[a][0],
+                         (unsigned)cases[k].mode, ac_err);
+            if (cases[k].said)
+                cr_assert(strstr(ac_err, cases[k].said), "%s", ac_err);
+        }
+    }
+}
+
+/* ---- signals ---- */
+
+struct ac_agent {
+    pid_t pid;
+    int err; /* its stderr */
+    char log[1 << 14];
+    size_t len;
+};
+
+/* Read the agent's stderr until needle is in it (false after AC_WAIT_MS or at its end). */
+static bool ac_await(struct ac_agent *a, const char *needle) {
+    uint64_t deadline = mono_now_ns() + AC_WAIT_MS * 1000000ull;
+    while (!strstr(a->log, needle)) {
+        uint64_t now = mono_now_ns();
+        struct pollfd pf = {a->err, POLLIN, 0};
+        if (now >= deadline || poll(&pf, 1, (int)((deadline - now) / 1000000) + 1) < 0)
+            return false;
+        if (!(pf.revents & (POLLIN | POLLHUP)))
+            continue;
+        ssize_t n = read(a->err, a->log + a->len, sizeof(a->log) - a->len - 1);
+        if (n <= 0)
+            return false;
+        a->len += (size_t)n;
+        a->log[a->len] = '\0';
+    }
+    return true;
+}
+
+/* The agent without a training loop, telemetry or kernel log, on a free loopback port; back
+ * once it serves. */
+static void ac_start(struct ac_agent *a) {
+    char exe[4200];
+    snprintf(exe, sizeof(exe), "%s/ringside", RS_BINARY_DIR);
+    int pe[2];
+    cr_assert_eq(pipe(pe), 0);
+    memset(a, 0, sizeof(*a));
+    a->pid = fork();
+    cr_assert_geq(a->pid, 0);
+    if (a->pid == 0) {
+        int devnull = open("/dev/null", O_RDWR);
+        dup2(devnull, 0);
+        dup2(devnull, 1);
+        dup2(pe[1], 2);
+        close(pe[0]);
+        execl(exe, exe, "agent", "--listen", "127.0.0.1:0", "--telemetry", "none", "--no-kmsg",
+              (char *)NULL);
+        _exit(127);
+    }
+    close(pe[1]);
+    a->err = pe[0];
+    cr_assert(ac_await(a, "serving http://127.0.0.1:"), "the agent did not start: %s", a->log);
+}
+
+/* Its exit status (128 + N when killed by signal N). */
+static int ac_wait(struct ac_agent *a) {
+    int st = 0;
+    while (waitpid(a->pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    ac_await(a, "\x01"); /* the rest of its stderr, to its end */
+    close(a->err);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* One SIGTERM: a clean stop, exit 0. */
+Test(agent_cli, sigterm_stops_the_agent_cleanly) {
+    struct ac_agent a;
+    ac_start(&a);
+    cr_assert_eq(kill(a.pid, SIGTERM), 0);
+    cr_assert_eq(ac_wait(&a), 0, "%s", a.log);
+    cr_assert(strstr(a.log, "Terminated: stopping"), "%s", a.log);
+    cr_assert(strstr(a.log, "ringside agent: stopped"), "%s", a.log);
+}
+
+/* A second signal while the agent stops: it leaves at once with 130. Both come while the
+ * agent is held stopped (SIGSTOP), so the second is certain to find the stop begun and not
+ * finished: SIGINT begins it, SIGTERM (read after it) ends it. */
+Test(agent_cli, a_second_sigterm_while_stopping_exits_130) {
+    struct ac_agent a;
+    ac_start(&a);
+    cr_assert_eq(kill(a.pid, SIGSTOP), 0);
+    int st = 0;
+    cr_assert_eq(waitpid(a.pid, &st, WUNTRACED), a.pid);
+    cr_assert(WIFSTOPPED(st));
+    cr_assert_eq(kill(a.pid, SIGINT), 0);
+    cr_assert_eq(kill(a.pid, SIGTERM), 0);
+    cr_assert_eq(kill(a.pid, SIGCONT), 0);
+    cr_assert_eq(ac_wait(&a), 130, "%s", a.log);
+    cr_assert(strstr(a.log, "Interrupt: stopping"), "%s", a.log);
+    cr_assert(strstr(a.log, "second Terminated: exiting immediately"), "%s", a.log);
+    cr_assert_null(strstr(a.log, "ringside agent: stopped"), "%s", a.log);
+}
