@@ -37,6 +37,7 @@ struct rt_script {
     char prefix[32]; /* the request line it answers: "GET /events", "POST /control" */
     char *response;  /* what is sent (malloc'd) */
     bool hold;       /* then keep the connection until the client closes it (or the end) */
+    int drip_ms;     /* > 0: one byte at a time, this far apart */
     bool used;
 };
 
@@ -73,6 +74,17 @@ static void rt_send(int fd, const char *p, size_t n) {
             return; /* the client went: nothing more to tell it */
         p += w;
         n -= (size_t)w;
+    }
+}
+
+/* text one byte every ms, until the end, the client closes or the test ends. */
+static void rt_drip(struct rt_agent *a, int fd, const char *text, int ms) {
+    for (; *text; text++) {
+        if (send(fd, text, 1, MSG_NOSIGNAL) != 1)
+            return;
+        struct pollfd pf = {a->release[0], POLLIN, 0};
+        if (poll(&pf, 1, ms) != 0)
+            return;
     }
 }
 
@@ -115,7 +127,9 @@ static void *rt_handle(void *arg) {
     rt_read_request(c->fd, req, sizeof(req));
     struct rt_script *s = rt_match(c->a, req);
     static const char none[] = "HTTP/1.0 503 Service Unavailable\r\n\r\n";
-    if (s)
+    if (s && s->drip_ms > 0)
+        rt_drip(c->a, c->fd, s->response, s->drip_ms);
+    else if (s)
         rt_send(c->fd, s->response, strlen(s->response));
     else
         rt_send(c->fd, none, sizeof(none) - 1);
@@ -201,6 +215,14 @@ static void rt_script(const char *prefix, char *text, bool hold) {
     s->response = text;
     s->hold = hold;
     pthread_mutex_unlock(&a->mu);
+}
+
+/* Answer the next GET /events with text one byte every ms, then hold the connection. */
+static void rt_script_drip(const char *text, int ms) {
+    rt_script("GET /events", strdup(text), true);
+    pthread_mutex_lock(&rt_agent.mu);
+    rt_agent.script[rt_agent.n_script - 1].drip_ms = ms;
+    pthread_mutex_unlock(&rt_agent.mu);
 }
 
 /* Wait until n requests came; the k-th of them (0-based) into out. */
@@ -609,6 +631,60 @@ Test(remote, reconnects_where_it_left_off) {
     src->ops->destroy(src);
 }
 
+/* Drain until the source's status holds needle (false after RT_WAIT_MS); it changes with
+ * time alone, so it is looked at every 20 ms as well as at every wake-up. */
+static bool rt_await_status(struct source *s, const char *needle) {
+    uint64_t deadline = mono_now_ns() + RT_WAIT_MS * 1000000ull;
+    while (!strstr(s->ops->status(s), needle)) {
+        if (mono_now_ns() >= deadline)
+            return false;
+        struct pollfd pf = {s->ops->wake_fd(s), POLLIN, 0};
+        poll(&pf, 1, 20);
+        rt_n += s->ops->drain(s, rt_got + rt_n, sizeof(rt_got) / sizeof(rt_got[0]) - rt_n);
+    }
+    return true;
+}
+
+#define RT_DRIP_HEAD                                                                               \
+    "HTTP/1.0 200 OK\r\nX-Pad: "                                                                   \
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n"
+
+/* An agent that accepts and then drips its answer, or answers the head and nothing more: the
+ * header says what attach waits for and for how long, and the deadline for the answer's head
+ * (the timeout, not put off by each byte) sends it back to reconnecting. */
+Test(remote, a_silent_or_dripping_agent_shows_why_and_is_left) {
+    char *buf = NULL, req[1024], want[128];
+    size_t len = 0;
+    FILE *f = rt_begin(&buf, &len);
+    rt_run(f, RT_T0);
+    rt_script_end(f, &buf, false);     /* and the connection drops */
+    rt_script_drip(RT_DRIP_HEAD, 100); /* 8 s of head, one byte each 100 ms */
+    rt_script("GET /events", strdup("HTTP/1.0 200 OK\r\n\r\n"), true); /* then nothing */
+    struct remote_conf c;
+    remote_conf_default(&c);
+    snprintf(c.url, sizeof(c.url), "%s", rt_agent.url);
+    c.retry_ms = 50;
+    c.timeout_ms = 1200;
+    struct source *src = NULL;
+    char err[512] = "";
+    cr_assert_eq(remote_open(&src, &c, err, sizeof(err)), 0, "%s", err);
+    snprintf(want, sizeof(want), "connecting to 127.0.0.1:%u: no response for 1 s", rt_agent.port);
+    rt_await_request(1, req, sizeof(req));
+    uint64_t t0 = mono_now_ns(); /* (at most the 100 ms of the first byte later than the request) */
+    cr_assert(rt_await_status(src, want), "status '%s'", src->ops->status(src));
+    rt_await_request(2, req, sizeof(req)); /* the head's deadline passed: a new connection */
+    uint64_t took = mono_now_ns() - t0;
+    cr_log_info("a dripping agent is left %.2f s after the request", (double)took / 1e9);
+    cr_assert(took > 1000000000u && took < 2500000000u, "%llu ns", (unsigned long long)took);
+    snprintf(want, sizeof(want), "connected to 127.0.0.1:%u: waiting for the first event",
+             rt_agent.port);
+    cr_assert(rt_await_status(src, want), "status '%s'", src->ops->status(src));
+    cr_assert(rt_await_status(src, "waiting for the first event (1 s)"), "status '%s'",
+              src->ops->status(src));
+    rt_await_request(3, req, sizeof(req)); /* the read timed out: a new connection */
+    src->ops->destroy(src);
+}
+
 Test(remote, follows_a_restarted_agent) {
     char *buf = NULL, req[1024];
     size_t len = 0;
@@ -932,6 +1008,17 @@ Test(remote, http_body_and_errors) {
     c = rt_get("/silent", 100, -ETIMEDOUT, &status, why, sizeof(why));
     cr_assert_null(c);
     cr_assert(strstr(why, "timed out waiting for the answer"), "%s", why);
+    /* a head that drips in faster than the timeout still has the timeout for the whole */
+    rt_script("GET /drip", strdup(RT_DRIP_HEAD), true);
+    pthread_mutex_lock(&rt_agent.mu);
+    rt_agent.script[rt_agent.n_script - 1].drip_ms = 20; /* 1.5 s in all */
+    pthread_mutex_unlock(&rt_agent.mu);
+    uint64_t t0 = mono_now_ns();
+    c = rt_get("/drip", 300, -ETIMEDOUT, &status, why, sizeof(why));
+    uint64_t took = mono_now_ns() - t0;
+    cr_assert_null(c);
+    cr_assert(strstr(why, "timed out waiting for the answer (none in 0.3 s)"), "%s", why);
+    cr_assert_lt(took, 1000000000u, "%llu ns", (unsigned long long)took);
     c = rt_get("bad path", 100, -EINVAL, &status, why, sizeof(why));
     cr_assert_null(c);
 }

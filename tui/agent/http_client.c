@@ -38,6 +38,8 @@ struct http_conn {
     bool eof;
     bool has_length; /* Content-Length given: the body ends after remaining more bytes */
     uint64_t remaining;
+    uint64_t head_deadline; /* while the answer's head is read: the request's (ns, 0 = none),
+                               which bytes dripping in one at a time do not put off */
 };
 
 /* ---- URLs ---- */
@@ -303,6 +305,8 @@ static int http_fill(struct http_conn *c) {
         c->cap = cap;
     }
     uint64_t deadline = http_deadline(c->timeout_ms);
+    if (c->head_deadline && (!deadline || c->head_deadline < deadline))
+        deadline = c->head_deadline;
     for (;;) {
         ssize_t n = read(c->fd, c->buf + c->end, c->cap - c->end - 1);
         if (n > 0) {
@@ -391,9 +395,11 @@ static int http_read_head(struct http_conn *c, int *status, const char *where, c
                                                 : "the connection closed without an answer");
         int rc = http_fill(c);
         if (rc != 0)
-            return errbuf_set(why, whylen, rc, "%s: %s", where,
-                              rc == -ETIMEDOUT ? "timed out waiting for the answer"
-                                               : strerror(-rc));
+            return rc == -ETIMEDOUT
+                       ? errbuf_set(why, whylen, rc,
+                                    "%s: timed out waiting for the answer (none in %.1f s)", where,
+                                    c->timeout_ms / 1e3)
+                       : errbuf_set(why, whylen, rc, "%s: %s", where, strerror(-rc));
     }
     char *h = c->buf + c->start, *save = NULL;
     h[hlen - 1] = '\0';
@@ -464,8 +470,11 @@ int http_request(struct http_conn **out, const struct http_url *u, const char *m
     if ((rc = http_send_all(c->fd, req, strlen(req), deadline)) != 0)
         errbuf_set(why, whylen, rc, "%s: cannot send the request: %s", where,
                    rc == -ETIMEDOUT ? "timed out" : strerror(-rc));
-    else
+    else {
+        c->head_deadline = deadline; /* connect, send and the whole head within timeout_ms */
         rc = http_read_head(c, status, where, why, whylen);
+        c->head_deadline = 0;
+    }
     if (rc != 0) {
         http_close(c);
         return rc;

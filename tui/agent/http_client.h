@@ -20,9 +20,10 @@ int http_url_parse(const char *s, struct http_url *u, char *why, size_t whylen);
 
 struct http_conn;
 
-/* Connect (timeout_ms for the connection and each later read; 0 = no limit), send
- * "METHOD base+path_query HTTP/1.0" with Host, Accept and, when token is not "", the
- * Authorization: Bearer header, and read the status line and headers. 0 with *status set, or
+/* Connect, send "METHOD base+path_query HTTP/1.0" with Host, Accept and, when token is not "",
+ * the Authorization: Bearer header, and read the status line and headers, all within
+ * timeout_ms (0 = no limit; a server that drips its answer a byte at a time does not put it
+ * off); later reads each get timeout_ms. 0 with *status set, or
  * -errno with why ("cannot connect to 127.0.0.1:9464: Connection refused", "timed out", "not
  * an HTTP response"). */
 int http_request(struct http_conn **out, const struct http_url *u, const char *method,

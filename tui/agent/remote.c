@@ -50,6 +50,9 @@ struct remote_cmd {
     int64_t arg;
 };
 
+/* What a connection in progress waits for: the answer's head (connecting), the run line. */
+enum remote_wait { REMOTE_WAIT_NONE, REMOTE_WAIT_HEAD, REMOTE_WAIT_RUN };
+
 /* How a followed stream ended. */
 enum remote_end { REMOTE_END_LOST, REMOTE_END_STOP, REMOTE_END_FINISHED };
 
@@ -58,6 +61,7 @@ struct remote {
     struct remote_conf conf;
     struct http_url url;
     char where[600]; /* "http://host:port/events": for messages */
+    char peer[400];  /* "host:port" or "unix:PATH": for the status line */
 
     pthread_mutex_t mu;
     pthread_cond_t cond; /* CLOCK_MONOTONIC: stop, a command to send, a thread gone */
@@ -92,6 +96,8 @@ struct remote {
     uint64_t ev_t_ns, ev_local_ns;         /* the same for the latest event, before any status */
     char state[REMOTE_STATE_BYTES];        /* "" or why not connected, or finished */
     char note[160];                        /* a passing notice (restart) */
+    enum remote_wait wait;                 /* a connection in progress waits for this... */
+    uint64_t wait_since_ns;                /* ...since then (our clock) */
     uint64_t note_until;                   /* our clock */
     struct remote_cmd cmds[REMOTE_CONTROL_SLOTS];
     unsigned n_cmds;
@@ -428,6 +434,15 @@ static enum remote_end remote_follow(struct remote *r, struct http_conn *c, char
     return end;
 }
 
+/* What the connection in progress waits for now (the header says it, and for how long). */
+static void remote_waiting(struct remote *r, enum remote_wait w) {
+    pthread_mutex_lock(&r->mu);
+    r->wait = w;
+    r->wait_since_ns = mono_now_ns();
+    remote_wake_locked(r);
+    pthread_mutex_unlock(&r->mu);
+}
+
 /* Connect (or take remote_open's connection) and check the run line. */
 static int remote_reopen(struct remote *r, struct http_conn **c, char *why, size_t whylen) {
     if (r->first) {
@@ -435,16 +450,21 @@ static int remote_reopen(struct remote *r, struct http_conn **c, char *why, size
         r->first = NULL;
         return 0;
     }
+    remote_waiting(r, REMOTE_WAIT_HEAD);
     int rc = remote_connect(r, r->has_seq ? r->last_seq : 0, c, why, whylen);
-    if (rc != 0)
-        return rc;
-    remote_track(r, &r->conn, *c);
-    if ((rc = remote_read_run(r, *c, &r->item, why, whylen)) != 0) {
+    if (rc == 0) {
+        remote_track(r, &r->conn, *c);
+        remote_waiting(r, REMOTE_WAIT_RUN);
+        rc = remote_read_run(r, *c, &r->item, why, whylen);
+    }
+    remote_waiting(r, REMOTE_WAIT_NONE);
+    if (rc != 0 && *c) {
         remote_track(r, &r->conn, NULL);
         http_close(*c);
         *c = NULL;
-        return rc;
     }
+    if (rc != 0)
+        return rc;
     if (!remote_same_run(r, &r->item)) {
         remote_track(r, &r->conn, NULL);
         http_close(*c);
@@ -790,11 +810,32 @@ static bool remote_done(struct source *s) {
     return done;
 }
 
+/* The connection in progress, as the header says it: "connecting to HOST: no response for
+ * 4 s", "connected to HOST: waiting for the first event (2 s)". */
+static void remote_wait_text_locked(struct remote *r, uint64_t now) {
+    double s = (double)(now - r->wait_since_ns) / 1e9;
+    char took[48] = "";
+    if (r->wait == REMOTE_WAIT_HEAD) {
+        if (s >= 1)
+            snprintf(took, sizeof(took), ": no response for %.0f s", s);
+        snprintf(r->status_text, sizeof(r->status_text), "connecting to %.200s%s", r->peer, took);
+        return;
+    }
+    if (s >= 1)
+        snprintf(took, sizeof(took), " (%.0f s)", s);
+    snprintf(r->status_text, sizeof(r->status_text),
+             "connected to %.200s: waiting for the first event%s", r->peer, took);
+}
+
 static const char *remote_status(struct source *s) {
     struct remote *r = remote_of(s);
     pthread_mutex_lock(&r->mu);
-    bool note = r->note[0] && mono_now_ns() < r->note_until;
-    snprintf(r->status_text, sizeof(r->status_text), "%s", note ? r->note : r->state);
+    uint64_t now = mono_now_ns();
+    bool note = r->note[0] && now < r->note_until;
+    if (!note && r->wait != REMOTE_WAIT_NONE && !r->stopping)
+        remote_wait_text_locked(r, now);
+    else
+        snprintf(r->status_text, sizeof(r->status_text), "%s", note ? r->note : r->state);
     pthread_mutex_unlock(&r->mu);
     return r->status_text;
 }
@@ -948,11 +989,14 @@ int remote_open(struct source **out, const struct remote_conf *c, char *err, siz
     if ((rc = http_url_parse(c->url, &r->url, err, errlen)) != 0)
         goto fail;
     if (r->url.unix_path[0])
-        snprintf(r->where, sizeof(r->where), "unix:%s /events", r->url.unix_path);
+        snprintf(r->peer, sizeof(r->peer), "unix:%s", r->url.unix_path);
     else
-        snprintf(r->where, sizeof(r->where), "http://%s%s%s:%u%s/events",
-                 strchr(r->url.host, ':') ? "[" : "", r->url.host,
-                 strchr(r->url.host, ':') ? "]" : "", r->url.port, r->url.base);
+        snprintf(r->peer, sizeof(r->peer), "%s%s%s:%u", strchr(r->url.host, ':') ? "[" : "",
+                 r->url.host, strchr(r->url.host, ':') ? "]" : "", r->url.port);
+    if (r->url.unix_path[0])
+        snprintf(r->where, sizeof(r->where), "%.580s /events", r->peer);
+    else
+        snprintf(r->where, sizeof(r->where), "http://%.300s%.250s/events", r->peer, r->url.base);
     if ((rc = remote_connect(r, 0, &r->first, err, errlen)) != 0 ||
         (rc = remote_read_run(r, r->first, &r->item, err, errlen)) != 0)
         goto fail;
