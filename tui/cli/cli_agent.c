@@ -18,7 +18,8 @@ static const char cli_agent_help[] =
     "terminal, and serve them over HTTP: GET /metrics (Prometheus; OpenMetrics when asked for),\n"
     "GET /events?since=SEQ (the JSON lines of 'train --headless', followed live, for 'ringside\n"
     "attach'), GET /healthz, and POST /control when allowed. SIGTERM or SIGINT stops it (the\n"
-    "training step ends and the checkpoint is written); SIGHUP reopens --log.\n"
+    "training step ends and the checkpoint is written; a second one leaves at once, exit\n"
+    "status 130); SIGHUP reopens --log.\n"
     "\n"
     "  --listen ADDR:PORT       where to listen (default " AGENT_HTTP_DEFAULT_LISTEN
     "; [::1]:PORT for\n"
