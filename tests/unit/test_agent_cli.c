@@ -80,6 +80,23 @@ Test(agent_cli, a_token_file_others_can_read_is_warned_of_once) {
     }
 }
 
+/* The limits' options: a bad value is one line naming the option, exit 2. */
+Test(agent_cli, bad_limit_values_are_usage_errors) {
+    static const char *const cases[][3] = {
+        {"--request-timeout", "0", "--request-timeout: '0' is not a number in [0.1, 3600]"},
+        {"--request-timeout", "ten", "--request-timeout: 'ten' is not a number"},
+        {"--max-per-address", "0", "--max-per-address: '0' is not an integer in [1, 4096]"},
+        {"--max-per-address", "9999", "--max-per-address: '9999' is not an integer"},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        const char *argv[] = {"agent", cases[k][0], cases[k][1], NULL};
+        int rc = rs_test_run(argv, ac_out, sizeof(ac_out), ac_err, sizeof(ac_err));
+        cr_assert_eq(rc, 2, "%s %s: exit %d: %s", cases[k][0], cases[k][1], rc, ac_err);
+        cr_assert(strstr(ac_err, cases[k][2]), "%s", ac_err);
+        cr_assert_eq(ac_count(ac_err, "ringside agent: "), 1, "%s", ac_err);
+    }
+}
+
 /* ---- signals ---- */
 
 struct ac_agent {
