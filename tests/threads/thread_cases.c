@@ -271,6 +271,7 @@ const struct thread_case thread_cases[] = {
     {"kmsg_inject_stop", thread_case_kmsg_inject_stop},
     {"agent_log_followers", thread_case_agent_log_followers},
     {"agent_http_streams", thread_case_agent_http_streams},
+    {"agent_http_drippers", thread_case_agent_http_drippers},
     {"remote_attach", thread_case_remote_attach},
     {"comm_allreduce", thread_case_comm_allreduce},
     {"comm_rounds", thread_case_comm_rounds},

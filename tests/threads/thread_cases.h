@@ -34,6 +34,7 @@ int thread_case_kmsg_inject(char *why, size_t whylen);
 int thread_case_kmsg_inject_stop(char *why, size_t whylen);
 int thread_case_agent_log_followers(char *why, size_t whylen);
 int thread_case_agent_http_streams(char *why, size_t whylen);
+int thread_case_agent_http_drippers(char *why, size_t whylen);
 int thread_case_remote_attach(char *why, size_t whylen);
 int thread_case_comm_allreduce(char *why, size_t whylen);
 int thread_case_comm_rounds(char *why, size_t whylen);

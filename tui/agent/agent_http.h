@@ -13,10 +13,10 @@
  * With a token, everything but /metrics needs "Authorization: Bearer TOKEN" (401 otherwise,
  * compared in constant time). Other paths 404, other methods 405, a request body or headers over
  * the limit 413/431. A request must arrive whole within request_timeout_ms of the accept; a new
- * connection that finds the server or its address full takes the place of the oldest one still
- * sending its request, and is refused only when every place holds a request that arrived (so
- * clients that drip bytes cannot lock /healthz and /metrics out). Nothing from a request
- * reaches a shell or a file path. */
+ * connection that finds the server or its address full takes the place of a connection still
+ * sending its request (see http_guard.h), and is refused only when every place holds a request
+ * that arrived (so clients that drip bytes cannot lock /healthz and /metrics out). Nothing from a
+ * request reaches a shell or a file path. */
 #ifndef RINGSIDE_TUI_AGENT_AGENT_HTTP_H
 #define RINGSIDE_TUI_AGENT_AGENT_HTTP_H
 

@@ -148,13 +148,42 @@ static struct http_guard_conn *guard_oldest_locked(struct http_guard *g, const u
     return old;
 }
 
-/* Room for one more within key's share (NULL: the server's): true, after shutting down the
- * oldest request in progress if it took the last place. */
+/* How many counted connections c's address holds (1 without an address). */
+static unsigned guard_share_locked(struct http_guard *g, const struct http_guard_conn *c) {
+    unsigned n = 0;
+    for (struct http_guard_conn *o = g->head; o && c->has_addr; o = o->next)
+        n += !o->closing && o->has_addr && memcmp(o->addr, c->addr, 16) == 0;
+    return c->has_addr ? n : 1;
+}
+
+/* The server is full: the request in progress to push out is the oldest of the address that
+ * holds the most connections, so that one host's many connections make room before anyone
+ * else's. */
+static struct http_guard_conn *guard_victim_locked(struct http_guard *g) {
+    struct http_guard_conn *best = NULL;
+    unsigned best_share = 0;
+    for (struct http_guard_conn *c = g->head; c; c = c->next) {
+        if (c->closing || c->done)
+            continue;
+        unsigned share = guard_share_locked(g, c);
+        if (!best || share > best_share || (share == best_share && c->start_ns < best->start_ns)) {
+            best = c;
+            best_share = share;
+        }
+    }
+    return best;
+}
+
+/* Room for one more within key's share (NULL: the server's): true, after shutting down a
+ * request in progress if it took the last place (the address's oldest; for the server, see
+ * guard_victim_locked). */
 static bool guard_room_locked(struct http_guard *g, const unsigned char *key, unsigned limit) {
     unsigned held;
     struct http_guard_conn *old = guard_oldest_locked(g, key, &held);
     if (held < limit)
         return true;
+    if (old && !key)
+        old = guard_victim_locked(g);
     if (!old)
         return false;
     guard_shut_locked(g, old);

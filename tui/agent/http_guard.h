@@ -1,9 +1,10 @@
 /* The agent's defence against slow and greedy clients, apart from the HTTP library: every open
  * connection with its address and the time its request began. A request must arrive whole
  * (line, headers and body) within a deadline, or its socket is shut down; each address holds
- * at most so many connections; and a new connection that finds the server (or its address)
- * full takes the place of the oldest connection still sending its request, so that clients
- * holding connections open by dripping bytes cannot lock anyone out. Connections whose request
+ * at most so many connections; and a new connection that finds its address full takes the
+ * place of that address's oldest connection still sending its request (one that finds the
+ * server full: of the address holding the most connections), so that clients holding
+ * connections open by dripping bytes cannot lock anyone out. Connections whose request
  * arrived (an /events follower) are never pushed out. Thread-safe: every call may come from any
  * thread. */
 #ifndef RINGSIDE_TUI_AGENT_HTTP_GUARD_H
