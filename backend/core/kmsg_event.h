@@ -8,7 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What went wrong, by the part of the stack that reported it. NONE: not a failure. */
+/* What went wrong, by the part of the stack that reported it. NONE: not a failure.
+ * DRIVER_OTHER: a GPU driver's line no rule names that speaks of failure (the last layer). */
 #define KMSG_CATEGORIES(X)                                                                         \
     X(NONE, "none")                                                                                \
     X(RING_TIMEOUT, "ring_timeout")                                                                \
@@ -18,7 +19,8 @@
     X(SQ_INTR, "sq_intr")                                                                          \
     X(KFD, "kfd")                                                                                  \
     X(XID, "xid")                                                                                  \
-    X(FATAL_OTHER, "fatal_other")
+    X(FATAL_OTHER, "fatal_other")                                                                  \
+    X(DRIVER_OTHER, "driver_other")
 
 enum kmsg_category {
 #define X(id, name) KMSG_CAT_##id,

@@ -1,4 +1,5 @@
 /* Classification of log messages against the rule table, and grouping of multi-line events. */
+#define _GNU_SOURCE /* memmem */
 #include "backend/kmsg/kmsg_classify.h"
 
 #include "backend/core/ev.h"
@@ -43,16 +44,38 @@ static void kmsg_event_pci(struct kmsg_event *e, const struct kmsg_line *l) {
         e->has |= KMSG_HAS(PCI);
 }
 
+/* FreeBSD drm-kmod's DRM_ERROR form, "[drm ERROR :func] ...", where Linux prints "*ERROR*". */
+static bool kmsg_drmkmod_error(const struct kmsg_line *l, uint64_t kw) {
+    return (kw & KMSG_KW(DRM)) && memmem(l->text, l->len, "[drm ERROR :", 12) != NULL;
+}
+
 /* A failure no rule names: a driver's own error marker, or an error-level record from amdgpu,
  * amdkfd or DRM (not NVIDIA's: NVRM prints its load banner and other notices at KERN_ERR). */
 static bool kmsg_catch_all(struct kmsg_event *e, const struct kmsg_line *l, uint64_t kw) {
-    bool marked = (kw & KMSG_KW(ERROR_MARK)) && (kw & (KMSG_KW(AMDGPU) | KMSG_KW(DRM)));
+    bool marked = ((kw & KMSG_KW(ERROR_MARK)) && (kw & (KMSG_KW(AMDGPU) | KMSG_KW(DRM)))) ||
+                  kmsg_drmkmod_error(l, kw);
     bool err_level = l->prio >= 0 && l->prio <= 3 && e->vendor != KMSG_VENDOR_NONE &&
                      e->vendor != KMSG_VENDOR_NVIDIA;
     if (!marked && !err_level)
         return false;
     e->category = KMSG_CAT_FATAL_OTHER;
     e->severity = SEV_WARNING;
+    if (e->vendor == KMSG_VENDOR_KFD)
+        e->vendor = KMSG_VENDOR_AMDGPU;
+    return true;
+}
+
+/* The last layer: a GPU driver's line that no rule or marker names but that speaks of failure
+ * (kmsg_vocab) is at least a warning in driver_other, unless the benign list knows it. */
+static bool kmsg_driver_other(struct kmsg_event *e, const struct kmsg_line *l, uint64_t kw) {
+    if (!(kw & (KMSG_KW(AMDGPU) | KMSG_KW(DRM) | KMSG_KW(KFD) | KMSG_KW(NVRM) | KMSG_KW(NVIDIA))) ||
+        !kmsg_vocab_driver_line(l->text, l->len))
+        return false;
+    int sev = kmsg_vocab_failure(l->text, l->len);
+    if (sev < 0 || kmsg_benign_match(l->text, l->len))
+        return false;
+    e->category = KMSG_CAT_DRIVER_OTHER;
+    e->severity = (uint8_t)sev;
     if (e->vendor == KMSG_VENDOR_KFD)
         e->vendor = KMSG_VENDOR_AMDGPU;
     return true;
@@ -103,7 +126,7 @@ static uint8_t kmsg_classify_end(const struct kmsg_line *l, uint64_t kw, struct 
     if (r) {
         kmsg_apply(e, r, ret);
         kmsg_extras(l, kw, e);
-    } else if (!kmsg_catch_all(e, l, kw)) {
+    } else if (!kmsg_catch_all(e, l, kw) && !kmsg_driver_other(e, l, kw)) {
         if (all && e->vendor != KMSG_VENDOR_NONE) /* chatter that will be shown */
             kmsg_copy_clean(e->message, sizeof(e->message), l->text, l->len);
         return KMSG_G_NONE;

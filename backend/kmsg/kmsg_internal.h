@@ -63,6 +63,9 @@
     X(ERROR_MARK, "*ERROR*")                                                                       \
     X(TEST_FAILED, "test failed")                                                                  \
     X(SMU, "SMU")                                                                                  \
+    X(SMC, "SMC ")                                                                                 \
+    X(FATAL, "Fatal")                                                                              \
+    X(HEARTBEAT, "eartbeat")                                                                       \
     X(MODE, "MODE")                                                                                \
     X(MODE_L, "mode")                                                                              \
     X(BACO, "BACO")                                                                                \
@@ -118,6 +121,17 @@ extern const size_t kmsg_rules_count;
  * to the end; each is parsed into e (its KMSG_HAS bit set when it parses; an unparsable
  * value is left unset, not a mismatch). ret receives %{ret}. True on a match. */
 bool kmsg_match(const char *tmpl, const char *text, size_t len, struct kmsg_event *e, long *ret);
+
+/* Whether a message was printed by a GPU driver (amdgpu, amdkfd, DRM and FreeBSD's drm-kmod,
+ * NVRM and NVIDIA's other modules), judged by how it starts. */
+bool kmsg_vocab_driver_line(const char *text, size_t len);
+
+/* The severity (enum ev_severity) of the strongest failure word or phrase in text ("failed",
+ * "timed out", "not ready", "fatal", ...: whole words, any case), or -1 when it has none. */
+int kmsg_vocab_failure(const char *text, size_t len);
+
+/* Whether text is a line healthy systems print although it uses failure words. */
+bool kmsg_benign_match(const char *text, size_t len);
 
 /* The first PCI address ("0000:03:00.0", or NVRM's "0000:3b:00") in text, normalised into
  * out[16]; false when there is none. */

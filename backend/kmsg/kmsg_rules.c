@@ -27,6 +27,10 @@ const struct kmsg_rule kmsg_rules[] = {
     {KMSG_KW(TIMEOUT) | KMSG_KW(RING),
      "ring %{ring} timeout, last signaled seq=%{seq_signaled}, last emitted seq=%{seq_emitted}",
      KMSG_CAT_RING_TIMEOUT, ERR, AMD, KMSG_G_TIMEOUT, 0},
+    /* amdgpu_fence.c amdgpu_fence_fallback(): the fence interrupt never came, the timer found
+     * the fence signalled (work stalls each time; a storm of them precedes hangs) */
+    {KMSG_KW(RING), "Fence fallback timer expired on ring %{ring}", KMSG_CAT_RING_TIMEOUT, WARN,
+     AMD, KMSG_G_NONE, 0},
     {KMSG_KW(PROCESS),
      "Process information: process %{process} pid %{pid} thread %{thread} pid "
      "%{tid}",
@@ -112,6 +116,10 @@ const struct kmsg_rule kmsg_rules[] = {
      KMSG_G_NONE, 0},
     {KMSG_KW(RESET), "Ring %{ring} reset failure", KMSG_CAT_GPU_RESET, ERR, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(BACO) | KMSG_KW(RESET), "BACO reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(MODE_L) | KMSG_KW(RESET) | KMSG_KW(FAILED), "mode1 reset failed", KMSG_CAT_GPU_RESET,
+     ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(MODE_L) | KMSG_KW(RESET) | KMSG_KW(FAILED), "mode2 reset failed", KMSG_CAT_GPU_RESET,
+     ERR, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(MODE) | KMSG_KW(RESET), "MODE1 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(MODE) | KMSG_KW(RESET), "MODE2 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(MODE_L) | KMSG_KW(RESET), "mode1 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE,
@@ -162,10 +170,23 @@ const struct kmsg_rule kmsg_rules[] = {
     {KMSG_KW(WAVE), "Resetting wave fronts", KMSG_CAT_KFD, WARN, KFD, KMSG_G_NONE, 0},
     {KMSG_KW(RUNLIST), "Runlist is getting oversubscribed", KMSG_CAT_KFD, WARN, KFD, KMSG_G_NONE,
      0},
+    /* kfd_device_queue_manager.c: a queue the process asked for could not be made */
+    {KMSG_KW(QUEUE) | KMSG_KW(FAILED), "Pasid %{pasid} DQM create queue %{*}failed", KMSG_CAT_KFD,
+     ERR, KFD, KMSG_G_NONE, 0},
+    {KMSG_KW(QUEUE) | KMSG_KW(FAILED), "create queue %{*}failed", KMSG_CAT_KFD, ERR, KFD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(QUEUE), "No more SDMA queue to allocate", KMSG_CAT_KFD, WARN, KFD, KMSG_G_NONE, 0},
     {KMSG_KW(EVICT) | KMSG_KW(PASID), "Evicting PASID %{pasid} queues", KMSG_CAT_KFD, INFO, KFD,
      KMSG_G_NONE, 0},
     {KMSG_KW(EVICT) | KMSG_KW(PASID), "Evicting pasid %{pasid} queues", KMSG_CAT_KFD, INFO, KFD,
      KMSG_G_NONE, 0},
+
+    /* NVSwitch (nvidia-nvswitchN): "SXid (PCI:%s): %d, Fatal|Non-fatal, ..." (NVIDIA's SXid
+     * catalogue: a fatal SXid stalls the NVLink traffic through that switch) */
+    {KMSG_KW(XID) | KMSG_KW(NVIDIA) | KMSG_KW(FATAL), "SXid (%{pci}): %{*}, Fatal",
+     KMSG_CAT_FATAL_OTHER, ERR, NV, KMSG_G_NONE, 0},
+    {KMSG_KW(XID) | KMSG_KW(NVIDIA), "SXid (%{pci}): ", KMSG_CAT_FATAL_OTHER, WARN, NV, KMSG_G_NONE,
+     0},
 
     /* NVIDIA open-gpu-kernel-modules: "NVRM: Xid (PCI:%04x:%02x:%02x): %d, pid=%s, name=%s,
      * %s" (older drivers: no pid/name) */
@@ -184,7 +205,30 @@ const struct kmsg_rule kmsg_rules[] = {
      CONT(GB(KMSG_G_NVGPU), KMSG_R_CLOSE)},
     {KMSG_KW(NVRM) | KMSG_KW(RMINIT), "RmInitAdapter failed", KMSG_CAT_FATAL_OTHER, ERR, NV,
      KMSG_G_NONE, 0},
+    {KMSG_KW(NVRM) | KMSG_KW(FAILED), "rm_init_adapter failed", KMSG_CAT_FATAL_OTHER, ERR, NV,
+     KMSG_G_NONE, 0},
     {KMSG_KW(FALLEN), "fallen off the bus", KMSG_CAT_FATAL_OTHER, ERR, ANY, KMSG_G_NONE, 0},
+    /* kernel_gsp.c: GSP firmware stopped answering (its heartbeat stalled); RM's assertions, one
+     * at a time often harmless, come in storms once the GPU has hung */
+    {KMSG_KW(NVRM) | KMSG_KW(HEARTBEAT), "Heartbeat timed out", KMSG_CAT_FATAL_OTHER, ERR, NV,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(NVRM) | KMSG_KW(HEARTBEAT), "heartbeat timed out", KMSG_CAT_FATAL_OTHER, ERR, NV,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(NVRM) | KMSG_KW(FAILED), "Assertion failed", KMSG_CAT_FATAL_OTHER, WARN, NV,
+     KMSG_G_NONE, 0},
+    /* knvlink*.c: NVLink links not trained or discovered at load; the GPUs fall back to PCIe
+     * for peer traffic (NVIDIA's Xid catalogue rates link-training failure a warning) */
+    {KMSG_KW(NVRM) | KMSG_KW(FAILED), "postRxDetLinkMask failed", KMSG_CAT_FATAL_OTHER, WARN, NV,
+     KMSG_G_NONE, 0},
+    /* nv.c / nv-pci.c: the driver gave up on a GPU at load (no usable BAR, probe failed) */
+    {KMSG_KW(NVRM), "This PCI I/O region assigned to your NVIDIA device is invalid",
+     KMSG_CAT_FATAL_OTHER, ERR, NV, KMSG_G_NONE, 0},
+    {KMSG_KW(NVRM) | KMSG_KW(FAILED), "The NVIDIA probe routine failed", KMSG_CAT_FATAL_OTHER, ERR,
+     NV, KMSG_G_NONE, 0},
+    {KMSG_KW(NVRM), "None of the NVIDIA devices were initialized", KMSG_CAT_FATAL_OTHER, ERR, NV,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(NVIDIA) | KMSG_KW(FAILED), "probe of %{pci} failed with error", KMSG_CAT_FATAL_OTHER,
+     ERR, NV, KMSG_G_NONE, 0},
 
     /* the HIP/ROCm runtime on stderr: ROCR's memory-fault handler, HSA status codes, missing
      * code objects, BLAS library failures */
@@ -213,8 +257,32 @@ const struct kmsg_rule kmsg_rules[] = {
      AMD, KMSG_G_NONE, 0},
     {KMSG_KW(TEST_FAILED), "ib ring test failed on %{ring} ", KMSG_CAT_FATAL_OTHER, ERR, AMD,
      KMSG_G_NONE, 0},
+    /* amdgpu power management (swsmu smu_cmn.c, smu_v11_0.c...): the SMU firmware did not answer.
+     * A busy SMU ("not done with your previous command") may answer the next message; no
+     * response at all, or an SMC that never came up, leaves clocks and power unmanaged */
     {KMSG_KW(SMU), "SMU: I'm not done with your previous command", KMSG_CAT_FATAL_OTHER, WARN, AMD,
      KMSG_G_NONE, 0},
+    {KMSG_KW(SMU), "SMU: No response msg_reg:", KMSG_CAT_FATAL_OTHER, ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(SMU) | KMSG_KW(FAILED_C), "Failed to export SMU metrics table", KMSG_CAT_FATAL_OTHER,
+     WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(SMC), "SMC engine is not correctly up", KMSG_CAT_FATAL_OTHER, ERR, AMD, KMSG_G_NONE,
+     0},
+    {KMSG_KW(SMC), "SMC is not ready", KMSG_CAT_FATAL_OTHER, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(FAILED_C), "Failed to enable requested dpm features", KMSG_CAT_FATAL_OTHER, ERR, AMD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(FAILED_C), "Failed to setup smc hw", KMSG_CAT_FATAL_OTHER, ERR, AMD, KMSG_G_NONE, 0},
+    /* amdgpu_device.c: an IP block (smu, psp, gfx, ...) failed a step of init, suspend or
+     * resume (after suspend the GPU stays unusable), and the device init or probe that failed
+     * with it; FreeBSD drm-kmod reports the failed attach */
+    {KMSG_KW(FAILED), " of IP block <%{*}> failed", KMSG_CAT_FATAL_OTHER, ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(FAILED), "amdgpu_device_ip_resume failed", KMSG_CAT_FATAL_OTHER, ERR, AMD, KMSG_G_NONE,
+     0},
+    {KMSG_KW(FAILED), "amdgpu_device_ip_init failed", KMSG_CAT_FATAL_OTHER, ERR, AMD, KMSG_G_NONE,
+     0},
+    {KMSG_KW(FATAL), "Fatal error during GPU init", KMSG_CAT_FATAL_OTHER, ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(AMDGPU) | KMSG_KW(FAILED), "probe of %{pci} failed with error", KMSG_CAT_FATAL_OTHER,
+     ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(DRM), "drmn%{*} attach returned ", KMSG_CAT_FATAL_OTHER, ERR, ANY, KMSG_G_NONE, 0},
 };
 
 const size_t kmsg_rules_count = sizeof(kmsg_rules) / sizeof(kmsg_rules[0]);

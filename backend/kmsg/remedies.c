@@ -116,7 +116,7 @@ static int remedies_rule(struct json_object *o, struct remedy_rule *r, const cha
     if (rc == 0 && strcmp(cat, "*") != 0 && (r->category = kmsg_category_from_name(cat)) <= 0)
         return errbuf_set(err, errlen, -EINVAL,
                           "%s.category: '%s' is not one of ring_timeout, mes, gpu_reset, "
-                          "page_fault, sq_intr, kfd, xid, fatal_other, *",
+                          "page_fault, sq_intr, kfd, xid, fatal_other, driver_other, *",
                           where, cat);
     if (rc == 0 && strcmp(cat, "*") == 0)
         r->category = -1;

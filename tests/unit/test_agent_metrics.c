@@ -120,6 +120,7 @@ Test(agent_metrics, every_family_follows_the_format_with_its_values) {
         trace_sync(t, 0, SYNC_OP_STREAM, am_ok, NULL);
     uint64_t kmsg[KMSG_CAT_COUNT] = {0};
     kmsg[KMSG_CAT_RING_TIMEOUT] = 2;
+    kmsg[KMSG_CAT_DRIVER_OTHER] = 3; /* lines only the last layer caught */
     double phases[PHASE_COUNT] = {0};
     phases[PHASE_FORWARD] = 1.5;
     struct agent_metrics_in in = {.tele = &am_tele,
@@ -149,6 +150,7 @@ Test(agent_metrics, every_family_follows_the_format_with_its_values) {
     cr_assert_not(am_has(text, "ringside_train_val_loss"), "no validation yet");
     cr_assert(am_has(text, "ringside_watchdog_state{device=\"0\"} 2\n"));
     cr_assert(am_has(text, "ringside_driver_events_total{category=\"ring_timeout\"} 2\n"));
+    cr_assert(am_has(text, "ringside_driver_events_total{category=\"driver_other\"} 3\n"));
     cr_assert(am_has(text, "ringside_driver_events_total{category=\"mes\"} 0\n"),
               "every category from the start: counters never appear out of nowhere");
     cr_assert(am_has(text, "ringside_phase_seconds_total{phase=\"forward\"} 1.5\n"));

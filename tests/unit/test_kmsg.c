@@ -673,6 +673,68 @@ Test(kmsg, benign_lines_give_no_event) {
                  r.n ? kmsg_category_name(r.ev[0].category) : "");
 }
 
+/* ---- the last layer: driver lines no rule names that speak of failure ---- */
+
+Test(kmsg, driver_other_takes_failure_words_of_driver_lines) {
+    struct kmsg_event e = kt_one("amdgpu 0000:03:00.0: amdgpu: Failed to disable gfxoff!");
+    kt_expect_kind(&e, KMSG_CAT_DRIVER_OTHER, SEV_WARNING, KMSG_VENDOR_AMDGPU);
+    kt_expect_pci(&e, "0000:03:00.0");
+    /* words for a device that stopped working are errors; any case */
+    e = kt_one("amdgpu 0000:03:00.0: amdgpu: IP block:gfx_v11_0 is hung!");
+    kt_expect_kind(&e, KMSG_CAT_DRIVER_OTHER, SEV_ERROR, KMSG_VENDOR_AMDGPU);
+    e = kt_one("nvidia-modeset: ERROR: GPU:0: Failed to query display engine channel state");
+    kt_expect_kind(&e, KMSG_CAT_DRIVER_OTHER, SEV_WARNING, KMSG_VENDOR_NVIDIA);
+    e = kt_one("[drm] psp gfx command UNKNOWN CMD(0xFFFFFFFF) failed and response status is "
+               "(0xFFFFFFFF)");
+    kt_expect_kind(&e, KMSG_CAT_DRIVER_OTHER, SEV_WARNING, KMSG_VENDOR_DRM);
+    e = kt_one("kfd kfd: amdgpu: Pasid 0x8001 could not be restored, timed out");
+    kt_expect_kind(&e, KMSG_CAT_DRIVER_OTHER, SEV_WARNING, KMSG_VENDOR_AMDGPU);
+    e = kt_one("drmn0: IP block suspend did not finish: Not Ready");
+    kt_expect_kind(&e, KMSG_CAT_DRIVER_OTHER, SEV_WARNING, KMSG_VENDOR_DRM);
+}
+
+static const char *const kt_not_driver_other[] = {
+    /* a failure word inside a longer word or joined by '_' is not the word */
+    "amdgpu 0000:03:00.0: amdgpu: \t WALKER_ERROR: 0x0",
+    "amdgpu 0000:03:00.0: amdgpu:   Faulty UTCL2 client ID: TCP (0x8)",
+    "amdgpu 0000:03:00.0: amdgpu: errorless_mode 1 hanging_off 0",
+    /* driver words in a line another program printed */
+    "systemd[1]: nvidia-persistenced.service: Failed with result 'exit-code'.",
+    "snd_hda_intel 0000:03:00.1: amdgpu bound, codec probe failed",
+    /* healthy systems' lines on the benign list */
+    "nvidia: module verification failed: signature and/or required key missing - tainting kernel",
+    "amdgpu 0000:04:00.0: amdgpu: Secure display: Generic Failure.",
+    "[drm] psp gfx command LOAD_TA(0x1) failed and response status is (0x7)",
+    "nvidia-gpu 0000:01:00.3: i2c timeout error e0000000",
+    /* a driver line without failure words */
+    "amdgpu 0000:03:00.0: amdgpu: SMU is initialized successfully!",
+};
+
+Test(kmsg, driver_other_leaves_words_inside_words_other_programs_and_benign_lines) {
+    size_t n = sizeof(kt_not_driver_other) / sizeof(kt_not_driver_other[0]);
+    for (size_t i = 0; i < n; i++) {
+        struct kt_run r;
+        kt_feed_all(&kt_not_driver_other[i], 1, false, &r);
+        cr_expect_eq(r.n, 0, "'%s' flagged as %s", kt_not_driver_other[i],
+                     r.n ? kmsg_category_name(r.ev[0].category) : "");
+    }
+}
+
+Test(kmsg, rules_and_error_markers_come_before_the_last_layer) {
+    /* a rule names it: its own category and severity, not driver_other */
+    struct kmsg_event e = kt_one("amdgpu 0000:03:00.0: amdgpu: resume of IP block <smu> failed -5");
+    kt_expect_kind(&e, KMSG_CAT_FATAL_OTHER, SEV_ERROR, KMSG_VENDOR_AMDGPU);
+    e = kt_one("[drm] Fence fallback timer expired on ring sdma0");
+    kt_expect_kind(&e, KMSG_CAT_RING_TIMEOUT, SEV_WARNING, KMSG_VENDOR_AMDGPU);
+    cr_expect_str_eq(e.ring, "sdma0");
+    /* FreeBSD drm-kmod's error marker is an error marker */
+    e = kt_one("[drm ERROR :amdgpu_bo_init] Unable to set WC memtype for the aperture base");
+    kt_expect_kind(&e, KMSG_CAT_FATAL_OTHER, SEV_WARNING, KMSG_VENDOR_AMDGPU);
+    e = kt_one("nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20034, Fatal, Link 33 LTSSM Fault Up");
+    kt_expect_kind(&e, KMSG_CAT_FATAL_OTHER, SEV_ERROR, KMSG_VENDOR_NVIDIA);
+    kt_expect_pci(&e, "0000:05:00.0");
+}
+
 Test(kmsg, all_shows_gpu_driver_chatter_with_its_vendor) {
     struct kt_run r;
     kt_feed_all(kt_benign, 5, true, &r);
@@ -711,12 +773,18 @@ Test(kmsg, error_level_record_nobody_names_is_fatal_other) {
     cr_expect_eq(out[0].source, KMSG_SRC_KMSG);
     cr_expect_str_eq(out[0].message,
                      "amdgpu 0000:03:00.0: amdgpu: failed to write reg 28b4 wait reg 28c6");
-    /* the same text at info level is chatter */
+    /* the same text at info level reaches only the last layer: its failure word makes it a
+     * driver_other warning */
     cr_expect_eq(kt_feed_record(&c,
                                 "6,501,1000001,-;amdgpu 0000:03:00.0: amdgpu: failed to write reg "
                                 "28b4 wait reg 28c6\n",
                                 out),
-                 0);
+                 1);
+    kt_expect_kind(&out[0], KMSG_CAT_DRIVER_OTHER, SEV_WARNING, KMSG_VENDOR_AMDGPU);
+    /* and at info level without a failure word it is chatter */
+    cr_expect_eq(
+        kt_feed_record(&c, "6,504,1000003,-;amdgpu 0000:03:00.0: amdgpu: SE 4, SH per SE 2\n", out),
+        0);
     /* and an error-level record from anything else is not ours */
     cr_expect_eq(
         kt_feed_record(&c, "3,502,1000002,-;usb 1-1: device descriptor read/64, error -71", out),
