@@ -5,6 +5,7 @@
 #include "backend/core/ev.h"
 #include "backend/kmsg/kmsg_internal.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -52,6 +53,7 @@ static const struct kmsg_vocab_word {
 };
 
 #define KMSG_VOCAB_COUNT (sizeof(kmsg_vocab_words) / sizeof(kmsg_vocab_words[0]))
+_Static_assert(KMSG_VOCAB_COUNT <= 64, "one bit per word");
 
 static bool kmsg_vocab_wordch(unsigned char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
@@ -70,17 +72,33 @@ static bool kmsg_vocab_at(const char *w, const unsigned char *s, size_t n) {
     return k == n || !kmsg_vocab_wordch(s[k]);
 }
 
+/* Per lower-case letter: the words that start with it (bit k: kmsg_vocab_words[k]). Built once. */
+static uint64_t kmsg_vocab_first[26];
+
+static void kmsg_vocab_init(void) {
+    for (size_t k = 0; k < KMSG_VOCAB_COUNT; k++)
+        kmsg_vocab_first[kmsg_vocab_words[k].text[0] - 'a'] |= 1ull << k;
+}
+
 int kmsg_vocab_failure(const char *text, size_t len) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, kmsg_vocab_init);
     const unsigned char *u = (const unsigned char *)text;
     int sev = -1;
+    bool in_word = false;
     for (size_t i = 0; i < len; i++) {
-        unsigned char c = kmsg_vocab_lower(u[i]);
-        if (c < 'a' || c > 'z' || (i > 0 && kmsg_vocab_wordch(u[i - 1])))
-            continue; /* not the start of a word */
-        for (size_t k = 0; k < KMSG_VOCAB_COUNT; k++) {
+        unsigned char c = u[i];
+        bool start = !in_word;
+        in_word = kmsg_vocab_wordch(c);
+        if (!start || !in_word)
+            continue; /* only the first character of a word */
+        c = kmsg_vocab_lower(c);
+        uint64_t cand = c >= 'a' && c <= 'z' ? kmsg_vocab_first[c - 'a'] : 0;
+        while (cand) {
+            unsigned k = (unsigned)__builtin_ctzll(cand);
+            cand &= cand - 1;
             const struct kmsg_vocab_word *w = &kmsg_vocab_words[k];
-            if ((unsigned char)w->text[0] == c && w->severity > sev &&
-                kmsg_vocab_at(w->text, u + i, len - i))
+            if (w->severity > sev && kmsg_vocab_at(w->text, u + i, len - i))
                 sev = w->severity;
         }
         if (sev == SEV_ERROR)
