@@ -11,7 +11,7 @@
 #include <string.h>
 
 char ui_kmsg_letter(unsigned category) {
-    static const char letters[KMSG_CAT_COUNT] = {' ', 'T', 'M', 'R', 'P', 'S', 'K', 'X', '!', '?'};
+    static const char letters[KMSG_CAT_COUNT] = {' ', 'T', 'M', 'R', 'P', 'S', 'K', 'X', '!', 'D'};
     return category < KMSG_CAT_COUNT ? letters[category] : '?';
 }
 

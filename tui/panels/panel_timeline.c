@@ -243,7 +243,8 @@ const struct panel_ops panel_timeline_ops = {
     .title = "timeline",
     .help = "a row per device (a allreduce, c comm-init, t teardown), then a row per phase of the "
             "selected one: its share of each cell; wait: host blocked in a sync; kernel: "
-            "driver failures (T timeout M MES R reset P fault S sq_intr K KFD X Xid)",
+            "driver failures (T timeout M MES R reset P fault S sq_intr K KFD X Xid ! fatal D "
+            "other driver failure)",
     .min_h = 4,
     .pref_h = 13,
     .column = 1,
