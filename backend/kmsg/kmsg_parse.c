@@ -164,6 +164,44 @@ static bool kmsg_parse_facility(const char **p, const char *end, struct kmsg_lin
     return true;
 }
 
+/* "[2026-04-22T21:27:51.291882381Z]:" (Talos): an ISO time in brackets, then a colon. */
+static bool kmsg_parse_bracket_iso(const char **p, const char *end) {
+    const char *s = *p + 1;
+    if (end - *p < 21 || **p != '[' || !kmsg_parse_iso(&s, end))
+        return false;
+    const char *close = memchr(*p, ']', (size_t)(end - *p) < 48 ? (size_t)(end - *p) : 48);
+    if (!close)
+        return false;
+    *p = close + 1 < end && close[1] == ':' ? close + 2 : close + 1;
+    return true;
+}
+
+/* "HOST: kern:    info: " (talosctl dmesg): a host word ending in ':', the "kern" facility and
+ * a level padded on the left. */
+static bool kmsg_parse_host_facility(const char **p, const char *end, struct kmsg_line *out) {
+    static const char *const levels[] = {"emerg", "alert",  "crit", "err",
+                                         "warn",  "notice", "info", "debug"};
+    const char *s = *p;
+    while (s < end && *s != ' ' && *s != ':')
+        s++;
+    if (s == *p || end - s < 7 || memcmp(s, ": kern:", 7) != 0)
+        return false;
+    s += 7;
+    while (s < end && *s == ' ')
+        s++;
+    const char *lv = s;
+    while (s < end && kmsg_parse_alpha(*s))
+        s++;
+    size_t lvn = (size_t)(s - lv);
+    if (lvn == 0 || s >= end || *s != ':')
+        return false;
+    for (int k = 0; k < 8; k++)
+        if (strlen(levels[k]) == lvn && memcmp(levels[k], lv, lvn) == 0)
+            out->prio = k;
+    *p = s + 1;
+    return true;
+}
+
 /* "HOST kernel: " after a date (journalctl, syslog files): a word, then "kernel:". */
 static bool kmsg_parse_host_kernel(const char **p, const char *end) {
     const char *s = *p;
@@ -200,11 +238,13 @@ void kmsg_parse_text(const char *buf, size_t n, struct kmsg_line *out) {
         if (s >= end)
             break;
         if (*s == '<' && kmsg_parse_raw_prio(&s, end, out)) {
-        } else if (*s == '[' && (kmsg_parse_stamp(&s, end, out) || kmsg_parse_ctime(&s, end))) {
+        } else if (*s == '[' && (kmsg_parse_stamp(&s, end, out) || kmsg_parse_ctime(&s, end) ||
+                                 kmsg_parse_bracket_iso(&s, end))) {
             date = true;
         } else if (kmsg_parse_iso(&s, end) || kmsg_parse_syslog_date(&s, end)) {
             date = true;
-        } else if (!kmsg_parse_facility(&s, end, out) && !kmsg_parse_host_kernel(&s, end)) {
+        } else if (!kmsg_parse_facility(&s, end, out) && !kmsg_parse_host_facility(&s, end, out) &&
+                   !kmsg_parse_host_kernel(&s, end)) {
             break;
         }
         s = kmsg_parse_skip_spaces(s, end);
