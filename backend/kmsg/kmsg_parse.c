@@ -198,6 +198,8 @@ static bool kmsg_parse_host_facility(const char **p, const char *end, struct kms
     for (int k = 0; k < 8; k++)
         if (strlen(levels[k]) == lvn && memcmp(levels[k], lv, lvn) == 0)
             out->prio = k;
+    if (lvn == 7 && memcmp(lv, "warning", 7) == 0) /* Talos spells the level out */
+        out->prio = 4;
     *p = s + 1;
     return true;
 }

@@ -210,7 +210,7 @@ Test(kmsg, text_every_prefix_form) {
         {"2025-01-21T04:41:44,283302+00:00 msg", "msg", -1, false, 0},
         {"2025-01-21T04:41:44+0000 myhost kernel: msg", "msg", -1, false, 0},
         /* talosctl dmesg: host, facility and level, an ISO time in brackets */
-        {"192.168.11.119: kern: warning: [2026-04-22T21:27:51.291919134Z]: msg", "msg", -1, false,
+        {"192.168.11.119: kern: warning: [2026-04-22T21:27:51.291919134Z]: msg", "msg", 4, false,
          0},
         {"k3s-node3.lab: kern:    info: [2023-08-22T01:37:23.894402442Z]: msg", "msg", 6, false, 0},
         {"node1: kern:     err: [2023-08-22T01:37:23.894402442Z]: msg", "msg", 3, false, 0},
