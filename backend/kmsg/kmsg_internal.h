@@ -65,7 +65,7 @@
     X(SMU, "SMU")                                                                                  \
     X(SMC, "SMC ")                                                                                 \
     X(FATAL, "Fatal")                                                                              \
-    X(HEARTBEAT, "eartbeat")                                                                       \
+    X(FENCE, "Fence fallback")                                                                     \
     X(MODE, "MODE")                                                                                \
     X(MODE_L, "mode")                                                                              \
     X(BACO, "BACO")                                                                                \

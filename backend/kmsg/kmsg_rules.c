@@ -29,7 +29,7 @@ const struct kmsg_rule kmsg_rules[] = {
      KMSG_CAT_RING_TIMEOUT, ERR, AMD, KMSG_G_TIMEOUT, 0},
     /* amdgpu_fence.c amdgpu_fence_fallback(): the fence interrupt never came, the timer found
      * the fence signalled (work stalls each time; a storm of them precedes hangs) */
-    {KMSG_KW(RING), "Fence fallback timer expired on ring %{ring}", KMSG_CAT_RING_TIMEOUT, WARN,
+    {KMSG_KW(FENCE), "Fence fallback timer expired on ring %{ring}", KMSG_CAT_RING_TIMEOUT, WARN,
      AMD, KMSG_G_NONE, 0},
     {KMSG_KW(PROCESS),
      "Process information: process %{process} pid %{pid} thread %{thread} pid "
@@ -210,10 +210,8 @@ const struct kmsg_rule kmsg_rules[] = {
     {KMSG_KW(FALLEN), "fallen off the bus", KMSG_CAT_FATAL_OTHER, ERR, ANY, KMSG_G_NONE, 0},
     /* kernel_gsp.c: GSP firmware stopped answering (its heartbeat stalled); RM's assertions, one
      * at a time often harmless, come in storms once the GPU has hung */
-    {KMSG_KW(NVRM) | KMSG_KW(HEARTBEAT), "Heartbeat timed out", KMSG_CAT_FATAL_OTHER, ERR, NV,
-     KMSG_G_NONE, 0},
-    {KMSG_KW(NVRM) | KMSG_KW(HEARTBEAT), "heartbeat timed out", KMSG_CAT_FATAL_OTHER, ERR, NV,
-     KMSG_G_NONE, 0},
+    {KMSG_KW(NVRM), "eartbeat timed out" /* "Heartbeat ..." and "GSP RM heartbeat ..." */,
+     KMSG_CAT_FATAL_OTHER, ERR, NV, KMSG_G_NONE, 0},
     {KMSG_KW(NVRM) | KMSG_KW(FAILED), "Assertion failed", KMSG_CAT_FATAL_OTHER, WARN, NV,
      KMSG_G_NONE, 0},
     /* knvlink*.c: NVLink links not trained or discovered at load; the GPUs fall back to PCIe
@@ -274,11 +272,12 @@ const struct kmsg_rule kmsg_rules[] = {
     /* amdgpu_device.c: an IP block (smu, psp, gfx, ...) failed a step of init, suspend or
      * resume (after suspend the GPU stays unusable), and the device init or probe that failed
      * with it; FreeBSD drm-kmod reports the failed attach */
-    {KMSG_KW(FAILED), " of IP block <%{*}> failed", KMSG_CAT_FATAL_OTHER, ERR, AMD, KMSG_G_NONE, 0},
-    {KMSG_KW(FAILED), "amdgpu_device_ip_resume failed", KMSG_CAT_FATAL_OTHER, ERR, AMD, KMSG_G_NONE,
-     0},
-    {KMSG_KW(FAILED), "amdgpu_device_ip_init failed", KMSG_CAT_FATAL_OTHER, ERR, AMD, KMSG_G_NONE,
-     0},
+    {KMSG_KW(AMDGPU) | KMSG_KW(FAILED), " of IP block <%{*}> failed", KMSG_CAT_FATAL_OTHER, ERR,
+     AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(AMDGPU) | KMSG_KW(FAILED), "amdgpu_device_ip_resume failed", KMSG_CAT_FATAL_OTHER, ERR,
+     AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(AMDGPU) | KMSG_KW(FAILED), "amdgpu_device_ip_init failed", KMSG_CAT_FATAL_OTHER, ERR,
+     AMD, KMSG_G_NONE, 0},
     {KMSG_KW(FATAL), "Fatal error during GPU init", KMSG_CAT_FATAL_OTHER, ERR, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(AMDGPU) | KMSG_KW(FAILED), "probe of %{pci} failed with error", KMSG_CAT_FATAL_OTHER,
      ERR, AMD, KMSG_G_NONE, 0},

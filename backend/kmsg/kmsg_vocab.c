@@ -72,12 +72,25 @@ static bool kmsg_vocab_at(const char *w, const unsigned char *s, size_t n) {
     return k == n || !kmsg_vocab_wordch(s[k]);
 }
 
-/* Per lower-case letter: the words that start with it (bit k: kmsg_vocab_words[k]). Built once. */
-static uint64_t kmsg_vocab_first[26];
+/* Per pair of lower-case letters: the words that start with them (bit k: kmsg_vocab_words[k]).
+ * Most words of a driver line start with a pair no failure word does. Built once. */
+static uint64_t kmsg_vocab_first[26 * 26];
 
 static void kmsg_vocab_init(void) {
-    for (size_t k = 0; k < KMSG_VOCAB_COUNT; k++)
-        kmsg_vocab_first[kmsg_vocab_words[k].text[0] - 'a'] |= 1ull << k;
+    for (size_t k = 0; k < KMSG_VOCAB_COUNT; k++) {
+        const char *t = kmsg_vocab_words[k].text;
+        kmsg_vocab_first[(t[0] - 'a') * 26 + (t[1] - 'a')] |= 1ull << k;
+    }
+}
+
+/* The candidates for a word starting at s[0], s[1] (any case). */
+static uint64_t kmsg_vocab_candidates(const unsigned char *s, size_t n) {
+    if (n < 2)
+        return 0;
+    unsigned a = kmsg_vocab_lower(s[0]), b = kmsg_vocab_lower(s[1]);
+    if (a < 'a' || a > 'z' || b < 'a' || b > 'z')
+        return 0;
+    return kmsg_vocab_first[(a - 'a') * 26 + (b - 'a')];
 }
 
 int kmsg_vocab_failure(const char *text, size_t len) {
@@ -92,8 +105,7 @@ int kmsg_vocab_failure(const char *text, size_t len) {
         in_word = kmsg_vocab_wordch(c);
         if (!start || !in_word)
             continue; /* only the first character of a word */
-        c = kmsg_vocab_lower(c);
-        uint64_t cand = c >= 'a' && c <= 'z' ? kmsg_vocab_first[c - 'a'] : 0;
+        uint64_t cand = kmsg_vocab_candidates(u + i, len - i);
         while (cand) {
             unsigned k = (unsigned)__builtin_ctzll(cand);
             cand &= cand - 1;
