@@ -33,9 +33,9 @@ static const struct kmsg_benign kmsg_benign_lines[] = {
 
 bool kmsg_benign_match(const char *text, size_t len) {
     for (size_t i = 0; i < sizeof(kmsg_benign_lines) / sizeof(kmsg_benign_lines[0]); i++) {
-        struct kmsg_event scratch;
+        struct kmsg_event scratch; /* the fields a template captures: not kept */
         long ret = 0;
-        memset(&scratch, 0, offsetof(struct kmsg_event, message));
+        memset(&scratch, 0, sizeof(scratch));
         if (kmsg_match(kmsg_benign_lines[i].tmpl, text, len, &scratch, &ret))
             return true;
     }
