@@ -404,8 +404,8 @@ static int http_read_head(struct http_conn *c, int *status, const char *where, c
     char *h = c->buf + c->start, *save = NULL;
     h[hlen - 1] = '\0';
     c->start += hlen;
-    char *line = strtok_r(h, "\r\n", &save);
-    if (!line || (*status = http_status_line(line, strlen(line))) < 0)
+    char *line = strtok_r(h, "\r\n", &save); /* the first bytes: nothing before it */
+    if (!line || line != h || (*status = http_status_line(line, strlen(line))) < 0)
         return errbuf_set(why, whylen, -EPROTO, "%s: not an HTTP response", where);
     int n = 0, rc = 0;
     while (rc == 0 && (line = strtok_r(NULL, "\r\n", &save)) != NULL)
