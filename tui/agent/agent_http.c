@@ -8,6 +8,7 @@
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
 #include "backend/vpoc/vpoc.h"
+#include "tui/agent/agent_http_parse.h"
 #include "tui/agent/http_guard.h"
 
 #include <arpa/inet.h>
@@ -397,7 +398,7 @@ static bool http_method_ok(enum http_route route, const char *method) {
 }
 
 /* A decimal uint64 (digits only, no overflow). */
-static bool http_parse_u64(const char *v, uint64_t *out) {
+bool http_parse_u64(const char *v, uint64_t *out) {
     size_t n = strlen(v);
     if (n == 0 || n > 20 || strspn(v, "0123456789") != n)
         return false;
@@ -416,7 +417,7 @@ static bool http_parse_u64(const char *v, uint64_t *out) {
  * to the body and the answer. */
 /* Whether host (a Host header: NAME[:PORT] or [V6]:PORT) names this machine by address: an IP
  * literal or localhost, never a DNS name someone else controls. */
-static bool http_host_is_address(const char *host) {
+bool http_host_is_address(const char *host) {
     char name[256];
     if (host[0] == '[') { /* [v6]:port */
         const char *end = strchr(host, ']');
@@ -608,7 +609,7 @@ static void http_cmd_list(char *buf, size_t n) {
 }
 
 /* The command a request names, or -1 with why (400). */
-static int http_cmd_of(const char *name, char *why, size_t n) {
+int http_cmd_of(const char *name, char *why, size_t n) {
     int cmd = ev_cmd_from_name(name);
     if (cmd >= 0 && ev_cmd_remote((unsigned)cmd))
         return cmd;
@@ -629,7 +630,7 @@ static int http_cmd_of(const char *name, char *why, size_t n) {
 
 /* The request's arg for cmd, as its kind says; false with why (400). Commands that take no
  * arg ignore one given. */
-static bool http_cmd_arg(unsigned cmd, const char *arg_s, int64_t *arg, char *why, size_t n) {
+bool http_cmd_arg(unsigned cmd, const char *arg_s, int64_t *arg, char *why, size_t n) {
     uint64_t v = 0;
     *arg = 0;
     switch (ev_cmd_arg(cmd)) {

@@ -483,6 +483,28 @@ int http_request(struct http_conn **out, const struct http_url *u, const char *m
     return 0;
 }
 
+int http_read_response(struct http_conn **out, int fd, int timeout_ms, int *status, char *why,
+                       size_t whylen) {
+    *out = NULL;
+    *status = 0;
+    struct http_conn *c = calloc(1, sizeof(*c));
+    char *buf = malloc(HTTP_BUF_START);
+    if (!c || !buf) {
+        free(c);
+        free(buf);
+        close(fd);
+        return errbuf_set(why, whylen, -ENOMEM, "out of memory");
+    }
+    *c = (struct http_conn){.fd = fd, .timeout_ms = timeout_ms, .buf = buf, .cap = HTTP_BUF_START};
+    int rc = http_read_head(c, status, "response", why, whylen);
+    if (rc != 0) {
+        http_close(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
 int http_read_line(struct http_conn *c, const char **line, size_t *len, size_t max_line) {
     size_t scanned = 0; /* bytes of [start, end) known to hold no newline */
     for (;;) {

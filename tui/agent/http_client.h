@@ -30,6 +30,13 @@ int http_request(struct http_conn **out, const struct http_url *u, const char *m
                  const char *path_query, const char *accept, const char *token, int timeout_ms,
                  int *status, char *why, size_t whylen);
 
+/* The response on fd, a connected descriptor that the request went out on (a socket, a pipe):
+ * its status line and headers, read as http_request reads them. fd belongs to the connection
+ * from here on (http_close closes it, and so does a failure). 0 with *out and *status, or
+ * -errno with why ("response: not an HTTP response"). */
+int http_read_response(struct http_conn **out, int fd, int timeout_ms, int *status, char *why,
+                       size_t whylen);
+
 /* The next body line (without '\n') into a buffer valid until the next call: 1 with *line and
  * *len; 0 at the end of the body; -errno on a read error or timeout; -E2BIG for a line over
  * max_line bytes (the connection is then unusable). */
