@@ -96,6 +96,44 @@ static bool fuzz_http_has_length(const uint8_t *d, size_t hlen) {
     return false;
 }
 
+/* The one Content-Length of a head, when it has exactly one (in the plain form "Content-Length:
+ * N", at most 12 digits) and nothing else that could frame the body (no other line naming
+ * content-length or transfer-encoding, no '\r' but before a '\n'). */
+static bool fuzz_http_one_length(const uint8_t *d, size_t hlen, uint64_t *len) {
+    unsigned found = 0;
+    size_t i = 0;
+    while (i < hlen && d[i] != '\n') /* the status line */
+        i++;
+    for (i++; i < hlen;) {
+        size_t e = i;
+        while (e < hlen && d[e] != '\n')
+            e++;
+        size_t n = e > i && d[e - 1] == '\r' ? e - 1 - i : e - i;
+        const char *l = (const char *)d + i;
+        for (size_t k = 0; k < n; k++)
+            if (l[k] == '\r')
+                return false;
+        for (size_t k = 0; k + 14 <= n; k++)
+            if (strncasecmp(l + k, "content-length", 14) == 0 ||
+                (k + 17 <= n && strncasecmp(l + k, "transfer-encoding", 17) == 0)) {
+                if (k != 0 || n < 16 || strncasecmp(l, "content-length:", 15) != 0 || found++)
+                    return false;
+                size_t v = 15, digits;
+                while (v < n && (l[v] == ' ' || l[v] == '\t'))
+                    v++;
+                for (digits = 0, *len = 0; v < n && l[v] >= '0' && l[v] <= '9'; v++, digits++)
+                    *len = *len * 10 + (uint64_t)(l[v] - '0');
+                while (v < n && (l[v] == ' ' || l[v] == '\t'))
+                    v++;
+                if (digits == 0 || digits > 12 || v != n)
+                    return false;
+                break;
+            }
+        i = e + 1;
+    }
+    return found == 1;
+}
+
 /* The body by lines, max_line at most: each line the body's next bytes, ended by "\n", "\r\n"
  * or the end; -E2BIG exactly at the first line over max_line. */
 static void fuzz_http_lines(const uint8_t *data, size_t size, const char *body, size_t blen,
@@ -147,6 +185,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(body != NULL && body[blen] == '\0');
     FUZZ_CHECK(blen <= size - hlen && memcmp(body, data + hlen, blen) == 0);
     FUZZ_CHECK(blen == size - hlen || fuzz_http_has_length(data, hlen));
+    uint64_t given = 0;
+    if (fuzz_http_one_length(data, hlen, &given)) /* a length given is a length kept */
+        FUZZ_CHECK(blen == (given < size - hlen ? given : size - hlen));
     char *again = NULL;
     size_t alen = 1;
     FUZZ_CHECK(http_read_body(c, &again, &alen, 0) == 0 && alen == 0 && again[0] == '\0');

@@ -404,6 +404,8 @@ static int http_read_head(struct http_conn *c, int *status, const char *where, c
     char *h = c->buf + c->start, *save = NULL;
     h[hlen - 1] = '\0';
     c->start += hlen;
+    if (memchr(h, '\0', hlen - 1)) /* the lines are read as strings: none may end early */
+        return errbuf_set(why, whylen, -EPROTO, "%s: a NUL byte in the answer's headers", where);
     char *line = strtok_r(h, "\r\n", &save); /* the first bytes: nothing before it */
     if (!line || line != h || (*status = http_status_line(line, strlen(line))) < 0)
         return errbuf_set(why, whylen, -EPROTO, "%s: not an HTTP response", where);
