@@ -426,6 +426,22 @@ static int http_read_head(struct http_conn *c, int *status, const char *where, c
     return rc;
 }
 
+/* A connection on fd (taken: closed on failure) with an empty buffer, or NULL with *rc
+ * (-ENOMEM) and why. */
+static struct http_conn *http_conn_new(int fd, int timeout_ms, int *rc, char *why, size_t whylen) {
+    struct http_conn *c = calloc(1, sizeof(*c));
+    char *buf = malloc(HTTP_BUF_START);
+    if (!c || !buf) {
+        free(c);
+        free(buf);
+        close(fd);
+        *rc = errbuf_set(why, whylen, -ENOMEM, "out of memory");
+        return NULL;
+    }
+    *c = (struct http_conn){.fd = fd, .timeout_ms = timeout_ms, .buf = buf, .cap = HTTP_BUF_START};
+    return c;
+}
+
 /* Connected, with an empty buffer: the connection, or NULL with *rc (-errno) and why. */
 static struct http_conn *http_open(const struct http_url *u, int timeout_ms, uint64_t deadline,
                                    const char *where, int *rc, char *why, size_t whylen) {
@@ -438,17 +454,7 @@ static struct http_conn *http_open(const struct http_url *u, int timeout_ms, uin
         *rc = fd;
         return NULL;
     }
-    struct http_conn *c = calloc(1, sizeof(*c));
-    char *buf = malloc(HTTP_BUF_START);
-    if (!c || !buf) {
-        free(c);
-        free(buf);
-        close(fd);
-        *rc = errbuf_set(why, whylen, -ENOMEM, "out of memory");
-        return NULL;
-    }
-    *c = (struct http_conn){.fd = fd, .timeout_ms = timeout_ms, .buf = buf, .cap = HTTP_BUF_START};
-    return c;
+    return http_conn_new(fd, timeout_ms, rc, why, whylen);
 }
 
 int http_request(struct http_conn **out, const struct http_url *u, const char *method,
@@ -489,16 +495,11 @@ int http_read_response(struct http_conn **out, int fd, int timeout_ms, int *stat
                        size_t whylen) {
     *out = NULL;
     *status = 0;
-    struct http_conn *c = calloc(1, sizeof(*c));
-    char *buf = malloc(HTTP_BUF_START);
-    if (!c || !buf) {
-        free(c);
-        free(buf);
-        close(fd);
-        return errbuf_set(why, whylen, -ENOMEM, "out of memory");
-    }
-    *c = (struct http_conn){.fd = fd, .timeout_ms = timeout_ms, .buf = buf, .cap = HTTP_BUF_START};
-    int rc = http_read_head(c, status, "response", why, whylen);
+    int rc = 0;
+    struct http_conn *c = http_conn_new(fd, timeout_ms, &rc, why, whylen);
+    if (!c)
+        return rc;
+    rc = http_read_head(c, status, "response", why, whylen);
     if (rc != 0) {
         http_close(c);
         return rc;
