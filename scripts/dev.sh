@@ -92,8 +92,8 @@ amd)
     # nor the end-to-end runs that train with --backend cpu (crash and signals always, the
     # others while E2E_BACKEND is unset): here they would run the CPU backend's code again,
     # which test runs. On a GPU, scripts/gpu-check.sh runs dashboard, hang, inject and agent
-    # with E2E_BACKEND=hip (multi: E2E_BACKEND=hip E2E_DEVICES=0,1). hip_fallback is this
-    # build's own: auto falling back to the CPU.
+    # with E2E_BACKEND=hip, and multi.sh takes E2E_BACKEND=hip on a machine with two GPUs.
+    # hip_fallback is this build's own: auto falling back to the CPU.
     nobackend+='|e2e_dashboard|e2e_hang|e2e_multi|e2e_crash|e2e_signals|e2e_inject|e2e_agent)$'
     rm -f "$top/build-amd/tap/"*.tap
     ctest --test-dir "$top/build-amd" --output-on-failure -V -j"$jobs" -E "$nobackend"
