@@ -12,8 +12,8 @@
 #                                         suite skips); the modules that never touch a compute
 #                                         backend are the same in every build and run in test
 #   scripts/dev.sh fuzz                   install clang, build the libFuzzer targets (ASan+UBSan)
-#                                         and fuzz the kernel-log parser for RS_FUZZ_SECONDS
-#                                         (default 60) from build-fuzz/corpus; fails on a crash
+#                                         and fuzz each for RS_FUZZ_SECONDS (default 60; CI: 3)
+#                                         from build-fuzz/corpus; fails on a crash
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
