@@ -899,17 +899,21 @@ Test(agent_http, headers_over_the_limit_are_refused) {
     ah_free(&r);
 }
 
+/* A follower of /events, connected and past the run line: *fd, what it read in *b. */
+static void ah_follow(int *fd, struct ah_buf *b) {
+    *fd = ah_connect();
+    ah_send(*fd, "GET /events HTTP/1.0\r\n\r\n");
+    ah_recv_until(*fd, b, "{\"type\":\"run\"}\n");
+}
+
 Test(agent_http, connections_over_the_limit_are_refused) {
     struct agent_http_conf c = ah_conf();
     c.max_connections = 2;
     ah_start(&c);
     int fd[2];
     struct ah_buf b[2] = {{0}, {0}};
-    for (int i = 0; i < 2; i++) {
-        fd[i] = ah_connect();
-        ah_send(fd[i], "GET /events HTTP/1.0\r\n\r\n");
-        ah_recv_until(fd[i], &b[i], "{\"type\":\"run\"}\n");
-    }
+    for (int i = 0; i < 2; i++)
+        ah_follow(&fd[i], &b[i]);
     struct agent_http_stats st;
     agent_http_stats(ah_srv, &st);
     cr_assert_eq(st.connections, 2);
@@ -1065,11 +1069,8 @@ Test(agent_http, connections_over_the_address_limit_are_refused) {
     ah_start(&c);
     int fd[2];
     struct ah_buf b[2] = {{0}, {0}};
-    for (int i = 0; i < 2; i++) {
-        fd[i] = ah_connect();
-        ah_send(fd[i], "GET /events HTTP/1.0\r\n\r\n");
-        ah_recv_until(fd[i], &b[i], "{\"type\":\"run\"}\n");
-    }
+    for (int i = 0; i < 2; i++)
+        ah_follow(&fd[i], &b[i]);
     struct ah_resp r = ah_call("GET", "/healthz", NULL, NULL);
     cr_assert_eq(r.status, 0, "refused: closed without an answer: %s", r.raw.p ? r.raw.p : "");
     ah_free(&r);
