@@ -13,7 +13,8 @@
 #                                         backend are the same in every build and run in test
 #   scripts/dev.sh fuzz                   install clang, build the libFuzzer targets (ASan+UBSan)
 #                                         and fuzz each for RS_FUZZ_SECONDS (default 60; CI: 3)
-#                                         from build-fuzz/corpus; fails on a crash
+#                                         from build-fuzz/corpus, as many at once as there are
+#                                         cores; fails on a crash
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -108,12 +109,12 @@ fuzz)
         >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
     cmake --build "$dir" -j"$jobs" --target fuzz_all
     secs=${RS_FUZZ_SECONDS:-60}
-    for bin in "$dir"/tests/fuzz/fuzz_*; do
+    # one target a core at a time (each fuzzer is one process); a crash fails the whole stage
+    # once the targets running beside it are done
+    fuzz_one() { # binary
+        local bin=$1 name
         name=$(basename "$bin")
-        case "$name" in *_replay) continue ;; esac
-        [ -x "$bin" ] && [ -f "$bin" ] || continue
-        [ -n "${RS_FUZZ_ONLY:-}" ] && [ "$name" != "$RS_FUZZ_ONLY" ] && continue
-        corpus=$dir/corpus/$name # grows from run to run
+        local corpus=$dir/corpus/$name # grows from run to run
         mkdir -p "$corpus" "$dir/artifacts/$name"
         cp -r "$top/tests/fuzz/corpus/$name/." "$corpus/" 2>/dev/null || true
         [ "$name" = fuzz_kmsg ] && cp "$top"/tests/fixtures/kmsg/*/*.log "$corpus/"
@@ -122,11 +123,30 @@ fuzz)
             -artifact_prefix="$dir/artifacts/$name/" "$corpus" >"$dir/$name.log" 2>&1; then
             tail -n 150 "$dir/$name.log"
             echo "dev.sh fuzz: $name failed; the crashing input is in $dir/artifacts/$name/" >&2
-            exit 1
+            return 1
         fi
         grep -E '^(Done|stat::(number_of_executed_units|new_units_added))' "$dir/$name.log" |
             sed "s/^/  $name: /"
+    }
+    failed=0 running=0
+    for bin in "$dir"/tests/fuzz/fuzz_*; do
+        name=$(basename "$bin")
+        case "$name" in *_replay) continue ;; esac
+        [ -x "$bin" ] && [ -f "$bin" ] || continue
+        [ -n "${RS_FUZZ_ONLY:-}" ] && [ "$name" != "$RS_FUZZ_ONLY" ] && continue
+        if [ "$running" -ge "$jobs" ]; then
+            wait -n || failed=1
+            running=$((running - 1))
+        fi
+        [ "$failed" = 0 ] || break
+        fuzz_one "$bin" &
+        running=$((running + 1))
     done
+    while [ "$running" -gt 0 ]; do
+        wait -n || failed=1
+        running=$((running - 1))
+    done
+    exit "$failed"
     ;;
 *)
     echo "usage: scripts/dev.sh run|test|sanitize|build|amd|fuzz [args]" >&2
