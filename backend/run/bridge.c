@@ -20,7 +20,8 @@ struct bridge_conn {
     int fd; /* -1: free slot */
     char *buf;
     size_t len, cap;
-    bool skipping; /* inside an overlong line: drop up to its newline */
+    size_t scanned; /* buf[0, scanned) holds no newline: a line read in pieces is scanned once */
+    bool skipping;  /* inside an overlong line: drop up to its newline */
 };
 
 struct bridge {
@@ -171,22 +172,23 @@ static void bridge_accept(struct bridge *b, const struct bridge_sink *s) {
 /* Hand every complete line in c's buffer to the sink; keep the rest. */
 static void bridge_lines(struct bridge_conn *c, unsigned k, const struct bridge_sink *s) {
     size_t start = 0;
-    for (size_t i = 0; i < c->len; i++) {
-        if (c->buf[i] != '\n')
-            continue;
+    const char *nl;
+    while ((nl = memchr(c->buf + c->scanned, '\n', c->len - c->scanned)) != NULL) {
+        size_t i = (size_t)(nl - c->buf);
         if (c->skipping)
             c->skipping = false;
         else if (s->line)
             s->line(s->ctx, k, c->buf + start, i - start);
-        start = i + 1;
+        start = c->scanned = i + 1;
     }
     memmove(c->buf, c->buf + start, c->len - start);
     c->len -= start;
+    c->scanned = c->len;
     if (c->len >= BRIDGE_LINE_MAX) { /* no newline in sight: skip to the next one */
         if (!c->skipping && s->overlong)
             s->overlong(s->ctx, k);
         c->skipping = true;
-        c->len = 0;
+        c->len = c->scanned = 0;
     }
 }
 
