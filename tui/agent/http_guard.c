@@ -1,19 +1,20 @@
 /* Connection deadlines and per-address limits for the agent's HTTP server (see http_guard.h):
- * a list of open connections under one mutex, and a timer thread that shuts down the sockets
- * of requests that are late. A socket is only ever shut down while its connection is in the
- * list, and the server removes it (http_guard_close) before it closes the descriptor. */
+ * a list of open connections under the mutex of a worker (backend/core/worker.h) whose thread
+ * sweeps the list periodically and shuts down the sockets of requests that are late. A socket
+ * is only ever shut down while its connection is in the list, and the server removes it
+ * (http_guard_close) before it closes the descriptor. */
 #include "tui/agent/http_guard.h"
 
 #include "backend/core/mono.h"
+#include "backend/core/worker.h"
 
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define GUARD_TICK_MIN_NS 10000000ull   /* the timer looks at least this far apart */
+#define GUARD_TICK_MIN_NS 10000000ull   /* the sweeps are at least this far apart */
 #define GUARD_TICK_MAX_NS 1000000000ull /* and at most this far */
 
 struct http_guard_conn {
@@ -28,10 +29,8 @@ struct http_guard_conn {
 
 struct http_guard {
     struct http_guard_conf conf;
-    pthread_mutex_t mu;
-    pthread_cond_t cond; /* CLOCK_MONOTONIC: stop */
-    pthread_t timer;
-    bool stopping;
+    struct worker w;  /* the sweep; its mutex (w.mu) guards everything below */
+    uint64_t tick_ns; /* the sweep's period */
     struct http_guard_conn *head;
     unsigned open; /* in the list and not closing */
     struct http_guard_stats st;
@@ -60,7 +59,7 @@ static void guard_shut_locked(struct http_guard *g, struct http_guard_conn *c) {
     shutdown(c->fd, SHUT_RDWR);
 }
 
-/* The timer: late requests are shut down. */
+/* A sweep: late requests are shut down. */
 static void guard_tick_locked(struct http_guard *g, uint64_t now) {
     for (struct http_guard_conn *c = g->head; c; c = c->next)
         if (!c->done && !c->closing && now - c->start_ns >= g->conf.request_ns) {
@@ -69,23 +68,15 @@ static void guard_tick_locked(struct http_guard *g, uint64_t now) {
         }
 }
 
-static void *guard_timer(void *arg) {
+/* The sweep, every tick_ns until the guard is destroyed: a request is cut at most a tick after
+ * its deadline. */
+static void *guard_sweep(void *arg) {
     struct http_guard *g = arg;
-    uint64_t tick = g->conf.request_ns / 4;
-    tick = tick < GUARD_TICK_MIN_NS ? GUARD_TICK_MIN_NS : tick;
-    tick = tick > GUARD_TICK_MAX_NS ? GUARD_TICK_MAX_NS : tick;
-    pthread_mutex_lock(&g->mu);
-    while (!g->stopping) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        uint64_t ns = (uint64_t)ts.tv_nsec + tick;
-        ts.tv_sec += (time_t)(ns / 1000000000ull);
-        ts.tv_nsec = (long)(ns % 1000000000ull);
-        pthread_cond_timedwait(&g->cond, &g->mu, &ts);
-        if (!g->stopping)
-            guard_tick_locked(g, mono_now_ns());
+    while (!worker_nap(&g->w, g->tick_ns)) {
+        pthread_mutex_lock(&g->w.mu);
+        guard_tick_locked(g, mono_now_ns());
+        pthread_mutex_unlock(&g->w.mu);
     }
-    pthread_mutex_unlock(&g->mu);
     return NULL;
 }
 
@@ -97,18 +88,15 @@ int http_guard_create(struct http_guard **out, const struct http_guard_conf *c) 
     if (!g)
         return -ENOMEM;
     g->conf = *c;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_mutex_init(&g->mu, NULL);
-    pthread_cond_init(&g->cond, &ca);
-    pthread_condattr_destroy(&ca);
-    int rc = pthread_create(&g->timer, NULL, guard_timer, g);
+    uint64_t tick = c->request_ns / 4;
+    tick = tick < GUARD_TICK_MIN_NS ? GUARD_TICK_MIN_NS : tick;
+    g->tick_ns = tick > GUARD_TICK_MAX_NS ? GUARD_TICK_MAX_NS : tick;
+    worker_init(&g->w);
+    int rc = worker_start(&g->w, guard_sweep, g);
     if (rc != 0) {
-        pthread_cond_destroy(&g->cond);
-        pthread_mutex_destroy(&g->mu);
+        worker_fini(&g->w);
         free(g);
-        return -rc;
+        return rc;
     }
     *out = g;
     return 0;
@@ -117,18 +105,12 @@ int http_guard_create(struct http_guard **out, const struct http_guard_conf *c) 
 void http_guard_destroy(struct http_guard *g) {
     if (!g)
         return;
-    pthread_mutex_lock(&g->mu);
-    g->stopping = true;
-    pthread_cond_broadcast(&g->cond);
-    pthread_mutex_unlock(&g->mu);
-    pthread_join(g->timer, NULL);
-    while (g->head) { /* none left by a server that closed its connections first */
+    worker_fini(&g->w); /* the sweep is joined: nobody else looks at the list */
+    while (g->head) {   /* none left by a server that closed its connections first */
         struct http_guard_conn *c = g->head;
         g->head = c->next;
         free(c);
     }
-    pthread_cond_destroy(&g->cond);
-    pthread_mutex_destroy(&g->mu);
     free(g);
 }
 
@@ -194,13 +176,13 @@ static bool guard_room_locked(struct http_guard *g, const unsigned char *key, un
 bool http_guard_admit(struct http_guard *g, const struct sockaddr *addr, socklen_t len) {
     unsigned char key[16];
     bool ip = guard_key(addr, len, key);
-    pthread_mutex_lock(&g->mu);
+    pthread_mutex_lock(&g->w.mu);
     bool ok = !ip || guard_room_locked(g, key, g->conf.per_address);
     if (!ok)
         g->st.over_address++;
     else if (!(ok = guard_room_locked(g, NULL, g->conf.max_connections)))
         g->st.over_limit++;
-    pthread_mutex_unlock(&g->mu);
+    pthread_mutex_unlock(&g->w.mu);
     return ok;
 }
 
@@ -212,37 +194,37 @@ struct http_guard_conn *http_guard_open(struct http_guard *g, int fd, const stru
     c->fd = fd;
     c->has_addr = guard_key(addr, len, c->addr);
     c->start_ns = mono_now_ns();
-    pthread_mutex_lock(&g->mu);
+    pthread_mutex_lock(&g->w.mu);
     c->next = g->head;
     if (g->head)
         g->head->prev = c;
     g->head = c;
     g->open++;
-    pthread_mutex_unlock(&g->mu);
+    pthread_mutex_unlock(&g->w.mu);
     return c;
 }
 
 void http_guard_done(struct http_guard *g, struct http_guard_conn *c) {
     if (!c)
         return;
-    pthread_mutex_lock(&g->mu);
+    pthread_mutex_lock(&g->w.mu);
     c->done = true;
-    pthread_mutex_unlock(&g->mu);
+    pthread_mutex_unlock(&g->w.mu);
 }
 
 void http_guard_next(struct http_guard *g, struct http_guard_conn *c) {
     if (!c)
         return;
-    pthread_mutex_lock(&g->mu);
+    pthread_mutex_lock(&g->w.mu);
     c->done = false;
     c->start_ns = mono_now_ns();
-    pthread_mutex_unlock(&g->mu);
+    pthread_mutex_unlock(&g->w.mu);
 }
 
 void http_guard_close(struct http_guard *g, struct http_guard_conn *c) {
     if (!c)
         return;
-    pthread_mutex_lock(&g->mu);
+    pthread_mutex_lock(&g->w.mu);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -251,13 +233,13 @@ void http_guard_close(struct http_guard *g, struct http_guard_conn *c) {
         c->next->prev = c->prev;
     if (!c->closing)
         g->open--;
-    pthread_mutex_unlock(&g->mu);
+    pthread_mutex_unlock(&g->w.mu);
     free(c);
 }
 
 void http_guard_stats(struct http_guard *g, struct http_guard_stats *out) {
-    pthread_mutex_lock(&g->mu);
+    pthread_mutex_lock(&g->w.mu);
     *out = g->st;
     out->open = g->open;
-    pthread_mutex_unlock(&g->mu);
+    pthread_mutex_unlock(&g->w.mu);
 }

@@ -33,10 +33,10 @@ struct http_guard_stats {
 struct http_guard;
 struct http_guard_conn;
 
-/* A guard and its timer thread. 0 or -errno (-EINVAL: a zero limit or deadline). */
+/* A guard and its sweep (a worker thread). 0 or -errno (-EINVAL: a zero limit or deadline). */
 int http_guard_create(struct http_guard **out, const struct http_guard_conf *c);
 
-/* Stop the timer; every connection must be closed (http_guard_close) before. NULL: a no-op. */
+/* Stop the sweep; every connection must be closed (http_guard_close) before. NULL: a no-op. */
 void http_guard_destroy(struct http_guard *g);
 
 /* Whether a connection from addr may come in: true, after shutting down the oldest
