@@ -1,7 +1,8 @@
-/* libFuzzer target for what the agent reads from a request (tui/agent/agent_http.c): the input's
- * first line as a query string ("since=42&follow=0", "cmd=set_chunk&arg=250"), each argument
- * decoded as libmicrohttpd decodes it, every value read as a number (since=, Content-Length),
- * a command (cmd=) and each command's argument (arg=); the second line as a Host header. */
+/* libFuzzer target for what the agent reads from a request (tui/agent/agent_http_parse.c): the
+ * input's first line as a query string ("since=42&follow=0", "cmd=set_chunk&arg=250"), each
+ * argument decoded as libmicrohttpd decodes it, every value read as a number (since=,
+ * Content-Length), a command (cmd=) and each command's argument (arg=); the second line as a Host
+ * header. */
 #include "backend/core/ev.h"
 #include "backend/vpoc/vpoc.h"
 #include "tests/fuzz/fuzz_target.h"

@@ -210,7 +210,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
 const char fuzz_target_name[] = "fuzz_http_response";
 
-/* Pieces of the agent's answers (tui/agent/agent_http.c through libmicrohttpd). */
+/* Pieces of the agent's answers (tui/agent/agent_http_route.c through libmicrohttpd). */
 const char *const fuzz_fragments[] = {
     "HTTP/1.0 200 OK\r\n",
     "HTTP/1.1 200 OK\r\n",

@@ -1,5 +1,6 @@
-/* The agent's readers of request values (agent_http.c): the query arguments of /events and
- * /control (libmicrohttpd decodes them) and the Host header, each a pure function of its text. */
+/* The agent's readers of request values (agent_http_parse.c, for agent_http_route.c): the query
+ * arguments of /events and /control (libmicrohttpd decodes them) and the Host header, each a pure
+ * function of its text. */
 #ifndef RINGSIDE_TUI_AGENT_AGENT_HTTP_PARSE_H
 #define RINGSIDE_TUI_AGENT_AGENT_HTTP_PARSE_H
 
