@@ -7,6 +7,7 @@
 #include "backend/core/json_out.h"
 #include "backend/core/pbuf.h"
 #include "backend/core/rng.h"
+#include "backend/core/secret_file.h"
 #include "backend/core/snap.h"
 #include "tests/support/rs_test.h"
 
@@ -518,6 +519,43 @@ Test(core, error_text_stays_one_line) {
     char err[64];
     cr_assert_eq(errbuf_set(err, sizeof(err), -22, "unknown key '%s'", "x\n\x1b[31mred\tz"), -22);
     cr_assert_str_eq(err, "unknown key 'x??[31mred z'");
+}
+
+/* ---- secret files ---- */
+
+/* The whole file with a NUL after it; the refusals name the path and say why. */
+Test(core, secret_file_reads_a_regular_file_whole_or_says_why_not) {
+    char dir[512], path[1024], err[256];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    cr_assert_eq(rs_test_write_file(dir, "key", "line one\nline two\n", path, sizeof(path)), 0);
+    char *text = NULL;
+    size_t len = 0;
+    cr_assert_eq(secret_file_read(path, "key file", false, 64, &text, &len, err, sizeof(err)), 0,
+                 "%s", err);
+    cr_assert_eq(len, 18);
+    cr_assert_str_eq(text, "line one\nline two\n");
+    secret_file_free(text, len);
+    cr_assert_eq(secret_file_read(path, "key file", false, 17, &text, &len, err, sizeof(err)),
+                 -EFBIG);
+    cr_assert(strstr(err, path) && strstr(err, "over 17 bytes"), "%s", err);
+    cr_assert_null(text);
+    cr_assert_eq(rs_test_write_file(dir, "empty", "", path, sizeof(path)), 0);
+    cr_assert_eq(secret_file_read(path, "key file", false, 64, &text, &len, err, sizeof(err)),
+                 -ENODATA);
+    cr_assert(strstr(err, path) && strstr(err, ": empty"), "%s", err);
+    snprintf(path, sizeof(path), "%s/fifo", dir);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    cr_assert_eq(secret_file_read(path, "key file", false, 64, &text, &len, err, sizeof(err)),
+                 -EINVAL, "a FIFO is refused, not waited on");
+    cr_assert(strstr(err, "not a regular file"), "%s", err);
+    cr_assert_eq(secret_file_read(dir, "key file", false, 64, &text, &len, err, sizeof(err)),
+                 -EINVAL, "a directory");
+    snprintf(path, sizeof(path), "%s/none", dir);
+    cr_assert_eq(secret_file_read(path, "key file", false, 64, &text, &len, err, sizeof(err)),
+                 -ENOENT);
+    cr_assert(strstr(err, "No such file"), "%s", err);
+    secret_file_free(NULL, 0);
+    rs_test_rmtree(dir);
 }
 
 /* ---- JSON text ---- */

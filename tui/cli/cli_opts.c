@@ -2,19 +2,18 @@
 #include "tui/cli/cli_opts.h"
 
 #include "backend/core/errbuf.h"
+#include "backend/core/secret_file.h"
 #include "backend/vpoc/vpoc.h"
 #include "tui/cli/cli_tele.h"
 #include "tui/cli/config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static const char cli_train_usage[] =
@@ -726,24 +725,9 @@ int cli_view_opt(struct cli_train_opts *o, int id, const char *v, char *err, siz
 }
 
 int cli_token_read(const char *path, char *out, size_t cap, char *err, size_t errlen) {
-    /* O_NONBLOCK: a FIFO given as the file must not hold the start-up */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = secret_file_open(path, "token file", true, err, errlen);
     if (fd < 0)
-        return errbuf_set(err, errlen, -errno, "%s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return errbuf_set(err, errlen, -EINVAL, "%s: not a regular file", path);
-    }
-    if (st.st_mode & 066) /* its group or others: a warning, one line */
-        fprintf(stderr,
-                "ringside: warning: the token file %s can be %s by other users (mode %04o): "
-                "chmod 600 it\n",
-                path,
-                !(st.st_mode & 022)   ? "read"
-                : !(st.st_mode & 044) ? "changed"
-                                      : "read and changed",
-                (unsigned)(st.st_mode & 07777));
+        return fd;
     char line[512];
     ssize_t got = read(fd, line, sizeof(line) - 1);
     close(fd);
