@@ -28,10 +28,11 @@ mkdir -p "$out"
 # What the build and the tests need, from Debian 13: the ROCm toolchain and runtime, RCCL (the
 # multi-GPU path loads it at run time), rocm-smi, and what every build needs.
 pkgs=(build-essential cmake pkg-config libncurses-dev libjson-c-dev libcriterion-dev
-      libmicrohttpd-dev tmux tzdata zlib1g-dev libzstd-dev libdrm-dev locales python3 curl
+      libmicrohttpd-dev libgnutls28-dev tmux tzdata zlib1g-dev libzstd-dev libdrm-dev locales
+      python3 curl openssl
       hipcc libamdhip64-dev librccl-dev librocm-smi-dev)
 
-if [ ! -x "$root/usr/bin/hipcc" ] || [ ! -x "$root/usr/bin/curl" ]; then
+if [ ! -x "$root/usr/bin/hipcc" ] || [ ! -x "$root/usr/bin/curl" ] || [ ! -x "$root/usr/bin/openssl" ]; then
     command -v debootstrap >/dev/null 2>&1 ||
         { apt-get update -qq && apt-get install -y -qq debootstrap >/dev/null; } ||
         die "cannot install debootstrap"

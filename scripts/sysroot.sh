@@ -15,7 +15,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 dest=$(realpath -m "${1:-$top/sysroot}")
 # ncurses' runtime is on every Linux machine: only its headers and link stubs come along.
 packages=(libncurses-dev libjson-c-dev libjson-c5 libmicrohttpd-dev libmicrohttpd12
-          libcriterion-dev libcriterion3 libboxfort-dev libnanomsg5 libgit2-1.5
+          libgnutls28-dev libcriterion-dev libcriterion3 libboxfort-dev libnanomsg5 libgit2-1.5
           libhttp-parser2.9 libmbedtls14 libmbedx509-1 libmbedcrypto7 libssh2-1 libffi8
           pkgconf-bin libpkgconf3)
 
@@ -42,7 +42,9 @@ find "$dest" -type l -name '*.so' | while read -r link; do
         ;;
     esac
 done
-# libmicrohttpd's .pc names gnutls for static links only; the shared library finds the target's
-# own libgnutls.so.30, so pkg-config is not made to look for gnutls' headers here.
-sed -i '/^Requires.private:/d' "$dest"/usr/lib/x86_64-linux-gnu/pkgconfig/libmicrohttpd.pc
+# libmicrohttpd's and GnuTLS's .pc files name their dependencies for static links only: the
+# shared libraries find the target's own (libgnutls.so.30, which libmicrohttpd12 needs, and
+# nettle and the rest under it), so pkg-config is not made to look for their headers here.
+sed -i '/^Requires.private:/d' "$dest"/usr/lib/x86_64-linux-gnu/pkgconfig/libmicrohttpd.pc \
+    "$dest"/usr/lib/x86_64-linux-gnu/pkgconfig/gnutls.pc
 echo "sysroot: ${#packages[@]} packages in $dest"

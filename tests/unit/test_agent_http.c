@@ -1,14 +1,18 @@
 /* The agent's HTTP endpoint, driven over plain sockets: routes, content types, the /events
  * stream (what is held, then following, keep-alives, the end), the token, /control, the size
- * and connection limits, the UNIX socket, and start-up errors. Fake handlers, a real log. */
+ * and connection limits, the UNIX socket, HTTPS (through a GnuTLS client) and the TLS files it
+ * refuses, and start-up errors. Fake handlers, a real log. */
 #include "backend/core/mono.h"
 #include "backend/vpoc/vpoc.h"
 #include "tests/support/rs_test.h"
 #include "tui/agent/agent_http.h"
+#include "tui/agent/agent_tls.h"
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -42,6 +46,7 @@ struct ah_fake {
 static struct ah_fake ah_fake;
 static struct agent_log *ah_log;
 static struct agent_http *ah_srv;
+static struct agent_tls ah_tls; /* the server's credentials, released after it stops */
 static char ah_dir[512];
 
 static int ah_metrics(void *ctx, bool openmetrics, char **out, size_t *len) {
@@ -96,6 +101,7 @@ static void ah_fini(void) {
         agent_log_close(ah_log);
     agent_http_stop(ah_srv);
     ah_srv = NULL;
+    agent_tls_fini(&ah_tls);
     agent_log_destroy(ah_log);
     ah_log = NULL;
     rs_test_rmtree(ah_dir);
@@ -1084,6 +1090,215 @@ Test(agent_http, connections_over_the_address_limit_are_refused) {
     }
 }
 
+/* ---- HTTPS ---- */
+
+/* The fixture tls/NAME copied to the test's directory as AS, with mode (git keeps none); its
+ * path in out. */
+static void ah_tls_file(const char *name, const char *as, mode_t mode, char *out, size_t n) {
+    char src[1024], text[4096];
+    rs_test_fixture(name, src, sizeof(src));
+    FILE *f = fopen(src, "r");
+    cr_assert_not_null(f, "%s: %s", src, strerror(errno));
+    size_t len = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[len] = '\0';
+    char path[1024];
+    cr_assert_eq(rs_test_write_file(ah_dir, as, text, path, sizeof(path)), 0);
+    cr_assert_eq(chmod(path, mode), 0);
+    snprintf(out, n, "%s", path);
+}
+
+/* The fixture pair, loaded into ah_tls (the key kept 0600, as it should be). */
+static void ah_tls_load(void) {
+    char cert[1024], key[1024], err[512] = "";
+    ah_tls_file("tls/cert.pem", "cert.pem", 0644, cert, sizeof(cert));
+    ah_tls_file("tls/key.pem", "key.pem", 0600, key, sizeof(key));
+    cr_assert_eq(agent_tls_load(&ah_tls, cert, key, err, sizeof(err)), 0, "%s", err);
+    cr_assert_not_null(ah_tls.cert_pem);
+    cr_assert_not_null(ah_tls.key_pem);
+}
+
+/* One request over TLS on a new connection, the server's certificate checked as a client
+ * checks it: signed by the fixture (the validity dates left out: see tests/fixtures/tls), made
+ * out to 127.0.0.1. The whole response (HTTP/1.0: the server closes). */
+static struct ah_resp ah_tls_req(const char *request) {
+    char ca[1024];
+    rs_test_fixture("tls/cert.pem", ca, sizeof(ca));
+    gnutls_certificate_credentials_t cred;
+    gnutls_session_t ses;
+    cr_assert_eq(gnutls_certificate_allocate_credentials(&cred), 0);
+    cr_assert_eq(gnutls_certificate_set_x509_trust_file(cred, ca, GNUTLS_X509_FMT_PEM), 1);
+    gnutls_certificate_set_verify_flags(cred, GNUTLS_VERIFY_DISABLE_TIME_CHECKS |
+                                                  GNUTLS_VERIFY_DISABLE_TRUSTED_TIME_CHECKS);
+    cr_assert_eq(gnutls_init(&ses, GNUTLS_CLIENT), 0);
+    cr_assert_eq(gnutls_set_default_priority(ses), 0);
+    cr_assert_eq(gnutls_credentials_set(ses, GNUTLS_CRD_CERTIFICATE, cred), 0);
+    gnutls_session_set_verify_cert(ses, "127.0.0.1", 0);
+    int fd = ah_connect();
+    gnutls_transport_set_int(ses, fd);
+    int rc;
+    while ((rc = gnutls_handshake(ses)) == GNUTLS_E_INTERRUPTED)
+        ;
+    cr_assert_eq(rc, 0, "handshake: %s", gnutls_strerror(rc));
+    size_t off = 0, n = strlen(request);
+    while (off < n) {
+        ssize_t w = gnutls_record_send(ses, request + off, n - off);
+        cr_assert_gt(w, 0, "send: %s", gnutls_strerror((int)w));
+        off += (size_t)w;
+    }
+    struct ah_resp r;
+    memset(&r, 0, sizeof(r));
+    struct ah_buf *b = &r.raw;
+    for (;;) {
+        if (b->cap - b->len < 4097) {
+            b->cap = b->cap ? b->cap * 2 : 8192;
+            b->p = realloc(b->p, b->cap);
+            cr_assert_not_null(b->p);
+        }
+        ssize_t got = gnutls_record_recv(ses, b->p + b->len, b->cap - b->len - 1);
+        if (got == GNUTLS_E_INTERRUPTED)
+            continue;
+        /* the end: a close_notify, or the server closing after the answer without one */
+        if (got == 0 || got == GNUTLS_E_PREMATURE_TERMINATION)
+            break;
+        cr_assert_gt(got, 0, "recv: %s", gnutls_strerror((int)got));
+        b->len += (size_t)got;
+        b->p[b->len] = '\0';
+    }
+    gnutls_deinit(ses);
+    gnutls_certificate_free_credentials(cred);
+    close(fd);
+    ah_parse(&r);
+    return r;
+}
+
+/* With TLS the TCP listener answers over TLS only: a request in plain HTTP gets no HTTP
+ * answer (the handshake fails and the connection closes). A UNIX socket stays plain. */
+Test(agent_http, with_tls_the_port_speaks_https_only) {
+    ah_tls_load();
+    struct agent_http_conf c = ah_conf();
+    c.tls = &ah_tls;
+    ah_sock_path(&c);
+    ah_start(&c);
+    struct ah_resp r = ah_tls_req("GET /healthz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+    cr_assert_eq(r.status, 200, "%s", r.raw.p ? r.raw.p : "");
+    cr_assert_str_eq(r.body, "ok\n");
+    cr_assert_str_eq(ah_header(&r, "Content-Type"), "text/plain; charset=utf-8");
+    ah_free(&r);
+    r = ah_req("GET /healthz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+    cr_assert_eq(r.status, 0, "a plain request answered: %s", r.raw.p ? r.raw.p : "");
+    cr_assert(!r.raw.p || !strstr(r.raw.p, "HTTP/1."), "%s", r.raw.p);
+    ah_free(&r);
+    struct agent_http_stats st;
+    agent_http_stats(ah_srv, &st);
+    cr_assert_eq(st.requests, 1, "only the request over TLS was answered");
+    r = ah_on(ah_connect_unix(c.unix_path), "GET /healthz HTTP/1.0\r\n\r\n");
+    cr_assert_eq(r.status, 200, "the UNIX socket in plain HTTP");
+    ah_free(&r);
+}
+
+/* The token works over HTTPS as over HTTP, and /events streams through TLS. */
+Test(agent_http, with_tls_and_a_token_events_need_the_token) {
+    ah_fill_log();
+    ah_tls_load();
+    struct agent_http_conf c = ah_conf();
+    c.tls = &ah_tls;
+    snprintf(c.token, sizeof(c.token), AH_TOKEN);
+    ah_start(&c);
+    struct ah_resp r = ah_tls_req("GET /events?follow=0 HTTP/1.0\r\n\r\n");
+    cr_assert_eq(r.status, 401);
+    ah_free(&r);
+    r = ah_tls_req("GET /events?follow=0 HTTP/1.0\r\nAuthorization: Bearer " AH_TOKEN "\r\n\r\n");
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(r.body, "{\"type\":\"run\"}\ne1\ns1\ne2\ne3\n");
+    ah_free(&r);
+}
+
+struct ah_tls_try {
+    int rc;
+    char err[512];
+    bool loaded; /* anything left in the struct */
+};
+
+static void ah_tls_try(const char *cert, const char *key, struct ah_tls_try *out) {
+    struct agent_tls t;
+    memset(&t, 0x5a, sizeof(t));
+    out->err[0] = '\0';
+    out->rc = agent_tls_load(&t, cert, key, out->err, sizeof(out->err));
+    out->loaded = t.cert_pem || t.key_pem || t.cert_len || t.key_len;
+    agent_tls_fini(&t);
+}
+
+static void ah_tls_try_fn(void *ctx, void *out) {
+    const char *const *paths = ctx;
+    ah_tls_try(paths[0], paths[1], out);
+}
+
+/* Each bad file is refused in one line that names its option and its path and says why, and
+ * nothing is left loaded. */
+Test(agent_http, bad_tls_files_are_refused_naming_the_file) {
+    char cert[1024], key[1024], other[1024], enc[1024], fifo[1024], none[1024], empty[1024],
+        junk[1024];
+    /* every file 0600: some are tried as keys, and a key's mode is warned of (test_agent_cli) */
+    ah_tls_file("tls/cert.pem", "cert.pem", 0600, cert, sizeof(cert));
+    ah_tls_file("tls/key.pem", "key.pem", 0600, key, sizeof(key));
+    ah_tls_file("tls/other-key.pem", "other-key.pem", 0600, other, sizeof(other));
+    ah_tls_file("tls/encrypted-key.pem", "encrypted-key.pem", 0600, enc, sizeof(enc));
+    snprintf(fifo, sizeof(fifo), "%s/fifo.pem", ah_dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    snprintf(none, sizeof(none), "%s/none.pem", ah_dir);
+    cr_assert_eq(rs_test_write_file(ah_dir, "empty.pem", "", empty, sizeof(empty)), 0);
+    cr_assert_eq(rs_test_write_file(ah_dir, "junk.pem", "not a certificate\n", junk, sizeof(junk)),
+                 0);
+    cr_assert_eq(chmod(empty, 0600) | chmod(junk, 0600), 0);
+    const struct {
+        const char *cert, *key;
+        int rc;
+        const char *flag, *file, *why;
+    } cases[] = {
+        {none, key, -ENOENT, "--tls-cert", none, "No such file"},
+        {cert, none, -ENOENT, "--tls-key", none, "No such file"},
+        {ah_dir, key, -EINVAL, "--tls-cert", ah_dir, "not a regular file"},
+        {cert, fifo, -EINVAL, "--tls-key", fifo, "not a regular file"},
+        {empty, key, -ENODATA, "--tls-cert", empty, "empty"},
+        {cert, empty, -ENODATA, "--tls-key", empty, "empty"},
+        {junk, key, -EINVAL, "--tls-cert", junk, "no PEM certificate"},
+        {key, key, -EINVAL, "--tls-cert", key, "no PEM certificate"},
+        {cert, junk, -EINVAL, "--tls-key", junk, "no PEM private key"},
+        {cert, cert, -EINVAL, "--tls-key", cert, "no PEM private key"},
+        {cert, enc, -EINVAL, "--tls-key", enc, "encrypted"},
+        {cert, other, -EINVAL, "--tls-key", other, "not the key of the certificate"},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        struct ah_tls_try t;
+        ah_tls_try(cases[k].cert, cases[k].key, &t);
+        cr_assert_eq(t.rc, cases[k].rc, "case %zu: %d: %s", k, t.rc, t.err);
+        char want[1200];
+        snprintf(want, sizeof(want), "%s %s: ", cases[k].flag, cases[k].file);
+        cr_assert_eq(strncmp(t.err, want, strlen(want)), 0, "case %zu: %s", k, t.err);
+        cr_assert(strstr(t.err, cases[k].why), "case %zu: %s", k, t.err);
+        cr_assert_null(strchr(t.err, '\n'), "one line: %s", t.err);
+        cr_assert_not(t.loaded, "case %zu: left loaded", k);
+    }
+    /* the pair itself loads */
+    struct ah_tls_try t;
+    ah_tls_try(cert, key, &t);
+    cr_assert_eq(t.rc, 0, "%s", t.err);
+    /* a key its reader may not read (root reads any file: tried as nobody) */
+    struct ah_tls_try u;
+    cr_assert_eq(chmod(ah_dir, 0755), 0); /* nobody may pass through to the files */
+    cr_assert_eq(chmod(cert, 0644), 0);   /* and read the certificate */
+    if (geteuid() == 0) {
+        const char *paths[] = {cert, key};
+        cr_assert_eq(rs_test_as_nobody(ah_tls_try_fn, paths, &u, sizeof(u)), 0);
+    } else {
+        cr_assert_eq(chmod(key, 0), 0);
+        ah_tls_try(cert, key, &u);
+    }
+    cr_assert_eq(u.rc, -EACCES, "%d: %s", u.rc, u.err);
+    cr_assert(strstr(u.err, "--tls-key ") && strstr(u.err, "Permission denied"), "%s", u.err);
+}
+
 /* ---- listeners ---- */
 
 Test(agent_http, a_unix_socket_serves_and_is_removed_at_stop) {
@@ -1239,5 +1454,6 @@ Test(agent_http, defaults) {
     cr_assert_eq(c.idle_timeout_s, 30);
     cr_assert_eq(c.per_address, 64);
     cr_assert_eq(c.request_timeout_ms, 10000);
+    cr_assert_null(c.tls);
     agent_http_stop(NULL);
 }

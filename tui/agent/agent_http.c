@@ -8,6 +8,7 @@
 
 #include "backend/core/errbuf.h"
 #include "tui/agent/agent_http_internal.h"
+#include "tui/agent/agent_tls.h"
 #include "tui/agent/http_guard.h"
 
 #include <errno.h>
@@ -74,8 +75,10 @@ static enum MHD_Result http_admit(void *cls, const struct sockaddr *addr, sockle
 
 /* ---- daemons ---- */
 
-/* A daemon serving the listening socket fd (it takes fd over, on success). */
-static struct MHD_Daemon *http_daemon(struct agent_http *s, int fd, unsigned flags) {
+/* A daemon serving the listening socket fd (it takes fd over, on success), in HTTPS with tls
+ * (NULL: HTTP). */
+static struct MHD_Daemon *http_daemon(struct agent_http *s, int fd, unsigned flags,
+                                      const struct agent_tls *tls) {
     size_t pool = s->conf.max_request_bytes + HTTP_POOL_EXTRA;
     if (pool < HTTP_POOL_MIN)
         pool = HTTP_POOL_MIN;
@@ -84,28 +87,40 @@ static struct MHD_Daemon *http_daemon(struct agent_http *s, int fd, unsigned fla
      * closing */
     unsigned limit = s->conf.max_connections + HTTP_SHUT_SLACK;
     flags |= MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
+    /* MHD keeps these pointers (not copies): tls outlives the daemon */
+    struct MHD_OptionItem tls_opts[] = {
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, tls ? tls->key_pem : NULL},
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, tls ? tls->cert_pem : NULL},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    if (tls)
+        flags |= MHD_USE_TLS;
+    else
+        tls_opts[0].option = MHD_OPTION_END;
     return MHD_start_daemon(flags, 0, http_admit, s, agent_http_access, s, MHD_OPTION_LISTEN_SOCKET,
                             (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, limit,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_CONNECTION_TIMEOUT,
                             s->conf.idle_timeout_s, MHD_OPTION_THREAD_STACK_SIZE,
                             (size_t)HTTP_STACK, MHD_OPTION_NOTIFY_CONNECTION, http_notify, s,
-                            MHD_OPTION_NOTIFY_COMPLETED, agent_http_completed, s, MHD_OPTION_END);
+                            MHD_OPTION_NOTIFY_COMPLETED, agent_http_completed, s, MHD_OPTION_ARRAY,
+                            tls_opts, MHD_OPTION_END);
 }
 
 /* Start a daemon on fd; on failure fd is closed (unless MHD already did: a socket is known by
  * its inode, which no later descriptor with the same number has). */
-static int http_serve_fd(struct agent_http *s, int fd, unsigned flags, struct MHD_Daemon **out,
-                         const char *what, char *err, size_t errlen) {
+static int http_serve_fd(struct agent_http *s, int fd, unsigned flags, const struct agent_tls *tls,
+                         struct MHD_Daemon **out, const char *what, char *err, size_t errlen) {
     struct stat before, after;
     fstat(fd, &before);
     errno = 0;
-    *out = http_daemon(s, fd, flags);
+    *out = http_daemon(s, fd, flags, tls);
     if (*out)
         return 0;
     int rc = errno ? -errno : -EIO;
     if (fstat(fd, &after) == 0 && after.st_ino == before.st_ino && after.st_dev == before.st_dev)
         close(fd);
-    return errbuf_set(err, errlen, rc, "cannot serve HTTP on %s: %s", what, strerror(-rc));
+    return errbuf_set(err, errlen, rc, "cannot serve %s on %s: %s", tls ? "HTTPS" : "HTTP", what,
+                      strerror(-rc));
 }
 
 static int http_check_conf(const struct agent_http_conf *c, char *err, size_t errlen) {
@@ -125,6 +140,9 @@ static int http_check_conf(const struct agent_http_conf *c, char *err, size_t er
         return errbuf_set(err, errlen, -EINVAL, "a zero connection or request size limit");
     if (c->request_timeout_ms == 0)
         return errbuf_set(err, errlen, -EINVAL, "a zero request timeout");
+    if (c->tls && (!c->tls->cert_pem || !c->tls->key_pem))
+        return errbuf_set(err, errlen, -EINVAL,
+                          "TLS without a certificate and key (agent_tls_load)");
     return 0;
 }
 
@@ -153,12 +171,13 @@ int agent_http_start(struct agent_http **out, const struct agent_http_conf *c,
         bool v6 = false;
         rc = agent_http_tcp_listen(c->listen, &fd, &s->port, &v6, err, errlen);
         if (rc == 0)
-            rc = http_serve_fd(s, fd, v6 ? MHD_USE_DUAL_STACK : 0, &s->tcp, c->listen, err, errlen);
+            rc = http_serve_fd(s, fd, v6 ? MHD_USE_DUAL_STACK : 0, c->tls, &s->tcp, c->listen, err,
+                               errlen);
     }
     if (rc == 0 && c->unix_path[0]) {
         rc = agent_http_unix_listen(s, c->unix_path, &fd, err, errlen);
         if (rc == 0)
-            rc = http_serve_fd(s, fd, 0, &s->unix_d, c->unix_path, err, errlen);
+            rc = http_serve_fd(s, fd, 0, NULL, &s->unix_d, c->unix_path, err, errlen);
     }
     if (rc < 0) {
         agent_http_stop(s);

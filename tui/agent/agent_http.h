@@ -15,8 +15,9 @@
  * the limit 413/431. A request must arrive whole within request_timeout_ms of the accept; a new
  * connection that finds the server or its address full takes the place of a connection still
  * sending its request (see http_guard.h), and is refused only when every place holds a request
- * that arrived (so clients that drip bytes cannot lock /healthz and /metrics out). Nothing from a
- * request reaches a shell or a file path. */
+ * that arrived (so clients that drip bytes cannot lock /healthz and /metrics out). With TLS
+ * credentials (agent_tls.h) the TCP listener speaks HTTPS only; a UNIX socket stays plain HTTP.
+ * Nothing from a request reaches a shell or a file path. */
 #ifndef RINGSIDE_TUI_AGENT_AGENT_HTTP_H
 #define RINGSIDE_TUI_AGENT_AGENT_HTTP_H
 
@@ -30,6 +31,8 @@
 #define AGENT_HTTP_DEFAULT_LISTEN "127.0.0.1:9464"
 #define AGENT_HTTP_TOKEN_BYTES    256
 
+struct agent_tls;
+
 struct agent_http_conf {
     char listen[128];    /* "ADDR:PORT" (IPv4, or [IPv6]:PORT; port 0 = a free one), or
                           * "" for none */
@@ -42,10 +45,12 @@ struct agent_http_conf {
     unsigned per_address;               /* connections at once from one IP address (default 64) */
     unsigned request_timeout_ms; /* from the accept to the whole request (line, headers, body),
                                   * else the connection is shut down (default 10000) */
+    const struct agent_tls *tls; /* HTTPS on the TCP listener with these credentials (loaded by
+                                  * agent_tls_load, kept until agent_http_stop), NULL: HTTP */
 };
 
 /* Defaults: listen AGENT_HTTP_DEFAULT_LISTEN, no UNIX socket, no token, no control, 256
- * connections (64 from one address), 8192 bytes, 30 s idle, 10 s for a request. */
+ * connections (64 from one address), 8192 bytes, 30 s idle, 10 s for a request, no TLS. */
 void agent_http_conf_default(struct agent_http_conf *c);
 
 /* got == want, in a time that depends on want's length only (every byte of want is looked at,
