@@ -3,7 +3,7 @@
 # token, scraped with curl and checked with promtool (or, where there is none, by the format's
 # rules below), its /events read and followed, a dashboard attached in tmux with and without the
 # token, a chunk-size change sent both ways, the kernel log counted, SIGTERM. Then the option
-# errors, and an agent without --train or --allow-control.
+# errors, and an agent without --train or --allow-control; HTTPS with a pair made by openssl.
 #
 # usage: agent.sh RINGSIDE SCRATCH_DIR    (E2E_BACKEND=hip: train on the GPU, default cpu)
 E2E_NAME="agent e2e"
@@ -11,6 +11,7 @@ E2E_NAME="agent e2e"
 . "$(dirname "$0")/lib.sh"
 
 command -v curl > /dev/null 2>&1 || { echo "$E2E_NAME: curl is not installed" >&2; exit 1; }
+command -v openssl > /dev/null 2>&1 || { echo "$E2E_NAME: openssl is not installed" >&2; exit 1; }
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 PROMTOOL=$(command -v promtool 2> /dev/null || true)
 [ -z "$PROMTOOL" ] && [ -x "$TOP/build-tools/bin/promtool" ] && PROMTOOL=$TOP/build-tools/bin/promtool
@@ -27,15 +28,15 @@ AGENT_PID=""
 stop_agent() { [ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2> /dev/null; AGENT_PID=""; }
 trap 'stop_agent; cleanup' EXIT
 
-# start_agent LOG ARGS...: the agent in the background; PORT from its "serving" line.
+# start_agent LOG ARGS...: the agent in the background; URL and PORT from its "serving" line.
 start_agent() {
     local log=$1
     shift
     "$RINGSIDE" agent --listen 127.0.0.1:0 "$@" 2> "$log" &
     AGENT_PID=$!
-    wait_for "the agent says where it listens ($*)" 30 grep -q "serving http://127.0.0.1:" "$log"
-    PORT=$(sed -n 's|.*serving http://127.0.0.1:\([0-9]*\).*|\1|p' "$log" | head -n 1)
-    URL=http://127.0.0.1:$PORT
+    wait_for "the agent says where it listens ($*)" 30 grep -qE "serving https?://127.0.0.1:" "$log"
+    URL=$(sed -nE 's|.*serving (https?://127.0.0.1:[0-9]+).*|\1|p' "$log" | head -n 1)
+    PORT=${URL##*:}
 }
 
 auth() { printf 'Authorization: Bearer %s' "$(cat "$TOKEN")"; }
@@ -256,4 +257,37 @@ STEP="beyond loopback without a token: said at the start"
 AGENT_PID=$!
 wait_for "the warning" 20 grep -q "beyond this machine without a token" "$SCRATCH/agent4.log"
 stop_agent
+STEP="beyond loopback with a token in plain HTTP: said at the start"
+"$RINGSIDE" agent --listen 0.0.0.0:0 --token-file "$TOKEN" --telemetry none --no-kmsg \
+    2> "$SCRATCH/agent5.log" &
+AGENT_PID=$!
+wait_for "the warning" 20 grep -q "the token crosses the network in clear" "$SCRATCH/agent5.log"
+stop_agent
+
+# ---- HTTPS: a self-signed pair made here, which curl trusts only when given it ----
+STEP="a certificate and key made with openssl"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=127.0.0.1 \
+    -addext subjectAltName=IP:127.0.0.1 -keyout "$SCRATCH/key.pem" -out "$SCRATCH/ca.pem" \
+    > "$SCRATCH/openssl.txt" 2>&1 || fail "$(cat "$SCRATCH/openssl.txt")"
+start_agent "$SCRATCH/agent6.log" --telemetry none --no-kmsg --token-file "$TOKEN" \
+    --tls-cert "$SCRATCH/ca.pem" --tls-key "$SCRATCH/key.pem"
+STEP="the agent says https"
+case $URL in https://*) ;; *) fail "serving $URL" ;; esac
+STEP="/healthz over HTTPS with --cacert"
+[ "$(curl -s --cacert "$SCRATCH/ca.pem" -H "$(auth)" "$URL/healthz")" = ok ] || fail "no ok"
+STEP="without --cacert curl refuses the certificate"
+curl -s -o /dev/null -H "$(auth)" "$URL/healthz"
+rc=$?
+[ "$rc" = 60 ] || fail "curl exit status $rc (60: the peer's certificate not verified)"
+STEP="/events over HTTPS with the token, 401 without"
+curl -sf --cacert "$SCRATCH/ca.pem" -H "$(auth)" "$URL/events?follow=0" > "$SCRATCH/tls.jsonl" ||
+    fail "curl"
+head -n 1 "$SCRATCH/tls.jsonl" | grep -q '"type":"run"' || fail "$(head -c 200 "$SCRATCH/tls.jsonl")"
+[ "$(code --cacert "$SCRATCH/ca.pem" "$URL/events?follow=0")" = 401 ] || fail "no token"
+STEP="SIGTERM stops the HTTPS agent: exit 0"
+kill -TERM "$AGENT_PID"
+wait "$AGENT_PID"
+rc=$?
+AGENT_PID=""
+[ "$rc" = 0 ] || fail "exit status $rc; log: $(tail -n 5 "$SCRATCH/agent6.log")"
 echo "$E2E_NAME: passed"

@@ -1,5 +1,6 @@
-/* The agent and attach binaries from outside: the warning for a token file others can read,
- * and the signals that stop the agent (a second one during the stop leaves at once, 130). */
+/* The agent and attach binaries from outside: the warning for a token file or TLS key others
+ * can read, the TLS options' pairing, and the signals that stop the agent (a second one during
+ * the stop leaves at once, 130). */
 #include "backend/core/mono.h"
 #include "tests/support/rs_test.h"
 
@@ -78,6 +79,76 @@ Test(agent_cli, a_token_file_others_can_read_is_warned_of_once) {
                 cr_assert(strstr(ac_err, cases[k].said), "%s", ac_err);
         }
     }
+}
+
+/* The fixture tls/NAME copied into the test's directory with mode; its path. */
+static const char *ac_tls_file(const char *name, mode_t mode) {
+    static char path[4200];
+    char src[4096], text[4096];
+    rs_test_fixture(name, src, sizeof(src));
+    FILE *f = fopen(src, "r");
+    cr_assert_not_null(f, "%s", src);
+    size_t len = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[len] = '\0';
+    cr_assert_eq(rs_test_write_file(ac_dir, "key.pem", text, path, sizeof(path)), 0);
+    cr_assert_eq(chmod(path, mode), 0);
+    return path;
+}
+
+/* A TLS key file others may read or change: one warning line, as for the token file (here the
+ * key is not the certificate's: refused after the warning, exit 2). */
+Test(agent_cli, a_tls_key_file_others_can_read_is_warned_of_once) {
+    static const struct {
+        mode_t mode;
+        const char *said; /* NULL: no warning */
+    } cases[] = {
+        {0600, NULL},
+        {0640, "can be read by other users (mode 0640): chmod 600 it"},
+        {0620, "can be changed by other users (mode 0620)"},
+    };
+    char cert[4096];
+    rs_test_fixture("tls/cert.pem", cert, sizeof(cert));
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        const char *key = ac_tls_file("tls/other-key.pem", cases[k].mode);
+        const char *argv[] = {"agent", "--tls-cert", cert, "--tls-key", key, NULL};
+        int rc = rs_test_run(argv, ac_out, sizeof(ac_out), ac_err, sizeof(ac_err));
+        cr_assert_eq(rc, 2, "mode %04o: exit %d: %s", (unsigned)cases[k].mode, rc, ac_err);
+        cr_assert(strstr(ac_err, "not the key of the certificate"), "%s", ac_err);
+        cr_assert_eq(ac_count(ac_err, "warning: the TLS key file"), cases[k].said ? 1u : 0u,
+                     "mode %04o: %s", (unsigned)cases[k].mode, ac_err);
+        if (cases[k].said)
+            cr_assert(strstr(ac_err, cases[k].said), "%s", ac_err);
+    }
+}
+
+/* --tls-cert and --tls-key go together, and only with a TCP listener: each refusal is one line
+ * saying so, exit 2, before a file is read. */
+Test(agent_cli, tls_options_go_together) {
+    static const char *const cases[][9] = {
+        {"--tls-cert", "/nowhere/c.pem", NULL},
+        {"--tls-key", "/nowhere/k.pem", NULL},
+        {"--tls-cert", "/nowhere/c.pem", "--tls-key", "/nowhere/k.pem", "--listen", "none",
+         "--unix", "/nowhere/agent.sock"},
+    };
+    static const char *const said[] = {
+        "--tls-cert without --tls-key: give both --tls-cert FILE and --tls-key FILE",
+        "--tls-key without --tls-cert: give both",
+        "--tls-cert with --listen none: TLS is for the TCP listener",
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        const char *argv[10] = {"agent"};
+        for (int i = 0; i < 8 && cases[k][i]; i++)
+            argv[i + 1] = cases[k][i];
+        int rc = rs_test_run(argv, ac_out, sizeof(ac_out), ac_err, sizeof(ac_err));
+        cr_assert_eq(rc, 2, "case %zu: exit %d: %s", k, rc, ac_err);
+        cr_assert(strstr(ac_err, said[k]), "case %zu: %s", k, ac_err);
+        cr_assert_eq(ac_count(ac_err, "ringside agent: "), 1, "%s", ac_err);
+    }
+    const char *help[] = {"agent", "--help", NULL};
+    cr_assert_eq(rs_test_run(help, ac_out, sizeof(ac_out), ac_err, sizeof(ac_err)), 0);
+    cr_assert(strstr(ac_out, "  --tls-cert FILE ") && strstr(ac_out, "  --tls-key FILE "), "%s",
+              ac_out);
 }
 
 /* The limits' options: a bad value is one line naming the option, exit 2. */

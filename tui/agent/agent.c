@@ -378,8 +378,9 @@ static void agent_say_listening(struct agent *a) {
         char addr[128] = "", why[160];
         unsigned port = 0;
         agent_http_parse_listen(h->listen, addr, sizeof(addr), &port, why, sizeof(why));
-        snprintf(tcp, sizeof(tcp), "http://%s%s%s:%u", strchr(addr, ':') ? "[" : "", addr,
-                 strchr(addr, ':') ? "]" : "", agent_http_port(a->http));
+        snprintf(tcp, sizeof(tcp), "%s://%s%s%s:%u", h->tls ? "https" : "http",
+                 strchr(addr, ':') ? "[" : "", addr, strchr(addr, ':') ? "]" : "",
+                 agent_http_port(a->http));
     }
     if (h->unix_path[0])
         snprintf(unx, sizeof(unx), "unix:%s", h->unix_path);
@@ -387,10 +388,17 @@ static void agent_say_listening(struct agent *a) {
               tcp[0] && unx[0] ? " and " : "", unx,
               h->token[0] ? "required beyond /metrics" : "none", h->allow_control ? "on" : "off",
               a->e ? "yes" : "no");
-    if (h->listen[0] && !h->token[0] && !agent_loopback(h->listen))
+    bool beyond = h->listen[0] && !agent_loopback(h->listen);
+    if (beyond && !h->token[0])
         agent_say(a,
                   "warning: listening beyond this machine without a token: anyone who can "
                   "reach %s reads the run's events (give --token-file FILE)",
+                  tcp);
+    else if (beyond && !h->tls)
+        agent_say(a,
+                  "warning: listening beyond this machine in plain HTTP: the token crosses the "
+                  "network in clear, for anyone on the way to %s to read and use (give "
+                  "--tls-cert FILE and --tls-key FILE)",
                   tcp);
 }
 

@@ -6,6 +6,7 @@
 
 #include "backend/run/run_opts.h"
 #include "tui/agent/agent_http.h"
+#include "tui/agent/agent_tls.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -13,7 +14,11 @@
 struct agent_opts {
     struct run_opts run;            /* telemetry and kernel-log flags; the loop's with --train */
     bool train_loop;                /* --train: run the training loop in the agent */
-    struct agent_http_conf http;    /* listeners, token, control, limits */
+    struct agent_http_conf http;    /* listeners, token, control, limits; TLS: http.tls = &tls */
+    char tls_cert[ENGINE_PATH_MAX]; /* --tls-cert FILE, "" = none (then tls_key is "" too) */
+    char tls_key[ENGINE_PATH_MAX];  /* --tls-key FILE */
+    struct agent_tls tls;           /* both read and checked before the agent starts; the
+                                     * owner of the options releases them (agent_tls_fini) */
     char log_path[ENGINE_PATH_MAX]; /* --log FILE (appended to, reopened on SIGHUP), "" = stderr */
     uint64_t metrics_every_ns;      /* how often /metrics' text is rebuilt (default 1 s) */
     size_t window_lines, window_bytes; /* what /events keeps for followers that reconnect */

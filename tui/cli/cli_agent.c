@@ -11,7 +11,8 @@
 
 static const char cli_agent_usage[] =
     "usage: ringside agent [--listen ADDR:PORT|none] [--unix PATH] [--token-file FILE] "
-    "[--allow-control] [--train | --watch [--socket PATH]] [--log FILE] [train options]";
+    "[--tls-cert FILE --tls-key FILE] [--allow-control] [--train | --watch [--socket PATH]] "
+    "[--log FILE] [train options]";
 
 static const char cli_agent_help[] =
     "Run telemetry, the kernel-log watcher and, with --train, the training loop without a\n"
@@ -27,6 +28,9 @@ static const char cli_agent_help[] =
     "  --unix PATH              also listen on a UNIX socket (mode 0660)\n"
     "  --token-file FILE        a bearer token (the file's first line) that every request but\n"
     "                           /metrics must carry: 'Authorization: Bearer TOKEN'\n"
+    "  --tls-cert FILE          serve HTTPS (only) on --listen with this PEM certificate (or\n"
+    "                           chain); needs --tls-key. --unix stays plain HTTP\n"
+    "  --tls-key FILE           the certificate's PEM private key, unencrypted (keep it 0600)\n"
     "  --allow-control          take loop commands (chunk size, cleanup, probe, pause) on\n"
     "                           POST /control; needs --token-file and --train\n"
     "  --train                  run the training loop here (default: telemetry and kernel log)\n"
@@ -62,6 +66,8 @@ enum {
     CLI_AGENT_WINDOW,
     CLI_AGENT_WATCH,
     CLI_AGENT_SOCKET,
+    CLI_AGENT_TLS_CERT,
+    CLI_AGENT_TLS_KEY,
 };
 
 struct cli_agent_flag {
@@ -83,6 +89,8 @@ static const struct cli_agent_flag cli_agent_flags[] = {
     [CLI_AGENT_WINDOW] = {"--events-window", true},
     [CLI_AGENT_WATCH] = {"--watch", false},
     [CLI_AGENT_SOCKET] = {"--socket", true},
+    [CLI_AGENT_TLS_CERT] = {"--tls-cert", true},
+    [CLI_AGENT_TLS_KEY] = {"--tls-key", true},
 };
 #define CLI_AGENT_NFLAGS (sizeof(cli_agent_flags) / sizeof(cli_agent_flags[0]))
 
@@ -134,6 +142,10 @@ static int cli_agent_flag(struct agent_opts *o, int id, const char *v, char *err
         return 0;
     case CLI_AGENT_SOCKET:
         return cli_copy("--socket", o->socket, sizeof(o->socket), v, err, n);
+    case CLI_AGENT_TLS_CERT:
+        return cli_copy("--tls-cert", o->tls_cert, sizeof(o->tls_cert), v, err, n);
+    case CLI_AGENT_TLS_KEY:
+        return cli_copy("--tls-key", o->tls_key, sizeof(o->tls_key), v, err, n);
     case CLI_AGENT_WINDOW:
         if ((rc = cli_parse_long("--events-window", v, 16, 16777216, &x, err, n)) == 0)
             o->window_lines = (size_t)x;
@@ -184,7 +196,25 @@ static int cli_agent_check(const struct agent_opts *o, const struct cli_train_op
     if (o->http.allow_control && !o->train_loop && !o->watch)
         return errbuf_set(err, n, -EINVAL,
                           "--allow-control needs --train or --watch (nothing to control)");
+    if (!o->tls_cert[0] != !o->tls_key[0])
+        return errbuf_set(err, n, -EINVAL, "%s: give both --tls-cert FILE and --tls-key FILE",
+                          o->tls_cert[0] ? "--tls-cert without --tls-key"
+                                         : "--tls-key without --tls-cert");
+    if (o->tls_cert[0] && !o->http.listen[0])
+        return errbuf_set(err, n, -EINVAL,
+                          "--tls-cert with --listen none: TLS is for the TCP listener (a UNIX "
+                          "socket stays plain HTTP)");
     return 0;
+}
+
+/* --tls-cert and --tls-key read and checked now, before anything starts. */
+static int cli_agent_tls(struct agent_opts *o, char *err, size_t n) {
+    if (!o->tls_cert[0])
+        return 0;
+    int rc = agent_tls_load(&o->tls, o->tls_cert, o->tls_key, err, n);
+    if (rc == 0)
+        o->http.tls = &o->tls;
+    return rc;
 }
 
 /* 0, 1 after --help, or RS_EXIT_USAGE after the error. */
@@ -217,7 +247,7 @@ static int cli_agent_parse(int argc, char **argv, struct agent_opts *o, struct c
     int rc = cli_train_parse(n_rest, rest, "agent", t);
     if (rc != 0)
         return rc;
-    if (cli_agent_check(o, t, err, sizeof(err)) != 0)
+    if (cli_agent_check(o, t, err, sizeof(err)) != 0 || cli_agent_tls(o, err, sizeof(err)) != 0)
         return cli_usage_error("agent", cli_agent_usage, err);
     o->run = t->run;
     return 0;
@@ -239,6 +269,7 @@ int cli_agent(int argc, char **argv) {
         rc = agent_run(o);
     else if (rc == 1)
         rc = 0;
+    agent_tls_fini(&o->tls); /* the server has stopped: the key is wiped */
     free(rest);
     free(t);
     free(o);
