@@ -1,8 +1,9 @@
-/* Streaming OHLCV(+VIX) CSV reader with row validation, and its exact round-trip writer. */
+/* The OHLCV(+VIX) CSV row reader with row validation, and its exact round-trip writer. */
 #include "backend/data/data_csv.h"
 
 #include "backend/core/afile.h"
 #include "backend/core/errbuf.h"
+#include "backend/data/data_csv_internal.h"
 #include "backend/data/data_in.h"
 #include "backend/data/data_tz.h"
 
@@ -20,22 +21,6 @@
 #define DATA_CSV_MSG        320
 #define DATA_CSV_RBUF       (64u * 1024u) /* decompressed bytes taken at a time */
 
-enum data_csv_col {
-    DATA_CSV_TS,
-    DATA_CSV_DATE,
-    DATA_CSV_TIME,
-    DATA_CSV_OPEN,
-    DATA_CSV_HIGH,
-    DATA_CSV_LOW,
-    DATA_CSV_CLOSE,
-    DATA_CSV_VOLUME,
-    DATA_CSV_VIX,
-    DATA_CSV_SYMBOL,
-    DATA_CSV_NCOL
-};
-
-#define DATA_CSV_SYMBOLS 16 /* instruments counted by name; more are counted together */
-
 static const struct {
     const char *name;
     enum data_csv_col col;
@@ -45,37 +30,6 @@ static const struct {
     {"low", DATA_CSV_LOW},       {"close", DATA_CSV_CLOSE},   {"volume", DATA_CSV_VOLUME},
     {"vix", DATA_CSV_VIX},       {"vix_close", DATA_CSV_VIX}, {"ts_event", DATA_CSV_TS},
     {"symbol", DATA_CSV_SYMBOL},
-};
-
-/* One load in progress: the open file, the bounded line buffer and the current row's fields. */
-struct data_csv_ctx {
-    const char *name; /* file name as shown in messages */
-    struct data_in *in;
-    char *rbuf; /* the stream's bytes not yet cut into lines: rbuf[rpos, rlen) */
-    size_t rpos, rlen;
-    char *line;
-    size_t lineno;
-    char **f; /* fields of the current row, pointing into line */
-    size_t nf, fcap;
-    size_t ncols;            /* header field count */
-    long col[DATA_CSV_NCOL]; /* field index of each column, -1 when absent */
-    int64_t last_t;          /* timestamp of the last accepted bar */
-    int have_last;
-    char sep;          /* the field separator: ',' or, for NinjaTrader's files, ';' */
-    bool pending;      /* the line read with the header is the first data row */
-    const char *want;  /* opts->symbol */
-    bool several;      /* a second instrument turned up (and none was picked): count only */
-    const char *given; /* opts->columns: the file has no header */
-    bool continuous;   /* opts->continuous: every instrument kept apart, in per[] */
-    bool too_many;     /* more instruments than DATA_CSV_SYMBOLS to roll between */
-    struct data_series per[DATA_CSV_SYMBOLS]; /* continuous: sym[k]'s bars */
-    struct data_tz *tz;                       /* opts->tz opened, or NULL */
-    const char *tz_name;
-    struct { /* the instruments seen, in order of appearance */
-        char name[DATA_CSV_SYMBOL_MAX];
-        size_t rows;
-    } sym[DATA_CSV_SYMBOLS];
-    size_t n_sym, rows_more; /* names kept; rows of instruments past them */
 };
 
 /* ---- numbers ---- */
@@ -536,9 +490,10 @@ static int data_csv_row(struct data_csv_ctx *c, struct data_bar *b, char *why, s
 }
 
 /* Record a rejected row; a fatal error unless opts->skip_bad_rows. */
-static int data_csv_reject(struct data_csv_ctx *c, int rc, const char *why, bool skip,
-                           struct data_csv_report *rep, char *err, size_t errlen) {
-    if (rc == -ENOMEM || !skip)
+static int data_csv_reject(struct data_csv_ctx *c, int rc, const char *why, char *err,
+                           size_t errlen) {
+    struct data_csv_report *rep = c->rep;
+    if (rc == -ENOMEM || !c->skip)
         return errbuf_set(err, errlen, rc, "%s:%zu: %s", c->name, c->lineno, why);
     if (rep->rows_skipped++ == 0)
         errbuf_set(rep->first_skip, sizeof(rep->first_skip), 0, "%s:%zu: %s", c->name, c->lineno,
@@ -546,116 +501,19 @@ static int data_csv_reject(struct data_csv_ctx *c, int rc, const char *why, bool
     return 0;
 }
 
-/* The UTC day (days since 1970-01-01) of t. */
-static int64_t data_csv_day(int64_t t) {
-    return data_floor_div(t, 86400);
-}
-
-/* The front-month series from every instrument's bars (per[]): each day's bars are the active
- * contract's; the day after another contract, not active before, traded more than it, that one
- * becomes active (volume leaves a contract for the next one and does not come back). */
-static int data_csv_roll(struct data_csv_ctx *c, struct data_series *ds,
-                         struct data_csv_report *rep, char *err, size_t errlen) {
-    size_t n = c->n_sym < DATA_CSV_SYMBOLS ? c->n_sym : DATA_CSV_SYMBOLS;
-    size_t at[DATA_CSV_SYMBOLS] = {0}, end[DATA_CSV_SYMBOLS];
-    bool used[DATA_CSV_SYMBOLS] = {false};
-    int active = -1;
-    for (;;) {
-        int64_t day = INT64_MAX;
-        for (size_t k = 0; k < n; k++)
-            if (at[k] < c->per[k].n) {
-                int64_t d = data_csv_day(c->per[k].bars[at[k]].t_s);
-                day = d < day ? d : day;
-            }
-        if (day == INT64_MAX)
-            return 0;
-        double vol[DATA_CSV_SYMBOLS] = {0};
-        for (size_t k = 0; k < n; k++) {
-            for (end[k] = at[k];
-                 end[k] < c->per[k].n && data_csv_day(c->per[k].bars[end[k]].t_s) == day; end[k]++)
-                vol[k] += c->per[k].bars[end[k]].volume;
-        }
-        if (active < 0) { /* the first day: the contract that traded most */
-            active = 0;
-            for (size_t k = 1; k < n; k++)
-                active = vol[k] > vol[active] ? (int)k : active;
-            used[active] = true;
-        }
-        for (size_t i = at[active]; i < end[active]; i++)
-            if (data_series_push(ds, &c->per[active].bars[i]) != 0)
-                return errbuf_set(err, errlen, -ENOMEM, "%s: out of memory", c->name);
-        int next = -1;
-        for (size_t k = 0; k < n; k++)
-            if (!used[k] && vol[k] > vol[active] && (next < 0 || vol[k] > vol[next]))
-                next = (int)k;
-        if (next >= 0) {
-            if (rep->n_rolls < DATA_CSV_ROLLS) {
-                struct data_csv_roll *r = &rep->roll[rep->n_rolls];
-                snprintf(r->from, sizeof(r->from), "%s", c->sym[active].name);
-                snprintf(r->to, sizeof(r->to), "%s", c->sym[next].name);
-                r->day_s = day * 86400;
-                r->from_volume = vol[active];
-                r->to_volume = vol[next];
-            }
-            rep->n_rolls++;
-            active = next;
-            used[next] = true;
-        }
-        for (size_t k = 0; k < n; k++)
-            at[k] = end[k];
-    }
-}
-
-/* The end of a file whose rows gave no bar: why. */
-static int data_csv_none(struct data_csv_ctx *c, struct data_csv_report *rep, char *err,
-                         size_t errlen) {
+int data_csv_ctx_none(const struct data_csv_ctx *c, char *err, size_t errlen) {
     char list[512];
     data_csv_symbols(c, list, sizeof(list));
     if (c->want && (c->n_sym > 0 || c->rows_more))
         return errbuf_set(err, errlen, -EINVAL, "%s: no rows of %s (the file has %s)", c->name,
                           c->want, list);
-    if (rep->rows_skipped)
+    if (c->rep->rows_skipped)
         return errbuf_set(err, errlen, -EINVAL, "%s: no valid data rows (%zu skipped; first: %s)",
-                          c->name, rep->rows_skipped, rep->first_skip);
+                          c->name, c->rep->rows_skipped, c->rep->first_skip);
     return errbuf_set(err, errlen, -EINVAL, "%s: no data rows", c->name);
 }
 
-static int data_csv_rows(struct data_csv_ctx *c, bool skip, struct data_series *ds,
-                         struct data_csv_report *rep, char *err, size_t errlen) {
-    size_t n0 = ds->n;
-    int rc = 0;
-    while (c->pending || (rc = data_csv_read_line(c, err, errlen)) == 1) {
-        c->pending = false;
-        if (data_csv_blank(c->line))
-            continue;
-        if (c->given && rep->rows_read == 0 && !strchr(c->line, ',') && strchr(c->line, ';'))
-            c->sep = ';'; /* named columns, semicolon-separated rows */
-        rep->rows_read++;
-        struct data_bar b;
-        char why[DATA_CSV_MSG];
-        rc = data_csv_fields(c, why, sizeof(why));
-        size_t k = 0;
-        if (rc == 0 && c->col[DATA_CSV_SYMBOL] >= 0 && !data_csv_symbol(c, rep, &k))
-            continue;
-        struct data_series *into = c->continuous ? &c->per[k] : ds;
-        if (c->continuous) { /* times increase within each instrument */
-            c->have_last = into->n > 0;
-            c->last_t = into->n > 0 ? into->bars[into->n - 1].t_s : 0;
-        }
-        if (rc == 0)
-            rc = data_csv_row(c, &b, why, sizeof(why));
-        if (rc != 0) {
-            if ((rc = data_csv_reject(c, rc, why, skip, rep, err, errlen)) != 0)
-                return rc;
-            continue;
-        }
-        if (data_series_push(into, &b) != 0)
-            return errbuf_set(err, errlen, -ENOMEM, "%s: out of memory", c->name);
-        c->last_t = b.t_s;
-        c->have_last = 1;
-    }
-    if (rc < 0)
-        return rc;
+int data_csv_ctx_end(const struct data_csv_ctx *c, char *err, size_t errlen) {
     if (c->several) {
         char list[512];
         data_csv_symbols(c, list, sizeof(list));
@@ -667,14 +525,55 @@ static int data_csv_rows(struct data_csv_ctx *c, bool skip, struct data_series *
         return errbuf_set(err, errlen, -EINVAL,
                           "%s: more than %d instruments to roll between (--continuous front)",
                           c->name, DATA_CSV_SYMBOLS);
-    if (c->continuous && (rc = data_csv_roll(c, ds, rep, err, errlen)) != 0)
-        return rc;
-    return ds->n > n0 ? 0 : data_csv_none(c, rep, err, errlen);
+    return 0;
 }
 
-/* ---- load and write ---- */
+/* Rolling: times increase within each instrument, so the row is checked against the last of
+ * its own instrument (sym). */
+static void data_csv_last_of(struct data_csv_ctx *c, size_t sym) {
+    c->have_last = c->sym_have_last[sym];
+    c->last_t = c->sym_have_last[sym] ? c->sym_last_t[sym] : 0;
+}
 
-static int data_csv_open(struct data_csv_ctx *c, const char *path, char *err, size_t errlen) {
+int data_csv_ctx_next(struct data_csv_ctx *c, struct data_bar *b, size_t *sym, char *err,
+                      size_t errlen) {
+    int rc = 0;
+    while (c->pending || (rc = data_csv_read_line(c, err, errlen)) == 1) {
+        c->pending = false;
+        if (data_csv_blank(c->line))
+            continue;
+        if (c->given && c->rep->rows_read == 0 && !strchr(c->line, ',') && strchr(c->line, ';'))
+            c->sep = ';'; /* named columns, semicolon-separated rows */
+        c->rep->rows_read++;
+        char why[DATA_CSV_MSG];
+        rc = data_csv_fields(c, why, sizeof(why));
+        size_t k = 0;
+        if (rc == 0 && c->col[DATA_CSV_SYMBOL] >= 0 && !data_csv_symbol(c, c->rep, &k))
+            continue;
+        if (c->continuous)
+            data_csv_last_of(c, k);
+        if (rc == 0)
+            rc = data_csv_row(c, b, why, sizeof(why));
+        if (rc != 0) {
+            if ((rc = data_csv_reject(c, rc, why, err, errlen)) != 0)
+                return rc;
+            continue;
+        }
+        c->last_t = b->t_s;
+        c->have_last = 1;
+        if (c->continuous) {
+            c->sym_last_t[k] = b->t_s;
+            c->sym_have_last[k] = true;
+        }
+        *sym = c->continuous ? k : 0;
+        return 1;
+    }
+    return rc;
+}
+
+/* ---- open and close ---- */
+
+static int data_csv_open_input(struct data_csv_ctx *c, const char *path, char *err, size_t errlen) {
     c->line = malloc(DATA_CSV_LINE_BUF);
     c->rbuf = malloc(DATA_CSV_RBUF);
     if (!c->line || !c->rbuf)
@@ -683,75 +582,66 @@ static int data_csv_open(struct data_csv_ctx *c, const char *path, char *err, si
     return rc == -ENOTSUP ? -EINVAL : rc; /* a file this build cannot read: bad input */
 }
 
-/* strtod and printf follow LC_NUMERIC: pin this thread to "C" while reading or writing, so
- * "4700.25" means the same whatever locale the program runs in. 0 or -ENOMEM. */
+/* ", times in ZONE" and ", gzip-compressed" after the layout's name. */
+static void data_csv_format_more(struct data_csv_ctx *c) {
+    struct data_csv_report *rep = c->rep;
+    if (c->tz) {
+        size_t used = strlen(rep->format);
+        snprintf(rep->format + used, sizeof(rep->format) - used, ", times in %s", c->tz_name);
+    }
+    if (strcmp(data_in_kind(c->in), "plain") != 0) {
+        size_t used = strlen(rep->format);
+        snprintf(rep->format + used, sizeof(rep->format) - used, ", %s-compressed",
+                 data_in_kind(c->in));
+    }
+}
+
+int data_csv_ctx_init(struct data_csv_ctx *c, const char *path, const struct data_csv_opts *opts,
+                      struct data_csv_report *rep, char *err, size_t errlen) {
+    *c = (struct data_csv_ctx){
+        .name = strcmp(path, "-") == 0 ? "<stdin>" : path,
+        .sep = ',',
+        .skip = opts && opts->skip_bad_rows,
+        .want = opts && opts->symbol && opts->symbol[0] ? opts->symbol : NULL,
+        .given = opts && opts->columns && opts->columns[0] ? opts->columns : NULL,
+        .continuous = opts && opts->continuous,
+        .rep = rep,
+    };
+    int rc = data_csv_open_input(c, path, err, errlen);
+    if (rc == 0 && opts && opts->tz && opts->tz[0]) {
+        c->tz_name = opts->tz;
+        rc = data_tz_open(opts->tz, &c->tz, err, errlen);
+        rc = rc == -ENOENT ? -EINVAL : rc; /* a zone that is not there: a bad --tz */
+    }
+    if (rc == 0)
+        rc = data_csv_header(c, rep, err, errlen);
+    if (rc == 0)
+        data_csv_format_more(c);
+    return rc;
+}
+
+void data_csv_ctx_fini(struct data_csv_ctx *c) {
+    data_in_close(c->in);
+    data_tz_close(c->tz);
+    free(c->rbuf);
+    free(c->line);
+    free(c->f);
+    c->in = NULL;
+    c->tz = NULL;
+    c->rbuf = c->line = NULL;
+    c->f = NULL;
+}
+
+/* ---- write ---- */
+
+/* strtod and printf follow LC_NUMERIC: pin this thread to "C" while writing, so 4700.25 is
+ * written the same whatever locale the program runs in. 0 or -ENOMEM. */
 static int data_csv_pin_c(locale_t *cloc, locale_t *old) {
     *cloc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
     if (*cloc == (locale_t)0)
         return -ENOMEM;
     *old = uselocale(*cloc);
     return 0;
-}
-
-int data_csv_load(const char *path, const struct data_csv_opts *opts, struct data_series *ds,
-                  struct data_csv_report *rep, char *err, size_t errlen) {
-    struct data_csv_report spare;
-    rep = rep ? rep : &spare;
-    memset(rep, 0, sizeof(*rep));
-    struct data_csv_ctx c = {.name = strcmp(path, "-") == 0 ? "<stdin>" : path,
-                             .sep = ',',
-                             .want = opts && opts->symbol && opts->symbol[0] ? opts->symbol : NULL,
-                             .given =
-                                 opts && opts->columns && opts->columns[0] ? opts->columns : NULL,
-                             .continuous = opts && opts->continuous};
-    if (c.continuous && c.want)
-        return errbuf_set(err, errlen, -EINVAL,
-                          "--symbol %s and --continuous front: give one (an instrument, or the "
-                          "front month rolled)",
-                          c.want);
-    for (size_t k = 0; k < DATA_CSV_SYMBOLS; k++)
-        data_series_init(&c.per[k]);
-    size_t n0 = ds->n;
-    locale_t cloc, old;
-    if (data_csv_pin_c(&cloc, &old) != 0)
-        return errbuf_set(err, errlen, -ENOMEM, "%s: cannot create the C locale", c.name);
-    int rc = data_csv_open(&c, path, err, errlen);
-    if (rc == 0 && opts && opts->tz && opts->tz[0]) {
-        c.tz_name = opts->tz;
-        rc = data_tz_open(opts->tz, &c.tz, err, errlen);
-        rc = rc == -ENOENT ? -EINVAL : rc; /* a zone that is not there: a bad --tz */
-    }
-    if (rc != 0 || (rc = data_csv_header(&c, rep, err, errlen)) != 0)
-        goto fail;
-    if (c.tz) {
-        size_t used = strlen(rep->format);
-        snprintf(rep->format + used, sizeof(rep->format) - used, ", times in %s", c.tz_name);
-    }
-    if (strcmp(data_in_kind(c.in), "plain") != 0) {
-        size_t used = strlen(rep->format);
-        snprintf(rep->format + used, sizeof(rep->format) - used, ", %s-compressed",
-                 data_in_kind(c.in));
-    }
-    if (ds->n > 0) {
-        c.last_t = ds->bars[ds->n - 1].t_s;
-        c.have_last = 1;
-    }
-    rc = data_csv_rows(&c, opts && opts->skip_bad_rows, ds, rep, err, errlen);
-    if (rc == 0)
-        ds->has_vix = c.col[DATA_CSV_VIX] >= 0 && (n0 == 0 || ds->has_vix);
-fail:
-    if (rc != 0)
-        ds->n = n0;
-    for (size_t k = 0; k < DATA_CSV_SYMBOLS; k++)
-        data_series_fini(&c.per[k]);
-    data_in_close(c.in);
-    data_tz_close(c.tz);
-    free(c.rbuf);
-    free(c.line);
-    free(c.f);
-    uselocale(old);
-    freelocale(cloc);
-    return rc;
 }
 
 /* One CSV row; -EINVAL when a value cannot be written so that it reads back. */

@@ -1,4 +1,4 @@
-/* Streaming OHLCV(+VIX) CSV loader with validation. */
+/* OHLCV(+VIX) CSV files read with validation: session by session as a stream, or whole. */
 #ifndef RINGSIDE_BACKEND_DATA_DATA_CSV_H
 #define RINGSIDE_BACKEND_DATA_DATA_CSV_H
 
@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define DATA_CSV_MAX_LINE (1u << 20) /* 1 MiB: longer lines are an error */
 
@@ -44,13 +45,45 @@ struct data_csv_report {
 };
 #define DATA_CSV_ROLLS 16
 
-/* Read path ("-" is stdin) into ds (appended). Columns by header name, case-insensitive:
+/* A file being read session by session. Memory: the current session's bars (what the caller
+ * keeps), one line (at most 1 MiB) and the decompressor's buffers; with opts->continuous, every
+ * bar of the file (the roll compares every contract's volume day by day), read at the first
+ * data_csv_next_session. */
+struct data_csv;
+
+/* Open path ("-" is stdin) and read its header. Columns by header name, case-insensitive:
  * timestamp|datetime|ts_event|date+time (or time alone, as TradingView exports epoch
  * seconds), open, high, low, close, volume, optional vix|vix_close and symbol. A file without a
  * header whose rows are "yyyyMMdd HHmmss;open;high;low;close;volume" is read as NinjaTrader
- * writes it. Returns 0; or -EINVAL with err = "FILE:LINE: column: reason" for bad data (or
- * "FILE: several instruments: ..." naming each with its rows); or -errno with err naming the
- * file for I/O errors. Never reads the whole file into one buffer. */
+ * writes it. Sessions follow data_sessions_split's rule with start_hour (0..23). rep (NULL, or
+ * the caller's, kept until data_csv_close) is zeroed, its format filled here, its counts as rows
+ * are read; it is complete once data_csv_next_session has returned 0. 0 with *out; or the errors
+ * of data_csv_load for a header (or an option) that cannot be read; *out is then NULL. */
+int data_csv_open(const char *path, const struct data_csv_opts *opts, int start_hour,
+                  struct data_csv_report *rep, struct data_csv **out, char *err, size_t errlen);
+
+/* The next session's bars appended to ds, in time order, and where they are into *s (s->first
+ * = ds->n on entry; s->n >= 1; s->label its trading day): 1. 0 when the file has no more and
+ * the checks that need all of it passed (a file that gave no bar, or several instruments and
+ * no opts->symbol, is an error instead, found at its end: the first instrument's sessions may
+ * have come before). Errors as data_csv_load's, returned when the reader reaches them: the
+ * sessions returned before a bad row stand; ds is as it was on entry. After an error only
+ * data_csv_close may be called. A session is returned once the first bar of the next one (or
+ * the end) is read: the reader keeps that one bar. */
+int data_csv_next_session(struct data_csv *r, struct data_series *ds, struct data_session *s,
+                          char *err, size_t errlen);
+
+/* Whether the file has a VIX column (every bar's vix is NaN otherwise). */
+bool data_csv_has_vix(const struct data_csv *r);
+
+/* Close the file and free the reader; NULL is a no-op. */
+void data_csv_close(struct data_csv *r);
+
+/* Read path whole into ds (appended: its first bar must come after ds's last), through
+ * data_csv_open and data_csv_next_session. Returns 0; or -EINVAL with err = "FILE:LINE:
+ * column: reason" for bad data (or "FILE: several instruments: ..." naming each with its rows);
+ * or -errno with err naming the file for I/O errors; ds is then as it was. Never reads the whole
+ * file into one buffer. */
 int data_csv_load(const char *path, const struct data_csv_opts *opts, struct data_series *ds,
                   struct data_csv_report *rep, char *err, size_t errlen);
 

@@ -1,0 +1,94 @@
+/* The row reader under every CSV read (data_csv.c): a file's header, then its rows one at a
+ * time, each validated into a bar. The session reader (data_csv_stream.c) groups the bars into
+ * sessions, and rolls contracts for --continuous front; nothing else includes this header. */
+#ifndef RINGSIDE_BACKEND_DATA_DATA_CSV_INTERNAL_H
+#define RINGSIDE_BACKEND_DATA_DATA_CSV_INTERNAL_H
+
+#include "backend/data/data_csv.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum data_csv_col {
+    DATA_CSV_TS,
+    DATA_CSV_DATE,
+    DATA_CSV_TIME,
+    DATA_CSV_OPEN,
+    DATA_CSV_HIGH,
+    DATA_CSV_LOW,
+    DATA_CSV_CLOSE,
+    DATA_CSV_VOLUME,
+    DATA_CSV_VIX,
+    DATA_CSV_SYMBOL,
+    DATA_CSV_NCOL
+};
+
+#define DATA_CSV_SYMBOLS 16 /* instruments counted by name; more are counted together */
+
+struct data_in;
+struct data_tz;
+
+/* One file being read: the open stream, the bounded line buffer, the current row's fields and
+ * what the rows so far have shown (the last time, the instruments). */
+struct data_csv_ctx {
+    const char *name; /* file name as shown in messages */
+    struct data_in *in;
+    char *rbuf; /* the stream's bytes not yet cut into lines: rbuf[rpos, rlen) */
+    size_t rpos, rlen;
+    char *line;
+    size_t lineno;
+    char **f; /* fields of the current row, pointing into line */
+    size_t nf, fcap;
+    size_t ncols;            /* header field count */
+    long col[DATA_CSV_NCOL]; /* field index of each column, -1 when absent */
+    int64_t last_t;          /* timestamp of the last accepted bar: the next must be later */
+    int have_last;           /* last_t is set (the caller may set it before the first row) */
+    char sep;                /* the field separator: ',' or, for NinjaTrader's files, ';' */
+    bool pending;            /* the line read with the header is the first data row */
+    bool skip;               /* opts->skip_bad_rows */
+    const char *want;        /* opts->symbol */
+    bool several;            /* a second instrument turned up (and none was picked): count only */
+    const char *given;       /* opts->columns: the file has no header */
+    bool continuous;         /* opts->continuous: every instrument's times checked apart */
+    bool too_many;           /* more instruments than DATA_CSV_SYMBOLS to roll between */
+    int64_t sym_last_t[DATA_CSV_SYMBOLS]; /* continuous: last_t of each instrument */
+    bool sym_have_last[DATA_CSV_SYMBOLS];
+    struct data_tz *tz; /* opts->tz opened, or NULL */
+    const char *tz_name;
+    struct data_csv_report *rep; /* borrowed: counts and the format, filled as rows are read */
+    struct {                     /* the instruments seen, in order of appearance */
+        char name[DATA_CSV_SYMBOL_MAX];
+        size_t rows;
+    } sym[DATA_CSV_SYMBOLS];
+    size_t n_sym, rows_more; /* names kept; rows of instruments past them */
+};
+
+/* Open path ("-": stdin) with opts (NULL: the defaults) and read up to its header, filling
+ * rep->format (rep is borrowed until data_csv_ctx_fini). The caller has pinned LC_NUMERIC to
+ * "C". 0, or the errors data_csv_load documents for a file that ends or fails before its
+ * first row. c is fit for data_csv_ctx_fini whatever this returns. */
+int data_csv_ctx_init(struct data_csv_ctx *c, const char *path, const struct data_csv_opts *opts,
+                      struct data_csv_report *rep, char *err, size_t errlen);
+
+/* The next row that gives a bar: 1 with *b and *sym (the instrument's index in c->sym when
+ * c->continuous, else 0); 0 at the end of the file; or -EINVAL with err = "FILE:LINE: column:
+ * reason" (a bad row without skip_bad_rows, a line too long, corrupt compressed data), -ENOMEM
+ * or -errno naming the file. Rows skipped or of other instruments are counted in c->rep and
+ * never returned. The caller has pinned LC_NUMERIC to "C". */
+int data_csv_ctx_next(struct data_csv_ctx *c, struct data_bar *b, size_t *sym, char *err,
+                      size_t errlen);
+
+/* After data_csv_ctx_next returned 0: the errors only the whole file decides (several
+ * instruments and no --symbol; more instruments than DATA_CSV_SYMBOLS to roll). 0 or -EINVAL
+ * with err. */
+int data_csv_ctx_end(const struct data_csv_ctx *c, char *err, size_t errlen);
+
+/* The error for a file whose rows gave no bar at all (no rows of --symbol, every row skipped,
+ * or none): always -EINVAL with err. */
+int data_csv_ctx_none(const struct data_csv_ctx *c, char *err, size_t errlen);
+
+/* The file closed and the buffers freed; rep is not touched. */
+void data_csv_ctx_fini(struct data_csv_ctx *c);
+
+#endif
