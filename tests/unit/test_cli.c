@@ -1,4 +1,7 @@
 /* End-to-end tests of the ringside binary: exit statuses, error messages and files left behind. */
+#include "backend/core/json_out.h"
+#include "backend/data/data_csv.h"
+#include "backend/data/data_synth.h"
 #include "backend/vpoc/vpoc.h"
 #include "tests/support/rs_test.h"
 
@@ -908,6 +911,105 @@ Test(cli, synth_then_vpoc_chunk_invariant) {
                                  profiles[p], chunks[c]);
         }
     }
+}
+
+/* What `vpoc` prints for bars, worked out apart from it: the whole series split at once, each
+ * session through the reference profile (vpoc_session, not a compute backend), written line by
+ * line as its --help says. A heap string; *lines gets its line count. */
+static char *cli_test_vpoc_expect(const struct data_series *ds, const struct vpoc_params *p,
+                                  size_t *lines) {
+    struct data_sessions ss;
+    cr_assert_eq(data_sessions_split(ds, 18, &ss), 0);
+    struct vpoc_bar *vb = malloc(ds->n * sizeof(*vb));
+    size_t cap = 160 * ss.n + 1, used = 0;
+    char *text = malloc(cap);
+    cr_assert(vb && text);
+    vpoc_bars_from_series(ds->bars, ds->n, vb);
+    text[0] = '\0';
+    for (size_t k = 0; k < ss.n; k++) {
+        const struct data_session *s = &ss.s[k];
+        struct vpoc_result r;
+        cr_assert_eq(vpoc_session(vb + s->first, s->n, p, &r), 0);
+        double volume = 0;
+        for (size_t i = 0; i < s->n; i++)
+            volume += ds->bars[s->first + i].volume;
+        char v[JSON_OUT_NUM_MAX], poc[JSON_OUT_NUM_MAX], vah[JSON_OUT_NUM_MAX],
+            val[JSON_OUT_NUM_MAX];
+        json_out_num(v, sizeof(v), volume, JSON_OUT_INT);
+        json_out_num(poc, sizeof(poc), r.poc, JSON_OUT_INT);
+        json_out_num(vah, sizeof(vah), r.vah, JSON_OUT_INT);
+        json_out_num(val, sizeof(val), r.val, JSON_OUT_INT);
+        used += (size_t)snprintf(text + used, cap - used,
+                                 "{\"session\":\"%s\",\"bars\":%zu,\"volume\":%s,\"poc\":%s,"
+                                 "\"vah\":%s,\"val\":%s}\n",
+                                 s->label, s->n, v, poc, vah, val);
+        cr_assert_lt(used, cap);
+    }
+    *lines = ss.n;
+    data_sessions_fini(&ss);
+    free(vb);
+    return text;
+}
+
+/* 50 synthetic days written as CSV: more bars than `vpoc` gathers into one window (65536), so
+ * it profiles and prints them in more than one. Returns the file; ds gets the bars. */
+static const char *cli_test_vpoc_days(struct data_series *ds) {
+    data_series_init(ds);
+    struct data_synth_opts so = {.days = 50, .seed = 5, .start_hour = 18, .tick = 0.25};
+    cr_assert_eq(data_synth_generate(&so, ds), 0);
+    cr_assert_gt(ds->n, (size_t)1 << 16);
+    const char *csv = cli_test_path("d50.csv");
+    char err[512];
+    cr_assert_eq(data_csv_write(csv, ds, err, sizeof(err)), 0, "%s", err);
+    return csv;
+}
+
+/* The file read as a stream, a window at a time, prints what the whole series profiled at once
+ * gives, byte for byte, for both profiles. */
+Test(cli, vpoc_streamed_matches_the_whole_series) {
+    struct data_series ds;
+    const char *csv = cli_test_vpoc_days(&ds);
+    static const char *const profiles[] = {"close", "range"}, *const chunks[] = {"500", "7"};
+    for (size_t k = 0; k < 2; k++) {
+        struct vpoc_params p = {k ? VPOC_RANGE : VPOC_CLOSE, 0.25, 0.70};
+        size_t lines;
+        char *want = cli_test_vpoc_expect(&ds, &p, &lines);
+        cr_assert_eq(lines, 50);
+        CLI_TEST_RUN("vpoc", "--data", csv, "--profile", profiles[k], "--chunk", chunks[k],
+                     "--backend", "cpu");
+        cli_test_status(0);
+        cr_assert_str_eq(cli_test_res.err, "");
+        cr_assert_str_eq(cli_test_res.out, want, "%s profile differs", profiles[k]);
+        free(want);
+    }
+    data_series_fini(&ds);
+}
+
+/* A row out of order at the end of a file longer than a window: status 2 and the row named, as
+ * ever; what was printed before it is whole lines of the right output, and not all of it. */
+Test(cli, vpoc_bad_row_after_a_window) {
+    struct data_series ds;
+    const char *csv = cli_test_vpoc_days(&ds);
+    FILE *f = fopen(csv, "a");
+    cr_assert(f);
+    fputs("2024-01-02 12:00:00,4700,4700,4700,4700,1,15\n", f);
+    cr_assert_eq(fclose(f), 0);
+    struct vpoc_params p = {VPOC_CLOSE, 0.25, 0.70};
+    size_t lines;
+    char *want = cli_test_vpoc_expect(&ds, &p, &lines);
+    CLI_TEST_RUN("vpoc", "--data", csv, "--backend", "cpu");
+    cli_test_status(2);
+    char line[64];
+    snprintf(line, sizeof(line), "d50.csv:%zu: timestamp: not increasing", ds.n + 2);
+    CLI_TEST_ERR_HAS(line);
+    cr_assert_eq(cli_test_count(cli_test_res.err, "\n"), 1, "%s", cli_test_res.err);
+    size_t got = strlen(cli_test_res.out);
+    cr_assert_gt(got, 0, "nothing printed before the bad row");
+    cr_assert_lt(cli_test_count(cli_test_res.out, "\n"), lines);
+    cr_assert_eq(cli_test_res.out[got - 1], '\n');
+    cr_assert(strncmp(cli_test_res.out, want, got) == 0, "the lines printed differ");
+    free(want);
+    data_series_fini(&ds);
 }
 
 Test(cli, synth_same_seed_same_bytes) {

@@ -29,22 +29,57 @@ int cli_data_opt(struct cli_data_opts *o, int id, const char *v, char *err, size
     }
 }
 
+static void cli_data_csv_opts(const struct cli_data_opts *o, struct data_csv_opts *co) {
+    *co = (struct data_csv_opts){.skip_bad_rows = o->skip_bad,
+                                 .symbol = o->symbol,
+                                 .columns = o->columns,
+                                 .tz = o->tz,
+                                 .continuous = o->continuous};
+}
+
+/* A reader's error said; the exit status it gives. */
+static int cli_data_fail(const char *cmd, int rc, const char *err) {
+    fprintf(stderr, "ringside %s: %s\n", cmd, err);
+    return rc == -ENOMEM ? 1 : RS_EXIT_USAGE;
+}
+
+/* The skipped rows of a file read to its end, said. */
+static void cli_data_skipped(const char *cmd, const struct data_csv_report *rep) {
+    if (rep->rows_skipped)
+        fprintf(stderr, "ringside %s: skipped %zu bad rows (first: %s)\n", cmd, rep->rows_skipped,
+                rep->first_skip);
+}
+
 int cli_data_load(const char *cmd, const struct cli_data_opts *o, struct data_series *ds) {
-    struct data_csv_opts co = {.skip_bad_rows = o->skip_bad,
-                               .symbol = o->symbol,
-                               .columns = o->columns,
-                               .tz = o->tz,
-                               .continuous = o->continuous};
+    struct data_csv_opts co;
+    cli_data_csv_opts(o, &co);
     struct data_csv_report rep = {0};
     char err[1024];
     int rc = data_csv_load(o->data, &co, ds, &rep, err, sizeof(err));
-    if (rc != 0) {
-        fprintf(stderr, "ringside %s: %s\n", cmd, err);
-        return rc == -ENOMEM ? 1 : RS_EXIT_USAGE;
-    }
-    if (rep.rows_skipped)
-        fprintf(stderr, "ringside %s: skipped %zu bad rows (first: %s)\n", cmd, rep.rows_skipped,
-                rep.first_skip);
+    if (rc != 0)
+        return cli_data_fail(cmd, rc, err);
+    cli_data_skipped(cmd, &rep);
+    return 0;
+}
+
+int cli_data_open(const char *cmd, const struct cli_data_opts *o, int start_hour,
+                  struct data_csv_report *rep, struct data_csv **r) {
+    struct data_csv_opts co;
+    cli_data_csv_opts(o, &co);
+    char err[1024];
+    int rc = data_csv_open(o->data, &co, start_hour, rep, r, err, sizeof(err));
+    return rc == 0 ? 0 : cli_data_fail(cmd, rc, err);
+}
+
+int cli_data_next(const char *cmd, struct data_csv *r, const struct data_csv_report *rep,
+                  struct data_series *ds, struct data_session *s, bool *got) {
+    char err[1024];
+    int rc = data_csv_next_session(r, ds, s, err, sizeof(err));
+    *got = rc == 1;
+    if (rc < 0)
+        return cli_data_fail(cmd, rc, err);
+    if (rc == 0)
+        cli_data_skipped(cmd, rep);
     return 0;
 }
 

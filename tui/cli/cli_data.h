@@ -54,6 +54,17 @@ int cli_data_opt(struct cli_data_opts *o, int id, const char *v, char *err, size
  * RS_EXIT_USAGE for bad input, or 1 (out of memory). */
 int cli_data_load(const char *cmd, const struct cli_data_opts *o, struct data_series *ds);
 
+/* The same file read session by session: data_csv_open with start_hour; rep is the caller's,
+ * kept until data_csv_close. 0 with *r, or (said on stderr as cli_data_load says it)
+ * RS_EXIT_USAGE or 1. */
+int cli_data_open(const char *cmd, const struct cli_data_opts *o, int start_hour,
+                  struct data_csv_report *rep, struct data_csv **r);
+
+/* The next session into ds and *s (data_csv_next_session): 0 with *got true, or *got false at
+ * the end (the skipped rows then said on stderr); or, said on stderr, RS_EXIT_USAGE or 1. */
+int cli_data_next(const char *cmd, struct data_csv *r, const struct data_csv_report *rep,
+                  struct data_series *ds, struct data_session *s, bool *got);
+
 struct compute;
 
 /* Open compute backend `backend` ("auto", "cpu", "hip") on device 0 for a data command: 0, or

@@ -1,5 +1,7 @@
 /* `ringside vpoc`: each session's volume profile results as JSON lines, computed chunk by
- * chunk through a compute backend exactly as the training loop does. */
+ * chunk through a compute backend exactly as the training loop does. The file is read as a
+ * stream: sessions are profiled and printed a window at a time, so memory follows the window,
+ * not the file. */
 #include "backend/compute/compute.h"
 #include "backend/core/errbuf.h"
 #include "backend/core/json_out.h"
@@ -21,7 +23,12 @@ static const char cli_vpoc_usage[] =
     "[--tz ZONE] [--continuous front] [--backend B]";
 
 static const char cli_vpoc_help[] =
-    "Print one JSON object per session: session, bars, volume, poc, vah, val.\n\n" CLI_DATA_HELP
+    "Print one JSON object per session: session, bars, volume, poc, vah, val.\n"
+    "The file is read as a stream and the sessions are printed as they complete, a few\n"
+    "dozen at a time, so memory follows the longest session, not the file (--continuous\n"
+    "front reads the whole file first: the roll compares the contracts' daily volumes).\n"
+    "A bad row (or a session too wide for --tick) stops the run with status 2; what was\n"
+    "printed before it stands.\n\n" CLI_DATA_HELP
     "  --chunk N                bars per chunk, 0 = whole session (default 500); the output\n"
     "                           is identical for every chunk size\n"
     "  --profile close|range    volume at the close's level, or spread low..high (close)\n"
@@ -103,39 +110,85 @@ static int cli_vpoc_print(const struct data_series *ds, const struct data_sessio
                : 0;
 }
 
-/* Every session through the backend; all results before any output. */
-static int cli_vpoc_compute(struct compute *c, const struct cli_vpoc_opts *o,
-                            const struct data_series *ds, const struct data_sessions *ss,
-                            struct vpoc_result *res) {
+/* Bars a window of sessions gathers before it is profiled and printed: about 47 sessions of
+ * one-minute bars, a few MiB with their VPOC form; a longer session is a window by itself.
+ * Sessions profile independently, so where a window ends never changes a result. */
+#define CLI_VPOC_WINDOW_BARS ((size_t)1 << 16)
+
+/* The sessions read and not yet printed, and the buffers that profile them (grown to the
+ * largest window, reused). */
+struct cli_vpoc_win {
+    struct data_series ds;   /* the window's bars */
+    struct data_sessions ss; /* its sessions, indexing ds */
+    size_t ss_cap;
+    struct vpoc_bar *vb; /* ds in VPOC form */
+    size_t vb_cap;
+    struct vpoc_result *res; /* one a session */
+    size_t res_cap;
+};
+
+/* *p holding at least n elements of size bytes: 0 or -ENOMEM. */
+static int cli_vpoc_grow(void **p, size_t *cap, size_t n, size_t size) {
+    if (n <= *cap)
+        return 0;
+    size_t want = *cap ? *cap : 64;
+    while (want < n)
+        want *= 2;
+    void *np = realloc(*p, want * size);
+    if (!np)
+        return -ENOMEM;
+    *p = np;
+    *cap = want;
+    return 0;
+}
+
+/* The window's sessions through the backend, then printed (and flushed) in order; the window is
+ * emptied. 0, RS_EXIT_USAGE (a session spans too many levels) or 1. */
+static int cli_vpoc_flush(struct compute *c, const struct cli_vpoc_opts *o,
+                          struct cli_vpoc_win *w) {
     char err[512];
-    struct vpoc_bar *bars = malloc((ds->n ? ds->n : 1) * sizeof(*bars));
-    if (!bars) {
+    if (w->ss.n == 0)
+        return 0;
+    if (cli_vpoc_grow((void **)&w->vb, &w->vb_cap, w->ds.n, sizeof(*w->vb)) != 0 ||
+        cli_vpoc_grow((void **)&w->res, &w->res_cap, w->ss.n, sizeof(*w->res)) != 0) {
         fprintf(stderr, "ringside vpoc: out of memory\n");
         return 1;
     }
-    vpoc_bars_from_series(ds->bars, ds->n, bars);
-    int rc = vpoc_sessions_check(bars, ss, &o->p, err, sizeof(err));
-    if (rc != 0) {
+    vpoc_bars_from_series(w->ds.bars, w->ds.n, w->vb);
+    if (vpoc_sessions_check(w->vb, &w->ss, &o->p, err, sizeof(err)) != 0) {
         fprintf(stderr, "ringside vpoc: %s: %s\n", o->in.data, err);
-        free(bars);
         return RS_EXIT_USAGE;
     }
-    rc = compute_vpoc_all(c, bars, ss, &o->p, o->chunk > 0 ? (size_t)o->chunk : 0, res, err,
-                          sizeof(err));
-    if (rc != 0)
+    if (compute_vpoc_all(c, w->vb, &w->ss, &o->p, o->chunk > 0 ? (size_t)o->chunk : 0, w->res, err,
+                         sizeof(err)) != 0) {
         fprintf(stderr, "ringside vpoc: %s\n", err);
-    free(bars);
-    return rc == 0 ? 0 : 1;
+        return 1;
+    }
+    for (size_t k = 0; k < w->ss.n; k++)
+        if (cli_vpoc_print(&w->ds, &w->ss.s[k], &w->res[k]) != 0)
+            return 1;
+    w->ds.n = 0;
+    w->ss.n = 0;
+    return fflush(stdout) == 0 ? 0 : 1;
 }
 
-static int cli_vpoc_load(const struct cli_vpoc_opts *o, struct data_series *ds,
-                         struct data_sessions *ss) {
-    int rc = cli_data_load("vpoc", &o->in, ds);
-    if (rc == 0 && data_sessions_split(ds, (int)o->start_hour, ss) != 0) {
-        fprintf(stderr, "ringside vpoc: out of memory\n");
-        rc = 1;
+/* Every session of the file, window by window. 0 or the exit status. */
+static int cli_vpoc_stream(struct compute *c, const struct cli_vpoc_opts *o, struct data_csv *r,
+                           const struct data_csv_report *rep, struct cli_vpoc_win *w) {
+    for (;;) {
+        struct data_session s;
+        bool got;
+        int rc = cli_data_next("vpoc", r, rep, &w->ds, &s, &got);
+        if (rc != 0 || !got)
+            return rc ? rc : cli_vpoc_flush(c, o, w);
+        if (cli_vpoc_grow((void **)&w->ss.s, &w->ss_cap, w->ss.n + 1, sizeof(s)) != 0) {
+            fprintf(stderr, "ringside vpoc: out of memory\n");
+            return 1;
+        }
+        w->ss.s[w->ss.n++] = s;
+        if (w->ds.n >= CLI_VPOC_WINDOW_BARS && (rc = cli_vpoc_flush(c, o, w)) != 0)
+            return rc;
     }
-    return rc;
 }
 
 int cli_vpoc(int argc, char **argv) {
@@ -146,25 +199,18 @@ int cli_vpoc(int argc, char **argv) {
     struct compute *c = NULL;
     if ((rc = cli_data_compute("vpoc", o.backend, &c)) != 0)
         return rc;
-    struct data_series ds;
-    struct data_sessions ss = {0};
-    struct vpoc_result *res = NULL;
-    data_series_init(&ds);
-    rc = cli_vpoc_load(&o, &ds, &ss);
-    if (rc == 0 && !(res = calloc(ss.n ? ss.n : 1, sizeof(*res)))) {
-        fprintf(stderr, "ringside vpoc: out of memory\n");
-        rc = 1;
-    }
+    struct data_csv_report rep;
+    struct data_csv *r = NULL;
+    struct cli_vpoc_win w = {0};
+    data_series_init(&w.ds);
+    rc = cli_data_open("vpoc", &o.in, (int)o.start_hour, &rep, &r);
     if (rc == 0)
-        rc = cli_vpoc_compute(c, &o, &ds, &ss, res);
-    for (size_t k = 0; rc == 0 && k < ss.n; k++)
-        if (cli_vpoc_print(&ds, &ss.s[k], &res[k]) != 0)
-            rc = 1;
-    if (rc == 0 && fflush(stdout) != 0)
-        rc = 1;
-    free(res);
-    data_sessions_fini(&ss);
-    data_series_fini(&ds);
+        rc = cli_vpoc_stream(c, &o, r, &rep, &w);
+    data_csv_close(r);
+    free(w.res);
+    free(w.vb);
+    free(w.ss.s);
+    data_series_fini(&w.ds);
     compute_close(c);
     return rc;
 }
