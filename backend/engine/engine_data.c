@@ -241,6 +241,10 @@ int engine_features(struct engine *e, char *err, size_t errlen) {
         return 0;
     uint64_t t0 = mono_now_ns();
     engine_set_phase(d0, PHASE_FEATURES);
+    if (e->conf.vpoc_refresh <= 0) { /* every device's pass is done and its set destroyed */
+        free(e->vbars);              /* only a refresh reads the VPOC form again */
+        e->vbars = NULL;
+    }
     struct feat_opts o = {.vpoc = e->conf.vpoc,
                           .horizon = e->conf.horizon,
                           .target = e->ck.arch.loss == MLP_LOSS_BCE ? FEAT_TARGET_SIGN

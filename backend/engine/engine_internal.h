@@ -87,7 +87,9 @@ struct engine {
     struct data_series ds; /* freed once features are built (counts stay in s.bars) */
     uint64_t data_fp;      /* data_series_fingerprint of the data, taken at load */
     struct data_sessions ss;
-    struct vpoc_bar *vbars;   /* the series as VPOC input (host memory, copied per chunk) */
+    struct vpoc_bar *vbars;   /* the series as VPOC input (host memory, copied per chunk):
+                                 kept for --vpoc-refresh (each device's packed set reads it),
+                                 freed before the features are built when there is none */
     struct vpoc_result *vpoc; /* one per session (each device writes its share) */
     atomic_size_t sessions_done;
     size_t n_rows; /* samples */
