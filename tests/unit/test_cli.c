@@ -986,7 +986,7 @@ Test(cli, vpoc_streamed_matches_the_whole_series) {
 }
 
 /* A row out of order at the end of a file longer than a window: status 2 and the row named, as
- * ever; what was printed before it is whole lines of the right output, and not all of it. */
+ * ever, and nothing on stdout, though windows were profiled before the row was read. */
 Test(cli, vpoc_bad_row_after_a_window) {
     struct data_series ds;
     const char *csv = cli_test_vpoc_days(&ds);
@@ -994,21 +994,13 @@ Test(cli, vpoc_bad_row_after_a_window) {
     cr_assert(f);
     fputs("2024-01-02 12:00:00,4700,4700,4700,4700,1,15\n", f);
     cr_assert_eq(fclose(f), 0);
-    struct vpoc_params p = {VPOC_CLOSE, 0.25, 0.70};
-    size_t lines;
-    char *want = cli_test_vpoc_expect(&ds, &p, &lines);
     CLI_TEST_RUN("vpoc", "--data", csv, "--backend", "cpu");
     cli_test_status(2);
     char line[64];
     snprintf(line, sizeof(line), "d50.csv:%zu: timestamp: not increasing", ds.n + 2);
     CLI_TEST_ERR_HAS(line);
     cr_assert_eq(cli_test_count(cli_test_res.err, "\n"), 1, "%s", cli_test_res.err);
-    size_t got = strlen(cli_test_res.out);
-    cr_assert_gt(got, 0, "nothing printed before the bad row");
-    cr_assert_lt(cli_test_count(cli_test_res.out, "\n"), lines);
-    cr_assert_eq(cli_test_res.out[got - 1], '\n');
-    cr_assert(strncmp(cli_test_res.out, want, got) == 0, "the lines printed differ");
-    free(want);
+    cr_assert_str_eq(cli_test_res.out, "", "a failed run printed results");
     data_series_fini(&ds);
 }
 

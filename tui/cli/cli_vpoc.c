@@ -1,7 +1,8 @@
 /* `ringside vpoc`: each session's volume profile results as JSON lines, computed chunk by
  * chunk through a compute backend exactly as the training loop does. The file is read as a
- * stream: sessions are profiled and printed a window at a time, so memory follows the window,
- * not the file. */
+ * stream: sessions are profiled a window at a time, so memory follows the window, not the file.
+ * The lines (about 100 bytes a session) are held until the file has been read without an error,
+ * so a run that fails prints nothing on stdout. */
 #include "backend/compute/compute.h"
 #include "backend/core/errbuf.h"
 #include "backend/core/json_out.h"
@@ -24,11 +25,11 @@ static const char cli_vpoc_usage[] =
 
 static const char cli_vpoc_help[] =
     "Print one JSON object per session: session, bars, volume, poc, vah, val.\n"
-    "The file is read as a stream and the sessions are printed as they complete, a few\n"
-    "dozen at a time, so memory follows the longest session, not the file (--continuous\n"
-    "front reads the whole file first: the roll compares the contracts' daily volumes).\n"
-    "A bad row (or a session too wide for --tick) stops the run with status 2; what was\n"
-    "printed before it stands.\n\n" CLI_DATA_HELP
+    "The file is read as a stream and the sessions are profiled a few dozen at a time, so\n"
+    "memory follows the longest session, not the file (--continuous front reads the whole\n"
+    "file first: the roll compares the contracts' daily volumes). The lines are printed\n"
+    "once the whole file has been read: a bad row (or a session too wide for --tick) stops\n"
+    "the run with status 2 and nothing on stdout.\n\n" CLI_DATA_HELP
     "  --chunk N                bars per chunk, 0 = whole session (default 500); the output\n"
     "                           is identical for every chunk size\n"
     "  --profile close|range    volume at the close's level, or spread low..high (close)\n"
@@ -92,7 +93,7 @@ static int cli_vpoc_parse(int argc, char **argv, struct cli_vpoc_opts *o) {
     return 0;
 }
 
-static int cli_vpoc_print(const struct data_series *ds, const struct data_session *s,
+static int cli_vpoc_print(FILE *out, const struct data_series *ds, const struct data_session *s,
                           const struct vpoc_result *r) {
     double volume = 0;
     for (size_t i = 0; i < s->n; i++)
@@ -103,9 +104,10 @@ static int cli_vpoc_print(const struct data_series *ds, const struct data_sessio
     json_out_num(poc, sizeof(poc), r->poc, JSON_OUT_INT);
     json_out_num(vah, sizeof(vah), r->vah, JSON_OUT_INT);
     json_out_num(val, sizeof(val), r->val, JSON_OUT_INT);
-    return printf("{\"session\":\"%s\",\"bars\":%zu,\"volume\":%s,\"poc\":%s,\"vah\":%s,"
-                  "\"val\":%s}\n",
-                  s->label, s->n, v, poc, vah, val) < 0
+    return fprintf(out,
+                   "{\"session\":\"%s\",\"bars\":%zu,\"volume\":%s,\"poc\":%s,\"vah\":%s,"
+                   "\"val\":%s}\n",
+                   s->label, s->n, v, poc, vah, val) < 0
                ? -EIO
                : 0;
 }
@@ -115,9 +117,12 @@ static int cli_vpoc_print(const struct data_series *ds, const struct data_sessio
  * Sessions profile independently, so where a window ends never changes a result. */
 #define CLI_VPOC_WINDOW_BARS ((size_t)1 << 16)
 
-/* The sessions read and not yet printed, and the buffers that profile them (grown to the
- * largest window, reused). */
+/* The sessions read and not yet profiled, the buffers that profile them (grown to the largest
+ * window, reused), and the lines of the sessions profiled so far. */
 struct cli_vpoc_win {
+    FILE *out; /* open_memstream over text, text_len: stdout's lines once the file is read */
+    char *text;
+    size_t text_len;
     struct data_series ds;   /* the window's bars */
     struct data_sessions ss; /* its sessions, indexing ds */
     size_t ss_cap;
@@ -142,7 +147,7 @@ static int cli_vpoc_grow(void **p, size_t *cap, size_t n, size_t size) {
     return 0;
 }
 
-/* The window's sessions through the backend, then printed (and flushed) in order; the window is
+/* The window's sessions through the backend, their lines added to w->out in order; the window is
  * emptied. 0, RS_EXIT_USAGE (a session spans too many levels) or 1. */
 static int cli_vpoc_flush(struct compute *c, const struct cli_vpoc_opts *o,
                           struct cli_vpoc_win *w) {
@@ -165,11 +170,13 @@ static int cli_vpoc_flush(struct compute *c, const struct cli_vpoc_opts *o,
         return 1;
     }
     for (size_t k = 0; k < w->ss.n; k++)
-        if (cli_vpoc_print(&w->ds, &w->ss.s[k], &w->res[k]) != 0)
+        if (cli_vpoc_print(w->out, &w->ds, &w->ss.s[k], &w->res[k]) != 0) {
+            fprintf(stderr, "ringside vpoc: out of memory\n");
             return 1;
+        }
     w->ds.n = 0;
     w->ss.n = 0;
-    return fflush(stdout) == 0 ? 0 : 1;
+    return 0;
 }
 
 /* Every session of the file, window by window. 0 or the exit status. */
@@ -203,10 +210,24 @@ int cli_vpoc(int argc, char **argv) {
     struct data_csv *r = NULL;
     struct cli_vpoc_win w = {0};
     data_series_init(&w.ds);
-    rc = cli_data_open("vpoc", &o.in, (int)o.start_hour, &rep, &r);
+    if (!(w.out = open_memstream(&w.text, &w.text_len))) {
+        fprintf(stderr, "ringside vpoc: out of memory\n");
+        rc = 1;
+    } else {
+        rc = cli_data_open("vpoc", &o.in, (int)o.start_hour, &rep, &r);
+    }
     if (rc == 0)
         rc = cli_vpoc_stream(c, &o, r, &rep, &w);
     data_csv_close(r);
+    if (w.out && fclose(w.out) != 0 && rc == 0) {
+        fprintf(stderr, "ringside vpoc: out of memory\n");
+        rc = 1;
+    }
+    if (rc == 0 && (fwrite(w.text, 1, w.text_len, stdout) != w.text_len || fflush(stdout) != 0)) {
+        fprintf(stderr, "ringside vpoc: writing the results: %s\n", strerror(errno));
+        rc = 1;
+    }
+    free(w.text);
     free(w.res);
     free(w.vb);
     free(w.ss.s);
