@@ -14,8 +14,12 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 dest=$(realpath -m "${1:-$top/sysroot}")
 # ncurses' runtime is on every Linux machine: only its headers and link stubs come along.
+# libcurl3-gnutls needs what libmicrohttpd12 needs (gnutls, nettle) and a few more libraries
+# (nghttp2, libidn2, librtmp, libpsl, krb5, ldap, brotli, zstd; libssh2-1 is here for libgit2):
+# those of the target's own libcurl3-gnutls, which every machine with git has (git links it).
 packages=(libncurses-dev libjson-c-dev libjson-c5 libmicrohttpd-dev libmicrohttpd12
-          libgnutls28-dev libcriterion-dev libcriterion3 libboxfort-dev libnanomsg5 libgit2-1.5
+          libgnutls28-dev libcurl4-gnutls-dev libcurl3-gnutls
+          libcriterion-dev libcriterion3 libboxfort-dev libnanomsg5 libgit2-1.5
           libhttp-parser2.9 libmbedtls14 libmbedx509-1 libmbedcrypto7 libssh2-1 libffi8
           pkgconf-bin libpkgconf3)
 
@@ -47,4 +51,6 @@ done
 # nettle and the rest under it), so pkg-config is not made to look for their headers here.
 sed -i '/^Requires.private:/d' "$dest"/usr/lib/x86_64-linux-gnu/pkgconfig/libmicrohttpd.pc \
     "$dest"/usr/lib/x86_64-linux-gnu/pkgconfig/gnutls.pc
+# libcurl.pc names its dependencies in Libs.private alone (read for static links only): nothing
+# to trim there.
 echo "sysroot: ${#packages[@]} packages in $dest"

@@ -1,10 +1,10 @@
-/* libFuzzer target for the attach client's reader of answers (tui/agent/http_client.c): the
- * bytes as an agent's answer, read from a descriptor as `ringside attach` reads one: the status
- * line and headers, then the body whole (as /metrics and /control answers are read) and by lines
- * (as /events is), each checked against the bytes themselves. */
-#define _GNU_SOURCE /* memfd_create */
+/* libFuzzer target for what the attach client keeps of an agent's answer (tui/agent/http_recv.c),
+ * fed as libcurl feeds it: the head line by line (each through its '\n') until the final
+ * answer's blank line, then the body's bytes in pieces whose sizes the input decides, read line
+ * by line between the pieces (as /events is read) and whole (as /control answers are), each
+ * checked against the bytes themselves. */
 #include "tests/fuzz/fuzz_target.h"
-#include "tui/agent/http_client.h"
+#include "tui/agent/http_recv.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -13,198 +13,153 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #define FUZZ_HTTP_BODY_MAX (1u << 20) /* more than any input */
 #define FUZZ_HTTP_WHY      256
 
-/* A descriptor that reads the bytes and then the end, like a socket the agent has closed. */
-static int fuzz_http_fd(const uint8_t *data, size_t size) {
-    int fd = memfd_create("fuzz_http_response", MFD_CLOEXEC);
-    FUZZ_CHECK(fd >= 0);
-    for (size_t off = 0; off < size;) {
-        ssize_t w = write(fd, data + off, size - off);
-        FUZZ_CHECK(w > 0);
-        off += (size_t)w;
+/* The length of the line at d (through its '\n', else to the end). */
+static size_t fuzz_http_line_len(const uint8_t *d, size_t size) {
+    const uint8_t *nl = memchr(d, '\n', size);
+    return nl ? (size_t)(nl - d) + 1 : size;
+}
+
+static bool fuzz_http_blank(const uint8_t *l, size_t n) {
+    return (n == 1 && l[0] == '\n') || (n == 2 && l[0] == '\r' && l[1] == '\n');
+}
+
+/* A head any agent could send, from its status line through its blank line at d: "HTTP/1.x NNN
+ * reason" with NNN from 200, then "Name: value" lines of printable text, at most 100 of them
+ * and 4000 bytes in all. Its length, or 0 when it is not one. */
+static size_t fuzz_http_plain_head(const uint8_t *d, size_t size) {
+    size_t n = fuzz_http_line_len(d, size);
+    if (n < 13 || memcmp(d, "HTTP/1.", 7) != 0 || !isdigit(d[7]) || d[8] != ' ' || d[9] < '2' ||
+        !isdigit(d[9]) || !isdigit(d[10]) || !isdigit(d[11]) ||
+        (d[12] != ' ' && d[12] != '\r' && d[12] != '\n'))
+        return 0;
+    size_t off = 0;
+    for (unsigned lines = 0; off < size && off <= 4000 && lines <= 101; lines++) {
+        const uint8_t *l = d + off;
+        n = fuzz_http_line_len(l, size - off);
+        off += n;
+        if (lines > 0 && fuzz_http_blank(l, n))
+            return off <= 4000 ? off : 0;
+        size_t text = n - (l[n - 1] == '\n') - (n > 1 && l[n - 2] == '\r');
+        for (size_t k = 0; k < text; k++)
+            if (l[k] < ' ' || l[k] >= 0x7f)
+                return 0;
+        size_t name = 0;
+        while (lines > 0 && name < text && (isalnum(l[name]) || l[name] == '-'))
+            name++;
+        if (lines > 0 && (name == 0 || name >= text || l[name] != ':'))
+            return 0;
     }
-    FUZZ_CHECK(lseek(fd, 0, SEEK_SET) == 0);
-    return fd;
-}
-
-/* The answer as http_read_response reads it: 0 with *c and *status, or the error (checked). */
-static int fuzz_http_open(const uint8_t *data, size_t size, struct http_conn **c, int *status) {
-    char why[FUZZ_HTTP_WHY];
-    memset(why, 'x', sizeof(why));
-    int rc = http_read_response(c, fuzz_http_fd(data, size), 0, status, why, sizeof(why));
-    if (rc != 0) {
-        FUZZ_CHECK(rc == -EPROTO || rc == -E2BIG);
-        FUZZ_CHECK(*c == NULL);
-        FUZZ_CHECK(memchr(why, '\0', sizeof(why)) != NULL);
-        FUZZ_CHECK(strncmp(why, "response: ", 10) == 0 && why[10] != '\0');
-    } else
-        FUZZ_CHECK(*c != NULL);
-    return rc;
-}
-
-/* Where the head ends (through its blank line: "\n\n" or "\n\r\n"), or 0 without one. */
-static size_t fuzz_http_head_len(const uint8_t *d, size_t size) {
-    for (size_t i = 0; i + 1 < size; i++)
-        if (d[i] == '\n' &&
-            (d[i + 1] == '\n' || (i + 2 < size && d[i + 1] == '\r' && d[i + 2] == '\n')))
-            return i + (d[i + 1] == '\n' ? 2 : 3);
     return 0;
 }
 
-/* A head any agent could send: "HTTP/1.x NNN reason", then "Name: value" lines of printable
- * text (neither Content-Length nor Transfer-Encoding), read whole by the first read. */
-static bool fuzz_http_plain_head(const uint8_t *d, size_t hlen) {
-    if (hlen < 14 || hlen > 4000 || memcmp(d, "HTTP/1.", 7) != 0 || !isdigit(d[7]) || d[8] != ' ' ||
-        !isdigit(d[9]) || !isdigit(d[10]) || !isdigit(d[11]) || (d[12] != ' ' && d[12] != '\r'))
-        return false;
+/* Feed the head lines until the final answer's head is whole: the body's offset, or 0 when
+ * the head was refused or never ended (the refusal checked). */
+static size_t fuzz_http_head(struct http_recv *r, const uint8_t *data, size_t size) {
+    size_t off = 0, bytes = 0;
     unsigned headers = 0;
-    size_t i = 0;
-    while (i < hlen) {
-        size_t e = i;
-        while (e < hlen && d[e] != '\n')
-            e++;
-        size_t n = e > i && d[e - 1] == '\r' ? e - 1 - i : e - i;
-        const uint8_t *l = d + i;
-        for (size_t k = 0; k < n; k++)
-            if (l[k] < ' ' || l[k] >= 0x7f)
-                return false;
-        if (i > 0 && n > 0) {
-            size_t name = 0;
-            while (name < n && (isalnum(l[name]) || l[name] == '-'))
-                name++;
-            if (name == 0 || name >= n || l[name] != ':' ||
-                (name == 14 && strncasecmp((const char *)l, "Content-Length", 14) == 0) ||
-                (name == 17 && strncasecmp((const char *)l, "Transfer-Encoding", 17) == 0))
-                return false;
-            headers++;
+    bool first = true;
+    while (off < size && !r->head_done) {
+        char why[FUZZ_HTTP_WHY];
+        memset(why, 'x', sizeof(why));
+        const uint8_t *l = data + off;
+        size_t n = fuzz_http_line_len(l, size - off);
+        int rc = http_recv_head(r, (const char *)l, n, why, sizeof(why));
+        if (rc != 0) {
+            FUZZ_CHECK(rc == -EPROTO || rc == -E2BIG);
+            FUZZ_CHECK(memchr(why, '\0', sizeof(why)) != NULL && why[0] != '\0');
+            return 0;
         }
-        i = e + 1;
+        /* what was taken: no NUL, a status line first, within the limits */
+        FUZZ_CHECK(memchr(l, '\0', n) == NULL);
+        if (first)
+            FUZZ_CHECK(n >= 12 && memcmp(l, "HTTP/1.", 7) == 0);
+        bool blank = !first && fuzz_http_blank(l, n);
+        headers = first ? 0 : headers + !blank;
+        bytes = first ? n : bytes + (blank ? 0 : n);
+        FUZZ_CHECK(headers <= HTTP_RECV_HEADERS_MAX && bytes <= HTTP_RECV_HEAD_MAX);
+        FUZZ_CHECK(!r->head_done || blank); /* the head ends at a blank line only */
+        first = blank;
+        off += n;
     }
-    return headers <= 100;
+    return r->head_done ? off : 0;
 }
 
-/* Whether the head names a Content-Length anywhere (the body may then stop short). */
-static bool fuzz_http_has_length(const uint8_t *d, size_t hlen) {
-    for (size_t i = 0; i + 14 <= hlen; i++)
-        if (strncasecmp((const char *)d + i, "content-length", 14) == 0)
-            return true;
-    return false;
-}
-
-/* The one Content-Length of a head, when it has exactly one (in the plain form "Content-Length:
- * N", at most 12 digits) and nothing else that could frame the body (no other line naming
- * content-length or transfer-encoding, no '\r' but before a '\n'). */
-static bool fuzz_http_one_length(const uint8_t *d, size_t hlen, uint64_t *len) {
-    unsigned found = 0;
-    size_t i = 0;
-    while (i < hlen && d[i] != '\n') /* the status line */
-        i++;
-    for (i++; i < hlen;) {
-        size_t e = i;
-        while (e < hlen && d[e] != '\n')
-            e++;
-        size_t n = e > i && d[e - 1] == '\r' ? e - 1 - i : e - i;
-        const char *l = (const char *)d + i;
-        for (size_t k = 0; k < n; k++)
-            if (l[k] == '\r')
-                return false;
-        for (size_t k = 0; k + 14 <= n; k++)
-            if (strncasecmp(l + k, "content-length", 14) == 0 ||
-                (k + 17 <= n && strncasecmp(l + k, "transfer-encoding", 17) == 0)) {
-                if (k != 0 || n < 16 || strncasecmp(l, "content-length:", 15) != 0 || found++)
-                    return false;
-                size_t v = 15, digits;
-                while (v < n && (l[v] == ' ' || l[v] == '\t'))
-                    v++;
-                for (digits = 0, *len = 0; v < n && l[v] >= '0' && l[v] <= '9'; v++, digits++)
-                    *len = *len * 10 + (uint64_t)(l[v] - '0');
-                while (v < n && (l[v] == ' ' || l[v] == '\t'))
-                    v++;
-                if (digits == 0 || digits > 12 || v != n)
-                    return false;
-                break;
-            }
-        i = e + 1;
-    }
-    return found == 1;
-}
-
-/* The body by lines, max_line at most: each line the body's next bytes, ended by "\n", "\r\n"
+/* The body in pieces (sizes from the input's bytes, 1 to 64), read by lines of max_line at
+ * most between them and after the end: each line the body's next bytes, ended by "\n", "\r\n"
  * or the end; -E2BIG exactly at the first line over max_line. */
-static void fuzz_http_lines(const uint8_t *data, size_t size, const char *body, size_t blen,
-                            size_t max_line) {
-    struct http_conn *c = NULL;
-    int status = 0;
-    FUZZ_CHECK(fuzz_http_open(data, size, &c, &status) == 0);
-    size_t off = 0;
+static void fuzz_http_lines(const uint8_t *data, size_t size, size_t hlen, size_t max_line) {
+    const char *body = (const char *)data + hlen;
+    size_t blen = size - hlen, fed = 0, off = 0, k = 0;
+    struct http_recv r;
+    http_recv_init(&r);
     for (;;) {
-        /* the next line of the body as the reader should cut it */
-        size_t raw = 0;
+        size_t raw = 0; /* the next line of the body as the reader should cut it */
         while (off + raw < blen && body[off + raw] != '\n')
             raw++;
         size_t want = raw > 0 && body[off + raw - 1] == '\r' ? raw - 1 : raw;
         const char *line = NULL;
         size_t len = 0;
-        int rc = http_read_line(c, &line, &len, max_line);
-        if (off == blen) {
-            FUZZ_CHECK(rc == 0);
-            break;
+        int rc;
+        while ((rc = http_recv_line(&r, &line, &len, max_line)) == 0 && !r.ended) {
+            /* that line not whole yet: never one over the limit */
+            FUZZ_CHECK(fed - off <= max_line + 1);
+            size_t piece = 1 + (size > 0 ? data[k++ % size] % 64 : 0);
+            piece = piece < blen - fed ? piece : blen - fed;
+            FUZZ_CHECK(http_recv_body(&r, body + fed, piece) == 0);
+            fed += piece;
+            r.ended = fed == blen;
         }
         if (want > max_line) {
             FUZZ_CHECK(rc == -E2BIG);
+            break;
+        }
+        if (off == blen) {
+            FUZZ_CHECK(rc == 0);
             break;
         }
         FUZZ_CHECK(rc == 1);
         FUZZ_CHECK(len == want && memcmp(line, body + off, len) == 0 && line[len] == '\0');
         off += raw < blen - off ? raw + 1 : raw;
     }
-    http_close(c);
+    http_recv_fini(&r);
+}
+
+/* The body whole: every byte, or -E2BIG with one byte too little room. */
+static void fuzz_http_whole(const uint8_t *data, size_t size, size_t hlen) {
+    size_t blen = size - hlen;
+    struct http_recv r;
+    http_recv_init(&r);
+    FUZZ_CHECK(http_recv_body(&r, (const char *)data + hlen, blen) == 0);
+    r.ended = true;
+    char *body = NULL;
+    size_t len = 1;
+    if (blen > 0) {
+        FUZZ_CHECK(http_recv_take(&r, &body, &len, blen - 1) == -E2BIG && body == NULL);
+        FUZZ_CHECK(http_recv_held(&r) == blen);
+    }
+    FUZZ_CHECK(http_recv_take(&r, &body, &len, FUZZ_HTTP_BODY_MAX) == 0);
+    FUZZ_CHECK(len == blen && body[len] == '\0' && memcmp(body, data + hlen, len) == 0);
+    free(body);
+    FUZZ_CHECK(http_recv_take(&r, &body, &len, 0) == 0 && len == 0 && body[0] == '\0');
+    free(body);
+    http_recv_fini(&r);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    struct http_conn *c = NULL;
-    int status = 0;
-    size_t hlen = fuzz_http_head_len(data, size);
-    int rc = fuzz_http_open(data, size, &c, &status);
-    if (rc != 0) {
-        FUZZ_CHECK(!hlen || !fuzz_http_plain_head(data, hlen));
+    struct http_recv r;
+    http_recv_init(&r);
+    size_t hlen = fuzz_http_head(&r, data, size), plain = fuzz_http_plain_head(data, size);
+    http_recv_fini(&r);
+    FUZZ_CHECK(!plain || hlen == plain); /* a plain head is taken, and ends where it ends */
+    if (hlen == 0)
         return 0;
-    }
-    /* a head came whole, with a status line */
-    FUZZ_CHECK(hlen > 0 && size >= 12 && memcmp(data, "HTTP/1.", 7) == 0);
-    FUZZ_CHECK(status == (data[9] - '0') * 100 + (data[10] - '0') * 10 + (data[11] - '0'));
-    /* the body: the bytes after the head, cut short only by a Content-Length */
-    char *body = NULL;
-    size_t blen = 0;
-    FUZZ_CHECK(http_read_body(c, &body, &blen, FUZZ_HTTP_BODY_MAX) == 0);
-    FUZZ_CHECK(body != NULL && body[blen] == '\0');
-    FUZZ_CHECK(blen <= size - hlen && memcmp(body, data + hlen, blen) == 0);
-    FUZZ_CHECK(blen == size - hlen || fuzz_http_has_length(data, hlen));
-    uint64_t given = 0;
-    if (fuzz_http_one_length(data, hlen, &given)) /* a length given is a length kept */
-        FUZZ_CHECK(blen == (given < size - hlen ? given : size - hlen));
-    char *again = NULL;
-    size_t alen = 1;
-    FUZZ_CHECK(http_read_body(c, &again, &alen, 0) == 0 && alen == 0 && again[0] == '\0');
-    free(again);
-    http_close(c);
-    /* the same body by lines, the longest line allowed depending on the input */
-    fuzz_http_lines(data, size, body, blen, (size_t)16 << (size % 8));
-    fuzz_http_lines(data, size, body, blen, FUZZ_HTTP_BODY_MAX);
-    /* and whole with one byte too little room */
-    if (blen > 0) {
-        FUZZ_CHECK(fuzz_http_open(data, size, &c, &status) == 0);
-        char *cut = NULL;
-        size_t clen = 0;
-        FUZZ_CHECK(http_read_body(c, &cut, &clen, blen - 1) == -E2BIG && cut == NULL);
-        http_close(c);
-    }
-    free(body);
+    fuzz_http_whole(data, size, hlen);
+    fuzz_http_lines(data, size, hlen, (size_t)16 << (size % 8));
+    fuzz_http_lines(data, size, hlen, FUZZ_HTTP_BODY_MAX);
     return 0;
 }
 
@@ -214,16 +169,12 @@ const char fuzz_target_name[] = "fuzz_http_response";
 const char *const fuzz_fragments[] = {
     "HTTP/1.0 200 OK\r\n",
     "HTTP/1.1 200 OK\r\n",
+    "HTTP/1.1 100 Continue\r\n\r\n",
     "HTTP/1.0 401 Unauthorized\r\n",
     "HTTP/1.0 421 Misdirected Request\r\n",
     "HTTP/1.0 503 Service Unavailable\r\n",
     "Connection: close\r\n",
     "Content-Length: 3\r\n",
-    "Content-Length: 18446744073709551615\r\n",
-    "Content-Length: 18446744073709551616\r\n",
-    "content-length:0\r\n",
-    "Transfer-Encoding: chunked\r\n",
-    "Transfer-Encoding: identity\r\n",
     "Content-Type: application/x-ndjson\r\n",
     "Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n",
     "Cache-Control: no-store\r\n",

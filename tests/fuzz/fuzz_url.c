@@ -1,10 +1,10 @@
 /* libFuzzer target for the address parsers: the agent's listen address (--listen ADDR:PORT,
- * agent_http_parse_listen) and the attach client's URL (`ringside attach http://HOST:PORT/base`
- * or unix:/PATH, http_url_parse), the input's text (up to a NUL) given to both. What parses is
- * written back in its own form and must parse to the same again. */
+ * agent_http_parse_listen) and the attach client's URL (`ringside attach http://HOST:PORT/base`,
+ * https://... or unix:/PATH, http_url_parse), the input's text (up to a NUL) given to both. What
+ * parses is written back in its own form and must parse to the same again. */
 #include "tests/fuzz/fuzz_target.h"
 #include "tui/agent/agent_http.h"
-#include "tui/agent/http_client.h"
+#include "tui/agent/http_url.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -46,12 +46,12 @@ static void fuzz_url_listen(const char *s, size_t addrlen) {
 }
 
 static bool fuzz_url_same(const struct http_url *a, const struct http_url *b) {
-    return strcmp(a->host, b->host) == 0 && a->port == b->port &&
+    return strcmp(a->host, b->host) == 0 && a->port == b->port && a->tls == b->tls &&
            strcmp(a->unix_path, b->unix_path) == 0 && strcmp(a->base, b->base) == 0;
 }
 
-/* http://HOST[:PORT][/PATH] or unix:PATH: every field terminated and clean, written back the
- * same. */
+/* http://HOST[:PORT][/PATH], https://... or unix:PATH: every field terminated and clean, written
+ * back the same. */
 static void fuzz_url_url(const char *s) {
     struct http_url u, u2;
     char why[FUZZ_URL_WHY], back[600];
@@ -65,7 +65,7 @@ static void fuzz_url_url(const char *s) {
     FUZZ_CHECK(memchr(u.host, '\0', sizeof(u.host)) && memchr(u.base, '\0', sizeof(u.base)));
     FUZZ_CHECK(memchr(u.unix_path, '\0', sizeof(u.unix_path)) != NULL);
     if (u.unix_path[0]) {
-        FUZZ_CHECK(strcmp(u.host, "localhost") == 0 && !u.base[0]);
+        FUZZ_CHECK(strcmp(u.host, "localhost") == 0 && !u.base[0] && !u.tls);
         snprintf(back, sizeof(back), u.unix_path[0] == '/' ? "unix://%s" : "unix:%s", u.unix_path);
     } else {
         size_t hn = strlen(u.host), bn = strlen(u.base);
@@ -81,8 +81,8 @@ static void fuzz_url_url(const char *s) {
             unsigned char c = (unsigned char)u.base[i];
             FUZZ_CHECK(c > ' ' && c < 0x7f && c != '?' && c != '#');
         }
-        snprintf(back, sizeof(back), v6 ? "http://[%s]:%u%s" : "http://%s:%u%s", u.host, u.port,
-                 u.base);
+        snprintf(back, sizeof(back), v6 ? "%s://[%s]:%u%s" : "%s://%s:%u%s",
+                 u.tls ? "https" : "http", u.host, u.port, u.base);
     }
     FUZZ_CHECK(http_url_parse(back, &u2, why, sizeof(why)) == 0);
     FUZZ_CHECK(fuzz_url_same(&u, &u2));
@@ -119,6 +119,8 @@ const char *const fuzz_fragments[] = {
     "http://user@host:1/",
     "HTTP://H:00080",
     "https://agent:9464",
+    "https://[::1]:9464/base/",
+    "HTTPS://127.0.0.1",
     "unix:",
     "unix:/run/user/1000/ringside/agent.sock",
     "unix:///tmp/ringside-1000/agent.sock",

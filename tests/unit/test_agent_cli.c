@@ -151,6 +151,28 @@ Test(agent_cli, tls_options_go_together) {
               ac_out);
 }
 
+/* attach's --cacert must name a file it can read: otherwise one line naming it, exit 2, before
+ * any connection. */
+Test(agent_cli, attach_an_unreadable_cacert_is_a_usage_error) {
+    char missing[4200];
+    snprintf(missing, sizeof(missing), "%s/no-such-ca.pem", ac_dir);
+    const struct {
+        const char *path, *said;
+    } cases[] = {
+        {missing, "No such file or directory"},
+        {ac_dir, "not a regular file (give a PEM file of certificates)"},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        const char *argv[] = {"attach", "https://127.0.0.1:1", "--cacert", cases[k].path, NULL};
+        int rc = rs_test_run(argv, ac_out, sizeof(ac_out), ac_err, sizeof(ac_err));
+        char want[4400];
+        snprintf(want, sizeof(want), "ringside attach: --cacert %s: %s\n", cases[k].path,
+                 cases[k].said);
+        cr_assert_eq(rc, 2, "%s: exit %d: %s", cases[k].path, rc, ac_err);
+        cr_assert_str_eq(ac_err, want);
+    }
+}
+
 /* The limits' options: a bad value is one line naming the option, exit 2. */
 Test(agent_cli, bad_limit_values_are_usage_errors) {
     static const char *const cases[][3] = {

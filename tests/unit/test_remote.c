@@ -2,8 +2,9 @@
  * that answer scripted responses and record every request. Checked: the run line, events with
  * their sequence numbers, the snapshot rebuilt from events, layouts and the summary, status
  * lines (telemetry, kernel log, the sync in flight, control), reconnection with since=, a
- * restarted agent, refusals (401, 404, not an agent), the loop's keys and a prompt stop; and
- * the HTTP client's URL parser and line reader on their own. */
+ * restarted agent, refusals (401, 404, not an agent, https:// to a plain HTTP server), the
+ * loop's keys and a prompt stop; and the HTTP client's URL parser and line reader on their own.
+ * (https:// verified: test_remote_tls.c.) */
 #include "backend/core/mono.h"
 #include "backend/engine/engine.h"
 #include "tui/agent/agent_status.h"
@@ -505,7 +506,50 @@ Test(remote, open_without_an_agent) {
     cr_assert_str_eq(err, want);
     snprintf(c.url, sizeof(c.url), "ftp://127.0.0.1");
     cr_assert_eq(remote_open(&src, &c, err, sizeof(err)), -EINVAL);
-    cr_assert(strstr(err, "only http:// and unix: URLs"), "%s", err);
+    cr_assert(strstr(err, "only http://, https:// and unix: URLs"), "%s", err);
+}
+
+/* A plain HTTP server's answer to bytes that are no request (a TLS hello), as libmicrohttpd's:
+ * what came is read, 400 goes back at once and the connection closes. One connection on lfd. */
+static void *rt_plain_http(void *arg) {
+    int lfd = *(int *)arg, fd = accept(lfd, NULL, NULL);
+    if (fd < 0)
+        return NULL;
+    static const char answer[] = "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n";
+    char buf[2048];
+    struct pollfd pf = {fd, POLLIN, 0};
+    if (poll(&pf, 1, RT_WAIT_MS) == 1 && read(fd, buf, sizeof(buf)) > 0)
+        rt_send(fd, answer, sizeof(answer) - 1);
+    close(fd);
+    return NULL;
+}
+
+/* https:// to a server that speaks plain HTTP: a TLS error naming the URL, not a wait for the
+ * timeout. */
+Test(remote, https_to_a_plain_http_server_is_a_tls_error) {
+    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(sa);
+    cr_assert_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    cr_assert_eq(listen(lfd, 1), 0);
+    cr_assert_eq(getsockname(lfd, (struct sockaddr *)&sa, &len), 0);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, rt_plain_http, &lfd), 0);
+    struct remote_conf c;
+    remote_conf_default(&c);
+    snprintf(c.url, sizeof(c.url), "https://127.0.0.1:%u", ntohs(sa.sin_port));
+    c.timeout_ms = 60000; /* a wait for it would outlast the test's own timeout */
+    struct source *src = NULL;
+    char err[512] = "", want[128];
+    cr_assert_eq(remote_open(&src, &c, err, sizeof(err)), -EPROTO, "%s", err);
+    cr_assert_null(src);
+    snprintf(want, sizeof(want), "https://127.0.0.1:%u/events: the TLS handshake failed (",
+             ntohs(sa.sin_port));
+    cr_assert(strncmp(err, want, strlen(want)) == 0, "%s", err);
+    cr_assert(strstr(err, "): is the agent serving https://?"), "%s", err);
+    shutdown(lfd, SHUT_RDWR);
+    pthread_join(t, NULL);
+    close(lfd);
 }
 
 /* ---- the stream ---- */
@@ -882,35 +926,40 @@ struct rt_url {
     char base[32];
     char unix_path[32];
     char why[64]; /* a piece of the reason */
+    bool tls;
 };
 
 ParameterizedTestParameters(remote, url_parse) {
     static struct rt_url p[] = {
-        {"http://localhost", 0, "localhost", 9464, "", "", ""},
-        {"http://10.0.0.2:8080/ringside/", 0, "10.0.0.2", 8080, "/ringside", "", ""},
-        {"HTTP://gpu-box.lan:9464/", 0, "gpu-box.lan", 9464, "", "", ""},
-        {"http://[::1]:9000", 0, "::1", 9000, "", "", ""},
-        {"http://[fe80::1]", 0, "fe80::1", 9464, "", "", ""},
-        {"unix:/run/ringside.sock", 0, "localhost", 0, "", "/run/ringside.sock", ""},
-        {"unix:///tmp/a.sock", 0, "localhost", 0, "", "/tmp/a.sock", ""},
-        {"ftp://x", -EINVAL, "", 0, "", "", "only http:// and unix: URLs"},
-        {"localhost:9464", -EINVAL, "", 0, "", "", "only http:// and unix: URLs"},
-        {"https://x", -EINVAL, "", 0, "", "", "no TLS here"},
-        {"http://h:99999", -EINVAL, "", 0, "", "", "port '99999' is not a number in 1..65535"},
-        {"http://h:0", -EINVAL, "", 0, "", "", "port '0'"},
-        {"http://h:", -EINVAL, "", 0, "", "", "port ''"},
-        {"http://h:80x", -EINVAL, "", 0, "", "", "port '80x'"},
-        {"http://", -EINVAL, "", 0, "", "", "no host"},
-        {"http://:9464", -EINVAL, "", 0, "", "", "no host"},
-        {"http://u:p@h", -EINVAL, "", 0, "", "", "user names"},
-        {"http://h/x?y=1", -EINVAL, "", 0, "", "", "without ? or #"},
-        {"http://h?y", -EINVAL, "", 0, "", "", "without ? or #"},
-        {"http://h/a b", -EINVAL, "", 0, "", "", "a space or control character"},
-        {"http://h_h!", -EINVAL, "", 0, "", "", "not a host name"},
-        {"http://[::1", -EINVAL, "", 0, "", "", "needs [ and ]"},
-        {"http://[::1]x", -EINVAL, "", 0, "", "", "text after the IPv6 address"},
-        {"http://[zz]", -EINVAL, "", 0, "", "", "not an IPv6 address"},
-        {"unix:", -EINVAL, "", 0, "", "", "no socket path"},
+        {"http://localhost", 0, "localhost", 9464, "", "", "", false},
+        {"http://10.0.0.2:8080/ringside/", 0, "10.0.0.2", 8080, "/ringside", "", "", false},
+        {"HTTP://gpu-box.lan:9464/", 0, "gpu-box.lan", 9464, "", "", "", false},
+        {"http://[::1]:9000", 0, "::1", 9000, "", "", "", false},
+        {"http://[fe80::1]", 0, "fe80::1", 9464, "", "", "", false},
+        {"unix:/run/ringside.sock", 0, "localhost", 0, "", "/run/ringside.sock", "", false},
+        {"unix:///tmp/a.sock", 0, "localhost", 0, "", "/tmp/a.sock", "", false},
+        {"https://x", 0, "x", 9464, "", "", "", true},
+        {"HTTPS://[::1]:443/a/", 0, "::1", 443, "/a", "", "", true},
+        {"ftp://x", -EINVAL, "", 0, "", "", "only http://, https:// and unix: URLs", false},
+        {"localhost:9464", -EINVAL, "", 0, "", "", "only http://, https:// and unix: URLs", false},
+        {"https://", -EINVAL, "", 0, "", "", "no host", false},
+        {"https://h:65536", -EINVAL, "", 0, "", "", "port '65536'", false},
+        {"http://h:99999", -EINVAL, "", 0, "", "", "port '99999' is not a number in 1..65535",
+         false},
+        {"http://h:0", -EINVAL, "", 0, "", "", "port '0'", false},
+        {"http://h:", -EINVAL, "", 0, "", "", "port ''", false},
+        {"http://h:80x", -EINVAL, "", 0, "", "", "port '80x'", false},
+        {"http://", -EINVAL, "", 0, "", "", "no host", false},
+        {"http://:9464", -EINVAL, "", 0, "", "", "no host", false},
+        {"http://u:p@h", -EINVAL, "", 0, "", "", "user names", false},
+        {"http://h/x?y=1", -EINVAL, "", 0, "", "", "without ? or #", false},
+        {"http://h?y", -EINVAL, "", 0, "", "", "without ? or #", false},
+        {"http://h/a b", -EINVAL, "", 0, "", "", "a space or control character", false},
+        {"http://h_h!", -EINVAL, "", 0, "", "", "not a host name", false},
+        {"http://[::1", -EINVAL, "", 0, "", "", "needs [ and ]", false},
+        {"http://[::1]x", -EINVAL, "", 0, "", "", "text after the IPv6 address", false},
+        {"http://[zz]", -EINVAL, "", 0, "", "", "not an IPv6 address", false},
+        {"unix:", -EINVAL, "", 0, "", "", "no socket path", false},
     };
     return cr_make_param_array(struct rt_url, p, sizeof(p) / sizeof(p[0]));
 }
@@ -925,6 +974,7 @@ ParameterizedTest(struct rt_url *p, remote, url_parse) {
     }
     cr_assert_str_eq(u.host, p->host);
     cr_assert_eq(u.port, p->port);
+    cr_assert_eq(u.tls, p->tls, "'%s'", p->in);
     cr_assert_str_eq(u.base, p->base);
     cr_assert_str_eq(u.unix_path, p->unix_path);
 }
@@ -945,7 +995,7 @@ static struct http_conn *rt_get(const char *path, int timeout_ms, int want_rc, i
     cr_assert_eq(http_url_parse(rt_agent.url, &u, why, whylen), 0);
     struct http_conn *c = NULL;
     cr_assert_eq(
-        http_request(&c, &u, "GET", path, "text/plain", "", timeout_ms, status, why, whylen),
+        http_request(&c, &u, "GET", path, "text/plain", "", NULL, timeout_ms, status, why, whylen),
         want_rc, "%s", why);
     return c;
 }

@@ -1,52 +1,46 @@
-/* A small HTTP/1.0 client for ringside's own agent: one request per connection (the body then
- * ends at the close), read line by line as it arrives. No TLS, no redirects, no proxies. */
+/* The attach client's HTTP: one request per connection through libcurl (HTTP/1.0, so the body
+ * ends at the close), https:// verified against the system's CA certificates or a file given,
+ * the answer read line by line as it arrives. No redirects, no proxies. */
 #ifndef RINGSIDE_TUI_AGENT_HTTP_CLIENT_H
 #define RINGSIDE_TUI_AGENT_HTTP_CLIENT_H
 
-#include <stdbool.h>
+#include "tui/agent/http_url.h"
+
+#include <errno.h>
 #include <stddef.h>
 
-/* http://HOST[:PORT][/PATH] ("localhost", an IPv4 address, or [IPv6]; default port 9464: the
- * agent's), or unix:/PATH for the agent's UNIX socket. */
-struct http_url {
-    char host[256];
-    unsigned port;
-    char unix_path[108]; /* set for unix: URLs */
-    char base[256];      /* the path prefix, without a trailing '/' ("" for the root) */
-};
-
-/* 0, or -EINVAL with why ("'ftp://x': only http:// and unix: URLs", "port '99999' ..."). */
-int http_url_parse(const char *s, struct http_url *u, char *why, size_t whylen);
+/* The error of an https:// server whose certificate did not verify (an unknown CA, another
+ * host's name, expired): a caller may say how to trust it. */
+#define HTTP_E_CERT (-EKEYREJECTED)
 
 struct http_conn;
 
-/* Connect, send "METHOD base+path_query HTTP/1.0" with Host, Accept and, when token is not "",
- * the Authorization: Bearer header, and read the status line and headers, all within
- * timeout_ms (0 = no limit; a server that drips its answer a byte at a time does not put it
- * off); later reads each get timeout_ms. 0 with *status set, or
- * -errno with why ("cannot connect to 127.0.0.1:9464: Connection refused", "timed out", "not
- * an HTTP response"). */
+/* Connect (to u's socket path for unix:), send "METHOD base+path_query HTTP/1.0" with Host,
+ * Accept (accept NULL: any), User-Agent and, when token is neither NULL nor "", the
+ * Authorization: Bearer header, and read the status line and headers, all within timeout_ms
+ * (0 = no limit; a server that drips its answer a byte at a time does not put it off); later
+ * reads each get timeout_ms. For https:// the server's certificate and name are verified
+ * against cacert (a PEM file of CA certificates; NULL or "": the system's CA store). 0 with
+ * *out and *status, or -errno with why ("cannot connect to 127.0.0.1:9464: Connection
+ * refused", "127.0.0.1:9464: timed out waiting for the answer (none in 10.0 s)",
+ * "...: not an HTTP response"; HTTP_E_CERT: "https://h:9464/events: the server's certificate
+ * is not trusted (...)", -EPROTO for a TLS handshake that failed). */
 int http_request(struct http_conn **out, const struct http_url *u, const char *method,
-                 const char *path_query, const char *accept, const char *token, int timeout_ms,
-                 int *status, char *why, size_t whylen);
-
-/* The response on fd, a connected descriptor that the request went out on (a socket, a pipe):
- * its status line and headers, read as http_request reads them. fd belongs to the connection
- * from here on (http_close closes it, and so does a failure). 0 with *out and *status, or
- * -errno with why ("response: not an HTTP response"). */
-int http_read_response(struct http_conn **out, int fd, int timeout_ms, int *status, char *why,
-                       size_t whylen);
+                 const char *path_query, const char *accept, const char *token, const char *cacert,
+                 int timeout_ms, int *status, char *why, size_t whylen);
 
 /* The next body line (without '\n') into a buffer valid until the next call: 1 with *line and
- * *len; 0 at the end of the body; -errno on a read error or timeout; -E2BIG for a line over
+ * *len; 0 at the end of the body; -errno on a transfer error or timeout (-ETIMEDOUT: nothing
+ * came for timeout_ms), -ECANCELED once http_conn_shutdown was called; -E2BIG for a line over
  * max_line bytes (the connection is then unusable). */
 int http_read_line(struct http_conn *c, const char **line, size_t *len, size_t max_line);
 
-/* The whole remaining body (up to max bytes, else -E2BIG), NUL-terminated, malloc'd. */
+/* The whole remaining body (up to max bytes, else -E2BIG), NUL-terminated, malloc'd; errors as
+ * http_read_line's. */
 int http_read_body(struct http_conn *c, char **out, size_t *len, size_t max);
 
-/* The descriptor, for poll(); and a way to make a blocked read return from another thread. */
-int http_conn_fd(const struct http_conn *c);
+/* Make a read blocked in another thread (or the next one) return -ECANCELED promptly. Safe to
+ * call from any thread while c is open; c stays c's owner's to close. */
 void http_conn_shutdown(struct http_conn *c);
 
 void http_close(struct http_conn *c);

@@ -60,7 +60,7 @@ struct remote {
     struct source src;
     struct remote_conf conf;
     struct http_url url;
-    char where[600]; /* "http://host:port/events": for messages */
+    char where[600]; /* "https://host:port/events": for messages */
     char peer[400];  /* "host:port" or "unix:PATH": for the status line */
 
     pthread_mutex_t mu;
@@ -267,7 +267,14 @@ static int remote_connect(struct remote *r, uint64_t since, struct http_conn **o
     int status = 0;
     snprintf(path, sizeof(path), "/events?since=%llu", (unsigned long long)since);
     int rc = http_request(out, &r->url, "GET", path, "application/x-ndjson", r->conf.token,
-                          r->conf.timeout_ms, &status, why, whylen);
+                          r->conf.cacert, r->conf.timeout_ms, &status, why, whylen);
+    if (rc == HTTP_E_CERT && why && whylen > 0) {
+        size_t n = strlen(why);
+        snprintf(why + n, whylen - n, "; %s",
+                 r->conf.cacert[0] ? "is it signed by a CA of --cacert, for the URL's host name?"
+                                   : "give the certificate of the CA that signed it with "
+                                     "--cacert FILE");
+    }
     if (rc != 0)
         return rc;
     if (status == 200)
@@ -573,7 +580,7 @@ static void remote_send(struct remote *r, const struct remote_cmd *cmd) {
     int status = 0;
     bool ok = false;
     int rc = http_request(&c, &r->url, "POST", path, "application/json", r->conf.token,
-                          r->conf.timeout_ms, &status, why, sizeof(why));
+                          r->conf.cacert, r->conf.timeout_ms, &status, why, sizeof(why));
     if (rc == 0) {
         char *body = NULL;
         size_t len = 0;
@@ -996,7 +1003,8 @@ int remote_open(struct source **out, const struct remote_conf *c, char *err, siz
     if (r->url.unix_path[0])
         snprintf(r->where, sizeof(r->where), "%.580s /events", r->peer);
     else
-        snprintf(r->where, sizeof(r->where), "http://%.300s%.250s/events", r->peer, r->url.base);
+        snprintf(r->where, sizeof(r->where), "%s://%.300s%.250s/events",
+                 r->url.tls ? "https" : "http", r->peer, r->url.base);
     if ((rc = remote_connect(r, 0, &r->first, err, errlen)) != 0 ||
         (rc = remote_read_run(r, r->first, &r->item, err, errlen)) != 0)
         goto fail;

@@ -13,18 +13,21 @@
 #include <stddef.h>
 
 struct remote_conf {
-    char url[512];   /* http://host:port or unix:/path */
-    char token[256]; /* bearer token, "" = none */
-    int timeout_ms;  /* connect and read timeout (default 10000; the agent sends a keep-alive
-                      * line every few seconds) */
-    int retry_ms;    /* between reconnects (default 1000) */
+    char url[512];     /* http://host:port, https://host:port or unix:/path */
+    char token[256];   /* bearer token, "" = none */
+    char cacert[1024]; /* https: a PEM file of the CA certificates that vouch for the agent,
+                        * trusted instead of the system's; "" = the system's */
+    int timeout_ms;    /* connect and read timeout (default 10000; the agent sends a keep-alive
+                        * line every few seconds) */
+    int retry_ms;      /* between reconnects (default 1000) */
 };
 
 void remote_conf_default(struct remote_conf *c);
 
 /* Connect and read the run line (so a wrong URL or token is a plain error before the terminal
  * is taken), then start the reader thread. 0, or -errno with err ("http://h:9464/events: 401
- * Unauthorized: give the agent's token with --token-file", "...: not a ringside agent"). */
+ * Unauthorized: give the agent's token with --token-file", "...: not a ringside agent",
+ * "https://h:9464/events: the server's certificate is not trusted (...); ... --cacert FILE"). */
 int remote_open(struct source **out, const struct remote_conf *c, char *err, size_t errlen);
 
 #endif

@@ -6,28 +6,36 @@
 #include "tui/cli/cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char cli_attach_usage[] =
-    "usage: ringside attach URL [--token-file FILE] [--frames N] "
+    "usage: ringside attach URL [--token-file FILE] [--cacert FILE] [--frames N] "
     "[-d N] [--theme NAME|PATH] [--timeout S]";
 
 static const char cli_attach_help[] =
     "Show the run a 'ringside agent' is serving, in the dashboard: its events, telemetry and\n"
     "kernel-log counters, followed live (reconnecting when the connection drops). URL is\n"
-    "http://HOST[:PORT] (port 9464 by default) or unix:/PATH for the agent's UNIX socket.\n"
+    "http://HOST[:PORT] or https://HOST[:PORT] (port 9464 by default), or unix:/PATH for the\n"
+    "agent's UNIX socket. An https:// agent's certificate and host name are verified against\n"
+    "the system's CA certificates, or those of --cacert.\n"
     "Keys: p + - c m act on the remote loop when the agent was started with --allow-control\n"
     "and the token is given; q quits (the agent's run goes on).\n\n"
     "  --token-file FILE        the agent's bearer token: the file's first line (keep it 0600)\n"
+    "  --cacert FILE            https: trust the CA certificates in FILE (PEM) instead of the\n"
+    "                           system's, e.g. the agent's own self-signed certificate\n"
     "  --timeout S              connect and read timeout in seconds, 1..3600 (default 10)\n"
     "  --frames N               render N frames, then exit\n"
     "  -d, --delay N            refresh interval in tenths of a second (default 5)\n"
     "  --theme NAME|PATH        colour theme\n"
     "  -h, --help               this help\n";
 
-enum { CLI_ATTACH_TOKEN = 256, CLI_ATTACH_TIMEOUT };
+enum { CLI_ATTACH_TOKEN = 256, CLI_ATTACH_TIMEOUT, CLI_ATTACH_CACERT };
 
 struct cli_attach_opts {
     struct cli_train_opts o;
@@ -44,6 +52,8 @@ static int cli_attach_opt(int id, const char *v, void *ctx, char *err, size_t n)
     case CLI_ATTACH_TOKEN:
         a->token_file = v;
         return 0;
+    case CLI_ATTACH_CACERT:
+        return cli_copy("--cacert", a->rc.cacert, sizeof(a->rc.cacert), v, err, n);
     case CLI_ATTACH_TIMEOUT:
         if ((rc = cli_parse_long("--timeout", v, 1, 3600, &x, err, n)) == 0)
             a->rc.timeout_ms = (int)x * 1000;
@@ -62,6 +72,7 @@ static int cli_attach_opt(int id, const char *v, void *ctx, char *err, size_t n)
 static int cli_attach_parse(int argc, char **argv, struct cli_attach_opts *a) {
     static const struct option longopts[] = {
         {"token-file", required_argument, NULL, CLI_ATTACH_TOKEN},
+        {"cacert", required_argument, NULL, CLI_ATTACH_CACERT},
         {"timeout", required_argument, NULL, CLI_ATTACH_TIMEOUT},
         {"frames", required_argument, NULL, CLI_VIEW_FRAMES},
         {"delay", required_argument, NULL, 'd'},
@@ -79,7 +90,24 @@ static int cli_attach_parse(int argc, char **argv, struct cli_attach_opts *a) {
     return 0;
 }
 
-/* The token (--token-file), the connection and the remedies. 0, or -errno with err. */
+/* --cacert's file can be read (a regular file: a FIFO is refused, not waited on): 0, or
+ * -errno with err naming it. Its certificates are read when the connection is made. */
+static int cli_attach_cacert(const char *path, char *err, size_t errlen) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return errbuf_set(err, errlen, -errno, "--cacert %s: %s", path, strerror(errno));
+    struct stat st;
+    int rc = fstat(fd, &st) != 0 ? -errno : S_ISREG(st.st_mode) ? 0 : -EINVAL;
+    close(fd);
+    if (rc != 0)
+        return errbuf_set(err, errlen, rc, "--cacert %s: %s", path,
+                          rc == -EINVAL ? "not a regular file (give a PEM file of certificates)"
+                                        : strerror(-rc));
+    return 0;
+}
+
+/* The token (--token-file), the CA file (--cacert), the connection and the remedies. 0, or
+ * -errno with err. */
 static int cli_attach_open(struct cli_attach_opts *a, struct source **src, struct remedies **rules,
                            char *err, size_t errlen) {
     char why[512];
@@ -87,6 +115,8 @@ static int cli_attach_open(struct cli_attach_opts *a, struct source **src, struc
     if (a->token_file && (rc = cli_token_read(a->token_file, a->rc.token, sizeof(a->rc.token), why,
                                               sizeof(why))) != 0)
         return errbuf_set(err, errlen, rc, "--token-file %s", why);
+    if (a->rc.cacert[0] && (rc = cli_attach_cacert(a->rc.cacert, err, errlen)) != 0)
+        return rc;
     if ((rc = remote_open(src, &a->rc, err, errlen)) != 0)
         return rc;
     /* the agent's kernel-log events get their remedies here */
