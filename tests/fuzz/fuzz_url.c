@@ -1,7 +1,8 @@
 /* libFuzzer target for the address parsers: the agent's listen address (--listen ADDR:PORT,
  * agent_http_parse_listen) and the attach client's URL (`ringside attach http://HOST:PORT/base`,
  * https://... or unix:/PATH, http_url_parse), the input's text (up to a NUL) given to both. What
- * parses is written back in its own form and must parse to the same again. */
+ * parses is written back in its own form and must parse to the same again; a URL taken for this
+ * machine's loopback names it by an address inet_pton reads as one, or as localhost. */
 #include "tests/fuzz/fuzz_target.h"
 #include "tui/agent/agent_http.h"
 #include "tui/agent/http_url.h"
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define FUZZ_URL_WHY 256
 
@@ -50,6 +52,17 @@ static bool fuzz_url_same(const struct http_url *a, const struct http_url *b) {
            strcmp(a->unix_path, b->unix_path) == 0 && strcmp(a->base, b->base) == 0;
 }
 
+/* Whether host is a loopback address or localhost, by inet_pton and the text alone. */
+static bool fuzz_url_is_loopback(const char *host) {
+    unsigned char a[16];
+    static const unsigned char v6_loopback[16] = {[15] = 1};
+    if (inet_pton(AF_INET, host, a) == 1)
+        return a[0] == 127;
+    if (inet_pton(AF_INET6, host, a) == 1)
+        return memcmp(a, v6_loopback, 16) == 0;
+    return strcasecmp(host, "localhost") == 0;
+}
+
 /* http://HOST[:PORT][/PATH], https://... or unix:PATH: every field terminated and clean, written
  * back the same. */
 static void fuzz_url_url(const char *s) {
@@ -64,6 +77,7 @@ static void fuzz_url_url(const char *s) {
     }
     FUZZ_CHECK(memchr(u.host, '\0', sizeof(u.host)) && memchr(u.base, '\0', sizeof(u.base)));
     FUZZ_CHECK(memchr(u.unix_path, '\0', sizeof(u.unix_path)) != NULL);
+    FUZZ_CHECK(http_url_loopback(&u) == (u.unix_path[0] || fuzz_url_is_loopback(u.host)));
     if (u.unix_path[0]) {
         FUZZ_CHECK(strcmp(u.host, "localhost") == 0 && !u.base[0] && !u.tls);
         snprintf(back, sizeof(back), u.unix_path[0] == '/' ? "unix://%s" : "unix:%s", u.unix_path);
@@ -121,6 +135,10 @@ const char *const fuzz_fragments[] = {
     "https://agent:9464",
     "https://[::1]:9464/base/",
     "HTTPS://127.0.0.1",
+    "http://127.1.2.3:9464",
+    "http://[0:0:0:0:0:0:0:1]",
+    "http://[::ffff:127.0.0.1]",
+    "LocalHost",
     "unix:",
     "unix:/run/user/1000/ringside/agent.sock",
     "unix:///tmp/ringside-1000/agent.sock",

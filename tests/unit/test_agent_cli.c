@@ -173,6 +173,34 @@ Test(agent_cli, attach_an_unreadable_cacert_is_a_usage_error) {
     }
 }
 
+/* A token for plain http:// to another machine is warned of, once, before the connection (here
+ * refused: exit 2); over loopback or https:// it is not. */
+Test(agent_cli, attach_warns_of_a_token_in_clear) {
+    static const struct {
+        const char *url;
+        bool warned;
+        const char *host;
+    } cases[] = {
+        {"http://0.0.0.0:1", true, "0.0.0.0"},
+        {"http://127.0.0.1:1", false, "127.0.0.1"},
+        {"https://0.0.0.0:1", false, "0.0.0.0"},
+    };
+    const char *token = ac_token(0600);
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        const char *argv[] = {"attach", cases[k].url, "--token-file", token, NULL};
+        int rc = rs_test_run(argv, ac_out, sizeof(ac_out), ac_err, sizeof(ac_err));
+        cr_assert_eq(rc, 2, "%s: exit %d: %s", cases[k].url, rc, ac_err);
+        cr_assert_eq(ac_count(ac_err, "crosses the network in clear"), cases[k].warned ? 1u : 0u,
+                     "%s: %s", cases[k].url, ac_err);
+        char refused[96];
+        snprintf(refused, sizeof(refused),
+                 "ringside attach: cannot connect to %s:1: Connection "
+                 "refused\n",
+                 cases[k].host);
+        cr_assert(strstr(ac_err, refused), "%s: %s", cases[k].url, ac_err);
+    }
+}
+
 /* The limits' options: a bad value is one line naming the option, exit 2. */
 Test(agent_cli, bad_limit_values_are_usage_errors) {
     static const char *const cases[][3] = {

@@ -3,8 +3,8 @@
  * their sequence numbers, the snapshot rebuilt from events, layouts and the summary, status
  * lines (telemetry, kernel log, the sync in flight, control), reconnection with since=, a
  * restarted agent, refusals (401, 404, not an agent, https:// to a plain HTTP server), the
- * loop's keys and a prompt stop; and the HTTP client's URL parser and line reader on their own.
- * (https:// verified: test_remote_tls.c.) */
+ * loop's keys and a prompt stop; the HTTP client's URL parser and line reader on their own, and
+ * when a token would cross the network in clear. (https:// verified: test_remote_tls.c.) */
 #include "backend/core/mono.h"
 #include "backend/engine/engine.h"
 #include "tui/agent/agent_status.h"
@@ -977,6 +977,46 @@ ParameterizedTest(struct rt_url *p, remote, url_parse) {
     cr_assert_eq(u.tls, p->tls, "'%s'", p->in);
     cr_assert_str_eq(u.base, p->base);
     cr_assert_str_eq(u.unix_path, p->unix_path);
+}
+
+struct rt_clear {
+    char url[48];
+    char token[16];
+    bool warned; /* the token crosses a network in clear */
+};
+
+/* The warning before a token goes out over plain http:// to another machine: loopback hosts
+ * (by name, any address of 127.0.0.0/8, ::1 however written), unix: and https:// keep it;
+ * without a token, or with a URL that does not parse, there is nothing to warn of. */
+ParameterizedTestParameters(remote, token_in_clear) {
+    static struct rt_clear p[] = {
+        {"http://10.0.0.2:9464", "s3cret", true},
+        {"http://gpu-box.lan", "s3cret", true},
+        {"http://[fe80::1]:9464", "s3cret", true},
+        {"http://[::ffff:10.0.0.2]", "s3cret", true},
+        {"http://128.0.0.1", "s3cret", true},
+        {"http://localhost.evil.example", "s3cret", true},
+        {"http://0.0.0.0:9464", "s3cret", true},
+        {"http://127.0.0.1:9464", "s3cret", false},
+        {"http://127.255.3.4", "s3cret", false},
+        {"http://LOCALHOST:9464/base", "s3cret", false},
+        {"http://[::1]:9464", "s3cret", false},
+        {"http://[0:0:0:0:0:0:0:1]", "s3cret", false},
+        {"unix:/run/ringside.sock", "s3cret", false},
+        {"https://10.0.0.2:9464", "s3cret", false},
+        {"https://gpu-box.lan", "s3cret", false},
+        {"http://10.0.0.2:9464", "", false},
+        {"http://10.0.0.2:99999", "s3cret", false},
+    };
+    return cr_make_param_array(struct rt_clear, p, sizeof(p) / sizeof(p[0]));
+}
+
+ParameterizedTest(struct rt_clear *p, remote, token_in_clear) {
+    struct remote_conf c;
+    remote_conf_default(&c);
+    snprintf(c.url, sizeof(c.url), "%s", p->url);
+    snprintf(c.token, sizeof(c.token), "%s", p->token);
+    cr_assert_eq(remote_token_in_clear(&c), p->warned, "'%s' with token '%s'", p->url, p->token);
 }
 
 Test(remote, url_parse_long_unix_path) {

@@ -4,8 +4,10 @@
 
 #include "backend/core/errbuf.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +124,16 @@ int http_url_parse(const char *s, struct http_url *u, char *why, size_t whylen) 
     const char *end = p + strcspn(p, "/?#");
     int rc = http_url_authority(s, p, end, u, why, whylen);
     return rc ? rc : http_url_path(s, end, u, why, whylen);
+}
+
+bool http_url_loopback(const struct http_url *u) {
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (u->unix_path[0] || strcasecmp(u->host, "localhost") == 0)
+        return true;
+    if (inet_pton(AF_INET, u->host, &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    return inet_pton(AF_INET6, u->host, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
 }
 
 void http_url_where(const struct http_url *u, char *out, size_t n) {

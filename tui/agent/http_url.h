@@ -22,6 +22,10 @@ struct http_url {
  * ..."). */
 int http_url_parse(const char *s, struct http_url *u, char *why, size_t whylen);
 
+/* Whether u stays on this machine: a unix: URL, or a host that is localhost, an address in
+ * 127.0.0.0/8 or ::1 (written any way inet_pton reads). */
+bool http_url_loopback(const struct http_url *u);
+
 /* "host:port", "[v6]:port" or the socket path: where u connects, for messages. */
 void http_url_where(const struct http_url *u, char *out, size_t n);
 

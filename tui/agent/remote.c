@@ -987,6 +987,13 @@ static int remote_start(struct remote *r, char *err, size_t errlen) {
     return 0;
 }
 
+bool remote_token_in_clear(const struct remote_conf *c) {
+    struct http_url u;
+    char why[256];
+    return c->token[0] && http_url_parse(c->url, &u, why, sizeof(why)) == 0 && !u.tls &&
+           !http_url_loopback(&u);
+}
+
 int remote_open(struct source **out, const struct remote_conf *c, char *err, size_t errlen) {
     *out = NULL;
     struct remote *r = NULL;

@@ -10,6 +10,7 @@
 
 #include "backend/run/source.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct remote_conf {
@@ -23,6 +24,11 @@ struct remote_conf {
 };
 
 void remote_conf_default(struct remote_conf *c);
+
+/* Whether c's token would cross a network in clear: a token given, an http:// URL (neither
+ * https:// nor unix:) and a host that is not this machine's loopback (localhost, 127.0.0.0/8,
+ * ::1). Pure; false for a URL that does not parse (remote_open says why). */
+bool remote_token_in_clear(const struct remote_conf *c);
 
 /* Connect and read the run line (so a wrong URL or token is a plain error before the terminal
  * is taken), then start the reader thread. 0, or -errno with err ("http://h:9464/events: 401

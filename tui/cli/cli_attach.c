@@ -23,7 +23,8 @@ static const char cli_attach_help[] =
     "kernel-log counters, followed live (reconnecting when the connection drops). URL is\n"
     "http://HOST[:PORT] or https://HOST[:PORT] (port 9464 by default), or unix:/PATH for the\n"
     "agent's UNIX socket. An https:// agent's certificate and host name are verified against\n"
-    "the system's CA certificates, or those of --cacert.\n"
+    "the system's CA certificates, or those of --cacert; a token sent over http:// to another\n"
+    "machine crosses the network in clear (a warning says so).\n"
     "Keys: p + - c m act on the remote loop when the agent was started with --allow-control\n"
     "and the token is given; q quits (the agent's run goes on).\n\n"
     "  --token-file FILE        the agent's bearer token: the file's first line (keep it 0600)\n"
@@ -107,7 +108,7 @@ static int cli_attach_cacert(const char *path, char *err, size_t errlen) {
 }
 
 /* The token (--token-file), the CA file (--cacert), the connection and the remedies. 0, or
- * -errno with err. */
+ * -errno with err. A token about to cross a network in clear is warned of first. */
 static int cli_attach_open(struct cli_attach_opts *a, struct source **src, struct remedies **rules,
                            char *err, size_t errlen) {
     char why[512];
@@ -117,6 +118,12 @@ static int cli_attach_open(struct cli_attach_opts *a, struct source **src, struc
         return errbuf_set(err, errlen, rc, "--token-file %s", why);
     if (a->rc.cacert[0] && (rc = cli_attach_cacert(a->rc.cacert, err, errlen)) != 0)
         return rc;
+    if (remote_token_in_clear(&a->rc))
+        fprintf(stderr,
+                "ringside attach: warning: the token crosses the network in clear to %s (plain "
+                "http://): anyone on the path can read and reuse it; serve the agent over "
+                "https:// and attach with https://\n",
+                a->rc.url);
     if ((rc = remote_open(src, &a->rc, err, errlen)) != 0)
         return rc;
     /* the agent's kernel-log events get their remedies here */
