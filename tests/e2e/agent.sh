@@ -3,7 +3,8 @@
 # token, scraped with curl and checked with promtool (or, where there is none, by the format's
 # rules below), its /events read and followed, a dashboard attached in tmux with and without the
 # token, a chunk-size change sent both ways, the kernel log counted, SIGTERM. Then the option
-# errors, and an agent without --train or --allow-control; HTTPS with a pair made by openssl.
+# errors, and an agent without --train or --allow-control; HTTPS with a pair made by openssl,
+# read with curl and attached to.
 #
 # usage: agent.sh RINGSIDE SCRATCH_DIR    (E2E_BACKEND=hip: train on the GPU, default cpu)
 E2E_NAME="agent e2e"
@@ -264,7 +265,7 @@ AGENT_PID=$!
 wait_for "the warning" 20 grep -q "the token crosses the network in clear" "$SCRATCH/agent5.log"
 stop_agent
 
-# ---- HTTPS: a self-signed pair made here, which curl trusts only when given it ----
+# ---- HTTPS: a self-signed pair made here, which curl and attach trust only when given it ----
 STEP="a certificate and key made with openssl"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=127.0.0.1 \
     -addext subjectAltName=IP:127.0.0.1 -keyout "$SCRATCH/key.pem" -out "$SCRATCH/ca.pem" \
@@ -284,6 +285,17 @@ curl -sf --cacert "$SCRATCH/ca.pem" -H "$(auth)" "$URL/events?follow=0" > "$SCRA
     fail "curl"
 head -n 1 "$SCRATCH/tls.jsonl" | grep -q '"type":"run"' || fail "$(head -c 200 "$SCRATCH/tls.jsonl")"
 [ "$(code --cacert "$SCRATCH/ca.pem" "$URL/events?follow=0")" = 401 ] || fail "no token"
+STEP="attach over HTTPS without --cacert: the certificate refused before the terminal, exit 2"
+"$RINGSIDE" attach "$URL" --token-file "$TOKEN" > /dev/null 2> "$SCRATCH/attach-tls.err"
+rc=$?
+[ "$rc" = 2 ] || fail "exit status $rc: $(cat "$SCRATCH/attach-tls.err")"
+grep -q "/events: the server's certificate is not trusted" "$SCRATCH/attach-tls.err" ||
+    fail "$(cat "$SCRATCH/attach-tls.err")"
+STEP="attach over HTTPS with --cacert: the agent's run in the dashboard, three frames, exit 0"
+TERM=xterm-256color "$RINGSIDE" attach "$URL" --token-file "$TOKEN" --cacert "$SCRATCH/ca.pem" \
+    --frames 3 > "$SCRATCH/attach-tls.screen" 2> "$SCRATCH/attach-tls.err"
+rc=$?
+[ "$rc" = 0 ] || fail "exit status $rc: $(cat "$SCRATCH/attach-tls.err")"
 STEP="SIGTERM stops the HTTPS agent: exit 0"
 kill -TERM "$AGENT_PID"
 wait "$AGENT_PID"
