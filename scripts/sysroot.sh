@@ -14,11 +14,10 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 dest=$(realpath -m "${1:-$top/sysroot}")
 # ncurses' runtime is on every Linux machine: only its headers and link stubs come along.
-# libcurl3-gnutls needs what libmicrohttpd12 needs (gnutls, nettle) and a few more libraries
-# (nghttp2, libidn2, librtmp, libpsl, krb5, ldap, brotli, zstd; libssh2-1 is here for libgit2):
-# those of the target's own libcurl3-gnutls, which every machine with git has (git links it).
+# So are GnuTLS's and libcurl-gnutls's (every machine with git has libcurl-gnutls.so.4: git
+# links it), whose own dependencies (nghttp2, ldap, ...) differ from one distribution to the next.
 packages=(libncurses-dev libjson-c-dev libjson-c5 libmicrohttpd-dev libmicrohttpd12
-          libgnutls28-dev libcurl4-gnutls-dev libcurl3-gnutls
+          libgnutls28-dev libcurl4-gnutls-dev
           libcriterion-dev libcriterion3 libboxfort-dev libnanomsg5 libgit2-1.5
           libhttp-parser2.9 libmbedtls14 libmbedx509-1 libmbedcrypto7 libssh2-1 libffi8
           pkgconf-bin libpkgconf3)
@@ -30,21 +29,22 @@ mkdir -p "$dest"
 for deb in "$work"/*.deb; do
     dpkg -x "$deb" "$dest"
 done
-# Debian's .so links are absolute. A link to a library inside the sysroot becomes relative;
-# a link to one the target machine has itself (ncurses) becomes a linker script naming its
-# soname, so the target's own copy is linked, never a mix of two distributions' libraries.
+# Debian's .so links are absolute or relative. A link to a library inside the sysroot stays
+# (made relative); a link to one the target machine has itself (ncurses, GnuTLS, libcurl-gnutls)
+# becomes a linker script naming its soname, so the target's own copy is linked, never a mix of
+# two distributions' libraries.
 find "$dest" -type l -name '*.so' | while read -r link; do
     target=$(readlink "$link")
     case "$target" in
-    /*)
-        if [ -e "$dest$target" ]; then
-            ln -sfnr "$dest$target" "$link"
-        else
-            rm "$link"
-            echo "INPUT($(basename "$target" | sed -E 's/(\.so\.[0-9]+).*/\1/'))" >"$link"
-        fi
-        ;;
+    /*) inside=$dest$target ;;
+    *) inside=$(dirname "$link")/$target ;;
     esac
+    if [ -e "$inside" ]; then
+        ln -sfnr "$inside" "$link"
+    else
+        rm "$link"
+        echo "INPUT($(basename "$target" | sed -E 's/(\.so\.[0-9]+).*/\1/'))" >"$link"
+    fi
 done
 # libmicrohttpd's and GnuTLS's .pc files name their dependencies for static links only: the
 # shared libraries find the target's own (libgnutls.so.30, which libmicrohttpd12 needs, and

@@ -76,7 +76,8 @@ static int fuzz_bridge_connect(const char *path) {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     FUZZ_CHECK(fd >= 0);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    FUZZ_CHECK(strlen(path) < sizeof(sa.sun_path));
+    memcpy(sa.sun_path, path, strlen(path) + 1);
     FUZZ_CHECK(connect(fd, (const struct sockaddr *)&sa, sizeof(sa)) == 0);
     return fd;
 }
