@@ -95,9 +95,12 @@ static void trace_watch_peers(struct trace_watch *w, unsigned dev, uint64_t coll
     }
 }
 
-static enum trace_watch_state trace_watch_grade(const struct trace_watch *w, uint64_t age) {
-    return age >= w->hang_ns   ? TRACE_WATCH_HANG
-           : age >= w->slow_ns ? TRACE_WATCH_SLOW
+enum trace_watch_state trace_watch_grade(uint64_t age_ns, int coll_op, uint64_t slow_ns,
+                                         uint64_t hang_ns) {
+    if (coll_op == EV_COLL_INIT || coll_op == EV_COLL_DESTROY)
+        slow_ns = slow_ns > TRACE_WATCH_SETUP_SLOW_NS ? slow_ns : TRACE_WATCH_SETUP_SLOW_NS;
+    return age_ns >= hang_ns   ? TRACE_WATCH_HANG
+           : age_ns >= slow_ns ? TRACE_WATCH_SLOW
                                : TRACE_WATCH_OK;
 }
 
@@ -129,7 +132,7 @@ static void trace_watch_look_coll(struct trace_watch *w, unsigned dev, uint64_t 
     d->coll_start_ns = c.start_ns;
     d->coll = c;
     uint64_t age = now - c.start_ns;
-    enum trace_watch_state st = trace_watch_grade(w, age);
+    enum trace_watch_state st = trace_watch_grade(age, c.op, w->slow_ns, w->hang_ns);
     if (st == was)
         return;
     atomic_store(&d->coll_state, st);
@@ -172,7 +175,7 @@ static void trace_watch_look(struct trace_watch *w, unsigned dev, uint64_t now) 
     d->start_ns = inf.start_ns;
     d->seen = inf;
     uint64_t age = now - inf.start_ns;
-    enum trace_watch_state st = trace_watch_grade(w, age);
+    enum trace_watch_state st = trace_watch_grade(age, -1, w->slow_ns, w->hang_ns);
     if (st == was)
         return;
     atomic_store(&d->state, st);

@@ -1,7 +1,9 @@
-/* Tests for the trace module: histogram buckets and percentiles, traced syncs, in-flight. */
+/* Tests for the trace module: histogram buckets and percentiles, traced syncs, in-flight, the
+ * watchdog's grading of a call in flight. */
 #include "backend/core/evring.h"
 #include "backend/trace/trace.h"
 #include "backend/trace/trace_hist.h"
+#include "backend/trace/trace_watch.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -279,4 +281,31 @@ Test(trace, a_write_fault_fires_on_its_nth_file_once) {
     cr_assert(!fired[0] && fired[1] && !fired[2] && fired[3] && !fired[4] && !fired[5]);
     cr_assert_not(trace_fault_write(t, 1), "no device 1");
     trace_destroy(t);
+}
+
+/* A synchronize and an all-reduce are slow past slow_ns; joining and leaving the group are
+ * slow only past TRACE_WATCH_SETUP_SLOW_NS (they take a second on healthy GPUs), or slow_ns when
+ * that is longer; every call is a HANG past hang_ns. */
+Test(trace, watch_grades_setup_collectives_with_a_longer_slow_threshold) {
+    const uint64_t s = 1000000000ull, slow = 1 * s, hang = 30 * s;
+    const int sync = -1;
+    cr_assert_eq(trace_watch_grade(s / 2, sync, slow, hang), TRACE_WATCH_OK);
+    cr_assert_eq(trace_watch_grade(2 * s, sync, slow, hang), TRACE_WATCH_SLOW);
+    cr_assert_eq(trace_watch_grade(2 * s, EV_COLL_ALLREDUCE, slow, hang), TRACE_WATCH_SLOW);
+    cr_assert_eq(trace_watch_grade(2 * s, EV_COLL_BARRIER, slow, hang), TRACE_WATCH_SLOW);
+    const int setup[] = {EV_COLL_INIT, EV_COLL_DESTROY};
+    for (size_t k = 0; k < 2; k++) {
+        int op = setup[k];
+        cr_assert_eq(trace_watch_grade(2 * s, op, slow, hang), TRACE_WATCH_OK, "op %d", op);
+        cr_assert_eq(trace_watch_grade(TRACE_WATCH_SETUP_SLOW_NS - 1, op, slow, hang),
+                     TRACE_WATCH_OK);
+        cr_assert_eq(trace_watch_grade(TRACE_WATCH_SETUP_SLOW_NS, op, slow, hang),
+                     TRACE_WATCH_SLOW);
+        cr_assert_eq(trace_watch_grade(8 * s, op, 10 * s, hang), TRACE_WATCH_OK,
+                     "a longer --sync-slow holds for setup too");
+        cr_assert_eq(trace_watch_grade(hang, op, slow, hang), TRACE_WATCH_HANG);
+        cr_assert_eq(trace_watch_grade(2 * s, op, slow / 2, 2 * s), TRACE_WATCH_HANG,
+                     "a HANG is never put off");
+    }
+    cr_assert_eq(trace_watch_grade(hang, sync, slow, hang), TRACE_WATCH_HANG);
 }
