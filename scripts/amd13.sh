@@ -28,11 +28,14 @@ mkdir -p "$out"
 # What the build and the tests need, from Debian 13: the ROCm toolchain and runtime, RCCL (the
 # multi-GPU path loads it at run time), rocm-smi, and what every build needs.
 pkgs=(build-essential cmake pkg-config libncurses-dev libjson-c-dev libcriterion-dev
-      libmicrohttpd-dev libgnutls28-dev tmux tzdata zlib1g-dev libzstd-dev libdrm-dev locales
+      libmicrohttpd-dev libgnutls28-dev libcurl4-gnutls-dev tmux tzdata zlib1g-dev libzstd-dev
+      libdrm-dev locales
       python3 curl openssl
       hipcc libamdhip64-dev librccl-dev librocm-smi-dev)
 
-if [ ! -x "$root/usr/bin/hipcc" ] || [ ! -x "$root/usr/bin/curl" ] || [ ! -x "$root/usr/bin/openssl" ]; then
+# (installed again when a package added since the chroot was made is missing)
+if [ ! -x "$root/usr/bin/hipcc" ] || [ ! -x "$root/usr/bin/curl" ] ||
+    [ ! -x "$root/usr/bin/openssl" ] || [ ! -e "$root/usr/include/x86_64-linux-gnu/curl/curl.h" ]; then
     command -v debootstrap >/dev/null 2>&1 ||
         { apt-get update -qq && apt-get install -y -qq debootstrap >/dev/null; } ||
         die "cannot install debootstrap"
