@@ -45,8 +45,11 @@ static void http_notify(void *cls, struct MHD_Connection *c, void **socket_conte
     struct agent_http *s = cls;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         atomic_fetch_add(&s->connections, 1);
-        const union MHD_ConnectionInfo *fd =
+        /* each answer copied before the next query: libmicrohttpd 1.0 answers them all in one
+         * union of the connection's, which the next query overwrites */
+        const union MHD_ConnectionInfo *fi =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        MHD_socket fd = fi ? fi->connect_fd : MHD_INVALID_SOCKET;
         const union MHD_ConnectionInfo *ad =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
         const struct sockaddr *sa = ad ? ad->client_addr : NULL;
@@ -54,7 +57,8 @@ static void http_notify(void *cls, struct MHD_Connection *c, void **socket_conte
                         : sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
                         : sa->sa_family == AF_INET  ? sizeof(struct sockaddr_in)
                                                     : 0;
-        *socket_context = fd ? http_guard_open(s->guard, fd->connect_fd, sa, len) : NULL;
+        *socket_context =
+            fd != MHD_INVALID_SOCKET ? http_guard_open(s->guard, (int)fd, sa, len) : NULL;
     } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
         http_guard_close(s->guard, *socket_context); /* before MHD closes the socket */
         *socket_context = NULL;
