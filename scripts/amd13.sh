@@ -30,12 +30,13 @@ mkdir -p "$out"
 pkgs=(build-essential cmake pkg-config libncurses-dev libjson-c-dev libcriterion-dev
       libmicrohttpd-dev libgnutls28-dev libcurl4-gnutls-dev tmux tzdata zlib1g-dev libzstd-dev
       libdrm-dev locales
-      python3 curl openssl
+      python3 curl openssl ca-certificates
       hipcc libamdhip64-dev librccl-dev librocm-smi-dev)
 
 # (installed again when a package added since the chroot was made is missing)
 if [ ! -x "$root/usr/bin/hipcc" ] || [ ! -x "$root/usr/bin/curl" ] ||
-    [ ! -x "$root/usr/bin/openssl" ] || [ ! -e "$root/usr/include/x86_64-linux-gnu/curl/curl.h" ]; then
+    [ ! -x "$root/usr/bin/openssl" ] || [ ! -e "$root/usr/include/x86_64-linux-gnu/curl/curl.h" ] ||
+    [ ! -e "$root/etc/ssl/certs/ca-certificates.crt" ]; then
     command -v debootstrap >/dev/null 2>&1 ||
         { apt-get update -qq && apt-get install -y -qq debootstrap >/dev/null; } ||
         die "cannot install debootstrap"
