@@ -14,10 +14,11 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 dest=$(realpath -m "${1:-$top/sysroot}")
 # ncurses' runtime is on every Linux machine: only its headers and link stubs come along.
-# So are GnuTLS's and libcurl-gnutls's (every machine with git has libcurl-gnutls.so.4: git
-# links it), whose own dependencies (nghttp2, ldap, ...) differ from one distribution to the next.
+# So are zlib's, libzstd's, GnuTLS's and libcurl-gnutls's (every machine with git has
+# libcurl-gnutls.so.4: git links it), whose own dependencies (nghttp2, ldap, ...) differ from one
+# distribution to the next.
 packages=(libncurses-dev libjson-c-dev libjson-c5 libmicrohttpd-dev libmicrohttpd12
-          libgnutls28-dev libcurl4-gnutls-dev
+          libgnutls28-dev libcurl4-gnutls-dev zlib1g-dev libzstd-dev
           libcriterion-dev libcriterion3 libboxfort-dev libnanomsg5 libgit2-1.5
           libhttp-parser2.9 libmbedtls14 libmbedx509-1 libmbedcrypto7 libssh2-1 libffi8
           pkgconf-bin libpkgconf3)
