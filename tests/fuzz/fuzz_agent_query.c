@@ -125,10 +125,7 @@ static void fuzz_query_value(const char *v) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    char *text = malloc(size + 1);
-    FUZZ_CHECK(text != NULL);
-    memcpy(text, data, size);
-    text[size] = '\0';
+    char *text = fuzz_cstring(data, size);
     char *host = strchr(text, '\n');
     if (host) {
         *host++ = '\0';

@@ -60,12 +60,9 @@ static char fuzz_alloc_conf_last(const char *s) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* the string, then room for the variants: blanks around it, a trailing comma */
-    char *s = malloc(size + 1);
+    char *s = fuzz_cstring(data, size);
     char *v = malloc(size + 4);
-    FUZZ_CHECK(s != NULL && v != NULL);
-    if (size)
-        memcpy(s, data, size);
-    s[size] = '\0';
+    FUZZ_CHECK(v != NULL);
     size_t len = strlen(s);
 
     struct mem_conf c, c2;

@@ -146,11 +146,7 @@ static void fuzz_buddy_name(const char *text) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    char *text = malloc(size + 1);
-    FUZZ_CHECK(text != NULL);
-    if (size)
-        memcpy(text, data, size);
-    text[size] = '\0';
+    char *text = fuzz_cstring(data, size);
     fuzz_buddy_vram_mm(text);
     fuzz_buddy_fences(text, TELE_MAX_RINGS);
     fuzz_buddy_fences(text, size ? data[size - 1] % (TELE_MAX_RINGS + 1) : 0);

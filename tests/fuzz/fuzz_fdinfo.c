@@ -172,11 +172,7 @@ static void fuzz_fdinfo_clients(struct fuzz_fdinfo_run *r, char *text) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static struct fuzz_fdinfo_run r; /* 100 KiB: kept off the stack */
-    char *text = malloc(size + 1);
-    FUZZ_CHECK(text != NULL);
-    if (size)
-        memcpy(text, data, size);
-    text[size] = '\0';
+    char *text = fuzz_cstring(data, size);
 
     /* the whole input as one fdinfo text */
     struct tele_fdinfo_client one;

@@ -348,11 +348,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_sysfs_power(data, size);
     fuzz_sysfs_kfd(&u);
 
-    char *text = malloc(size + 1);
-    FUZZ_CHECK(text != NULL);
-    if (size)
-        memcpy(text, data, size);
-    text[size] = '\0';
+    char *text = fuzz_cstring(data, size);
     fuzz_sysfs_uevent(text, size ? data[size - 1] : 0);
     fuzz_sysfs_names(data, size, text);
     free(text);

@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Run the code under test on data[0..size); crash (trap) on a broken invariant; return 0. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -20,5 +22,16 @@ extern const size_t fuzz_fragments_count;
         if (!(cond))                                                                               \
             __builtin_trap();                                                                      \
     } while (0)
+
+/* data[0..size) as a C string (malloc'd; an embedded NUL cuts it where a parser of C strings
+ * would be cut): for the targets whose code under test reads C strings. */
+static inline char *fuzz_cstring(const uint8_t *data, size_t size) {
+    char *s = malloc(size + 1);
+    FUZZ_CHECK(s != NULL);
+    if (size)
+        memcpy(s, data, size);
+    s[size] = '\0';
+    return s;
+}
 
 #endif

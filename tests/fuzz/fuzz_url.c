@@ -103,10 +103,7 @@ static void fuzz_url_url(const char *s) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    char *s = malloc(size + 1);
-    FUZZ_CHECK(s != NULL);
-    memcpy(s, data, size);
-    s[size] = '\0';
+    char *s = fuzz_cstring(data, size);
     fuzz_url_listen(s, 64);
     fuzz_url_listen(s, 8); /* too little room for most addresses */
     fuzz_url_url(s);
