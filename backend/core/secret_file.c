@@ -27,34 +27,38 @@ static void secret_file_warn_mode(const char *path, const char *what, mode_t mod
             (unsigned)(mode & 07777));
 }
 
-int secret_file_open(const char *path, const char *what, bool secret, char *err, size_t errlen) {
+/* secret_file_open, with the file's stat into *st. */
+static int secret_file_open_st(const char *path, const char *what, bool secret, struct stat *st,
+                               char *err, size_t errlen) {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return errbuf_set(err, errlen, -errno, "%s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
         close(fd);
         return errbuf_set(err, errlen, -EINVAL, "%s: not a regular file", path);
     }
     if (secret)
-        secret_file_warn_mode(path, what, st.st_mode);
+        secret_file_warn_mode(path, what, st->st_mode);
     return fd;
+}
+
+int secret_file_open(const char *path, const char *what, bool secret, char *err, size_t errlen) {
+    struct stat st;
+    return secret_file_open_st(path, what, secret, &st, err, errlen);
 }
 
 int secret_file_read(const char *path, const char *what, bool secret, size_t max_bytes, char **out,
                      size_t *len, char *err, size_t errlen) {
     *out = NULL;
     *len = 0;
-    int fd = secret_file_open(path, what, secret, err, errlen);
+    struct stat st;
+    int fd = secret_file_open_st(path, what, secret, &st, err, errlen);
     if (fd < 0)
         return fd;
-    struct stat st;
     int rc = 0;
-    if (fstat(fd, &st) != 0)
-        rc = errbuf_set(err, errlen, -errno, "%s: %s", path, strerror(errno));
-    else if (st.st_size == 0)
+    if (st.st_size == 0)
         rc = errbuf_set(err, errlen, -ENODATA, "%s: empty", path);
-    else if (rc == 0 && (uint64_t)st.st_size > max_bytes)
+    else if ((uint64_t)st.st_size > max_bytes)
         rc = errbuf_set(err, errlen, -EFBIG, "%s: over %zu bytes", path, max_bytes);
     size_t size = rc == 0 ? (size_t)st.st_size : 0, got = 0;
     char *buf = rc == 0 ? malloc(size + 1) : NULL;
