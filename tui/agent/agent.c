@@ -15,6 +15,7 @@
 #include "tui/agent/agent_log.h"
 #include "tui/agent/agent_metrics.h"
 #include "tui/agent/agent_status.h"
+#include "tui/agent/http_url.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -365,17 +366,11 @@ static int agent_control_cb(void *ctx, enum ev_cmd_id cmd, int64_t arg, char *ms
 
 /* ---- start and stop ---- */
 
-/* Whether a --listen address is this machine's loopback alone. */
-static bool agent_loopback(const char *listen) {
-    return strncmp(listen, "127.", 4) == 0 || strncmp(listen, "[::1]", 5) == 0 ||
-           strncmp(listen, "localhost:", 10) == 0 || strcmp(listen, "localhost") == 0;
-}
-
 static void agent_say_listening(struct agent *a) {
     const struct agent_http_conf *h = &a->o->http;
-    char tcp[160] = "", unx[160] = "";
+    char tcp[160] = "", unx[160] = "", addr[128] = "";
     if (h->listen[0]) {
-        char addr[128] = "", why[160];
+        char why[160];
         unsigned port = 0;
         agent_http_parse_listen(h->listen, addr, sizeof(addr), &port, why, sizeof(why));
         snprintf(tcp, sizeof(tcp), "%s://%s%s%s:%u", h->tls ? "https" : "http",
@@ -388,7 +383,7 @@ static void agent_say_listening(struct agent *a) {
               tcp[0] && unx[0] ? " and " : "", unx,
               h->token[0] ? "required beyond /metrics" : "none", h->allow_control ? "on" : "off",
               a->e ? "yes" : "no");
-    bool beyond = h->listen[0] && !agent_loopback(h->listen);
+    bool beyond = h->listen[0] && !http_host_loopback(addr);
     if (beyond && !h->token[0])
         agent_say(a,
                   "warning: listening beyond this machine without a token: anyone who can "

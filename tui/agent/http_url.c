@@ -126,14 +126,18 @@ int http_url_parse(const char *s, struct http_url *u, char *why, size_t whylen) 
     return rc ? rc : http_url_path(s, end, u, why, whylen);
 }
 
-bool http_url_loopback(const struct http_url *u) {
+bool http_host_loopback(const char *host) {
     struct in_addr a4;
     struct in6_addr a6;
-    if (u->unix_path[0] || strcasecmp(u->host, "localhost") == 0)
+    if (strcasecmp(host, "localhost") == 0)
         return true;
-    if (inet_pton(AF_INET, u->host, &a4) == 1)
+    if (inet_pton(AF_INET, host, &a4) == 1)
         return (ntohl(a4.s_addr) >> 24) == 127;
-    return inet_pton(AF_INET6, u->host, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+    return inet_pton(AF_INET6, host, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+bool http_url_loopback(const struct http_url *u) {
+    return u->unix_path[0] || http_host_loopback(u->host);
 }
 
 void http_url_where(const struct http_url *u, char *out, size_t n) {

@@ -22,8 +22,11 @@ struct http_url {
  * ..."). */
 int http_url_parse(const char *s, struct http_url *u, char *why, size_t whylen);
 
-/* Whether u stays on this machine: a unix: URL, or a host that is localhost, an address in
- * 127.0.0.0/8 or ::1 (written any way inet_pton reads). */
+/* Whether host (a name or an address, without brackets or port) is this machine's loopback:
+ * localhost, an address in 127.0.0.0/8 or ::1 (written any way inet_pton reads). */
+bool http_host_loopback(const char *host);
+
+/* Whether u stays on this machine: a unix: URL, or a loopback host. */
 bool http_url_loopback(const struct http_url *u);
 
 /* "host:port", "[v6]:port" or the socket path: where u connects, for messages. */
