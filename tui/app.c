@@ -341,10 +341,12 @@ static int app_run(struct app *a, struct source *src, const struct app_view *v,
     app_doctor_init(&a->doctor);
     app_loop(a);
     app_doctor_fini(&a->doctor); /* a run under way is waited for: it reads files only */
+    if (a->hangup) /* no drawing, but a terminal that is still there (kill -HUP) is put back */
+        app_signals_restore_tty();
     app_signals_uninstall();
     app_free_windows(a);
     app_panels_fini(a);
-    if (!a->hangup) /* after a hangup the terminal is gone: nothing is written to it */
+    if (!a->hangup) /* after a hangup curses writes nothing more */
         endwin();
     return 0;
 }

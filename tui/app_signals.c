@@ -1,6 +1,8 @@
 /* Quit requests as flags for the UI loop, and a terminal left sane by a crash. */
 #include "tui/app_signals.h"
 
+#include "backend/core/quit_signal.h"
+
 #include <curses.h>
 #include <signal.h>
 #include <string.h>
@@ -8,7 +10,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t app_signals_pending;
+static int app_signals_taken; /* the quit signal app_signals_take gave (UI thread) */
 static struct termios app_signals_tty;
 static volatile sig_atomic_t app_signals_have_tty;
 static char app_signals_leave[256]; /* rmcup, cnorm, sgr0: fixed when installed */
@@ -27,10 +29,6 @@ void app_signals_restore_tty(void) {
     }
     if (app_signals_have_tty)
         tcsetattr(0, TCSANOW, &app_signals_tty);
-}
-
-static void app_signals_on_quit(int sig) {
-    app_signals_pending = sig;
 }
 
 /* SA_RESETHAND made the disposition the default again: re-raised, the signal kills the process
@@ -57,13 +55,14 @@ void app_signals_install(void) {
     app_signals_add("sgr0");
     app_signals_add("cnorm");
     app_signals_add("rmcup");
+    /* the first quit signal is the UI's to act on (app_signals_take); the second leaves at
+     * once from the handler, the terminal put back first */
+    struct quit_signal_conf q = {.prefix = "ringside: ", .leave = app_signals_restore_tty};
+    app_signals_taken = 0;
+    quit_signal_install(&q);
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sigemptyset(&sa.sa_mask);
-    sa.sa_handler = app_signals_on_quit;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
     sa.sa_handler = app_signals_on_crash;
     sa.sa_flags = (int)SA_RESETHAND;
     for (size_t i = 0; i < sizeof(app_signals_crashes) / sizeof(app_signals_crashes[0]); i++)
@@ -71,19 +70,17 @@ void app_signals_install(void) {
 }
 
 int app_signals_take(void) {
-    int sig = app_signals_pending;
-    app_signals_pending = 0;
-    return sig;
+    if (app_signals_taken || !quit_signal_first())
+        return 0;
+    return app_signals_taken = quit_signal_first();
 }
 
 bool app_signals_waiting(void) {
-    return app_signals_pending != 0;
+    return !app_signals_taken && quit_signal_first() != 0;
 }
 
 void app_signals_uninstall(void) {
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
+    quit_signal_uninstall();
     for (size_t i = 0; i < sizeof(app_signals_crashes) / sizeof(app_signals_crashes[0]); i++)
         signal(app_signals_crashes[i], SIG_DFL);
     app_signals_leave_len = 0;

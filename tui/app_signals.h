@@ -1,6 +1,8 @@
-/* Signals while the dashboard owns the terminal: quit requests (SIGINT, SIGTERM, SIGHUP)
- * become a flag the UI loop reads; a crash (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL) restores
- * the terminal with async-signal-safe calls only and then dies of the same signal. */
+/* Signals while the dashboard owns the terminal: the first quit request (SIGINT, SIGTERM,
+ * SIGHUP) becomes a flag the UI loop reads, a second leaves at once (status 130, the terminal
+ * put back first, from the handler: backend/core/quit_signal.h); a crash (SIGSEGV, SIGBUS, SIGABRT,
+ * SIGFPE, SIGILL) restores the terminal with async-signal-safe calls only and then dies of the same
+ * signal. */
 #ifndef RINGSIDE_TUI_APP_SIGNALS_H
 #define RINGSIDE_TUI_APP_SIGNALS_H
 
@@ -13,7 +15,8 @@ void app_signals_save_tty(void);
  * alternate screen and show the cursor again. */
 void app_signals_install(void);
 
-/* The quit request that came since the last call: 0, SIGINT, SIGTERM or SIGHUP. */
+/* The first quit request, the one time it is asked for after it came: SIGINT, SIGTERM or
+ * SIGHUP; else 0. */
 int app_signals_take(void);
 
 /* Whether a quit request is waiting (it stays for app_signals_take). */

@@ -4,7 +4,9 @@
 
 #include <stddef.h>
 
-#define RS_EXIT_USAGE 2 /* the exit status for bad flags or bad input files */
+#define RS_EXIT_USAGE 2   /* the exit status for bad flags or bad input files */
+#define RS_EXIT_STUCK 3   /* left while a thread was stuck (a hung call): no exit handlers ran */
+#define RS_EXIT_INTR  130 /* a second SIGINT, SIGTERM or SIGHUP: left at once */
 
 /* printf into err (if non-NULL and errlen > 0), control characters (from quoted input)
  * replaced so the message stays one line; returns rc so callers can

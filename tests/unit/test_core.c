@@ -6,6 +6,7 @@
 #include "backend/core/evring.h"
 #include "backend/core/json_out.h"
 #include "backend/core/pbuf.h"
+#include "backend/core/quit_signal.h"
 #include "backend/core/rng.h"
 #include "backend/core/secret_file.h"
 #include "backend/core/snap.h"
@@ -790,4 +791,67 @@ Test(core, pbuf_encodes_the_wire_format) {
     cr_assert(p.oom);
     pbuf_fini(&p);
     pbuf_fini(&inner);
+}
+
+/* ---- quit signals ---- */
+
+static void quit_leave_hook(void) {
+    static const char m[] = "[leave]";
+    ssize_t w = write(1, m, sizeof(m) - 1);
+    (void)w;
+}
+
+/* In a child: the first SIGINT is remembered and wakes the fd; the second signal (SIGTERM)
+ * runs the leave hook, says so on the chosen fd and exits 130 from the handler. */
+Test(quit_signal, the_first_is_remembered_the_second_leaves_with_130) {
+    int out[2];
+    cr_assert_eq(pipe(out), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        dup2(out[1], 1);
+        struct quit_signal_conf c = {.prefix = "t: ", .first = " now", .leave = quit_leave_hook};
+        if (quit_signal_install(&c) != 0)
+            _exit(10);
+        quit_signal_set_fd(out[1]);
+        if (quit_signal_first() != 0)
+            _exit(11);
+        raise(SIGINT);
+        struct pollfd pf = {quit_signal_fd(), POLLIN, 0};
+        if (quit_signal_first() != SIGINT || poll(&pf, 1, 0) != 1)
+            _exit(12);
+        raise(SIGTERM);
+        _exit(13); /* not reached: the second signal left */
+    }
+    close(out[1]);
+    char buf[256] = "";
+    size_t n = 0;
+    ssize_t r;
+    while ((r = read(out[0], buf + n, sizeof(buf) - 1 - n)) > 0)
+        n += (size_t)r;
+    buf[n] = '\0';
+    close(out[0]);
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st), "died of signal %d", WTERMSIG(st));
+    cr_assert_eq(WEXITSTATUS(st), 130, "exit %d: %s", WEXITSTATUS(st), buf);
+    cr_assert_str_eq(buf, "t: Interrupt: stopping now\n[leave]t: second Terminated: exiting "
+                          "immediately\n");
+}
+
+/* keep_hup leaves SIGHUP's disposition alone (the agent reads it from a signalfd). */
+Test(quit_signal, keep_hup_leaves_sighup_alone) {
+    struct sigaction before, after;
+    signal(SIGHUP, SIG_IGN);
+    sigaction(SIGHUP, NULL, &before);
+    struct quit_signal_conf c = {.keep_hup = true};
+    cr_assert_eq(quit_signal_install(&c), 0);
+    sigaction(SIGHUP, NULL, &after);
+    cr_assert_eq(after.sa_handler, SIG_IGN);
+    quit_signal_uninstall();
+    struct sigaction intr;
+    sigaction(SIGINT, NULL, &intr);
+    cr_assert_eq(intr.sa_handler, SIG_DFL, "uninstalled");
+    signal(SIGHUP, SIG_DFL);
+    (void)before;
 }

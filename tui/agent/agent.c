@@ -6,6 +6,7 @@
 
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
+#include "backend/core/quit_signal.h"
 #include "backend/kmsg/kmsg_watch.h"
 #include "backend/record/record.h"
 #include "backend/record/replay_internal.h"
@@ -40,7 +41,6 @@
 #define AGENT_TICK_MS       100
 #define AGENT_STATUS_MIN_NS 250000000ull   /* status lines at most 4 a second */
 #define AGENT_STATUS_MAX_NS 1000000000ull  /* and at least one a second */
-#define AGENT_STOP_GRACE_NS 60000000000ull /* a loop that does not stop in 60 s is left */
 #define AGENT_STALL_NS      10000000000ull /* /healthz: the main loop silent this long */
 
 struct agent {
@@ -404,38 +404,42 @@ static void agent_join(struct agent *a) {
     a->joined = true;
 }
 
-static int agent_signalfd(sigset_t *old) {
+/* SIGHUP through a signalfd (it reopens the log); SIGINT and SIGTERM through the quit handler,
+ * which says the first at once and leaves on the second from the handler itself, whatever the
+ * main thread is waiting for (backend/core/quit_signal.h). */
+static int agent_signalfd(const struct agent_opts *o, sigset_t *old) {
     sigset_t s;
     sigemptyset(&s);
+    sigaddset(&s, SIGHUP);
     sigaddset(&s, SIGINT);
     sigaddset(&s, SIGTERM);
-    sigaddset(&s, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &s, old); /* every thread made from here on leaves them to us */
+    sigdelset(&s, SIGINT);
+    sigdelset(&s, SIGTERM);
     signal(SIGPIPE, SIG_IGN);
+    struct quit_signal_conf q = {
+        .keep_hup = true,
+        .prefix = "ringside agent: ",
+        .first = o->train_loop ? " (the step ends and the checkpoint is written)" : ""};
+    if (quit_signal_install(&q) != 0)
+        return -1;
     return signalfd(-1, &s, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-/* SIGHUP reopens the log; SIGINT/SIGTERM ask for a stop, and a second one leaves at once. */
+/* SIGHUP reopens the log; the first SIGINT/SIGTERM (said by its handler) asks for a stop. */
 static void agent_signals(struct agent *a, int sfd, uint64_t now, bool *stopping,
                           uint64_t *stop_ns) {
     struct signalfd_siginfo si;
     while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-        if (si.ssi_signo == SIGHUP) {
-            agent_open_log(a->o);
-            agent_say(a, "log reopened");
-            continue;
-        }
-        if (*stopping) {
-            agent_say(a, "second %s: exiting immediately", strsignal((int)si.ssi_signo));
-            _exit(130);
-        }
-        agent_say(a, "%s: stopping%s", strsignal((int)si.ssi_signo),
-                  a->e && !a->joined ? " (the step ends and the checkpoint is written)" : "");
-        *stopping = true;
-        *stop_ns = now;
-        if (a->e && !a->joined)
-            run_stop(a->run);
+        agent_open_log(a->o);
+        agent_say(a, "log reopened");
     }
+    if (*stopping || !quit_signal_first())
+        return;
+    *stopping = true;
+    *stop_ns = now;
+    if (a->e && !a->joined)
+        run_stop(a->run);
 }
 
 /* ---- --watch: a job's stream through the bridge ---- */
@@ -490,8 +494,10 @@ static void agent_loop(struct agent *a, int sfd) {
     bool stopping = false;
     uint64_t stop_ns = 0;
     for (;;) {
-        struct pollfd pf[2] = {{run_wake_fd(a->run), POLLIN, 0}, {sfd, POLLIN, 0}};
-        poll(pf, 2, AGENT_TICK_MS);
+        struct pollfd pf[3] = {{run_wake_fd(a->run), POLLIN, 0},
+                               {sfd, POLLIN, 0},
+                               {stopping ? -1 : quit_signal_fd(), POLLIN, 0}};
+        poll(pf, 3, AGENT_TICK_MS);
         uint64_t now = mono_now_ns();
         atomic_store(&a->beat_ns, now);
         agent_signals(a, sfd, now, &stopping, &stop_ns);
@@ -507,12 +513,7 @@ static void agent_loop(struct agent *a, int sfd) {
         agent_health_tick(a);
         agent_metrics_tick(a, now, false);
         if (stopping && (!a->e || a->joined))
-            return;
-        if (stopping && now - stop_ns > AGENT_STOP_GRACE_NS) {
-            agent_say(a, "the training loop did not stop in %.0f s; leaving without it",
-                      (double)AGENT_STOP_GRACE_NS / 1e9);
-            run_abandon(a->run); /* a hung runtime call would block its destructors too */
-        }
+            return; /* a loop that does not stop is left by the run's stop deadline */
     }
 }
 
@@ -573,26 +574,21 @@ static int agent_start(struct agent *a) {
     return 0;
 }
 
-/* During the shutdown that a first SIGINT or SIGTERM began, a second one leaves at once, as
- * it does before (sfd < 0: no signals to watch, as when start-up failed). */
-static void agent_second_signal(struct agent *a, int sfd) {
+/* SIGHUPs that came during the shutdown: read, so that none is left pending to the default
+ * action once the mask is given back (sfd < 0: none to read, as when start-up failed). */
+static void agent_hup_drain(int sfd) {
     struct signalfd_siginfo si;
-    while (sfd >= 0 && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-        if (si.ssi_signo != SIGHUP) {
-            agent_say(a, "second %s: exiting immediately", strsignal((int)si.ssi_signo));
-            _exit(130);
-        }
+    while (sfd >= 0 && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+    }
 }
 
 static void agent_free(struct agent *a, int sfd) {
     agent_log_close(a->log); /* followers read to the end (2 s at most for a slow one)... */
-    for (int k = 0; a->http && k < 20 && !agent_log_wait_followers(a->log, 100); k++)
-        agent_second_signal(a, sfd);
-    agent_second_signal(a, sfd);
+    for (int k = 0; a->http && k < 20 && !agent_log_wait_followers(a->log, 100); k++) {
+    }
     agent_http_stop(a->http); /* ...before the listeners close */
-    agent_second_signal(a, sfd);
     run_destroy(a->run);
-    agent_second_signal(a, sfd);
+    agent_hup_drain(sfd);
     bridge_close(a->bridge);
     free(a->item);
     pthread_mutex_destroy(&a->bridge_mu);
@@ -622,15 +618,17 @@ int agent_run(const struct agent_opts *o) {
     if (agent_open_log(o) != 0)
         return RS_EXIT_USAGE;
     sigset_t old;
-    int sfd = agent_signalfd(&old);
+    int sfd = agent_signalfd(o, &old);
     int rc = sfd < 0 ? 1 : agent_start(&a);
+    quit_signal_mask(false); /* every thread exists: SIGINT and SIGTERM are this one's */
     if (rc == 0) {
         agent_loop(&a, sfd);
         rc = a.exit_rc;
         agent_say(&a, "stopped");
     }
     agent_free(&a, sfd);
-    agent_second_signal(&a, sfd); /* not left pending to the default action (exit 143) */
+    agent_hup_drain(sfd);
+    quit_signal_uninstall();
     if (sfd >= 0)
         close(sfd);
     pthread_sigmask(SIG_SETMASK, &old, NULL);

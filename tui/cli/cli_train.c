@@ -1,4 +1,5 @@
 /* `ringside train`: the training loop headless (JSON lines) or under the dashboard. */
+#include "backend/core/quit_signal.h"
 #include "backend/record/record.h"
 #include "backend/run/errtee.h"
 #include "backend/run/run.h"
@@ -16,40 +17,28 @@
 #define CLI_RING_CAP (1u << 16)
 #define CLI_DRAIN    512
 
-static volatile sig_atomic_t cli_signals;
-
-/* First SIGINT/SIGTERM/SIGHUP: a graceful stop (finish the step, checkpoint). Second: leave
- * now. */
-static void cli_on_signal(int sig) {
-    (void)sig;
-    if (++cli_signals >= 2) {
-        static const char msg[] = "ringside: second interrupt: exiting immediately\n";
-        ssize_t n = write(errtee_terminal_fd(), msg, sizeof(msg) - 1); /* not through the tee */
-        (void)n;
-        _exit(130);
-    }
-}
-
-static void cli_install_signals(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = cli_on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL); /* the terminal that started it went away: the same */
+/* First SIGINT/SIGTERM/SIGHUP (the terminal that started it went away: the same): a graceful
+ * stop (finish the step, checkpoint), said at once; second: leave now, from the handler. */
+static int cli_install_signals(void) {
+    struct quit_signal_conf q = {
+        .prefix = "ringside train: ",
+        .first = " (the step ends and the checkpoint is written; a second signal leaves at once)"};
+    quit_signal_set_fd(errtee_terminal_fd()); /* not through the tee */
     signal(SIGPIPE, SIG_IGN);
+    return quit_signal_install(&q);
 }
 
 /* The run line first (from the loop engine_create made), then every event, layout change
- * and the summary, until the loop ends; a signal asks it to stop gracefully. */
+ * and the summary, until the loop ends; a signal asks it to stop gracefully (the run's stop
+ * deadline bounds how long that may take). */
 static int cli_headless_loop(struct run *run) {
     static struct ev evs[CLI_DRAIN]; /* the main thread's alone */
     bool stop_sent = false;
     while (!run_done(run)) {
-        struct pollfd pf = {run_wake_fd(run), POLLIN, 0};
-        poll(&pf, 1, 200);
-        if (cli_signals > 0 && !stop_sent) {
+        struct pollfd pf[2] = {{run_wake_fd(run), POLLIN, 0},
+                               {stop_sent ? -1 : quit_signal_fd(), POLLIN, 0}};
+        poll(pf, 2, 200);
+        if (quit_signal_first() && !stop_sent) {
             run_stop(run);
             stop_sent = true;
         }
@@ -133,9 +122,15 @@ int cli_run_headless(const struct cli_train_opts *o) {
     }
     if (rc == 0)
         run_record(run, out);
+    if (rc == 0 && cli_install_signals() != 0) {
+        fprintf(stderr, "ringside train: cannot install the signal handlers: %s\n",
+                strerror(errno));
+        rc = 1;
+    }
     if (rc == 0) {
-        cli_install_signals();
+        quit_signal_mask(true); /* the run's threads leave the signals to this one */
         rc = run_start(run);
+        quit_signal_mask(false);
     }
     cli_tee_unlink(&tee);
     if (rc == 0)
