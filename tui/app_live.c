@@ -3,10 +3,12 @@
  * opened before the terminal is taken, leaving a hung loop behind). */
 #include "backend/core/afile.h"
 #include "backend/core/errbuf.h"
+#include "backend/core/quit_signal.h"
 #include "backend/record/record.h"
 #include "backend/run/run.h"
 #include "backend/run/source_watch.h"
 #include "tui/app.h"
+#include "tui/app_signals.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,6 +67,18 @@ static void app_live_record_close(struct rec *rec, int *rc) {
     }
 }
 
+/* The terminal's stderr while a session log has fd 2 (-1 otherwise). */
+static int app_live_tty_fd = -1;
+
+/* Leaving with status 3 from any thread: the terminal as it was, fd 2 on it again for the last
+ * words (write, tcsetattr and dup2 alone). */
+static void app_live_on_abandon(void *ctx) {
+    (void)ctx;
+    app_signals_restore_tty();
+    if (app_live_tty_fd >= 0)
+        dup2(app_live_tty_fd, 2);
+}
+
 /* The run's threads inherit the creating thread's signal mask: created with SIGWINCH, SIGINT,
  * SIGTERM and SIGHUP blocked, they leave those signals to the UI thread, whose poll() they
  * interrupt (a resize is then read at once). */
@@ -97,6 +111,7 @@ static int app_live_run(const struct run_opts *o, const struct app_view *v, bool
          * otherwise risk the ring (a quarter of a recording's, half of the live one) */
         .ring_wake_events = o->record[0] ? APP_LIVE_RING_EVENTS : APP_LIVE_RING_EVENTS / 2,
         .session_log = isatty(1) && !watch,
+        .on_abandon = app_live_on_abandon,
     };
     int rc = run_create(&run, &rc_conf);
     if (rc == 0 && watch) {
@@ -117,12 +132,16 @@ static int app_live_run(const struct run_opts *o, const struct app_view *v, bool
     pthread_sigmask(SIG_SETMASK, &old_mask, NULL); /* every thread of the run exists now */
     if (rc == 0) {
         int saved = isatty(1) && !watch ? app_live_redirect_stderr(o) : -1;
+        app_live_tty_fd = saved;
+        quit_signal_set_fd(saved >= 0 ? saved : 2); /* a second signal's words: the terminal */
         struct app_view view = *v;
         view.drain_often = rec != NULL;
         struct app_services svc = {run_tele(run), run_kmsg(run), run_remedies(run)};
         rc = app_main(src, &view, &svc);
         if (saved >= 0) {
             dup2(saved, 2);
+            quit_signal_set_fd(2);
+            app_live_tty_fd = -1;
             close(saved);
         }
         if (rc == 0 && !run_done(run))

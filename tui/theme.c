@@ -32,7 +32,7 @@ const char *theme_role_key(enum theme_role r) {
 
 void theme_default(struct theme *t) {
     /* 0 black, 1 red, 2 green, 3 yellow, 4 blue, 5 magenta, 6 cyan, 7 white */
-    static const short phase_bg[PHASE_COUNT] = {7, 5, 6, 4, 3, 2, 1, 5, 7, 6, 3, 4, 6, 2, 1, 4};
+    static const short phase_bg[PHASE_COUNT] = {7, 5, 6, 4, 3, 2, 1, 5, 7, 6, 3, 4, 6, 2, 1, 5, 4};
     memset(t, 0, sizeof(*t));
     snprintf(t->name, sizeof(t->name), "default");
     for (int r = 0; r < THEME_ROLE_COUNT; r++)

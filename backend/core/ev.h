@@ -27,6 +27,7 @@
     X(ALLREDUCE, "allreduce")                                                                      \
     X(COMM_INIT, "comm-init")                                                                      \
     X(TEARDOWN, "teardown")                                                                        \
+    X(BARRIER, "barrier")                                                                          \
     X(OTHER, "other") /* a watched job's phase of another name */
 
 enum ev_phase_id {

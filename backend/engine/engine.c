@@ -50,7 +50,24 @@ void engine_phase_done(struct engine_dev *d, enum ev_phase_id ph, uint64_t start
     trace_phase_emit(d->e->trace, d->c->dev, ph, start_ns, mono_now_ns(), &pos);
 }
 
+void engine_host_hold(struct engine_dev *d, enum ev_phase_id phase) {
+    if (!trace_fault_armed(d->e->trace, d->c->dev, TRACE_FAULT_HANG, phase))
+        return;
+    enum ev_phase_id prev = d->s.phase;
+    uint64_t t0 = mono_now_ns();
+    engine_set_phase(d, phase);
+    compute_sync(d->c, SYNC_OP_DEVICE);
+    engine_phase_done(d, phase, t0, d->s.epoch, -1, -1);
+    engine_set_phase(d, prev);
+}
+
+void engine_leave_mark(struct engine *e) {
+    uint64_t none = 0;
+    atomic_compare_exchange_strong(&e->leave_ns, &none, mono_now_ns());
+}
+
 void engine_fail_first(struct engine *e, unsigned dev, const char *why) {
+    engine_leave_mark(e);
     pthread_mutex_lock(&e->mu);
     if (!e->first_err[0])
         snprintf(e->first_err, sizeof(e->first_err), "dev %u: %s", dev, why);
@@ -253,6 +270,7 @@ static void engine_apply(struct engine *e, const struct ev_command *cmd, bool gr
         return;
     case CMD_STOP:
         atomic_store(&e->stop_requested, true);
+        engine_leave_mark(e);
         e->want_pause = false;
         engine_set_paused(e, false);
         engine_reply(e, EV_DEV_NONE, cmd, 0,
@@ -349,8 +367,10 @@ bool engine_control(struct engine_dev *d, char *err, size_t errlen, int *rc) {
             struct ev_command cmd = {.cmd = CMD_PROBE};
             engine_probe(d, &cmd);
         }
-        if (v[0] > 0)
+        if (v[0] > 0) {
             atomic_store(&e->stop_requested, true);
+            engine_leave_mark(e);
+        }
         if (v[0] > 0 || v[1] == 0) {
             engine_publish(d, false);
             return v[0] > 0;
@@ -399,8 +419,10 @@ int engine_agree(struct engine_dev *d, int rc, bool *stop, char *err, size_t err
         snprintf(err, errlen, "%s", why);
     if (xrc != 0)
         return rc ? rc : xrc;
-    if (v[0] > 0)
+    if (v[0] > 0) {
         atomic_store(&d->e->stop_requested, true);
+        engine_leave_mark(d->e);
+    }
     *stop = v[0] > 0;
     if (rc == 0 && v[1] > 0)
         return errbuf_set(err, errlen, -ECANCELED, "another device failed");
@@ -412,6 +434,8 @@ int engine_agree(struct engine_dev *d, int rc, bool *stop, char *err, size_t err
 static int engine_dev_run(struct engine_dev *d, char *err, size_t errlen) {
     struct engine *e = d->e;
     bool stop = false;
+    if (d->rank == 0) /* the data was read before the run started: its phase ends here */
+        engine_host_hold(d, PHASE_LOAD);
     int rc = e->n_dev > 1 ? engine_group_init(d, err, errlen) : 0;
     if (rc == 0)
         rc = engine_vpoc_all(d, err, errlen);
@@ -433,7 +457,8 @@ static int engine_dev_run(struct engine_dev *d, char *err, size_t errlen) {
  * for it, and the group left. */
 static void engine_dev_end(struct engine_dev *d, int rc, char *err) {
     struct engine *e = d->e;
-    if (!d->dropped) /* a dropped device is last seen where it left */
+    engine_leave_mark(e); /* from here on, the way out is under the stop deadline */
+    if (!d->dropped)      /* a dropped device is last seen where it left */
         engine_set_phase(d, PHASE_COUNT);
     if (rc != 0 && !err[0]) /* a path that gave no reason still says what the backend calls rc */
         snprintf(err, 512, "%s (error %d on %s)", d->c->ops->strerror(rc), rc, d->c->ops->name);
@@ -443,6 +468,8 @@ static void engine_dev_end(struct engine_dev *d, int rc, char *err) {
         engine_dev_log(d, SEV_ERROR, "dev %u failed: %s", d->c->dev, err);
     if (rc != 0 && e->comm && !d->dropped) /* no device waits for this one */
         comm_abort(e->comm);
+    if (e->comm && !d->dropped && rc == 0 && !comm_failed(e->comm))
+        engine_group_barrier(d);
     if (e->comm && !d->dropped) /* a dropped one left without a word */
         engine_group_teardown(d);
     trace_set_left(e->trace, d->c->dev);
@@ -710,6 +737,18 @@ unsigned engine_devices(const struct engine *e, unsigned *out) {
 
 bool engine_done(struct engine *e) {
     return atomic_load(&e->done);
+}
+
+uint64_t engine_leaving_ns(struct engine *e) {
+    return atomic_load(&e->leave_ns);
+}
+
+void engine_abort(struct engine *e) {
+    engine_leave_mark(e);
+    atomic_store(&e->quit, true);
+    if (e->comm)
+        comm_abort(e->comm);
+    engine_set_paused(e, false);
 }
 
 int engine_join(struct engine *e, struct engine_result *res) {

@@ -191,6 +191,17 @@ unsigned engine_devices(const struct engine *e, unsigned *out);
 /* True once the thread has finished (state FINISHED or FAILED). Any thread. */
 bool engine_done(struct engine *e);
 
+/* When the loop began its way out (mono_now_ns): the first stop it took, the first device
+ * failure, or the end of the last epoch's steps (its eval, final checkpoint and the group's
+ * leaving follow); 0 while it has not. Any thread. */
+uint64_t engine_leaving_ns(struct engine *e);
+
+/* The way out ran past its deadline: every wait of the loop's ends now (pause, a held fault),
+ * and the group's communicators are aborted, so a device blocked in a collective returns with
+ * an error. A call stuck in the runtime itself cannot be cancelled and stays stuck. Any
+ * thread, any number of times. */
+void engine_abort(struct engine *e);
+
 /* Wait for the thread and fill res. 0 or -errno. */
 int engine_join(struct engine *e, struct engine_result *res);
 

@@ -250,6 +250,7 @@ int engine_features(struct engine *e, char *err, size_t errlen) {
                           .target = e->ck.arch.loss == MLP_LOSS_BCE ? FEAT_TARGET_SIGN
                                                                     : FEAT_TARGET_RETURN_BPS};
     int rc = engine_features_rows(e, &o, err, errlen);
+    engine_host_hold(d0, PHASE_FEATURES);
     if (rc == 0 && (e->split == 0 || e->split >= e->n_rows))
         rc = errbuf_set(err, errlen, -EINVAL,
                         "not enough data: %zu samples cannot be split into training and "

@@ -150,6 +150,26 @@ int engine_group_init(struct engine_dev *d, char *err, size_t errlen) {
     return 0;
 }
 
+void engine_group_barrier(struct engine_dev *d) {
+    struct engine *e = d->e;
+    engine_set_phase(d, PHASE_BARRIER);
+    engine_fault_wait(d, PHASE_BARRIER);
+    uint64_t t0 = mono_now_ns();
+    trace_coll_begin(e->trace, d->c->dev, EV_COLL_BARRIER);
+    char why[512];
+    int rc =
+        comm_barrier(e->comm, d->rank, engine_secs_ns(e->conf.comm_timeout_s), why, sizeof(why));
+    trace_coll_end(e->trace, d->c->dev);
+    engine_coll_emit(d, EV_COLL_BARRIER, rc, t0, 0);
+    engine_phase_done(d, PHASE_BARRIER, t0, d->s.epoch, -1, -1);
+    engine_set_phase(d, PHASE_COUNT);
+    if (rc != 0)
+        engine_dev_log(d, SEV_ERROR,
+                       "dev %u: the group's last barrier did not complete (%s); the checkpoint "
+                       "is written, the group is left without it",
+                       d->c->dev, why);
+}
+
 void engine_group_teardown(struct engine_dev *d) {
     struct engine *e = d->e;
     engine_set_phase(d, PHASE_TEARDOWN);

@@ -114,8 +114,9 @@ struct engine {
     atomic_bool stop_requested;
     bool want_pause, want_cleanup, want_probe; /* several devices: asked, not yet decided */
     atomic_bool quit;                          /* destroy: every wait ends now */
-    char first_err[512];                       /* the first device failure (under mu) */
-    struct engine_result res;                  /* rank 0 writes it */
+    _Atomic uint64_t leave_ns; /* when the way out began (engine_leaving_ns), 0 before */
+    char first_err[512];       /* the first device failure (under mu) */
+    struct engine_result res;  /* rank 0 writes it */
 };
 
 static inline struct engine_dev *engine_dev0(const struct engine *e) {
@@ -123,6 +124,12 @@ static inline struct engine_dev *engine_dev0(const struct engine *e) {
 }
 
 /* engine.c */
+/* Load and features are host work with no synchronize of their own: a hang armed for phase
+ * (--inject hang:load, hang:features) is carried out as a device synchronize held in it, as a
+ * stalled file system or CPU would hold the phase. Nothing without such a fault. */
+void engine_host_hold(struct engine_dev *d, enum ev_phase_id phase);
+/* The way out begins now, unless it began before (engine_leaving_ns). Any thread. */
+void engine_leave_mark(struct engine *e);
 void engine_publish(struct engine_dev *d, bool force);
 void engine_set_phase(struct engine_dev *d, enum ev_phase_id ph);
 /* Outside collectives (VPOC, one device's steps). Rank 0: apply queued commands; every rank:
@@ -167,6 +174,10 @@ int engine_group_init(struct engine_dev *d, char *err, size_t errlen);
  * reason. Started with the loop, stopped at destroy. 0 or -errno. */
 int engine_group_watch_start(struct engine *e);
 void engine_group_watch_stop(struct engine *e);
+/* After a run that went well: wait for every device (phase barrier) under the collective
+ * timeout before any leaves, so none tears down while a peer is still in a collective; a
+ * failure is said and fails the group (the teardown that follows then only releases it). */
+void engine_group_barrier(struct engine_dev *d);
 /* Leave it (phase teardown) under the teardown timeout, then abort; says how it went. */
 void engine_group_teardown(struct engine_dev *d);
 /* Sum n doubles of v over the devices, every device's v the same length; v gets the sums.

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #define ENGINE_EVAL_ROWS 1024 /* rows per evaluation forward (sizes the model's scratch) */
 
@@ -350,9 +351,18 @@ int engine_checkpoint_note(const struct engine_result *res, char *buf, size_t n)
 }
 
 /* path is about to be written: a failure injected for it (--inject write:checkpoint:N) fails
- * it as a full disk would. */
+ * it as a full disk would; a stall (stall:checkpoint:N) blocks in it for good, as a write to a
+ * hung network file system does (only the stop deadline ends the process then). */
 static int engine_write_fault(struct engine *e, const char *path, char *err, size_t errlen) {
-    if (!e->trace || !trace_fault_write(e->trace, engine_dev0(e)->c->dev))
+    int kind = e->trace ? trace_fault_write(e->trace, engine_dev0(e)->c->dev) : -1;
+    if (kind == TRACE_FAULT_STALL) {
+        engine_log(e, SEV_WARNING, "fault injection: writing %s blocks for good", path);
+        for (;;) {
+            struct timespec ts = {1, 0};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (kind != TRACE_FAULT_WRITE)
         return 0;
     return errbuf_set(err, errlen, -ENOSPC, "%s: %s (injected)", path, strerror(ENOSPC));
 }
@@ -645,6 +655,8 @@ int engine_train(struct engine_dev *d, char *err, size_t errlen) {
                 return rc;
         }
         rc = engine_epoch(d, epoch, &stopped, err, errlen);
+        if (epoch + 1 == first_epoch + e->conf.epochs) /* the final eval and checkpoint */
+            engine_leave_mark(e);
         double val = 0;
         if (rc == 0 && !stopped && d->rank == 0)
             rc = engine_eval(d, epoch, &val, err, errlen);

@@ -10,11 +10,15 @@
 #include "backend/kmsg/remedies.h"
 #include "backend/record/record.h"
 #include "backend/run/bundle.h"
+#include "backend/run/errtee.h"
+#include "backend/run/stop_deadline.h"
 #include "backend/telemetry/tele.h"
 #include "backend/trace/trace_watch.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +44,14 @@ struct run {
     int wake_fd; /* an epoll descriptor over both rings */
     struct rec *rec;
     bool joined;
-    struct bundle_ring recent; /* the last events, for the hang bundle */
+    /* Held while the front end's thread drains or reads a snapshot, and by a thread that
+     * leaves the process while it writes the bundle from them. */
+    pthread_mutex_t mu;
+    struct bundle_ring recent; /* the last events, for the hang bundle (under mu) */
+    struct stop_deadline *deadline;
+    _Atomic uint64_t stop_ns;    /* run_stop or a stop command: the loop's way out began */
+    _Atomic uint64_t destroy_ns; /* run_destroy began: the front end's way out */
+    const char *_Atomic stage;   /* what run_destroy is stopping now (a static string) */
 };
 
 /* ---- messages ---- */
@@ -80,6 +91,7 @@ int run_create(struct run **out, const struct run_conf *c) {
         return 1;
     }
     r->c = *c;
+    pthread_mutex_init(&r->mu, NULL);
     r->dev = (unsigned)c->o->conf.device;
     r->devs[0] = r->dev;
     r->n_devs = 1;
@@ -195,6 +207,54 @@ static int run_epoll(struct run *r) {
     return fd;
 }
 
+/* ---- the stop deadline ---- */
+
+static uint64_t run_earliest(uint64_t a, uint64_t b) {
+    return !a ? b : !b ? a : a < b ? a : b;
+}
+
+/* The loop's way out while it lasts (a stop, a failure, the end of training), then the front
+ * end's from run_destroy on; nothing between (a dashboard that stays after training). */
+static uint64_t run_deadline_since(void *ctx) {
+    struct run *r = ctx;
+    uint64_t t = 0;
+    if (r->e && !engine_done(r->e))
+        t = run_earliest(engine_leaving_ns(r->e), atomic_load(&r->stop_ns));
+    return t ? t : atomic_load(&r->destroy_ns);
+}
+
+static void run_deadline_abort(void *ctx, uint64_t waited_ns) {
+    struct run *r = ctx;
+    if (!r->e)
+        return;
+    engine_abort(r->e);
+    struct ev ev = {.kind = EV_ALERT, .dev = EV_DEV_NONE};
+    ev.u.text.severity = SEV_ERROR;
+    snprintf(ev.u.text.text, sizeof(ev.u.text.text),
+             "stopping has taken %.1f s, past --teardown-timeout (%g s): every wait of the loop "
+             "is ended and the group's communicators are aborted",
+             (double)waited_ns / 1e9, r->c.o->conf.teardown_timeout_s);
+    trace_emit(engine_trace(r->e), &ev);
+}
+
+static _Noreturn void run_leave(struct run *r, uint64_t waited_ns);
+
+static void run_deadline_abandon(void *ctx, uint64_t waited_ns) {
+    run_leave(ctx, waited_ns);
+}
+
+static const struct stop_deadline_ops run_deadline_ops = {
+    .since = run_deadline_since,
+    .abort = run_deadline_abort,
+    .abandon = run_deadline_abandon,
+};
+
+static int run_deadline_start(struct run *r) {
+    double s = r->c.o->conf.teardown_timeout_s;
+    uint64_t timeout = s > 0 ? (uint64_t)(s * 1e9) : 30000000000ull;
+    return stop_deadline_start(&r->deadline, timeout, STOP_DEADLINE_GRACE_NS, &run_deadline_ops, r);
+}
+
 int run_start(struct run *r) {
     int rc = run_start_tele(r);
     if (rc == 0)
@@ -210,6 +270,10 @@ int run_start(struct run *r) {
          (rc = trace_watch_start(&r->watch, engine_trace(r->e), trace_devices(engine_trace(r->e)),
                                  r->c.o->sync_slow_ns, r->c.o->sync_timeout_ns)) != 0)) {
         run_say(r, "cannot start the training loop: %s", strerror(-rc));
+        return 1;
+    }
+    if ((rc = run_deadline_start(r)) != 0) {
+        run_say(r, "cannot start the stop watchdog: %s", strerror(-rc));
         return 1;
     }
     return 0;
@@ -250,6 +314,7 @@ static void run_side(struct run *r, struct ev *e) {
 size_t run_drain(struct run *r, struct ev *out, size_t max) {
     if (max < 2)
         return 0;
+    pthread_mutex_lock(&r->mu);
     size_t n = evring_drain(r->ring, out, max - 1); /* room for the bundle's note */
     if (r->kring && n < max - 1)
         n += evring_drain(r->kring, out + n, max - 1 - n);
@@ -264,6 +329,7 @@ size_t run_drain(struct run *r, struct ev *out, size_t max) {
             run_side(r, &out[i]);
         }
     }
+    pthread_mutex_unlock(&r->mu);
     return n;
 }
 
@@ -281,17 +347,24 @@ const struct engine_snap *run_snap(struct run *r, unsigned dev) {
     for (unsigned k = 0; r->e && k < r->n_devs; k++) {
         if (r->devs[k] != dev)
             continue;
+        pthread_mutex_lock(&r->mu);
         const struct engine_snap *s = engine_snap_read_dev(r->e, k, NULL);
         if (r->rec)
             rec_snap(r->rec, dev, s);
+        pthread_mutex_unlock(&r->mu);
         return s;
     }
     return NULL;
 }
 
 void run_command(struct run *r, enum ev_cmd_id cmd, int64_t arg) {
-    if (r->e && !r->joined)
-        engine_command(r->e, cmd, arg);
+    if (!r->e || r->joined)
+        return;
+    if (cmd == CMD_STOP) { /* the deadline runs from the request: the loop may never see it */
+        uint64_t none = 0;
+        atomic_compare_exchange_strong(&r->stop_ns, &none, mono_now_ns());
+    }
+    engine_command(r->e, cmd, arg);
 }
 
 void run_stop(struct run *r) {
@@ -352,20 +425,104 @@ int run_finish(struct run *r, struct engine_result *res) {
     return 0;
 }
 
+/* What dev is stuck in: its synchronize or collective in flight, else its phase (host work
+ * such as a file write); false for a device that has left the run. */
+static bool run_stuck_dev(struct run *r, unsigned dev, uint64_t now, char *buf, size_t n) {
+    struct trace *t = engine_trace(r->e);
+    struct trace_coll co;
+    struct trace_seen seen;
+    if (run_stuck_call(r, dev, now, buf, n))
+        return true;
+    if (trace_coll_inflight(t, dev, &co) && now > co.start_ns) {
+        snprintf(buf, n, "%s #%llu has been in flight for %.1f s", ev_coll_op_name(co.op),
+                 (unsigned long long)co.seq, (double)(now - co.start_ns) / 1e9);
+        return true;
+    }
+    trace_seen(t, dev, &seen);
+    if (!seen.used || seen.left)
+        return false;
+    snprintf(buf, n,
+             "still in %s with no synchronize or collective in flight (host work: a "
+             "file write, the CPU)",
+             seen.phase < PHASE_COUNT ? ev_phase_name(seen.phase) : "no phase");
+    return true;
+}
+
+/* The hang bundle, when the run has none yet: the last events and the snapshots, taken under
+ * mu from a front end that may be draining (not waited for long: it could be the stuck one). */
+static void run_leave_bundle(struct run *r, const char *why, char *msg, size_t n) {
+    msg[0] = '\0';
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 200000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    if (!r->e || pthread_mutex_timedlock(&r->mu, &until) != 0)
+        return;
+    if (!r->recent.written) {
+        struct ev hang = {.t_ns = mono_now_ns(), .kind = EV_ALERT, .dev = (uint16_t)r->dev};
+        hang.u.text.severity = SEV_ERROR;
+        hang.u.text.code = ALERT_SYNC_HANG;
+        snprintf(hang.u.text.text, sizeof(hang.u.text.text), "%s", why);
+        struct bundle_src b = {.o = r->c.o,
+                               .snap = engine_snap_read(r->e, NULL),
+                               .tele = r->tele ? tele_snap_read(r->tele, NULL) : NULL};
+        bundle_on_hang(&r->recent, &hang, &b, msg, n);
+    }
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* Last words on the terminal: the front end's say, else straight to the terminal's fd (a tee's
+ * thread would not live to copy them). */
+static void run_last_words(struct run *r, const char *msg) {
+    if (r->c.say) {
+        r->c.say(r->c.ctx, msg);
+        return;
+    }
+    char line[1200];
+    int len =
+        snprintf(line, sizeof(line), "ringside%s%s: %s\n", r->c.cmd[0] ? " " : "", r->c.cmd, msg);
+    if (len > 0) {
+        ssize_t w = write(errtee_terminal_fd(), line,
+                          (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+        (void)w;
+    }
+}
+
+static _Noreturn void run_leave(struct run *r, uint64_t waited_ns) {
+    char lines[ENGINE_MAX_DEVICES + 2][240], stuck[200], first[400] = "";
+    unsigned n = 0;
+    uint64_t now = mono_now_ns();
+    for (unsigned k = 0; r->e && !engine_done(r->e) && k < r->n_devs; k++)
+        if (run_stuck_dev(r, r->devs[k], now, stuck, sizeof(stuck)))
+            snprintf(lines[n++], sizeof(lines[0]), "dev %u: %s", r->devs[k], stuck);
+    const char *stage = atomic_load(&r->stage);
+    if (n == 0)
+        snprintf(lines[n++], sizeof(lines[0]), "%s did not return",
+                 stage ? stage : "the training thread");
+    char wait[64] = "";
+    if (waited_ns)
+        snprintf(wait, sizeof(wait), " after %.1f s", (double)waited_ns / 1e9);
+    snprintf(first, sizeof(first), "stopping did not finish%s: %s", wait, lines[0]);
+    char bundle[EV_TEXT_BYTES];
+    run_leave_bundle(r, first, bundle, sizeof(bundle));
+    if (r->c.on_abandon)
+        r->c.on_abandon(r->c.ctx);
+    for (unsigned k = 0; k < n; k++) {
+        char msg[300];
+        snprintf(msg, sizeof(msg), "leaving while %.240s", lines[k]);
+        run_last_words(r, msg);
+    }
+    if (bundle[0])
+        run_last_words(r, bundle);
+    run_last_words(r, "exit status 3: a call did not return, so no exit handlers ran");
+    _exit(RS_EXIT_STUCK);
+}
+
 _Noreturn void run_abandon(struct run *r) {
-    char stuck[128];
-    bool any = false;
-    for (unsigned k = 0; k < r->n_devs; k++)
-        if (run_stuck_call(r, r->devs[k], mono_now_ns(), stuck, sizeof(stuck))) {
-            char on[32] = "";
-            if (r->n_devs > 1)
-                snprintf(on, sizeof(on), " on dev %u", r->devs[k]);
-            run_say(r, "leaving while %s%s; the training thread did not stop", stuck, on);
-            any = true;
-        }
-    if (!any)
-        run_say(r, "the training thread did not stop; leaving without waiting");
-    _exit(3);
+    run_leave(r, 0);
 }
 
 struct engine *run_engine(struct run *r) {
@@ -395,14 +552,21 @@ uint64_t run_dropped(struct run *r) {
 void run_destroy(struct run *r) {
     if (!r)
         return;
+    atomic_store(&r->destroy_ns, mono_now_ns()); /* the deadline covers every step below */
+    atomic_store(&r->stage, "the hang watchdog's stop");
     trace_watch_stop(r->watch);
+    atomic_store(&r->stage, "the telemetry thread's stop");
     tele_destroy(r->tele);
+    atomic_store(&r->stage, "the kernel-log watcher's stop");
     kmsg_watch_destroy(r->kwatch);
+    atomic_store(&r->stage, "releasing the devices");
     engine_destroy(r->e);
+    stop_deadline_stop(r->deadline); /* nothing below can block */
     if (r->wake_fd >= 0)
         close(r->wake_fd);
     evring_destroy(r->kring);
     evring_destroy(r->ring);
     remedies_free(r->remedies);
+    pthread_mutex_destroy(&r->mu);
     free(r);
 }

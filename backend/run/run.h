@@ -56,7 +56,11 @@ struct run_conf {
     /* Optional: every message of the run (a start failure, how training ended), one line
      * without its newline. NULL: "ringside CMD: msg" on stderr. */
     void (*say)(void *ctx, const char *msg);
-    void *ctx; /* for on_event and say */
+    /* Optional: called on the thread that leaves the process with status 3 (the stop deadline's,
+     * or run_abandon's caller), before the last words: put the terminal back and fd 2 where
+     * the user reads it. Async-signal-safe calls only: another thread may hold any lock. */
+    void (*on_abandon)(void *ctx);
+    void *ctx; /* for on_event, say and on_abandon */
 };
 
 /* Create the event ring and (with train) the training loop, which validates the
@@ -112,8 +116,12 @@ bool run_stuck_call(struct run *r, unsigned dev, uint64_t now_ns, char *buf, siz
  * written; res (may be NULL) gets the result. Without a loop: 0. */
 int run_finish(struct run *r, struct engine_result *res);
 
-/* Leave the process now with status 3, saying which call the loop is stuck in: the runtime's
- * destructors could block behind a hung call, so no exit handlers run and nothing is joined. */
+/* Leave the process now with status 3, saying which call each device is stuck in and for how
+ * long, writing the hang bundle when the run has none yet: the runtime's destructors could
+ * block behind a hung call, so no exit handlers run and nothing is joined. The stop deadline
+ * does the same by itself once a way out has run --teardown-timeout and its abort's grace
+ * (stop_deadline.h): from run_stop, a failed device or the end of training until the loop has
+ * ended, and from run_destroy until it returns. */
 _Noreturn void run_abandon(struct run *r);
 
 /* The run's facts: the loop's backend and device, or a run of telemetry alone. */

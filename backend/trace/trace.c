@@ -176,7 +176,8 @@ static bool trace_inject_matches(uint32_t want, uint32_t phase) {
 /* A hang in a collective phase is the group's to carry out (the device holds back from the
  * call), never a sync's. */
 static bool trace_inject_collective(uint32_t phase) {
-    return phase == PHASE_ALLREDUCE || phase == PHASE_COMM_INIT || phase == PHASE_TEARDOWN;
+    return phase == PHASE_ALLREDUCE || phase == PHASE_COMM_INIT || phase == PHASE_TEARDOWN ||
+           phase == PHASE_BARRIER;
 }
 
 /* What the armed slow-syncs and an untaken hang add to a sync in phase. */
@@ -206,8 +207,9 @@ bool trace_fault_take(struct trace *t, unsigned dev, enum trace_fault kind,
 
 bool trace_fault_take_in(struct trace *t, unsigned dev, enum trace_fault kind, enum ev_phase_id ph,
                          struct trace_inject *out) {
-    if (dev >= t->n_dev || kind == TRACE_FAULT_SLOW || kind == TRACE_FAULT_WRITE)
-        return false; /* SLOW is every sync's; WRITE is trace_fault_write's */
+    if (dev >= t->n_dev || kind == TRACE_FAULT_SLOW || kind == TRACE_FAULT_WRITE ||
+        kind == TRACE_FAULT_STALL)
+        return false; /* SLOW is every sync's; WRITE and STALL are trace_fault_write's */
     struct trace_dev *d = &t->dev[dev];
     uint32_t phase = (uint32_t)ph;
     for (unsigned k = 0; k < d->n_inject; k++) {
@@ -223,16 +225,30 @@ bool trace_fault_take_in(struct trace *t, unsigned dev, enum trace_fault kind, e
     return false;
 }
 
-bool trace_fault_write(struct trace *t, unsigned dev) {
+bool trace_fault_armed(const struct trace *t, unsigned dev, enum trace_fault kind,
+                       enum ev_phase_id phase) {
     if (dev >= t->n_dev)
         return false;
-    struct trace_dev *d = &t->dev[dev];
-    uint64_t n = atomic_fetch_add(&d->writes, 1) + 1;
+    struct trace_dev *d = &((struct trace *)t)->dev[dev];
     for (unsigned k = 0; k < d->n_inject; k++)
-        if (d->inject[k].kind == TRACE_FAULT_WRITE && d->inject[k].extra_ns == n &&
-            !atomic_exchange(&d->inject_spent[k], true))
+        if (d->inject[k].kind == kind && d->inject[k].phase == (uint8_t)phase &&
+            !atomic_load(&d->inject_spent[k]))
             return true;
     return false;
+}
+
+int trace_fault_write(struct trace *t, unsigned dev) {
+    if (dev >= t->n_dev)
+        return -1;
+    struct trace_dev *d = &t->dev[dev];
+    uint64_t n = atomic_fetch_add(&d->writes, 1) + 1;
+    for (unsigned k = 0; k < d->n_inject; k++) {
+        const struct trace_inject *in = &d->inject[k];
+        if ((in->kind == TRACE_FAULT_WRITE || in->kind == TRACE_FAULT_STALL) && in->extra_ns == n &&
+            !atomic_exchange(&d->inject_spent[k], true))
+            return in->kind;
+    }
+    return -1;
 }
 
 int trace_add_inject(struct trace *t, unsigned dev, const struct trace_inject *in) {

@@ -72,6 +72,8 @@ enum trace_fault {
                           crashed rank would (several devices only) */
     TRACE_FAULT_WRITE, /* the nth file a run's checkpoints write (model and metadata, counted
                           from 1) fails as on a full disk (checkpoint phase only) */
+    TRACE_FAULT_STALL, /* the nth such file's write blocks and never returns, as on a hung
+                          network mount (checkpoint phase only) */
 };
 
 /* The runtime errors error:PHASE:NAME can name; each backend reports them as its runtime
@@ -106,9 +108,10 @@ struct trace_inject {
 };
 #define TRACE_MAX_INJECT 8
 
-/* "hang:PHASE:SECONDS", "slow-sync:PHASE:MS", "oom:PHASE", "error:PHASE:NAME" or
- * "write:checkpoint:N", each optionally followed by ":devN" (armed on device N alone), or
- * "drop:devN", into *out. 0, or -EINVAL with err naming the spec and what is wrong. */
+/* "hang:PHASE:SECONDS", "slow-sync:PHASE:MS", "oom:PHASE", "error:PHASE:NAME",
+ * "write:checkpoint:N" or "stall:checkpoint:N", each optionally followed by ":devN" (armed on
+ * device N alone), or "drop:devN", into *out. 0, or -EINVAL with err naming the spec and what is
+ * wrong. */
 int trace_inject_parse(const char *spec, struct trace_inject *out, char *err, size_t errlen);
 
 /* The spec back ("hang:cleanup:40"), for messages and the printed configuration. */
@@ -128,9 +131,14 @@ bool trace_fault_take(struct trace *t, unsigned dev, enum trace_fault kind,
 bool trace_fault_take_in(struct trace *t, unsigned dev, enum trace_fault kind,
                          enum ev_phase_id phase, struct trace_inject *out);
 
-/* A checkpoint file is about to be written on dev: counts it, and true the one time a WRITE
- * fault armed for this write (its n) fires, so the caller fails that write. Any thread. */
-bool trace_fault_write(struct trace *t, unsigned dev);
+/* Whether a fault of kind is armed on dev for exactly phase and not yet taken. Any thread. */
+bool trace_fault_armed(const struct trace *t, unsigned dev, enum trace_fault kind,
+                       enum ev_phase_id phase);
+
+/* A checkpoint file is about to be written on dev: counts it, and the one time a WRITE or
+ * STALL fault armed for this write (its n) fires, that kind, so the caller fails that write or
+ * blocks in it; -1 for every other write. Any thread. */
+int trace_fault_write(struct trace *t, unsigned dev);
 
 /* ---- collectives and where each device was last seen (several devices) ---- */
 

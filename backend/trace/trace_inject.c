@@ -43,11 +43,12 @@ static const struct {
     [TRACE_FAULT_ERROR] = {"error", "error:PHASE:NAME", "NAME"},
     [TRACE_FAULT_DROP] = {"drop", "drop:devN", NULL},
     [TRACE_FAULT_WRITE] = {"write", "write:checkpoint:N", "N"},
+    [TRACE_FAULT_STALL] = {"stall", "stall:checkpoint:N", "N"},
 };
 #define TRACE_KINDS (sizeof(trace_kinds) / sizeof(trace_kinds[0]))
 #define TRACE_USAGE                                                                                \
-    "use hang:PHASE:SECONDS, slow-sync:PHASE:MS, oom:PHASE, error:PHASE:NAME or "                  \
-    "write:checkpoint:N (each may end in :devN), or drop:devN"
+    "use hang:PHASE:SECONDS, slow-sync:PHASE:MS, oom:PHASE, error:PHASE:NAME, "                    \
+    "write:checkpoint:N or stall:checkpoint:N (each may end in :devN), or drop:devN"
 
 /* The phase named by s[0..n), or -1. */
 static int trace_inject_phase(const char *s, size_t n) {
@@ -174,7 +175,7 @@ static int trace_inject_parse_one(const char *spec, const char *full, struct tra
         return errbuf_set(err, errlen, -EINVAL,
                           "--inject '%s': unknown phase '%.*s' (load, vpoc, features, h2d, "
                           "cleanup, forward, backward, optimizer, eval, checkpoint, comm-init, "
-                          "allreduce, teardown)",
+                          "allreduce, barrier, teardown)",
                           full, (int)phase_n, c1 + 1);
     *out = (struct trace_inject){.kind = (uint8_t)kind, .phase = (uint8_t)ph};
     if (kind == TRACE_FAULT_OOM && ph != PHASE_VPOC && ph != PHASE_H2D)
@@ -182,14 +183,14 @@ static int trace_inject_parse_one(const char *spec, const char *full, struct tra
                           "--inject '%s': nothing is allocated in phase %s (oom:vpoc for the "
                           "VPOC chunk buffers, oom:h2d for the training buffers)",
                           full, ev_phase_name((enum ev_phase_id)ph));
-    if (kind == TRACE_FAULT_WRITE && ph != PHASE_CHECKPOINT)
+    if ((kind == TRACE_FAULT_WRITE || kind == TRACE_FAULT_STALL) && ph != PHASE_CHECKPOINT)
         return errbuf_set(err, errlen, -EINVAL,
                           "--inject '%s': files are written in phase checkpoint alone (use "
-                          "write:checkpoint:N)",
-                          full);
+                          "%s)",
+                          full, trace_kinds[kind].usage);
     if (kind == TRACE_FAULT_ERROR)
         return trace_inject_error(full, c2 + 1, out, err, errlen);
-    if (kind == TRACE_FAULT_WRITE)
+    if (kind == TRACE_FAULT_WRITE || kind == TRACE_FAULT_STALL)
         return trace_inject_nth(full, c2 + 1, out, err, errlen);
     if (wants_arg)
         return trace_inject_time(full, c2 + 1, out, err, errlen);
@@ -215,7 +216,9 @@ void trace_inject_format(const struct trace_inject *in, char *buf, size_t n) {
         snprintf(buf, n, "oom:%s", phase);
         break;
     case TRACE_FAULT_WRITE:
-        snprintf(buf, n, "write:%s:%llu", phase, (unsigned long long)in->extra_ns);
+    case TRACE_FAULT_STALL:
+        snprintf(buf, n, "%s:%s:%llu", trace_kinds[in->kind].name, phase,
+                 (unsigned long long)in->extra_ns);
         break;
     default:
         snprintf(buf, n, "error:%s:%s", phase,
