@@ -15,6 +15,9 @@
 #                                         and fuzz each for RS_FUZZ_SECONDS (default 60; CI: 3)
 #                                         from build-fuzz/corpus, as many at once as there are
 #                                         cores; fails on a crash
+#   scripts/dev.sh chaos [chaos.py flags]  build, then the whole fault matrix (every fault,
+#                                         stop, device count and mode; tests/chaos/chaos.py)
+#                                         with its summary table in build/chaos-table.md
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -71,8 +74,10 @@ sanitize)
     rm -f "$top/build-asan/tap/"*.tap
     # not here: the Python-driven tests (their time is Python's; the C they drive, the bridge,
     # the watch source and the model's prediction and export, is under ASan in test_watch and
-    # test_model)
-    ctest --test-dir "$top/build-asan" --output-on-failure -V -j"$jobs" -E '^(e2e_watch|e2e_model)$'
+    # test_model) and the fault matrix's slice (deadlines of a second or two; the stop
+    # deadline's code is under ASan in test_stop_deadline and the signal handler's in test_core)
+    ctest --test-dir "$top/build-asan" --output-on-failure -V -j"$jobs" \
+        -E '^(e2e_watch|e2e_model|e2e_chaos)$'
     skipped "$top/build-asan"
     # the threaded scenarios are the one test this build runs: only they are built
     BUILD_TARGET=tsan_threads configure_build "$top/build-tsan" -DRS_WERROR=ON \
@@ -95,7 +100,8 @@ amd)
     # which test runs. On a GPU, scripts/gpu-check.sh runs dashboard, hang, inject and agent
     # with E2E_BACKEND=hip, and multi.sh takes E2E_BACKEND=hip on a machine with two GPUs.
     # hip_fallback is this build's own: auto falling back to the CPU.
-    nobackend+='|e2e_dashboard|e2e_hang|e2e_multi|e2e_crash|e2e_signals|e2e_inject|e2e_agent)$'
+    nobackend+='|e2e_dashboard|e2e_hang|e2e_multi|e2e_crash|e2e_signals|e2e_inject|e2e_agent'
+    nobackend+='|e2e_chaos)$'
     rm -f "$top/build-amd/tap/"*.tap
     ctest --test-dir "$top/build-amd" --output-on-failure -V -j"$jobs" -E "$nobackend"
     skipped "$top/build-amd"
@@ -148,8 +154,15 @@ fuzz)
     done
     exit "$failed"
     ;;
+chaos)
+    configure_build "$top/build" -DRS_WERROR=ON -DRINGSIDE_HIP=OFF
+    py=/usr/bin/python3
+    [ -x "$py" ] || py=python3
+    "$py" "$top/tests/chaos/chaos.py" "$top/build/ringside" "$top/build/chaos" \
+        --table "$top/build/chaos-table.md" "$@"
+    ;;
 *)
-    echo "usage: scripts/dev.sh run|test|sanitize|build|amd|fuzz [args]" >&2
+    echo "usage: scripts/dev.sh run|test|sanitize|build|amd|fuzz|chaos [args]" >&2
     exit 2
     ;;
 esac
