@@ -192,8 +192,8 @@ unsigned engine_devices(const struct engine *e, unsigned *out);
 bool engine_done(struct engine *e);
 
 /* When the loop began its way out (mono_now_ns): the first stop it took, the first device
- * failure, or the end of the last epoch's steps (its eval, final checkpoint and the group's
- * leaving follow); 0 while it has not. Any thread. */
+ * failure, or the end of the last epoch's eval (the final checkpoint and the group's leaving
+ * follow); 0 while it has not. Any thread. */
 uint64_t engine_leaving_ns(struct engine *e);
 
 /* The way out ran past its deadline: every wait of the loop's ends now (pause, a held fault),

@@ -655,13 +655,13 @@ int engine_train(struct engine_dev *d, char *err, size_t errlen) {
                 return rc;
         }
         rc = engine_epoch(d, epoch, &stopped, err, errlen);
-        if (epoch + 1 == first_epoch + e->conf.epochs) /* the final eval and checkpoint */
-            engine_leave_mark(e);
         double val = 0;
         if (rc == 0 && !stopped && d->rank == 0)
             rc = engine_eval(d, epoch, &val, err, errlen);
         if (rc != 0)
             return rc;
+        if (epoch + 1 == first_epoch + e->conf.epochs) /* the final checkpoint, the group's end */
+            engine_leave_mark(e);
         if ((rc = engine_checkpoint(d, stopped ? epoch - 1 : epoch, &val, err, errlen)) != 0)
             return rc;
         if (!stopped) {

@@ -28,7 +28,8 @@ import time
 SYNC_SLOW, SYNC_TIMEOUT, COMM_TIMEOUT, TEARDOWN_TIMEOUT = 0.3, 1.0, 2.0, 2.0
 GRACE = 1.0  # the stop deadline's grace after its abort (STOP_DEADLINE_GRACE_NS)
 SLACK = 2.0  # what a cell may take beyond its deadline
-FINITE_HANG = 3.0  # a fault with no stop: a hang that ends by itself
+FINITE_HANG = 1.5  # a fault with no stop: a hang that ends by itself (within the way out's
+# deadline, since the final checkpoint is on the way out)
 FOREVER = 600
 
 SYNC_PHASES = ["load", "vpoc", "features", "h2d", "cleanup", "forward", "backward",
