@@ -231,9 +231,10 @@ static void run_deadline_abort(void *ctx, uint64_t waited_ns) {
     struct ev ev = {.kind = EV_ALERT, .dev = EV_DEV_NONE};
     ev.u.text.severity = SEV_ERROR;
     snprintf(ev.u.text.text, sizeof(ev.u.text.text),
-             "stopping has taken %.1f s, past --teardown-timeout (%g s): every wait of the loop "
-             "is ended and the group's communicators are aborted",
-             (double)waited_ns / 1e9, r->c.o->conf.teardown_timeout_s);
+             "stopping has taken %.1f s, past --teardown-timeout (%g s): the loop's waits are "
+             "ended%s; a call still stuck in 1 s leaves the process (status 3)",
+             (double)waited_ns / 1e9, r->c.o->conf.teardown_timeout_s,
+             r->n_devs > 1 ? " and the group's communicators aborted" : "");
     trace_emit(engine_trace(r->e), &ev);
 }
 
