@@ -46,6 +46,11 @@ build() {
 faults() {
     E2E_BACKEND=hip bash "$top/tests/e2e/hang.sh" "$dir/ringside" "$dir/e2e-hang"
     E2E_BACKEND=hip bash "$top/tests/e2e/inject.sh" "$dir/ringside" "$dir/e2e-inject"
+    # the fault matrix's slice with the hang kernel: on one GPU, and on two where there are
+    local gpus
+    gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+    CHAOS_DEVICES=$([ "${gpus:-0}" -ge 2 ] && echo 1,2 || echo 1) E2E_BACKEND=hip \
+        bash "$top/tests/e2e/chaos.sh" "$dir/ringside" "$dir/e2e-chaos"
 }
 
 # the agent training on the GPU: its end-to-end test, then 200 scrapers against it
