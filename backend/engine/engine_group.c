@@ -124,19 +124,37 @@ void engine_group_watch_stop(struct engine *e) {
     worker_fini(&e->group_watch);
 }
 
+/* One of the group's calls outside the steps (joining, the last barrier, leaving): in its own
+ * phase, after a hold fault armed for it, traced as a collective and reported by its event.
+ * Its rc, with why; *failed_before: whether the group had failed when the call began. */
+static int engine_group_call(struct engine_dev *d, enum ev_phase_id ph, enum ev_coll_op op,
+                             char *why, size_t n, uint64_t *dur_ns, bool *failed_before) {
+    struct engine *e = d->e;
+    uint64_t coll = engine_secs_ns(e->conf.comm_timeout_s);
+    engine_set_phase(d, ph);
+    engine_fault_wait(d, ph);
+    uint64_t t0 = mono_now_ns();
+    *failed_before = comm_failed(e->comm) != 0;
+    trace_coll_begin(e->trace, d->c->dev, op);
+    int rc =
+        op == EV_COLL_INIT ? comm_init(e->comm, d->rank, compute_stream_handle(d->c), coll, why, n)
+        : op == EV_COLL_BARRIER
+            ? comm_barrier(e->comm, d->rank, coll, why, n)
+            : comm_destroy(e->comm, d->rank, engine_secs_ns(e->conf.teardown_timeout_s), why, n);
+    trace_coll_end(e->trace, d->c->dev);
+    *dur_ns = mono_now_ns() - t0;
+    engine_coll_emit(d, op, rc, t0, 0);
+    engine_phase_done(d, ph, t0, d->s.epoch, -1, -1);
+    engine_set_phase(d, PHASE_COUNT);
+    return rc;
+}
+
 int engine_group_init(struct engine_dev *d, char *err, size_t errlen) {
     struct engine *e = d->e;
-    engine_set_phase(d, PHASE_COMM_INIT);
-    engine_fault_wait(d, PHASE_COMM_INIT);
-    uint64_t t0 = mono_now_ns();
-    trace_coll_begin(e->trace, d->c->dev, EV_COLL_INIT);
     char why[512];
-    int rc = comm_init(e->comm, d->rank, compute_stream_handle(d->c),
-                       engine_secs_ns(e->conf.comm_timeout_s), why, sizeof(why));
-    trace_coll_end(e->trace, d->c->dev);
-    engine_coll_emit(d, EV_COLL_INIT, rc, t0, 0);
-    engine_phase_done(d, PHASE_COMM_INIT, t0, 0, -1, -1);
-    engine_set_phase(d, PHASE_COUNT);
+    uint64_t dur;
+    bool failed;
+    int rc = engine_group_call(d, PHASE_COMM_INIT, EV_COLL_INIT, why, sizeof(why), &dur, &failed);
     if (rc != 0)
         return errbuf_set(err, errlen, rc, "joining the group of %u devices failed: %s", e->n_dev,
                           why);
@@ -146,24 +164,15 @@ int engine_group_init(struct engine_dev *d, char *err, size_t errlen) {
         snprintf(path, sizeof(path), "; all-reduces up to %zu KiB go through peer memory",
                  direct / 1024);
     engine_dev_log(d, SEV_INFO, "dev %u joined the group of %u in %.3f s%s", d->c->dev, e->n_dev,
-                   (double)(mono_now_ns() - t0) / 1e9, path);
+                   (double)dur / 1e9, path);
     return 0;
 }
 
 void engine_group_barrier(struct engine_dev *d) {
-    struct engine *e = d->e;
-    engine_set_phase(d, PHASE_BARRIER);
-    engine_fault_wait(d, PHASE_BARRIER);
-    uint64_t t0 = mono_now_ns();
-    trace_coll_begin(e->trace, d->c->dev, EV_COLL_BARRIER);
     char why[512];
-    int rc =
-        comm_barrier(e->comm, d->rank, engine_secs_ns(e->conf.comm_timeout_s), why, sizeof(why));
-    trace_coll_end(e->trace, d->c->dev);
-    engine_coll_emit(d, EV_COLL_BARRIER, rc, t0, 0);
-    engine_phase_done(d, PHASE_BARRIER, t0, d->s.epoch, -1, -1);
-    engine_set_phase(d, PHASE_COUNT);
-    if (rc != 0)
+    uint64_t dur;
+    bool failed;
+    if (engine_group_call(d, PHASE_BARRIER, EV_COLL_BARRIER, why, sizeof(why), &dur, &failed))
         engine_dev_log(d, SEV_ERROR,
                        "dev %u: the group's last barrier did not complete (%s); the checkpoint "
                        "is written, the group is left without it",
@@ -172,31 +181,23 @@ void engine_group_barrier(struct engine_dev *d) {
 
 void engine_group_teardown(struct engine_dev *d) {
     struct engine *e = d->e;
-    engine_set_phase(d, PHASE_TEARDOWN);
-    engine_fault_wait(d, PHASE_TEARDOWN);
-    uint64_t t0 = mono_now_ns();
-    bool failed_before = comm_failed(e->comm) != 0;
-    trace_coll_begin(e->trace, d->c->dev, EV_COLL_DESTROY);
     char why[512];
-    int rc = comm_destroy(e->comm, d->rank, engine_secs_ns(e->conf.teardown_timeout_s), why,
-                          sizeof(why));
-    trace_coll_end(e->trace, d->c->dev);
-    uint64_t t1 = mono_now_ns();
-    engine_coll_emit(d, EV_COLL_DESTROY, rc, t0, 0);
-    engine_phase_done(d, PHASE_TEARDOWN, t0, d->s.epoch, -1, -1);
-    engine_set_phase(d, PHASE_COUNT);
+    uint64_t dur;
+    bool failed_before;
+    int rc = engine_group_call(d, PHASE_TEARDOWN, EV_COLL_DESTROY, why, sizeof(why), &dur,
+                               &failed_before);
     if (rc != 0)
         engine_dev_log(d, SEV_ERROR,
                        "dev %u: leaving the group did not finish in %.1f s (%s); its "
                        "communicator was aborted after %.3f s",
-                       d->c->dev, e->conf.teardown_timeout_s, why, (double)(t1 - t0) / 1e9);
+                       d->c->dev, e->conf.teardown_timeout_s, why, (double)dur / 1e9);
     else if (failed_before)
         engine_dev_log(d, SEV_WARNING,
                        "dev %u: the group had failed; its communicator was released in %.3f s",
-                       d->c->dev, (double)(t1 - t0) / 1e9);
+                       d->c->dev, (double)dur / 1e9);
     else
         engine_dev_log(d, SEV_INFO, "dev %u left the group in %.3f s", d->c->dev,
-                       (double)(t1 - t0) / 1e9);
+                       (double)dur / 1e9);
 }
 
 /* Keep a device's first collective failure (its text is what the step's error says). */
