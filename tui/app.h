@@ -21,7 +21,11 @@ struct app_view {
     char theme[ENGINE_PATH_MAX]; /* --theme NAME|PATH, "" = default */
     uint64_t sync_slow_ns;       /* a synchronize in flight this long is SLOW */
     uint64_t sync_timeout_ns;    /* ... and this long HUNG */
-    bool drain_often;            /* recording: drain every few ms, so that no event may drop */
+    /* A live run's stop leaves the process by itself this long after it began, when a call is
+     * still stuck (--teardown-timeout and the abort's grace: backend/run/stop_deadline.h);
+     * 0: no such deadline (a replay, an attach). */
+    uint64_t stop_deadline_ns;
+    bool drain_often; /* recording: drain every few ms, so that no event may drop */
 };
 
 /* What the dashboard shows beside its source; every member is borrowed and may be NULL. */

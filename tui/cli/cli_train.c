@@ -3,6 +3,7 @@
 #include "backend/record/record.h"
 #include "backend/run/errtee.h"
 #include "backend/run/run.h"
+#include "backend/run/stop_deadline.h"
 #include "tui/cli/cli.h"
 
 #include <errno.h>
@@ -147,6 +148,7 @@ static int cli_dashboard_live(const struct cli_train_opts *o) {
     struct app_view v = o->view;
     v.sync_slow_ns = o->run.sync_slow_ns;
     v.sync_timeout_ns = o->run.sync_timeout_ns;
+    v.stop_deadline_ns = (uint64_t)(o->run.conf.teardown_timeout_s * 1e9) + STOP_DEADLINE_GRACE_NS;
     return app_live(&o->run, &v);
 }
 
