@@ -257,6 +257,7 @@ const struct thread_case thread_cases[] = {
     {"engine_multi_commands", thread_case_engine_multi_commands},
     {"engine_multi_drop", thread_case_engine_multi_drop},
     {"engine_multi_teardown", thread_case_engine_multi_teardown},
+    {"run_stop_deadline", thread_case_run_stop_deadline},
     {"telemetry", thread_case_telemetry},
     {"watchdog", thread_case_watchdog},
     {"kmsg_fifo", thread_case_kmsg_fifo},

@@ -20,6 +20,7 @@ int thread_case_engine_commands(char *why, size_t whylen);
 int thread_case_engine_multi_commands(char *why, size_t whylen);
 int thread_case_engine_multi_drop(char *why, size_t whylen);
 int thread_case_engine_multi_teardown(char *why, size_t whylen);
+int thread_case_run_stop_deadline(char *why, size_t whylen);
 int thread_case_telemetry(char *why, size_t whylen);
 int thread_case_watchdog(char *why, size_t whylen);
 int thread_case_kmsg_fifo(char *why, size_t whylen);

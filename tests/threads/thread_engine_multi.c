@@ -3,7 +3,9 @@
  * watchdog reading every device's collective and position; then the group faults (a device
  * that leaves, a teardown that never ends) with the watchdog on. */
 #include "backend/core/errbuf.h"
+#include "backend/core/mono.h"
 #include "backend/engine/engine.h"
+#include "backend/run/run.h"
 #include "backend/trace/trace_watch.h"
 #include "tests/support/rs_test.h"
 #include "tests/threads/thread_cases.h"
@@ -11,6 +13,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define TEM_FAIL(...) return errbuf_set(why, whylen, -1, __VA_ARGS__)
@@ -154,5 +157,70 @@ int thread_case_engine_multi_teardown(char *why, size_t whylen) {
             rc = errbuf_set(why, whylen, -1, "state %d: %s", res.state, res.error);
     }
     tem_close(&t);
+    return rc;
+}
+
+/* The run owner with every device held back from leaving the group: no device waits in the
+ * destroy call, so only the run's stop deadline (its own thread) ends the holds, while this
+ * thread drains the run as a front end does. */
+int thread_case_run_stop_deadline(char *why, size_t whylen) {
+    struct run_opts *o = calloc(1, sizeof(*o));
+    char dir[256];
+    if (!o || rs_test_tmpdir(dir, sizeof(dir)) != 0) {
+        free(o);
+        TEM_FAIL("tmpdir");
+    }
+    char err[512];
+    engine_conf_default(&o->conf);
+    o->conf.synthetic_days = 4;
+    o->conf.epochs = 1;
+    o->conf.batch = 64;
+    o->conf.teardown_timeout_s = 0.5;
+    snprintf(o->conf.output_dir, sizeof(o->conf.output_dir), "%s", dir);
+    snprintf(o->conf.backend, sizeof(o->conf.backend), "cpu");
+    snprintf(o->tele.only, sizeof(o->tele.only), "none");
+    o->kmsg.off = true;
+    o->sync_slow_ns = 100000000ull;
+    o->sync_timeout_ns = 300000000ull;
+    int rc = engine_devices_parse("0,1", &o->conf, err, sizeof(err));
+    if (rc == 0)
+        rc = trace_inject_parse("hang:teardown:60", &o->conf.inject[o->conf.n_inject++], err,
+                                sizeof(err));
+    struct run_conf c = {.o = o,
+                         .cmd = "train",
+                         .train = true,
+                         .ring_events = 1u << 14,
+                         .quiet = true,
+                         .kmsg_ends_with_loop = true};
+    struct run *r = NULL;
+    uint64_t t0 = mono_now_ns();
+    if (rc == 0 && (rc = run_create(&r, &c)) == 0 && (rc = run_start(r)) == 0) {
+        static struct ev buf[256];
+        bool aborted = false;
+        while (!run_done(r)) {
+            struct pollfd pf = {run_wake_fd(r), POLLIN, 0};
+            poll(&pf, 1, 50);
+            size_t n;
+            while ((n = run_drain(r, buf, 256)) > 0)
+                for (size_t i = 0; i < n; i++)
+                    aborted |= buf[i].kind == EV_ALERT &&
+                               strstr(buf[i].u.text.text, "past --teardown-timeout") != NULL;
+            (void)run_snap(r, 0)->step;
+            if (mono_now_ns() - t0 > 30000000000ull) {
+                rc = errbuf_set(why, whylen, -1, "still held after 30 s");
+                break;
+            }
+        }
+        struct engine_result res;
+        if (rc == 0 && run_finish(r, &res) != 0)
+            rc = errbuf_set(why, whylen, -1, "run_finish: %s", res.error);
+        if (rc == 0 && !aborted)
+            rc = errbuf_set(why, whylen, -1, "no alert of the stop deadline's abort");
+    } else if (rc != 0 && !why[0]) {
+        errbuf_set(why, whylen, -1, "%s", err);
+    }
+    run_destroy(r);
+    rs_test_rmtree(dir);
+    free(o);
     return rc;
 }
