@@ -427,8 +427,7 @@ static int agent_signalfd(const struct agent_opts *o, sigset_t *old) {
 }
 
 /* SIGHUP reopens the log; the first SIGINT/SIGTERM (said by its handler) asks for a stop. */
-static void agent_signals(struct agent *a, int sfd, uint64_t now, bool *stopping,
-                          uint64_t *stop_ns) {
+static void agent_signals(struct agent *a, int sfd, bool *stopping) {
     struct signalfd_siginfo si;
     while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
         agent_open_log(a->o);
@@ -437,7 +436,6 @@ static void agent_signals(struct agent *a, int sfd, uint64_t now, bool *stopping
     if (*stopping || !quit_signal_first())
         return;
     *stopping = true;
-    *stop_ns = now;
     if (a->e && !a->joined)
         run_stop(a->run);
 }
@@ -492,7 +490,6 @@ static void agent_watch_poll(struct agent *a) {
 static void agent_loop(struct agent *a, int sfd) {
     static struct ev evs[AGENT_DRAIN]; /* the main thread's alone */
     bool stopping = false;
-    uint64_t stop_ns = 0;
     for (;;) {
         struct pollfd pf[3] = {{run_wake_fd(a->run), POLLIN, 0},
                                {sfd, POLLIN, 0},
@@ -500,7 +497,7 @@ static void agent_loop(struct agent *a, int sfd) {
         poll(pf, 3, AGENT_TICK_MS);
         uint64_t now = mono_now_ns();
         atomic_store(&a->beat_ns, now);
-        agent_signals(a, sfd, now, &stopping, &stop_ns);
+        agent_signals(a, sfd, &stopping);
         while (run_drain(a->run, evs, AGENT_DRAIN) > 0) {
         }
         if (a->bridge)

@@ -123,9 +123,9 @@ int cli_run_headless(const struct cli_train_opts *o) {
     }
     if (rc == 0)
         run_record(run, out);
-    if (rc == 0 && cli_install_signals() != 0) {
-        fprintf(stderr, "ringside train: cannot install the signal handlers: %s\n",
-                strerror(errno));
+    int src = rc == 0 ? cli_install_signals() : 0;
+    if (src != 0) {
+        fprintf(stderr, "ringside train: cannot install the signal handlers: %s\n", strerror(-src));
         rc = 1;
     }
     if (rc == 0) {
