@@ -76,14 +76,15 @@ static void app_quit_notice(struct app *a) {
     char stuck[128], by_itself[64] = "";
     uint64_t end = a->quit_ns + a->v->stop_deadline_ns;
     if (a->v->stop_deadline_ns && end > now) /* the stop deadline's own exit (status 3) */
-        snprintf(by_itself, sizeof(by_itself), " (by itself in %.0f s)",
+        snprintf(by_itself, sizeof(by_itself), ", by itself in %.0f s",
                  (double)(end - now) / 1e9 + 0.5);
+    /* what to do first: the line is cut at the terminal's width */
     if (a->src->ops->inflight(a->src, a->frame.gpu, &inf) &&
         trace_inflight_describe(&inf, now, stuck, sizeof(stuck)))
-        app_notice(a, "not stopping: %s - q again leaves now%s", stuck, by_itself);
+        app_notice(a, "not stopping: q leaves now%s - %s", by_itself, stuck);
     else
-        app_notice(a, "not stopping after %.1f s - q again leaves now%s",
-                   (double)(now - a->quit_ns) / 1e9, by_itself);
+        app_notice(a, "not stopping after %.1f s: q leaves now%s", (double)(now - a->quit_ns) / 1e9,
+                   by_itself);
 }
 
 /* The telemetry shown: the source's own (a remote agent's), else this machine's service. */
