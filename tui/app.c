@@ -302,6 +302,20 @@ static void app_panels_fini(struct app *a) {
         panel_fini(&a->panels[k]);
 }
 
+/* A start-up error, before curses has the terminal: on the terminal, even while fd 2 goes to
+ * the session log. */
+static void app_say(const struct app_view *v, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void app_say(const struct app_view *v, const char *fmt, ...) {
+    char msg[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    dprintf(v->stderr_fd > 0 ? v->stderr_fd : 2, "ringside: %s\n", msg);
+}
+
 /* The dashboard in a (all zero). */
 static int app_run(struct app *a, struct source *src, const struct app_view *v,
                    const struct app_services *svc) {
@@ -317,12 +331,11 @@ static int app_run(struct app *a, struct source *src, const struct app_view *v,
         ui_model_series_dev(&a->model, src->run.devices[0]);
     char err[512];
     if (app_theme(a, err, sizeof(err)) != 0) {
-        fprintf(stderr, "ringside: %s\n", err);
+        app_say(v, "%s", err);
         return RS_EXIT_USAGE;
     }
     if (!isatty(1) && !v->frames) {
-        fprintf(stderr, "ringside: stdout is not a terminal; use 'ringside train --headless' "
-                        "for JSON lines\n");
+        app_say(v, "stdout is not a terminal; use 'ringside train --headless' for JSON lines");
         return RS_EXIT_USAGE;
     }
     a->utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
@@ -331,13 +344,13 @@ static int app_run(struct app *a, struct source *src, const struct app_view *v,
     a->frame.kmsg_reason = a->frame.source_status = "";
     if (app_panels_init(a) != 0) {
         app_panels_fini(a);
-        fprintf(stderr, "ringside: out of memory\n");
+        app_say(v, "out of memory");
         return 1;
     }
     app_signals_save_tty();
     if (!newterm(NULL, stdout, stdin)) {
         app_panels_fini(a);
-        fprintf(stderr, "ringside: cannot initialise the terminal (TERM=%s)\n",
+        app_say(v, "cannot initialise the terminal (TERM=%s)",
                 getenv("TERM") ? getenv("TERM") : "");
         return RS_EXIT_USAGE;
     }

@@ -26,6 +26,9 @@ struct app_view {
      * 0: no such deadline (a replay, an attach). */
     uint64_t stop_deadline_ns;
     bool drain_often; /* recording: drain every few ms, so that no event may drop */
+    /* > 0: the terminal's stderr while fd 2 goes to a session log; the start-up errors (a
+     * broken theme, no terminal) are written there, where the user reads them. 0: fd 2. */
+    int stderr_fd;
 };
 
 /* What the dashboard shows beside its source; every member is borrowed and may be NULL. */

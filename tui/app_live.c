@@ -9,6 +9,7 @@
 #include "backend/run/source_watch.h"
 #include "tui/app.h"
 #include "tui/app_signals.h"
+#include "tui/theme.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -100,6 +101,12 @@ static int app_live_run(const struct run_opts *o, const struct app_view *v, bool
     struct source *src = NULL;
     struct rec *rec = NULL;
     struct bridge *bridge = NULL;
+    struct theme theme;
+    char why[1024];
+    if (v->theme[0] && theme_open(v->theme, &theme, why, sizeof(why)) != 0) {
+        fprintf(stderr, "ringside: %s\n", why); /* before anything starts, on the terminal */
+        return RS_EXIT_USAGE;
+    }
     sigset_t old_mask;
     app_live_block_signals(&old_mask);
     struct run_conf rc_conf = {
@@ -136,6 +143,7 @@ static int app_live_run(const struct run_opts *o, const struct app_view *v, bool
         quit_signal_set_fd(saved >= 0 ? saved : 2); /* a second signal's words: the terminal */
         struct app_view view = *v;
         view.drain_often = rec != NULL;
+        view.stderr_fd = saved;
         struct app_services svc = {run_tele(run), run_kmsg(run), run_remedies(run)};
         rc = app_main(src, &view, &svc);
         if (saved >= 0) {

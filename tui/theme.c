@@ -7,9 +7,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *const theme_keys[THEME_PHASE0] = {
@@ -145,15 +147,40 @@ int theme_load_json(const char *path, struct theme *out, char *err, size_t errle
     return rc;
 }
 
-#define THEME_DIR_MAX 1024
+#define THEME_DIR_MAX  1024
+#define THEME_DIRS_MAX 5
 
-/* The directories searched for NAME.json, in order; returns how many. */
-static int theme_dirs(char dirs[3][THEME_DIR_MAX]) {
+/* The folder of the running executable into dir ("" when /proc cannot say). */
+static void theme_exe_dir(char *dir, size_t n) {
+    ssize_t len = readlink("/proc/self/exe", dir, n - 1);
+    dir[len > 0 ? len : 0] = '\0';
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        dir[0] = '\0';
+}
+
+/* The directories searched for NAME.json, in order; returns how many: ./themes, the user's,
+ * the installed tree's beside the executable (bin/../share/ringside/themes, wherever it was
+ * installed), the configured install prefix's, and the source tree's for a binary run from its
+ * build tree. */
+static int theme_dirs(char dirs[THEME_DIRS_MAX][THEME_DIR_MAX]) {
     int n = 0;
+    char exe[THEME_DIR_MAX - 64], probe[THEME_DIR_MAX];
+    struct stat st;
     snprintf(dirs[n++], THEME_DIR_MAX, "themes");
     if (json_file_config_dir(dirs[n], THEME_DIR_MAX - 8) == 0)
         strcat(dirs[n++], "/themes");
+    theme_exe_dir(exe, sizeof(exe));
+    snprintf(probe, sizeof(probe), "%s/../share/ringside/themes", exe);
+    char real[PATH_MAX];
+    if (exe[0] && realpath(probe, real) && strcmp(real, RS_DATADIR "/themes") != 0)
+        snprintf(dirs[n++], THEME_DIR_MAX, "%.*s", THEME_DIR_MAX - 1, real);
     snprintf(dirs[n++], THEME_DIR_MAX, "%s/themes", RS_DATADIR);
+    snprintf(probe, sizeof(probe), "%s/CMakeCache.txt", exe);
+    if (exe[0] && stat(probe, &st) == 0)
+        snprintf(dirs[n++], THEME_DIR_MAX, "%s/themes", RS_SOURCE_DIR);
     return n;
 }
 
@@ -163,15 +190,27 @@ int theme_resolve(const char *arg, char *path, size_t pathlen, char *err, size_t
         snprintf(path, pathlen, "%s", arg);
         return 0;
     }
-    char dirs[3][THEME_DIR_MAX];
+    char dirs[THEME_DIRS_MAX][THEME_DIR_MAX], where[THEME_DIRS_MAX * 80] = "";
     int n = theme_dirs(dirs);
     for (int i = 0; i < n; i++) {
         snprintf(path, pathlen, "%s/%s.json", dirs[i], arg);
         if (access(path, R_OK) == 0)
             return 0;
+        size_t w = strlen(where);
+        snprintf(where + w, sizeof(where) - w, "%s%s%.70s",
+                 i == 0      ? "./"
+                 : i + 1 < n ? ", "
+                             : " or ",
+                 "", dirs[i]);
     }
-    return errbuf_set(err, errlen, -ENOENT, "theme '%s' not found in ./%s%s%s or %s", arg, dirs[0],
-                      n > 2 ? ", " : "", n > 2 ? dirs[1] : "", dirs[n - 1]);
+    char names[32][THEME_NAME_MAX], found[32 * 24] = "";
+    int nn = theme_list(names, 32);
+    for (int i = 0; i < nn; i++) {
+        size_t w = strlen(found);
+        snprintf(found + w, sizeof(found) - w, "%s%.20s", i ? ", " : "", names[i]);
+    }
+    return errbuf_set(err, errlen, -ENOENT, "theme '%s' not found in %s; %s%s", arg, where,
+                      nn ? "themes found: " : "no theme found there", found);
 }
 
 int theme_open(const char *arg, struct theme *out, char *err, size_t errlen) {
@@ -214,7 +253,7 @@ static int theme_list_dir(const char *dir, char names[][THEME_NAME_MAX], int n, 
 }
 
 int theme_list(char names[][THEME_NAME_MAX], int max) {
-    char dirs[3][THEME_DIR_MAX];
+    char dirs[THEME_DIRS_MAX][THEME_DIR_MAX];
     int nd = theme_dirs(dirs), n = 0;
     for (int i = 0; i < nd && max > 0; i++)
         n = theme_list_dir(dirs[i], names, n, max);
