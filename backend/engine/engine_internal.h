@@ -117,6 +117,7 @@ struct engine {
     _Atomic uint64_t leave_ns; /* when the way out began (engine_leaving_ns), 0 before */
     char first_err[512];       /* the first device failure (under mu) */
     struct engine_result res;  /* rank 0 writes it */
+    bool ck_val_measured;      /* the checkpoint's val_loss was measured (not a stopped epoch's) */
 };
 
 static inline struct engine_dev *engine_dev0(const struct engine *e) {

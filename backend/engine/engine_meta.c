@@ -66,9 +66,13 @@ static json_object *engine_meta_metrics(const struct engine *e) {
     json_object *o = json_object_new_object();
     json_object_object_add(o, "epoch", json_object_new_int(e->ck.epoch));
     json_object_object_add(o, "step", json_object_new_int64(e->ck.step));
-    json_object_object_add(o, "train_loss", json_out_double(e->ck.train_loss));
-    json_object_object_add(o, "val_loss", json_out_double(e->ck.val_loss));
-    json_object_object_add(o, "best_val_loss", json_out_double(e->res.best_val_loss));
+    /* null for what was never measured: no step yet, an epoch stopped before its eval */
+    json_object_object_add(o, "train_loss",
+                           e->res.has_train_loss ? json_out_double(e->ck.train_loss) : NULL);
+    json_object_object_add(o, "val_loss",
+                           e->ck_val_measured ? json_out_double(e->ck.val_loss) : NULL);
+    json_object_object_add(o, "best_val_loss",
+                           e->res.has_val ? json_out_double(e->res.best_val_loss) : NULL);
     return o;
 }
 

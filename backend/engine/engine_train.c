@@ -481,6 +481,24 @@ static int engine_checkpoint(struct engine_dev *d, int32_t epoch, double *val, c
     return rc;
 }
 
+/* A stop before this run's first epoch ended: an existing checkpoint in the output directory
+ * (an earlier run's, or the one resumed from) is kept as it is rather than replaced by a model
+ * trained on part of an epoch, and said (rank 0). True when one is kept. */
+static bool engine_checkpoint_kept(struct engine_dev *d, int32_t epoch) {
+    struct engine *e = d->e;
+    char path[ENGINE_PATH_MAX + 160];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/%s.rsmodel", e->conf.output_dir, e->conf.name);
+    if (stat(path, &st) != 0)
+        return false;
+    if (d->rank == 0)
+        engine_log(e, SEV_INFO,
+                   "stopped before epoch %d ended: %s is kept as it was (a model trained on "
+                   "part of an epoch does not replace it)",
+                   epoch, path);
+    return true;
+}
+
 /* Resuming from the file this run writes to: that file is the last good checkpoint until the
  * first one is written (what a failed write reports as kept). */
 static void engine_checkpoint_resumed(struct engine *e) {
@@ -662,6 +680,12 @@ int engine_train(struct engine_dev *d, char *err, size_t errlen) {
             return rc;
         if (epoch + 1 == first_epoch + e->conf.epochs) /* the final checkpoint, the group's end */
             engine_leave_mark(e);
+        e->ck_val_measured = !stopped;
+        if (stopped && epoch == first_epoch && engine_checkpoint_kept(d, epoch)) {
+            if (d->rank == 0)
+                e->res.epochs_done = epoch - 1;
+            break; /* every device sees the same file: none enters the checkpoint's exchange */
+        }
         if ((rc = engine_checkpoint(d, stopped ? epoch - 1 : epoch, &val, err, errlen)) != 0)
             return rc;
         if (!stopped) {

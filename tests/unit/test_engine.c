@@ -832,3 +832,49 @@ Test(engine, output_dir_writable_by_others_is_said) {
     cr_assert_null(eng_find_text(SEV_WARNING, "is writable by every user"));
     rs_test_rmtree(dir);
 }
+
+/* A stop before this run's first epoch ends keeps the checkpoint already in the output
+ * directory byte for byte; the metadata of a stopped epoch has no val_loss (never measured). */
+Test(engine, a_stop_in_the_first_epoch_keeps_the_existing_checkpoint) {
+    char dir[256], err[512], path[512];
+    static char before[1 << 20], after[1 << 20];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    struct engine_conf c;
+    eng_conf(&c, dir);
+    c.epochs = 1;
+    struct evring *r;
+    struct engine *e;
+    struct engine_result res;
+    eng_run(&c, &res, NULL);
+    cr_assert_eq(res.state, ENGINE_FINISHED, "%s", res.error);
+    snprintf(path, sizeof(path), "%s/vpoc_mlp.rsmodel", dir);
+    size_t n0 = eng_slurp(path, before, sizeof(before));
+    cr_assert_eq(evring_create(&r, 1u << 17), 0);
+
+    eng_conf(&c, dir); /* a second run, stopped while its first epoch trains */
+    c.synthetic_days = 40;
+    c.batch = 4;
+    c.epochs = 3;
+    cr_assert_eq(engine_create(&e, &c, r, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(engine_start(e), 0);
+    eng_wait(e, r, eng_is_training);
+    engine_command(e, CMD_PAUSE, 0);
+    const struct engine_snap *s = eng_wait(e, r, eng_is_paused);
+    cr_assert_eq(s->epoch, 1, "paused in epoch %d: the first epoch had ended", s->epoch);
+    engine_command(e, CMD_STOP, 0);
+    eng_wait(e, r, eng_is_done);
+    engine_join(e, &res);
+    eng_drain(r);
+    cr_assert_eq(res.state, ENGINE_FINISHED, "%s", res.error);
+    cr_assert(res.stopped);
+    size_t n1 = eng_slurp(path, after, sizeof(after));
+    cr_assert(n0 == n1 && memcmp(before, after, n0) == 0, "the checkpoint was replaced");
+    bool said = false;
+    for (size_t i = 0; i < eng_n; i++)
+        said |=
+            eng_events[i].kind == EV_LOG && strstr(eng_events[i].u.text.text, "is kept as it was");
+    cr_assert(said, "the kept checkpoint is not said");
+    engine_destroy(e);
+    evring_destroy(r);
+    rs_test_rmtree(dir);
+}

@@ -198,6 +198,11 @@ int cli_predict(int argc, char **argv) {
         free(o);
         return RS_EXIT_USAGE;
     }
+    if (m.ck.epoch < 1) /* saved by a stop before the first epoch ended */
+        fprintf(stderr,
+                "ringside predict: warning: %s was saved before its first epoch ended (epoch "
+                "%d): it is trained on part of an epoch and never validated\n",
+                o->model, m.ck.epoch);
     struct data_series ds;
     struct data_sessions ss = {0};
     struct compute *c = NULL;
