@@ -270,6 +270,8 @@ static int app_theme(struct app *a, char *err, size_t errlen) {
 }
 
 static void app_setup_terminal(struct app *a) {
+    if (!getenv("ESCDELAY")) /* Esc closes at once: ncurses' default waits 1 s for a sequence */
+        set_escdelay(25);
     cbreak();
     noecho();
     nodelay(stdscr, TRUE);

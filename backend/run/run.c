@@ -503,12 +503,15 @@ static _Noreturn void run_leave(struct run *r, uint64_t waited_ns) {
     if (n == 0)
         snprintf(lines[n++], sizeof(lines[0]), "%s did not return",
                  stage ? stage : "the training thread");
-    char wait[64] = "";
+    /* waited_ns 0: the user's own leave (q q) rather than the deadline's */
     if (waited_ns)
-        snprintf(wait, sizeof(wait), " after %.1f s", (double)waited_ns / 1e9);
-    snprintf(first, sizeof(first), "stopping did not finish%s: %s", wait, lines[0]);
-    char bundle[EV_TEXT_BYTES];
-    run_leave_bundle(r, first, bundle, sizeof(bundle));
+        snprintf(first, sizeof(first), "stopping did not finish after %.1f s: %s",
+                 (double)waited_ns / 1e9, lines[0]);
+    else
+        snprintf(first, sizeof(first), "left before the loop had stopped: %s", lines[0]);
+    char bundle[EV_TEXT_BYTES] = "";
+    if (waited_ns) /* the deadline's: a hang; the user's q q may leave a healthy loop */
+        run_leave_bundle(r, first, bundle, sizeof(bundle));
     if (r->c.on_abandon)
         r->c.on_abandon(r->c.ctx);
     for (unsigned k = 0; k < n; k++) {
@@ -518,7 +521,9 @@ static _Noreturn void run_leave(struct run *r, uint64_t waited_ns) {
     }
     if (bundle[0])
         run_last_words(r, bundle);
-    run_last_words(r, "exit status 3: a call did not return, so no exit handlers ran");
+    run_last_words(r, waited_ns ? "exit status 3: a call did not return, so no exit handlers ran"
+                                : "exit status 3: left at once, before the loop had stopped (no "
+                                  "exit handlers ran; the last checkpoint written is kept)");
     _exit(RS_EXIT_STUCK);
 }
 

@@ -116,10 +116,10 @@ bool run_stuck_call(struct run *r, unsigned dev, uint64_t now_ns, char *buf, siz
  * written; res (may be NULL) gets the result. Without a loop: 0. */
 int run_finish(struct run *r, struct engine_result *res);
 
-/* Leave the process now with status 3, saying which call each device is stuck in and for how
- * long, writing the hang bundle when the run has none yet: the runtime's destructors could
- * block behind a hung call, so no exit handlers run and nothing is joined. The stop deadline
- * does the same by itself once a way out has run --teardown-timeout and its abort's grace
+/* Leave the process now with status 3 (the user's q q), saying where each device is: the
+ * runtime's destructors could block behind a hung call, so no exit handlers run and nothing is
+ * joined. The stop deadline does the same by itself, and writes the hang bundle when the run
+ * has none yet, once a way out has run --teardown-timeout and its abort's grace
  * (stop_deadline.h): from run_stop, a failed device or the end of training until the loop has
  * ended, and from run_destroy until it returns. */
 _Noreturn void run_abandon(struct run *r);
