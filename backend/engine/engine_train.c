@@ -680,7 +680,8 @@ int engine_train(struct engine_dev *d, char *err, size_t errlen) {
             return rc;
         if (epoch + 1 == first_epoch + e->conf.epochs) /* the final checkpoint, the group's end */
             engine_leave_mark(e);
-        e->ck_val_measured = !stopped;
+        if (d->rank == 0) /* the metadata's writer */
+            e->ck_val_measured = !stopped;
         if (stopped && epoch == first_epoch && engine_checkpoint_kept(d, epoch)) {
             if (d->rank == 0)
                 e->res.epochs_done = epoch - 1;
