@@ -34,8 +34,11 @@ static int afile_create_tmp(struct afile *af, char *err, size_t errlen) {
 
 int afile_open(struct afile *af, const char *path, char *err, size_t errlen) {
     memset(af, 0, sizeof(*af));
+    struct stat st;
     if (strlen(path) + 32 >= sizeof(af->path))
         return errbuf_set(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) /* before any work, not at the rename */
+        return errbuf_set(err, errlen, -EISDIR, "%s: is a directory (name a file in it)", path);
     snprintf(af->path, sizeof(af->path), "%s", path);
     snprintf(af->tmp_path, sizeof(af->tmp_path), "%s.tmp.%ld", path, (long)getpid());
     return afile_create_tmp(af, err, errlen);

@@ -98,6 +98,10 @@ expect2 "not a ringside checkpoint" "$R" predict --model new.csv --data new.csv
 expect2 "is not one of onnx, safetensors" "$R" export --format pt out/m_mse.rsmodel --out x
 expect2 "one checkpoint at a time" "$R" export --format onnx a.rsmodel b.rsmodel --out x
 expect2 "--data FILE is required" "$R" predict --model out/m_mse.rsmodel
+mkdir -p outdir # --out naming a directory: refused before the work, status 2
+expect2 "outdir: is a directory" "$R" predict --model out/m_mse.rsmodel --data new.csv --out outdir
+expect2 "outdir: is a directory" "$R" export --format onnx out/m_mse.rsmodel --out outdir
+expect2 "outdir: is a directory" "$R" export --format safetensors out/m_mse.rsmodel --out outdir
 head -n 200 new.csv > one_session.csv
 expect2 "a prediction needs the session before it" \
     "$R" predict --model out/m_mse.rsmodel --data one_session.csv --out never.jsonl

@@ -326,6 +326,19 @@ Test(core, afile_errors_name_the_path) {
     cr_assert(strstr(err, "/nonexistent-dir/x/y.bin") != NULL, "%s", err);
 }
 
+/* A directory where a file goes is refused at the open, before any work, with nothing left
+ * in it (it used to fail only at the rename, after all the work). */
+Test(core, afile_refuses_a_directory_at_the_open) {
+    char dir[256], err[256];
+    struct afile af;
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    cr_assert_eq(afile_open_user(&af, dir, err, sizeof(err)), -EISDIR);
+    cr_assert(strstr(err, dir) && strstr(err, "is a directory"), "%s", err);
+    cr_assert_eq(afile_write_all(dir, "a", 1, err, sizeof(err)), -EISDIR);
+    cr_assert_eq(rs_test_count_tmp(dir), 0);
+    rs_test_rmtree(dir);
+}
+
 /* The whole of path into buf (at most cap bytes); the byte count, or -1. */
 static long core_slurp(const char *path, char *buf, size_t cap) {
     FILE *f = fopen(path, "rb");

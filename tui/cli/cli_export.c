@@ -101,7 +101,7 @@ int cli_export(int argc, char **argv) {
     model_fini(&m);
     if (rc != 0) {
         fprintf(stderr, "ringside export: %s\n", err);
-        return 1;
+        return rc == -EISDIR ? RS_EXIT_USAGE : 1; /* --out names a directory: the usage's */
     }
     return 0;
 }
