@@ -60,11 +60,15 @@ struct owner {
     pthread_cond_t cv;
     _Atomic uint64_t since;
     uint64_t abort_ns, abandon_ns;
-    int aborts, abandons;
+    int aborts, abandons, looks;
 };
 
 static uint64_t owner_since(void *ctx) {
     struct owner *o = ctx;
+    pthread_mutex_lock(&o->mu);
+    o->looks++;
+    pthread_cond_broadcast(&o->cv);
+    pthread_mutex_unlock(&o->mu);
     return atomic_load(&o->since);
 }
 
@@ -113,6 +117,10 @@ Test(stop_deadline, the_thread_calls_nothing_while_nothing_leaves) {
     struct owner o = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
     struct stop_deadline *d;
     cr_assert_eq(stop_deadline_start(&d, 1, 1, &owner_ops, &o), 0);
+    pthread_mutex_lock(&o.mu); /* three looks at a 1 ns deadline with nothing leaving */
+    while (o.looks < 3)
+        pthread_cond_wait(&o.cv, &o.mu);
+    pthread_mutex_unlock(&o.mu);
     stop_deadline_stop(d); /* prompt: the nap ends on the stop */
     cr_assert_eq(o.aborts, 0);
     cr_assert_eq(o.abandons, 0);
