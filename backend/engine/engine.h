@@ -112,9 +112,10 @@ struct engine_snap {
     struct compute_dev_info dev;
     int chunk_bars;
     /* progress */
-    int32_t epoch, epochs; /* epoch in progress (1-based) and the target */
-    int64_t step, steps_per_epoch, total_steps;
-    size_t sessions, sessions_done; /* VPOC progress */
+    int32_t epoch, epochs; /* epoch in progress (1-based) and the target (0: until stopped) */
+    int32_t best_epoch;    /* the epoch of best_val_loss (valid with has_val) */
+    int64_t step, steps_per_epoch, total_steps; /* total_steps 0: until stopped */
+    size_t sessions, sessions_done;             /* VPOC progress */
     size_t bars, train_rows, val_rows;
     double loss, val_loss, best_val_loss;
     bool has_loss, has_val;
@@ -139,6 +140,8 @@ struct engine_snap {
     bool has_coll_inflight;
     double step_ms; /* this device's mean step time over the last window (0: none yet) */
     int32_t pid;    /* a watched job's process (ringside watch); 0 for ringside's own loop */
+    /* the run's last checkpoint and best model as written (first device; "" until written) */
+    char checkpoint_path[ENGINE_PATH_MAX + 160], best_path[ENGINE_PATH_MAX + 160];
 };
 
 /* Final numbers, for the summary line. */
@@ -154,6 +157,10 @@ struct engine_result {
      * it resumed from when that is the same file. "" when there is none. */
     char checkpoint[ENGINE_PATH_MAX + 160];
     int32_t checkpoint_epoch; /* the epoch it holds (valid when checkpoint is set) */
+    /* The model of the best validation loss so far (NAME_best.rsmodel), written whenever an
+     * epoch improves on it: "" until one is written. */
+    char best_checkpoint[ENGINE_PATH_MAX + 160];
+    int32_t best_epoch; /* the epoch it holds, and of best_val_loss (valid with has_val) */
     /* The latest checkpoint that could not be written (disk full, quota, I/O error): why, and
      * for which epoch. Training goes on and the next epoch tries again; a later success clears
      * it, so a reason left at the end means the final result is not saved (exit status 1). */

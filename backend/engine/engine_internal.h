@@ -118,6 +118,7 @@ struct engine {
     char first_err[512];       /* the first device failure (under mu) */
     struct engine_result res;  /* rank 0 writes it */
     bool ck_val_measured;      /* the checkpoint's val_loss was measured (not a stopped epoch's) */
+    bool ck_best;              /* ... and is the best so far: the model is the best one too */
 };
 
 static inline struct engine_dev *engine_dev0(const struct engine *e) {

@@ -144,6 +144,10 @@ int engine_json_summary(const struct engine_result *r, uint64_t dropped, char *b
         engine_json_num(&b, "val_loss", r->val_loss);
         engine_json_num(&b, "best_val_loss", r->best_val_loss);
     }
+    if (r->best_checkpoint[0]) {
+        engine_json_put(&b, ",\"best_epoch\":%d", r->best_epoch);
+        engine_json_str(&b, "best_checkpoint", r->best_checkpoint);
+    }
     engine_json_num(&b, "elapsed_s", r->elapsed_s);
     engine_json_num(&b, "samples_per_s", r->samples_per_s);
     engine_json_put(&b, ",\"dropped_events\":%llu", (unsigned long long)dropped);

@@ -367,6 +367,21 @@ static int engine_write_fault(struct engine *e, const char *path, char *err, siz
     return errbuf_set(err, errlen, -ENOSPC, "%s: %s (injected)", path, strerror(ENOSPC));
 }
 
+/* The epoch just checkpointed improved on the best validation loss: its model (e->ck) also
+ * goes to NAME_best.rsmodel, so the best model is kept whatever later epochs do. True when
+ * written; a failure is a warning (the checkpoint itself is written) and training goes on. */
+static bool engine_best_write(struct engine *e, int32_t epoch) {
+    char path[ENGINE_PATH_MAX + 160], err[512];
+    snprintf(path, sizeof(path), "%s/%s_best.rsmodel", e->conf.output_dir, e->conf.name);
+    if (mlp_ckpt_save(path, &e->ck, err, sizeof(err)) != 0) {
+        engine_log(e, SEV_WARNING, "best model (epoch %d) not saved: %s", epoch, err);
+        return false;
+    }
+    snprintf(e->res.best_checkpoint, sizeof(e->res.best_checkpoint), "%s", path);
+    snprintf(engine_dev0(e)->s.best_path, sizeof(engine_dev0(e)->s.best_path), "%s", path);
+    return true;
+}
+
 /* Write the checkpoint and then its metadata, each atomically. A write that fails (disk full,
  * quota, I/O error) costs this epoch's checkpoint, not the run: the previous file stays as it
  * was, the failure is logged and kept in res, and the next epoch tries again. */
@@ -388,7 +403,13 @@ static void engine_checkpoint_write(struct engine *e, int32_t epoch) {
     }
     if (rc == 0) {
         e->res.checkpoint_error[0] = '\0';
-        engine_log(e, SEV_INFO, "checkpoint written: %s (epoch %d)", path, epoch);
+        snprintf(engine_dev0(e)->s.checkpoint_path, sizeof(engine_dev0(e)->s.checkpoint_path), "%s",
+                 path);
+        if (e->ck_best && engine_best_write(e, epoch))
+            engine_log(e, SEV_INFO, "checkpoint written: %s (epoch %d), the best so far (val %.4f)",
+                       path, epoch, e->ck.val_loss);
+        else
+            engine_log(e, SEV_INFO, "checkpoint written: %s (epoch %d)", path, epoch);
         return;
     }
     snprintf(e->res.checkpoint_error, sizeof(e->res.checkpoint_error), "%s", err);
@@ -512,6 +533,24 @@ static void engine_checkpoint_resumed(struct engine *e) {
     }
 }
 
+/* Whether epoch is one to run: every epoch until a stop with --epochs 0, else the first
+ * conf.epochs from first_epoch. */
+static bool engine_epoch_more(const struct engine *e, int32_t epoch, int32_t first_epoch) {
+    return e->conf.epochs == 0 || epoch < first_epoch + e->conf.epochs;
+}
+
+/* The validation loss has not improved for a while: said once at 10 epochs since the best,
+ * and again at each doubling (20, 40, ...), so a run that overfits says so (rank 0). */
+static void engine_best_stale(struct engine *e, int32_t epoch, int32_t best_epoch, double best) {
+    int32_t since = epoch - best_epoch, tens = since / 10;
+    if (since < 10 || since % 10 != 0 || (tens & (tens - 1)) != 0)
+        return;
+    engine_log(e, SEV_WARNING,
+               "val loss has not improved for %d epochs (best %.4f at epoch %d, kept as the "
+               "best model): the model is overfitting the training sessions",
+               since, best, best_epoch);
+}
+
 /* This device's rows of the global batch [first, first + rows): an even split, the first
  * rows % n_dev devices one more. */
 static void engine_my_rows(const struct engine_dev *d, size_t first, size_t rows, size_t *off,
@@ -630,9 +669,9 @@ static void engine_progress(struct engine_dev *d, int32_t epoch, int32_t first_e
     struct engine *e = d->e;
     size_t gbatch = (size_t)e->conf.batch * e->n_dev;
     d->s.epoch = epoch;
-    d->s.epochs = first_epoch + e->conf.epochs - 1;
+    d->s.epochs = e->conf.epochs ? first_epoch + e->conf.epochs - 1 : 0;
     d->s.steps_per_epoch = (int64_t)((e->split + gbatch - 1) / gbatch);
-    d->s.total_steps = step0 + d->s.steps_per_epoch * e->conf.epochs;
+    d->s.total_steps = e->conf.epochs ? step0 + d->s.steps_per_epoch * e->conf.epochs : 0;
     trace_set_pos(e->trace, d->c->dev, epoch, d->s.step);
 }
 
@@ -663,7 +702,7 @@ int engine_train(struct engine_dev *d, char *err, size_t errlen) {
     int64_t step0 = d->s.step;
     bool has_best = false;
     double best = 0;
-    for (int32_t epoch = first_epoch; epoch < first_epoch + e->conf.epochs; epoch++) {
+    for (int32_t epoch = first_epoch; engine_epoch_more(e, epoch, first_epoch); epoch++) {
         engine_progress(d, epoch, first_epoch, step0);
         bool stopped = false;
         int since = epoch - first_epoch;
@@ -678,10 +717,12 @@ int engine_train(struct engine_dev *d, char *err, size_t errlen) {
             rc = engine_eval(d, epoch, &val, err, errlen);
         if (rc != 0)
             return rc;
-        if (epoch + 1 == first_epoch + e->conf.epochs) /* the final checkpoint, the group's end */
+        if (!engine_epoch_more(e, epoch + 1, first_epoch)) /* the final checkpoint, the end */
             engine_leave_mark(e);
-        if (d->rank == 0) /* the metadata's writer */
+        if (d->rank == 0) { /* the metadata's writer */
             e->ck_val_measured = !stopped;
+            e->ck_best = !stopped && (!has_best || val < best);
+        }
         if (stopped && epoch == first_epoch && engine_checkpoint_kept(d, epoch)) {
             if (d->rank == 0)
                 e->res.epochs_done = epoch - 1;
@@ -692,12 +733,17 @@ int engine_train(struct engine_dev *d, char *err, size_t errlen) {
         if (!stopped) {
             d->s.val_loss = val;
             d->s.has_val = true;
-            if (!has_best || val < best)
+            if (!has_best || val < best) {
                 best = val;
+                d->s.best_epoch = epoch;
+            }
             has_best = true;
             d->s.best_val_loss = best;
+            if (d->rank == 0)
+                engine_best_stale(e, epoch, d->s.best_epoch, best);
             if (d->rank == 0) {
                 e->res.best_val_loss = best;
+                e->res.best_epoch = d->s.best_epoch;
                 e->res.has_val = true;
             }
             engine_metric(d, epoch, d->last_train_loss, true, val, d->s.samples_per_s);

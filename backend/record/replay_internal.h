@@ -28,6 +28,8 @@ struct replay_summary {
     int64_t steps;
     double train_loss, val_loss, best_val_loss;
     bool has_train_loss, has_val;
+    int32_t best_epoch;                         /* with best_checkpoint */
+    char checkpoint[256], best_checkpoint[256]; /* "" when the line has none */
 };
 
 /* The run line's fields beyond struct run_info. */

@@ -374,6 +374,12 @@ static void replay_parse_summary(struct replay_p *p, struct replay_item *it) {
         s->val_loss = replay_p_num(p, "val_loss");
         s->best_val_loss = replay_p_num(p, "best_val_loss");
     }
+    if (replay_p_has(p, "checkpoint"))
+        replay_p_str(p, "checkpoint", s->checkpoint, sizeof(s->checkpoint));
+    if (replay_p_has(p, "best_checkpoint")) {
+        replay_p_str(p, "best_checkpoint", s->best_checkpoint, sizeof(s->best_checkpoint));
+        s->best_epoch = (int32_t)replay_p_int(p, "best_epoch", 0, INT32_MAX);
+    }
 }
 
 /* "device_list": the training devices in rank order (absent in a recording of one device:

@@ -46,6 +46,7 @@ static void replay_snap_share(struct replay_snap *rs) {
         b->loss = a->loss;
         b->val_loss = a->val_loss;
         b->best_val_loss = a->best_val_loss;
+        b->best_epoch = a->best_epoch;
         b->has_loss = a->has_loss;
         b->has_val = a->has_val;
         b->samples_per_s = a->samples_per_s;
@@ -90,8 +91,10 @@ static void replay_snap_metric(struct replay_snap *rs, const struct ev_metric *m
     s->samples_per_s = m->samples_per_s;
     if (!m->has_val)
         return;
-    if (!s->has_val || m->val_loss < s->best_val_loss)
+    if (!s->has_val || m->val_loss < s->best_val_loss) {
         s->best_val_loss = m->val_loss;
+        s->best_epoch = m->epoch;
+    }
     s->val_loss = m->val_loss;
     s->has_val = true;
     if (m->epoch > 0 && m->step > 0) { /* at an epoch's end, step = epoch * steps per epoch */
@@ -187,6 +190,11 @@ static void replay_snap_summary(struct replay_snap *rs, const struct replay_summ
         s->val_loss = sum->val_loss;
         s->best_val_loss = sum->best_val_loss;
         s->has_val = true;
+    }
+    snprintf(s->checkpoint_path, sizeof(s->checkpoint_path), "%s", sum->checkpoint);
+    if (sum->best_checkpoint[0]) {
+        snprintf(s->best_path, sizeof(s->best_path), "%s", sum->best_checkpoint);
+        s->best_epoch = sum->best_epoch;
     }
     replay_snap_share(rs);
 }

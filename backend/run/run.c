@@ -420,9 +420,15 @@ int run_finish(struct run *r, struct engine_result *res) {
         run_say(r, "%s after %d epochs; %s", how, res->epochs_done, note);
         return 1;
     }
+    char val[96] = "", best[ENGINE_PATH_MAX + 200] = "";
+    if (res->has_val)
+        snprintf(val, sizeof(val), " (val %.4f, best %.4f at epoch %d)", res->val_loss,
+                 res->best_val_loss, res->best_epoch);
+    if (res->best_checkpoint[0])
+        snprintf(best, sizeof(best), ", best model %s", res->best_checkpoint);
     if (!r->c.quiet)
-        run_say(r, "%s after %d epochs%s%s", how, res->epochs_done,
-                res->checkpoint[0] ? ", checkpoint " : "", res->checkpoint);
+        run_say(r, "%s after %d epochs%s%s%s%s", how, res->epochs_done, val,
+                res->checkpoint[0] ? ", checkpoint " : "", res->checkpoint, best);
     return 0;
 }
 

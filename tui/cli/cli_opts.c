@@ -52,7 +52,8 @@ static const char cli_train_help[] =
     "  --lr X                   Adam learning rate (default 2e-4)\n"
     "  --weight-decay X         Adam L2 weight decay (default 0)\n"
     "  --batch N                mini-batch size (default 256)\n"
-    "  --epochs N               epochs to run (default 10; 200 in the dashboard)\n"
+    "  --epochs N               epochs to run, 0 = until stopped (default 10; 0 in the\n"
+    "                           dashboard); the best model by val loss is kept as well\n"
     "  --val-frac F             fraction of sessions (the last ones) to validate on (0.2)\n"
     "  --metric-every N         steps between metric events (default 20)\n"
     "Output:\n"
@@ -505,7 +506,7 @@ struct cli_train_ctx {
 static int cli_train_modes(struct cli_train_ctx *t, char *err, size_t errlen) {
     struct cli_train_opts *o = t->o;
     if (!o->headless && !t->epochs_set)
-        o->run.conf.epochs = 200; /* about a minute on a CPU: long enough to watch */
+        o->run.conf.epochs = 0; /* until stopped: the demo keeps training while it is watched */
     if (!o->headless && !t->refresh_set)
         o->run.conf.vpoc_refresh = 1; /* the memory and phase panels keep showing VPOC chunks */
     if (o->run.record[0] && o->headless)
