@@ -20,7 +20,8 @@
 const uint64_t app_zoom_ns[APP_ZOOMS] = {5e9, 10e9, 30e9, 60e9, 120e9, 300e9, 600e9, 1800e9};
 
 static const struct panel_ops *const app_panel_table[APP_PANELS] = {
-    &panel_gpu_ops, &panel_memory_ops, &panel_timeline_ops, &panel_sync_ops, &panel_events_ops,
+    &panel_gpu_ops,  &panel_memory_ops, &panel_timeline_ops,
+    &panel_sync_ops, &panel_events_ops, &panel_loss_ops,
 };
 
 /* Events are drained at most every APP_DRAIN_NS (app_live sizes the live ring for it), and
@@ -136,6 +137,20 @@ static void app_frame_inflight(struct app *a) {
     }
 }
 
+/* A run that has ended is shown as it was at its end: the clock, the timeline's window and the
+ * ages stop at the last device's last snapshot. */
+static void app_frame_end(struct ui_frame *f) {
+    enum engine_state st = f->snap->state;
+    if (st != ENGINE_FINISHED && st != ENGINE_FAILED)
+        return;
+    uint64_t end = 0;
+    for (unsigned k = 0; k < f->n_snaps; k++)
+        end = f->snaps[k]->t_ns > end ? f->snaps[k]->t_ns : end;
+    end = f->snap->t_ns > end ? f->snap->t_ns : end;
+    if (end && end < f->now_ns)
+        f->now_ns = end;
+}
+
 /* The frame every panel draws from this time round. */
 static void app_build_frame(struct app *a) {
     struct ui_frame *f = &a->frame;
@@ -143,6 +158,7 @@ static void app_build_frame(struct app *a) {
         f->snap = a->src->ops->snap(a->src);
         app_frame_devices(a);
         f->now_ns = a->src->ops->now_ns(a->src);
+        app_frame_end(f);
         app_frame_inflight(a);
     } else {
         f->snap = &a->frozen_snap;
@@ -161,6 +177,7 @@ static void app_build_frame(struct app *a) {
     f->chunk = f->snap->chunk_bars;
     f->frozen = a->frozen;
     f->source_status = a->src->ops->status(a->src);
+    f->source_done = a->src->ops->done(a->src);
     f->tele = app_tele(a);
     f->tele_train = gpu_view_training(f->tele, f->snap);
     const struct source *src = a->src;

@@ -25,16 +25,19 @@ static WINDOW *app_window(struct ui_rect r) {
     return r.h > 0 && r.w > 0 ? newwin(r.h, r.w, r.y, r.x) : NULL;
 }
 
-void app_relayout(struct app *a) {
-    struct layout_item items[APP_PANELS];
-    for (int k = 0; k < APP_PANELS; k++) {
-        const struct panel_ops *ops = a->panels[k].ops;
-        items[k] = (struct layout_item){ops->min_h, ops->pref_h, ops->column};
-    }
+/* The layout's items for the panels, from their ops and what they hold now. */
+static void app_layout_items(struct app *a, struct layout_item *items) {
+    for (int k = 0; k < APP_PANELS; k++)
+        items[k] = panel_layout_item(&a->panels[k], &a->frame, LINES, COLS);
+}
+
+static void app_layout_apply(struct app *a, const struct layout_out *lay,
+                             const struct ui_rect *rects) {
     app_free_windows(a);
     erase();
     wnoutrefresh(stdscr);
-    layout_compute(LINES, COLS, items, APP_PANELS, a->focus, &a->lay, a->rects);
+    a->lay = *lay;
+    memcpy(a->rects, rects, sizeof(a->rects));
     if (a->lay.too_small)
         return;
     a->header = app_window(a->lay.header);
@@ -47,35 +50,93 @@ void app_relayout(struct app *a) {
     }
 }
 
+void app_relayout(struct app *a) {
+    struct layout_item items[APP_PANELS];
+    struct layout_out lay;
+    struct ui_rect rects[APP_PANELS];
+    app_layout_items(a, items);
+    layout_compute(LINES, COLS, items, APP_PANELS, a->focus, &lay, rects);
+    app_layout_apply(a, &lay, rects);
+}
+
+/* Panels size to what they hold (a GPU more, events arriving): a frame whose layout differs
+ * from the one on screen makes the windows anew. */
+static void app_layout_follow(struct app *a) {
+    struct layout_item items[APP_PANELS];
+    struct layout_out lay;
+    struct ui_rect rects[APP_PANELS];
+    app_layout_items(a, items);
+    layout_compute(LINES, COLS, items, APP_PANELS, a->focus, &lay, rects);
+    if (memcmp(rects, a->rects, sizeof(rects)) != 0 || lay.hidden != a->lay.hidden ||
+        lay.too_small != a->lay.too_small)
+        app_layout_apply(a, &lay, rects);
+}
+
 static void app_draw_state(struct app *a, WINDOW *w, int col, bool quitting) {
     const char *st = ui_frame_state(&a->frame, quitting);
     enum theme_role r = strcmp(st, "RUNNING") == 0 || strcmp(st, "FINISHED") == 0 ? THEME_OK
                         : strcmp(st, "HUNG") == 0 || strcmp(st, "FAILED") == 0    ? THEME_ERROR
                                                                                   : THEME_WARN;
     char el[16];
-    uint64_t t0 = a->frame.run->start_ns, now = a->frame.now_ns;
-    ui_fmt_hms(el, sizeof(el), now > t0 ? (double)(now - t0) / 1e9 : 0);
+    ui_fmt_hms(el, sizeof(el), ui_frame_elapsed_s(&a->frame));
     w_text(w, 0, col, 10, r, &a->frame, " %-8s", st);
     w_text(w, 0, col + 10, 10, THEME_TEXT, &a->frame, " %s", el);
+}
+
+/* A run without an end (--epochs 0): the epoch and step, then the best validation loss and
+ * how long ago it was, in the warning colour once it has not improved for 10 epochs. */
+static void app_draw_open_progress(WINDOW *w, int cols, const struct ui_frame *f) {
+    const struct engine_snap *s = f->snap;
+    int n = snprintf(NULL, 0, "epoch %d  step %lld  until stopped", s->epoch, (long long)s->step);
+    w_text(w, 1, 0, cols, THEME_TEXT, f, "epoch %d  step %lld  until stopped", s->epoch,
+           (long long)s->step);
+    if (!s->has_val || n + 4 >= cols)
+        return;
+    int32_t since = s->epoch - 1 - s->best_epoch; /* epochs evaluated since the best */
+    since = since < 0 ? 0 : since;
+    w_text(w, 1, n + 4, cols - n - 4, since >= 10 ? THEME_WARN : THEME_DIM, f,
+           since ? "best val %.4f at epoch %d, %d epoch%s ago" : "best val %.4f at epoch %d",
+           s->best_val_loss, s->best_epoch, since, since == 1 ? "" : "s");
+}
+
+/* Whether the source has ended with something to say (a recording cut short, the line it
+ * stopped at): said in full on the progress row, not cut in the run line. */
+static bool app_ended_status(const struct ui_frame *f) {
+    return f->source_done && f->source_status && f->source_status[0] &&
+           strcmp(f->source_status, "replay finished") != 0;
 }
 
 static void app_draw_progress(struct app *a, WINDOW *w) {
     const struct engine_snap *s = a->frame.snap;
     const struct ui_frame *f = &a->frame;
     int cols = getmaxx(w);
-    double frac = s->total_steps > 0 ? (double)s->step / (double)s->total_steps : 0;
-    frac = frac > 1 ? 1 : frac;
-    uint64_t t0 = f->run->start_ns;
-    double elapsed = f->now_ns > t0 ? (double)(f->now_ns - t0) / 1e9 : 0;
-    char eta[16] = "--:--:--";
-    if (frac > 0.001 && s->state != ENGINE_FINISHED)
-        ui_fmt_hms(eta, sizeof(eta), elapsed / frac - elapsed);
-    char left[96];
+    if (app_ended_status(f)) {
+        int n = snprintf(NULL, 0, "epoch %d  step %lld  ", s->epoch, (long long)s->step);
+        w_text(w, 1, 0, cols, THEME_TEXT, f, "epoch %d  step %lld  ", s->epoch, (long long)s->step);
+        w_text(w, 1, n, cols - n, THEME_WARN, f, "%s", f->source_status);
+        return;
+    }
     if (f->run->watch && s->total_steps <= 0) { /* a job that does not say how long it runs */
         w_text(w, 1, 0, cols, THEME_TEXT, f, "epoch %d  step %lld  (length not known)", s->epoch,
                (long long)s->step);
         return;
     }
+    if (s->epochs <= 0) {
+        app_draw_open_progress(w, cols, f);
+        return;
+    }
+    if (s->total_steps <= 0) { /* the length of an epoch is not known yet */
+        w_text(w, 1, 0, cols, THEME_TEXT, f, "epoch %d/%d  step %lld", s->epoch, s->epochs,
+               (long long)s->step);
+        return;
+    }
+    double frac = (double)s->step / (double)s->total_steps;
+    frac = frac > 1 ? 1 : frac;
+    double elapsed = ui_frame_elapsed_s(f);
+    char eta[16] = "--:--:--";
+    if (frac > 0.001 && s->state != ENGINE_FINISHED)
+        ui_fmt_hms(eta, sizeof(eta), elapsed / frac - elapsed);
+    char left[96];
     int n = snprintf(left, sizeof(left), "epoch %d/%d  step %lld/%lld ", s->epoch, s->epochs,
                      (long long)s->step, (long long)s->total_steps);
     w_text(w, 1, 0, cols, THEME_TEXT, f, "%s", left);
@@ -88,11 +149,13 @@ static void app_draw_progress(struct app *a, WINDOW *w) {
            eta);
 }
 
+/* The loss line: loss (with its sparkline where there is room), val, chunk and samples/s
+ * always; VPOC progress where it fits. */
 static void app_draw_losses(struct app *a, WINDOW *w) {
     const struct engine_snap *s = a->frame.snap;
     const struct ui_frame *f = &a->frame;
     int cols = getmaxx(w);
-    char loss[24] = "n/a", val[24] = "n/a", chunk[32];
+    char loss[24] = "n/a", val[24] = "n/a", chunk[32], vpoc[48] = "";
     if (s->has_loss)
         snprintf(loss, sizeof(loss), "%.4f", s->loss);
     if (s->has_val)
@@ -101,12 +164,25 @@ static void app_draw_losses(struct app *a, WINDOW *w) {
         snprintf(chunk, sizeof(chunk), "%d bars", s->chunk_bars);
     else
         snprintf(chunk, sizeof(chunk), "whole session");
+    char rest[160];
+    int need = snprintf(rest, sizeof(rest), " val %s  chunk %s  samples/s %.0f", val, chunk,
+                        s->samples_per_s);
+    snprintf(vpoc, sizeof(vpoc), "  VPOC %zu/%zu", s->sessions_done, s->sessions);
+    int spark = cols - 12 - need - 1 - (int)strlen(vpoc);
+    if (spark < 8) { /* the VPOC count gives way first, then the sparkline shrinks */
+        vpoc[0] = '\0';
+        spark = cols - 12 - need - 1;
+    }
+    spark = spark > 16 ? 16 : spark < 0 ? 0 : spark;
     w_text(w, 2, 0, cols, THEME_TEXT, f, "loss %s ", loss);
-    double v[64];
-    size_t n = ui_series_last(&f->model->loss, v, 16);
-    w_spark(w, 2, 15, 16, v, n, THEME_ACCENT, f);
-    w_text(w, 2, 32, cols - 32, THEME_TEXT, f, " val %s  chunk %s  VPOC %zu/%zu  samples/s %.0f",
-           val, chunk, s->sessions_done, s->sessions, s->samples_per_s);
+    int x = 12;
+    if (spark >= 4) {
+        double v[64];
+        size_t n = ui_series_last(&f->model->loss, v, (size_t)spark);
+        w_spark(w, 2, x, spark, v, n, 0, THEME_ACCENT, f);
+        x += spark;
+    }
+    w_text(w, 2, x, cols - x, THEME_TEXT, f, "%s%s", rest, vpoc);
 }
 
 static void app_draw_header(struct app *a, bool quitting) {
@@ -118,8 +194,9 @@ static void app_draw_header(struct app *a, bool quitting) {
     char who[1024];
     int state_col = cols - 21 > 8 ? cols - 21 : 8;
     /* the run line gives way (marked) before the state and the clock do */
-    ui_devices_header(run, a->frame.snaps, a->frame.n_snaps, a->frame.source_status,
-                      state_col - 8 - 1, who, sizeof(who));
+    ui_devices_header(run, a->frame.snaps, a->frame.n_snaps,
+                      app_ended_status(&a->frame) ? "" : a->frame.source_status, state_col - 8 - 1,
+                      who, sizeof(who));
     w_text(w, 0, 8, state_col - 8, THEME_DIM, &a->frame, "%s", who);
     app_draw_state(a, w, state_col, quitting);
     app_draw_progress(a, w);
@@ -203,6 +280,8 @@ static void app_draw_too_small(void) {
 }
 
 void app_draw_frame(struct app *a, bool quitting) {
+    app_layout_follow(a);
+    app_summary_follow(a);
     if (a->lay.too_small || !a->header) {
         app_draw_too_small();
         doupdate();
@@ -220,6 +299,8 @@ void app_draw_frame(struct app *a, bool quitting) {
     app_draw_footer(a);
     if (a->gpu_overlay)
         app_draw_gpu_overlay(a);
+    if (a->summary)
+        app_draw_summary(a);
     if (a->help)
         app_draw_help(a);
     doupdate();

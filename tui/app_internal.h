@@ -10,7 +10,7 @@
 #include "tui/panel.h"
 #include "tui/ui.h"
 
-#define APP_PANELS 5
+#define APP_PANELS 6
 #define APP_ZOOMS  8
 
 struct app {
@@ -40,7 +40,8 @@ struct app {
     bool gpu_overlay;
     enum gpu_view_page gpu_page;
     int gpu_scroll;
-    struct app_doctor doctor; /* D: the environment checks in the background */
+    struct app_doctor doctor;   /* D: the environment checks in the background */
+    bool summary, summary_seen; /* the ended run's summary is open; it has been opened once */
 };
 
 #define APP_GPU_PANEL                                                                              \
@@ -56,6 +57,11 @@ void app_draw_frame(struct app *a, bool quitting);
 void app_relayout(struct app *a);
 void app_free_windows(struct app *a);
 void app_draw_gpu_overlay(struct app *a);
+
+/* app_summary.c: the summary opens once, the first frame the run has ended; drawn over the
+ * panels while open. */
+void app_summary_follow(struct app *a);
+void app_draw_summary(struct app *a);
 
 /* app.c: a footer message for a few seconds. */
 void app_notice(struct app *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -201,13 +201,19 @@ static const app_action_fn app_actions[KEYMAP_ACTION_COUNT] = {
     [KEYMAP_HELP] = app_act_help,
 };
 
-/* A key: the help overlay closes on any but q and a resize; the GPU overlay takes its own;
+/* A key: the help overlay and the summary close on any but q and a resize; the GPU overlay
+ * takes its own;
  * then the key map's row for this source runs its action, and a key it has no row for goes
  * to the focused panel. */
 void app_key(struct app *a, int ch) {
     const struct keymap_row *row = keymap_find(ch, a->where);
     if (a->help && (!row || (row->act != KEYMAP_QUIT && row->act != KEYMAP_RESIZE))) {
         a->help = false;
+        return;
+    }
+    if (a->summary && (!row || (row->act != KEYMAP_QUIT && row->act != KEYMAP_RESIZE &&
+                                row->act != KEYMAP_MOUSE))) {
+        a->summary = false;
         return;
     }
     if (a->gpu_overlay && app_gpu_overlay_key(a, ch))

@@ -33,8 +33,8 @@ void app_draw_summary(struct app *a) {
     box(win, 0, 0);
     w_text(win, 0, 2, w - 4, THEME_TITLE, &a->frame, " summary ");
     for (int k = 0; k < n && k + 1 < h - 1; k++)
-        w_text(win, k + 1, 2, w - 4, k == 0 && a->frame.snap->state == ENGINE_FAILED ? THEME_ERROR
-                                                                                     : THEME_TEXT,
+        w_text(win, k + 1, 2, w - 4,
+               k == 0 && a->frame.snap->state == ENGINE_FAILED ? THEME_ERROR : THEME_TEXT,
                &a->frame, "%s", lines[k]);
     w_text(win, h - 1, 2, w - 4, THEME_DIM, &a->frame, " any key: the panels  q: quit ");
     wnoutrefresh(win);

@@ -7,17 +7,24 @@
 
 /* Heights for the panels of one column: every shown one gets its min, the focused one is
  * kept, panels are dropped from the end until the mins fit, then the rows left go to pref_h
- * first (in order) and to "take what is left" panels last. Returns the panels hidden. */
+ * first (in order), then in even shares to the grow panels, else to a "take what is left"
+ * panel, else to the last shown. Returns the panels hidden. */
 static int layout_column(const struct layout_item *it, const int *idx, int n, int focus, int rows,
                          int *h) {
     bool shown[LAYOUT_MAX];
-    int need = 0, hidden = 0;
+    int need = 0, hidden = 0, wanted = 0;
+    for (int k = 0; k < n; k++) { /* what the others want before an extra panel shows */
+        const struct layout_item *i = &it[idx[k]];
+        wanted += i->extra ? 0 : i->pref_h > i->min_h ? i->pref_h : i->min_h;
+    }
     for (int k = 0; k < n; k++) {
-        shown[k] = true;
-        need += it[idx[k]].min_h;
+        const struct layout_item *i = &it[idx[k]];
+        shown[k] = !i->extra || idx[k] == focus || wanted + i->min_h <= rows;
+        need += shown[k] ? i->min_h : 0;
+        hidden += !shown[k];
     }
     for (int k = n - 1; k >= 0 && need > rows; k--) {
-        if (idx[k] == focus)
+        if (idx[k] == focus || !shown[k])
             continue;
         shown[k] = false;
         need -= it[idx[k]].min_h;
@@ -32,6 +39,16 @@ static int layout_column(const struct layout_item *it, const int *idx, int n, in
         h[k] += give;
         left -= give;
     }
+    int growers = 0;
+    for (int k = 0; k < n; k++)
+        growers += shown[k] && it[idx[k]].grow;
+    for (int k = 0, g = 0; k < n && growers > 0 && left > 0; k++)
+        if (shown[k] && it[idx[k]].grow) { /* an even share, the first ones one more */
+            int share = (left + (growers - g) - 1) / (growers - g);
+            h[k] += share;
+            left -= share;
+            g++;
+        }
     int greedy = -1;
     for (int k = 0; k < n; k++)
         if (shown[k] && it[idx[k]].pref_h == 0)
@@ -79,11 +96,16 @@ void layout_compute(int rows, int cols, const struct layout_item *items, int n, 
         out->hidden = layout_place(items, idx[0], cnt[0], focus, body, rects);
         return;
     }
-    /* two columns above, full width below: the bottom gets its min plus a third of the rest */
-    int bottom_min = 0;
-    for (int k = 0; k < cnt[2]; k++)
-        bottom_min += items[idx[2][k]].min_h;
-    int bottom = cnt[2] ? bottom_min + (body.h - bottom_min) / 3 : 0;
+    /* two columns above, full width below: the bottom gets what its panels want, from their
+     * mins up to a third of the body (or all the rest where one takes what is left) */
+    int bottom_min = 0, bottom_want = 0;
+    for (int k = 0; k < cnt[2]; k++) {
+        const struct layout_item *it = &items[idx[2][k]];
+        bottom_min += it->min_h;
+        bottom_want += it->pref_h == 0 ? body.h : it->pref_h > it->min_h ? it->pref_h : it->min_h;
+    }
+    int bottom_max = bottom_min + (body.h - bottom_min) / 3;
+    int bottom = cnt[2] ? (bottom_want < bottom_max ? bottom_want : bottom_max) : 0;
     int half = cols / 2;
     struct ui_rect left = {body.y, 0, body.h - bottom, half};
     struct ui_rect right = {body.y, half, body.h - bottom, cols - half};

@@ -16,8 +16,11 @@ struct ui_rect {
 };
 
 struct layout_item {
-    int min_h, pref_h; /* pref_h 0: takes what is left */
+    int min_h, pref_h; /* pref_h: the rows its content needs; 0: takes what is left */
     int column;        /* 0 left, 1 right, 2 full width below (two-column layouts) */
+    bool grow;         /* takes a share of the rows left once every panel has its pref_h (a
+                          chart that draws taller): no band of the screen is left blank */
+    bool extra;        /* shown only in the rows the others leave once they have their pref_h */
 };
 
 struct layout_out {
@@ -28,7 +31,11 @@ struct layout_out {
 };
 
 /* Place n panels (at most 16) in order; the focused one is always shown, others are dropped
- * from the end when even their compact forms do not fit. */
+ * from the end when even their compact forms do not fit. In a column every shown panel gets
+ * its min_h, then its pref_h in order, then the rows left are shared by the grow panels (or,
+ * with none, go to a pref_h 0 panel, else to the last shown). Two columns: the panels below
+ * get their pref_h (at least their min_h, at most a third of the body), the columns above the
+ * rest. */
 void layout_compute(int rows, int cols, const struct layout_item *items, int n, int focus,
                     struct layout_out *out, struct ui_rect *rects);
 

@@ -57,3 +57,12 @@ void panel_list_follow(struct panel_list *l, uint64_t added, int n) {
     l->selected = sel > (uint64_t)last ? last : (int)sel;
     l->scroll = top > (uint64_t)l->selected ? l->selected : (int)top;
 }
+
+struct layout_item panel_layout_item(const struct panel *p, const struct ui_frame *f, int rows,
+                                     int cols) {
+    const struct panel_ops *ops = p->ops;
+    int min = rows >= PANEL_TALL_ROWS && ops->min_h_tall ? ops->min_h_tall : ops->min_h;
+    int w = cols >= LAYOUT_WIDE_COLS && ops->column != 2 ? cols / 2 : cols;
+    int pref = ops->rows && f && f->snap ? ops->rows(p, f, w) : ops->pref_h;
+    return (struct layout_item){min, pref, ops->column, ops->grow, ops->extra};
+}

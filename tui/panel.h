@@ -4,12 +4,15 @@
 #ifndef RINGSIDE_TUI_PANEL_H
 #define RINGSIDE_TUI_PANEL_H
 
+#include "tui/layout.h"
 #include "tui/ui.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
 struct panel;
+
+#define PANEL_TALL_ROWS 40 /* terminals from this many rows up keep min_h_tall rows */
 
 /* What a panel's key handler did: flags, after htop's HandlerResult. The app acts on them; a
  * panel never reaches into the app or another panel. */
@@ -26,6 +29,12 @@ struct panel_ops {
     int min_h;         /* rows in its compact form, title row included */
     int pref_h;        /* rows it would like; 0 = as many as are left */
     int column;        /* in two-column layouts: 0 left, 1 right, 2 full width below */
+    int min_h_tall;    /* min_h from PANEL_TALL_ROWS terminal rows up (0: min_h) */
+    bool grow;         /* draws taller with more rows (a chart): shares the rows left over */
+    bool extra;        /* shown only where the others have the rows they want (else Tab) */
+    /* Rows its whole content needs now at width w, title included: the layout's pref_h, asked
+     * every frame (cheap; no drawing). NULL: pref_h. */
+    int (*rows)(const struct panel *p, const struct ui_frame *f, int w);
     /* Allocate the panel's own state into p->priv, which only the panel's file looks into.
      * 0 or -ENOMEM. NULL for a panel without state. */
     int (*create)(struct panel *p);
@@ -60,9 +69,15 @@ extern const struct panel_ops panel_memory_ops;
 extern const struct panel_ops panel_timeline_ops;
 extern const struct panel_ops panel_sync_ops;
 extern const struct panel_ops panel_events_ops;
+extern const struct panel_ops panel_loss_ops;
 
 /* A panel of ops with its own state, no window yet. 0 or -ENOMEM. */
 int panel_init(struct panel *p, const struct panel_ops *ops);
+
+/* The layout's item for panel p on a rows x cols terminal: its ops' sizes, with the rows its
+ * content needs now where it can say (f NULL: its static pref_h). */
+struct layout_item panel_layout_item(const struct panel *p, const struct ui_frame *f, int rows,
+                                     int cols);
 
 /* Free the panel's state (a zeroed panel is fine). The window is the app's. */
 void panel_fini(struct panel *p);

@@ -42,6 +42,8 @@ const char *ui_frame_state(const struct ui_frame *f, bool quitting) {
         return "FINISHED";
     if (s == ENGINE_FAILED)
         return "FAILED";
+    if (f->source_done && f->run && f->run->replay) /* a recording that ends before its run */
+        return "ENDED";
     if (quitting)
         return "STOPPING";
     if (f->run && f->run->watch && f->run->idle[0])
@@ -49,4 +51,45 @@ const char *ui_frame_state(const struct ui_frame *f, bool quitting) {
     if (s == ENGINE_PAUSED)
         return "PAUSED";
     return s == ENGINE_STARTING ? "STARTING" : "RUNNING";
+}
+
+double ui_frame_elapsed_s(const struct ui_frame *f) {
+    uint64_t t0 = f->run->start_ns, t1 = f->now_ns;
+    enum engine_state st = f->snap->state;
+    bool ended = st == ENGINE_FINISHED || st == ENGINE_FAILED || f->source_done;
+    if (ended && f->snap->t_ns > t0 && f->snap->t_ns < t1)
+        t1 = f->snap->t_ns;
+    return t1 > t0 ? (double)(t1 - t0) / 1e9 : 0;
+}
+
+int ui_summary_lines(const struct ui_frame *f, char (*lines)[UI_SUMMARY_COLS], int max) {
+    const struct engine_snap *s = f->snap;
+    int n = 0;
+    char el[16];
+    ui_fmt_hms(el, sizeof(el), ui_frame_elapsed_s(f));
+#define UI_SUMMARY_LINE(...)                                                                       \
+    do {                                                                                           \
+        if (n < max)                                                                               \
+            snprintf(lines[n++], UI_SUMMARY_COLS, __VA_ARGS__);                                    \
+    } while (0)
+    UI_SUMMARY_LINE("%-12s %s", "run",
+                    s->state == ENGINE_FAILED     ? "failed (the events say why)"
+                    : s->state == ENGINE_FINISHED ? "finished"
+                                                  : "the recording ends here");
+    UI_SUMMARY_LINE("%-12s %d epochs, %lld steps in %s", "trained", s->epoch, (long long)s->step,
+                    el);
+    if (s->has_val)
+        UI_SUMMARY_LINE("%-12s %.4f last, best %.4f at epoch %d", "val loss", s->val_loss,
+                        s->best_val_loss, s->best_epoch);
+    else
+        UI_SUMMARY_LINE("%-12s not measured (no epoch was evaluated)", "val loss");
+    if (s->has_loss)
+        UI_SUMMARY_LINE("%-12s %.4f", "train loss", s->loss);
+    if (s->samples_per_s > 0)
+        UI_SUMMARY_LINE("%-12s %.0f", "samples/s", s->samples_per_s);
+    UI_SUMMARY_LINE("%-12s %s", "checkpoint", s->checkpoint_path[0] ? s->checkpoint_path : "none");
+    if (s->best_path[0])
+        UI_SUMMARY_LINE("%-12s %s (epoch %d)", "best model", s->best_path, s->best_epoch);
+#undef UI_SUMMARY_LINE
+    return n;
 }

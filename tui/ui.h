@@ -40,6 +40,7 @@ struct ui_frame {
     bool has_oldest;
     unsigned oldest_dev;          /* ... on this device index */
     const char *source_status;    /* the source's status line, or "" */
+    bool source_done;             /* nothing more will come from the source */
     const struct tele_snap *tele; /* every GPU in the machine; NULL without telemetry (replay) */
     int tele_train;               /* index in tele of the GPU the engine trains on, or -1 */
     bool has_kmsg;                /* a kernel-log watcher runs: kmsg holds its counters */
@@ -60,5 +61,16 @@ const struct engine_snap *ui_frame_sel(const struct ui_frame *f);
 /* RUNNING, PAUSED, HUNG, STOPPING, FINISHED, FAILED, REPLAY... as the header shows it: HUNG
  * when a sync on any training device is past the timeout. */
 const char *ui_frame_state(const struct ui_frame *f, bool quitting);
+
+/* The run's clock in seconds: from its start to now, or to the last snapshot of a run that
+ * has ended (finished, failed, or a source with nothing more to come): its time stops there. */
+double ui_frame_elapsed_s(const struct ui_frame *f);
+
+/* The summary of an ended run, a line each (label, then value) into lines (up to max of
+ * UI_SUMMARY_COLS bytes): how it ended, epochs and steps in how long, the last and best val
+ * loss, the last training loss and samples/s, the checkpoint and best model written. Returns
+ * the lines written. */
+#define UI_SUMMARY_COLS 1300
+int ui_summary_lines(const struct ui_frame *f, char (*lines)[UI_SUMMARY_COLS], int max);
 
 #endif

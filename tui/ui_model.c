@@ -268,8 +268,10 @@ void ui_model_add(struct ui_model *m, const struct ev *e) {
         return;
     case EV_METRIC:
         ui_series_push(&m->loss, e->u.metric.loss);
-        if (e->u.metric.has_val)
+        if (e->u.metric.has_val) { /* an epoch's end: its mean training loss and val */
             ui_series_push(&m->val_loss, e->u.metric.val_loss);
+            ui_series_push(&m->epoch_loss, e->u.metric.loss);
+        }
         return;
     default:
         ui_model_list_event(m, e);

@@ -107,6 +107,7 @@ struct ui_model {
     uint64_t event_added; /* list entries appended so far (a folded repeat adds none) */
     uint64_t cat_count[UI_CAT_COUNT];
     struct ui_series loss, val_loss, allocated, reserved, frag;
+    struct ui_series epoch_loss; /* the training loss of each epoch evaluated, beside val_loss */
     uint64_t sync_ns[SYNC_OP_COUNT][UI_SYNCS]; /* ring per op */
     size_t sync_head[SYNC_OP_COUNT], sync_n[SYNC_OP_COUNT];
     uint64_t events_seen, last_seq;

@@ -2,7 +2,10 @@
 #define _XOPEN_SOURCE 700 /* wcwidth, and the wide-character curses calls (cchar_t) */
 #include "tui/widgets.h"
 
+#include "tui/chart.h"
+
 #include <langinfo.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -228,16 +231,13 @@ void w_bar(WINDOW *w, int y, int x, int width, double frac, enum theme_role fill
     w_row_end(&row);
 }
 
-void w_spark(WINDOW *w, int y, int x, int width, const double *v, size_t n, enum theme_role r,
-             const struct ui_frame *f) {
+void w_spark(WINDOW *w, int y, int x, int width, const double *v, size_t n, double min_span,
+             enum theme_role r, const struct ui_frame *f) {
     if (width <= 0 || n == 0)
         return;
     size_t first = n > (size_t)width ? n - (size_t)width : 0;
-    double lo = v[first], hi = v[first];
-    for (size_t k = first; k < n; k++) {
-        lo = v[k] < lo ? v[k] : lo;
-        hi = v[k] > hi ? v[k] : hi;
-    }
+    double lo, hi;
+    chart_scale(v + first, n - first, min_span, -INFINITY, &lo, &hi);
     struct w_row row;
     w_row_begin(&row, w, y, x + width - (int)(n - first), f);
     for (size_t k = first; k < n; k++) {
@@ -245,4 +245,28 @@ void w_spark(WINDOW *w, int y, int x, int width, const double *v, size_t n, enum
         w_row_put(&row, r, w_level_glyph(level, f->utf8));
     }
     w_row_end(&row);
+}
+
+void w_chart(WINDOW *w, int y, int x, int rows, int width, const struct w_chart_data *d,
+             const struct ui_frame *f) {
+    if (width <= 0 || rows <= 0)
+        return;
+    size_t first = d->n > (size_t)width ? d->n - (size_t)width : 0;
+    int x0 = x + width - (int)(d->n - first);
+    for (int row = 0; row < rows; row++) { /* row 0 at the bottom */
+        struct w_row wr;
+        w_row_begin(&wr, w, y + rows - 1 - row, x0, f);
+        for (size_t k = first; k < d->n; k++) {
+            int e = chart_eighths(d->v[k], d->lo, d->hi, rows, row);
+            int o = d->over ? chart_eighths(d->over[k], d->lo, d->hi, rows, row) : 0;
+            enum theme_role role = (long)k == d->mark ? d->mark_r : d->r;
+            if (e > 0)
+                w_row_put(&wr, role, f->utf8 ? w_level_glyph(e - 1, true) : e >= 4 ? "#" : ".");
+            else if (o > 0)
+                w_row_put(&wr, d->over_r, f->utf8 ? (o >= 4 ? "\u2592" : "\u2591") : ":");
+            else
+                w_row_put(&wr, THEME_DIM, row == 0 ? (f->utf8 ? "\u00b7" : ".") : " ");
+        }
+        w_row_end(&wr);
+    }
 }

@@ -21,9 +21,25 @@ void w_text(WINDOW *w, int y, int x, int maxw, enum theme_role r, const struct u
 void w_bar(WINDOW *w, int y, int x, int width, double frac, enum theme_role fill,
            const struct ui_frame *f);
 
-/* A sparkline of the last n values (oldest first) scaled between their min and max, right
- * aligned in width cells; blank when n == 0. */
-void w_spark(WINDOW *w, int y, int x, int width, const double *v, size_t n, enum theme_role r,
+/* A sparkline of the last n values (oldest first) scaled between their min and max, widened
+ * to at least min_span about their middle (0: none; a history that moves by less stays flat,
+ * not stretched to full height), right aligned in width cells; blank when n == 0. */
+void w_spark(WINDOW *w, int y, int x, int width, const double *v, size_t n, double min_span,
+             enum theme_role r, const struct ui_frame *f);
+
+/* A chart's series: n values oldest first, drawn right aligned, the last width of them. */
+struct w_chart_data {
+    const double *v;    /* each column filled from the bottom to v in role r... */
+    const double *over; /* NULL, or n values >= v: ...and on from v to over in role over_r (a
+                           pool's reserved bytes above its allocated ones) */
+    size_t n;
+    double lo, hi; /* the scale (chart_scale) */
+    enum theme_role r, over_r, mark_r;
+    long mark; /* a column (an index into v) drawn in mark_r, or -1 */
+};
+
+/* A chart of rows x width cells at (y, x) (chart_eighths a cell). */
+void w_chart(WINDOW *w, int y, int x, int rows, int width, const struct w_chart_data *d,
              const struct ui_frame *f);
 
 /* The character for level (0..7) of a sparkline or histogram: UTF-8 blocks or ASCII. */

@@ -60,7 +60,10 @@ tail -n 1 "$REC" | grep -q '"type":"summary".*"state":"completed"' ||
 # 2. Replay it in the dashboard at 50x until it finishes, with every panel showing data.
 STEP="replay: start"
 start_in_tmux "$SCRATCH/replay" "$RINGSIDE" replay "$REC" --speed 50
-wait_for "replay: FINISHED with the panels showing data" 60 finished_with_data
+summary_shown() { header_has "FINISHED" && has "summary" && has "trained      2 epochs"; }
+wait_for "replay: FINISHED with its summary over the panels" 60 summary_shown
+tm send-keys -t "$SESSION" Escape
+wait_for "replay: FINISHED with the panels showing data" 30 finished_with_data
 quit_and_check "$SCRATCH/replay" "replay"
 
 # 3. A few frames outside tmux, the screen going to a file.

@@ -7,7 +7,9 @@ TestSuite(layout, .timeout = 10);
 
 /* The dashboard's panels: gpu, memory, timeline, sync, events. */
 static const struct layout_item lay_items[5] = {
-    {3, 4, 0}, {3, 10, 0}, {4, 6, 1}, {4, 8, 1}, {3, 0, 2},
+    {.min_h = 3, .pref_h = 4, .column = 0}, {.min_h = 3, .pref_h = 10, .column = 0},
+    {.min_h = 4, .pref_h = 6, .column = 1}, {.min_h = 4, .pref_h = 8, .column = 1},
+    {.min_h = 3, .pref_h = 0, .column = 2},
 };
 
 static void lay_check_tiles(int rows, int cols, const struct layout_out *o,

@@ -234,6 +234,15 @@ struct panel_list panel_events_list(const struct panel *p) {
     return pe ? pe->list : (struct panel_list){0, 0, 0};
 }
 
+/* A row an event and the title, in steps of 4 rows (a new event does not move every panel),
+ * whatever is scrolled: the list grows into the rows the charts have until it fills them. */
+static int panel_events_rows(const struct panel *p, const struct ui_frame *f, int w) {
+    (void)p;
+    (void)w;
+    int n = 1 + (int)f->model->event_count;
+    return (n + 3) / 4 * 4;
+}
+
 const struct panel_ops panel_events_ops = {
     .name = "events",
     .title = "events",
@@ -241,6 +250,8 @@ const struct panel_ops panel_events_ops = {
     .min_h = 3,
     .pref_h = 0,
     .column = 2,
+    .min_h_tall = 8,
+    .rows = panel_events_rows,
     .create = panel_events_create,
     .destroy = panel_events_destroy,
     .draw = panel_events_draw,

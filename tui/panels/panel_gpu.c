@@ -108,16 +108,34 @@ static void panel_gpu_row(struct panel *p, int y, const struct tele_gpu *g, bool
 }
 
 /* Why there is no GPU list: the first providers' reasons. */
-static void panel_gpu_why(struct panel *p, int y, const struct ui_frame *f) {
-    char why[256] = "";
+/* Why no GPU shows: telemetry off, or each provider's reason. */
+static void panel_gpu_why_text(const struct ui_frame *f, char *buf, size_t n) {
+    char why[512] = "";
     const struct tele_snap *t = f->tele;
     for (unsigned k = 0; t && k < t->n_prov && strlen(why) < sizeof(why) - 40; k++)
         if (t->prov[k].reason[0])
             snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s: %s", why[0] ? "; " : "",
                      t->prov[k].name, t->prov[k].reason);
-    w_text(p->win, y, 1, p->w - 2, THEME_DIM, f, "telemetry: %s%s",
-           !t ? "off (replay, --telemetry none, or none from the agent yet)" : "no GPU found - ",
-           why);
+    snprintf(buf, n, "telemetry: %s%s",
+             !t ? "off (replay, --telemetry none, or none from the agent yet)" : "no GPU found - ",
+             why);
+}
+
+#define PANEL_GPU_WHY_ROWS 3 /* the reason wraps over at most this many rows */
+
+/* The reason, wrapped over up to rows rows of width w (continuations indented); returns the
+ * rows it takes (draws only with win). */
+static int panel_gpu_why(WINDOW *win, int y, int w, int rows, const struct ui_frame *f) {
+    char why[640];
+    panel_gpu_why_text(f, why, sizeof(why));
+    const char *s = why;
+    int line = 0;
+    for (size_t shown, used; line < rows && (used = ui_wrap(s, line ? w - 2 : w, &shown)) > 0;
+         s += used, line++)
+        if (win)
+            w_text(win, y + line, line ? 3 : 1, line ? w - 2 : w, THEME_DIM, f, "%.*s", (int)shown,
+                   s);
+    return line ? line : 1;
 }
 
 /* Several training devices: their pools summed, and the devices by index. */
@@ -185,7 +203,7 @@ static void panel_gpu_draw(struct panel *p, const struct ui_frame *f) {
         g->scroll = g->selected - rows + 1;
     int y = 1;
     if (n == 0 && y < p->h - 1)
-        panel_gpu_why(p, y++, f);
+        y += panel_gpu_why(p->win, y, p->w - 2, p->h - 2, f);
     unsigned shown = 0;
     for (unsigned i = (unsigned)g->scroll; i < n && y < p->h - 1; i++, y++, shown++)
         panel_gpu_row(p, y, &t->gpus[i],
@@ -210,6 +228,13 @@ static unsigned panel_gpu_key(struct panel *p, int ch, const struct ui_frame *f)
     return PANEL_IGNORED;
 }
 
+/* A row a GPU (or the reason there is none, wrapped), and the training line. */
+static int panel_gpu_rows(const struct panel *p, const struct ui_frame *f, int w) {
+    (void)p;
+    unsigned n = f->tele ? f->tele->n_gpus : 0;
+    return 2 + (n ? (int)n : panel_gpu_why(NULL, 0, w - 2, PANEL_GPU_WHY_ROWS, f));
+}
+
 const struct panel_ops panel_gpu_ops = {
     .name = "gpu",
     .title = "GPU",
@@ -217,6 +242,7 @@ const struct panel_ops panel_gpu_ops = {
     .min_h = 3,
     .pref_h = 6,
     .column = 0,
+    .rows = panel_gpu_rows,
     .create = panel_gpu_create,
     .destroy = panel_gpu_destroy,
     .draw = panel_gpu_draw,

@@ -39,8 +39,8 @@ static void panel_loss_chart(struct panel *p, int y, int x, int rows, int width,
     }
     /* the chart starts a little under the lowest value, so it shows as a column */
     double base = lo - (hi - lo) / (rows * 8.0);
-    struct w_chart_data d = {v, NULL, n, base, hi, r, r, THEME_OK,
-                             mark_best ? panel_loss_best(v, n) : -1};
+    struct w_chart_data d = {
+        v, NULL, n, base, hi, r, r, THEME_OK, mark_best ? panel_loss_best(v, n) : -1};
     w_chart(p->win, y, x + 12, rows, cw, &d, f);
 }
 
@@ -50,15 +50,16 @@ static void panel_loss_draw(struct panel *p, const struct ui_frame *f) {
     int32_t since = s->epoch - 1 - s->best_epoch;
     since = since < 0 ? 0 : since;
     if (s->has_val)
-        snprintf(info, sizeof(info), "best val %.4f at epoch %d%s", s->best_val_loss,
-                 s->best_epoch, since >= 10 ? "  not improving" : "");
+        snprintf(info, sizeof(info), "best val %.4f at epoch %d%s", s->best_val_loss, s->best_epoch,
+                 since >= 10 ? "  not improving" : "");
     w_title(p->win, "loss per epoch", info, p->focused, f);
     int rows = p->h - 1, w = p->w - 2, half = w / 2;
     if (rows < 1)
         return;
     if (!s->has_val && f->model->val_loss.n == 0) {
-        w_text(p->win, 1, 1, w, THEME_DIM, f, "each epoch's training and validation loss, once "
-                                               "the first epoch is evaluated");
+        w_text(p->win, 1, 1, w, THEME_DIM, f,
+               "each epoch's training and validation loss, once "
+               "the first epoch is evaluated");
         return;
     }
     panel_loss_chart(p, 1, 1, rows, half - 1, "train", &f->model->epoch_loss, THEME_ACCENT, false,
@@ -77,6 +78,7 @@ const struct panel_ops panel_loss_ops = {
     .pref_h = 6,
     .column = 1,
     .grow = true,
+    .extra = true,
     .draw = panel_loss_draw,
     .key = NULL,
 };

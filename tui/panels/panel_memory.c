@@ -1,6 +1,7 @@
 /* Memory panel: the caching allocator's numbers with their history, and the segment map with
  * the largest free block picked out; with several training devices, one column per device side
  * by side where they fit, else the selected device (keys 1-9). */
+#include "tui/chart.h"
 #include "tui/gpu_view.h"
 #include "tui/panel.h"
 #include "tui/ui_devices.h"
@@ -110,6 +111,96 @@ static int panel_memory_gpu(const struct ui_frame *f, unsigned k) {
     return -1;
 }
 
+/* Rows of the full form besides the history: the title, the numbers, the VPOC peak, the
+ * driver's line and the segment map (with its "more" line). */
+static int panel_memory_fixed_rows(const struct engine_snap *sn, int w, const struct ui_frame *f) {
+    (void)w;
+    int gpu = f->n_snaps <= 1 ? f->tele_train : -1;
+    bool driver = f->tele && gpu >= 0 && (unsigned)gpu < f->tele->n_gpus &&
+                  (f->tele->gpus[gpu].buddy_src || f->tele->gpus[gpu].vendor == TELE_VENDOR_AMD);
+    return 2 + sn->has_vpoc_peak + driver + (int)sn->layout.n_listed +
+           (sn->layout.n_segments > sn->layout.n_listed);
+}
+
+/* The pool's bytes as a chart of rows x width at (y, x): allocated filled, reserved above it
+ * shaded, against 0 up to the most reserved; the numbers at the left. One row: a sparkline of
+ * the allocated bytes. */
+static void panel_memory_bytes_chart(struct panel *p, int y, int x, int rows, int width,
+                                     const struct ui_frame *f) {
+    double a[UI_SERIES], r[UI_SERIES];
+    int cw = width - 12;
+    if (cw < 4)
+        return;
+    size_t n = ui_series_last(&f->model->allocated, a, (size_t)cw);
+    size_t nr = ui_series_last(&f->model->reserved, r, (size_t)cw);
+    bool both = nr == n;
+    double lo, hi;
+    chart_scale(both ? r : a, n, chart_span_of(both ? r : a, n, 0.1), 0, &lo, &hi);
+    lo = 0; /* bytes from nothing up: a change shows at its true size */
+    char now[24] = "-", res[24] = "-", top[24] = "-";
+    if (n > 0) {
+        ui_fmt_bytes(now, sizeof(now), (uint64_t)a[n - 1]);
+        ui_fmt_bytes(res, sizeof(res), (uint64_t)(both ? r[n - 1] : 0));
+        ui_fmt_bytes(top, sizeof(top), (uint64_t)hi);
+    }
+    w_text(p->win, y, x, 12, THEME_DIM, f, "%-11s", "allocated");
+    if (rows == 1) {
+        w_spark(p->win, y, x + 12, cw, a, n, chart_span_of(a, n, 0.1), THEME_ACCENT, f);
+        return;
+    }
+    w_text(p->win, y + 1, x, 12, THEME_ACCENT, f, "%-11s", now);
+    if (rows >= 4 && both) {
+        w_text(p->win, y + 2, x, 12, THEME_DIM, f, "%-11s", "reserved");
+        w_text(p->win, y + 3, x, 12, THEME_DIM, f, "%-11s", res);
+    }
+    if (rows >= 6)
+        w_text(p->win, y + rows - 1, x, 11, THEME_DIM, f, "top %s", top);
+    struct w_chart_data d = {a,         both ? r : NULL, n, lo, hi, THEME_ACCENT,
+                             THEME_DIM, THEME_ACCENT,    -1};
+    w_chart(p->win, y, x + 12, rows, cw, &d, f);
+}
+
+/* Fragmentation as a chart (0 up, at least 10 points tall), or a sparkline in one row. */
+static void panel_memory_frag_chart(struct panel *p, int y, int x, int rows, int width,
+                                    const struct ui_frame *f) {
+    double v[UI_SERIES];
+    int cw = width - 12;
+    if (cw < 4)
+        return;
+    size_t n = ui_series_last(&f->model->frag, v, (size_t)cw);
+    double lo, hi;
+    chart_scale(v, n, 0.1, 0, &lo, &hi);
+    lo = 0;
+    w_text(p->win, y, x, 12, THEME_DIM, f, "%-11s", "frag");
+    if (rows == 1) {
+        w_spark(p->win, y, x + 12, cw, v, n, 0.1, THEME_WARN, f);
+        return;
+    }
+    if (n > 0)
+        w_text(p->win, y + 1, x, 12, THEME_WARN, f, "%.0f%%", v[n - 1] * 100.0);
+    if (rows >= 6)
+        w_text(p->win, y + rows - 1, x, 11, THEME_DIM, f, "top %.0f%%", hi * 100.0);
+    struct w_chart_data d = {v, NULL, n, lo, hi, THEME_WARN, THEME_WARN, THEME_WARN, -1};
+    w_chart(p->win, y, x + 12, rows, cw, &d, f);
+}
+
+#define PANEL_MEMORY_STACK_ROWS 16 /* from this tall the two charts go one above the other */
+
+/* The pool's history: its bytes and fragmentation side by side, rows tall, or one above the
+ * other (the bytes two thirds) where they are tall enough. */
+static void panel_memory_history(struct panel *p, int y, int rows, int w,
+                                 const struct ui_frame *f) {
+    if (rows >= PANEL_MEMORY_STACK_ROWS) {
+        int top = rows * 2 / 3;
+        panel_memory_bytes_chart(p, y, 1, top, w, f);
+        panel_memory_frag_chart(p, y + top, 1, rows - top, w, f);
+        return;
+    }
+    int half = w / 2;
+    panel_memory_bytes_chart(p, y, 1, rows, half - 1, f);
+    panel_memory_frag_chart(p, y, 1 + half, rows, w - half, f);
+}
+
 /* One device's pool in full: rank k's snapshot sn (the history series are the first
  * device's, so they show with it alone); dev names the device in the title ("" for a run on
  * one device). */
@@ -138,15 +229,9 @@ static void panel_memory_full(struct panel *p, const struct engine_snap *sn, uns
                m->segments);
     int y = 2;
     if (p->h >= 5 && w >= 50 && k == 0) {
-        double v[128];
-        int sw = (w - 30) / 2 < 40 ? (w - 30) / 2 : 40;
-        size_t n = ui_series_last(&f->model->allocated, v, (size_t)sw);
-        w_text(p->win, y, 1, 10, THEME_DIM, f, "allocated");
-        w_spark(p->win, y, 11, sw, v, n, THEME_ACCENT, f);
-        n = ui_series_last(&f->model->frag, v, (size_t)sw);
-        w_text(p->win, y, 13 + sw, 14, THEME_DIM, f, "fragmentation");
-        w_spark(p->win, y, 28 + sw, sw, v, n, THEME_WARN, f);
-        y++;
+        int rows = p->h - panel_memory_fixed_rows(sn, p->w, f); /* the history takes the rest */
+        panel_memory_history(p, y, rows < 1 ? 1 : rows, w, f);
+        y += rows < 1 ? 1 : rows;
     }
     if (sn->has_vpoc_peak && y < p->h - 1) {
         char pa[24], pr[24], chunk[24];
@@ -245,6 +330,20 @@ static void panel_memory_draw(struct panel *p, const struct ui_frame *f) {
     panel_memory_grid(p, n, cols, f);
 }
 
+/* The full form with a one-row history; several devices: two rows a device, in rows of as many
+ * as fit side by side. */
+static int panel_memory_rows(const struct panel *p, const struct ui_frame *f, int w) {
+    (void)p;
+    unsigned n = f->n_snaps;
+    if (n <= 1)
+        return panel_memory_fixed_rows(f->snap, w, f) + 1;
+    unsigned cols = ui_devices_columns(w - 2, PANEL_MEMORY_COL_MIN, n);
+    if (cols < 2)
+        return panel_memory_fixed_rows(f->snaps[f->gpu < n ? f->gpu : 0], w, f) + 1;
+    unsigned grid = (n + cols - 1) / cols;
+    return 1 + (int)grid * 4;
+}
+
 const struct panel_ops panel_memory_ops = {
     .name = "memory",
     .title = "memory pool",
@@ -252,6 +351,8 @@ const struct panel_ops panel_memory_ops = {
     .min_h = 3,
     .pref_h = 8,
     .column = 0,
+    .grow = true,
+    .rows = panel_memory_rows,
     .draw = panel_memory_draw,
     .key = NULL,
 };

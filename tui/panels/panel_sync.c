@@ -185,13 +185,27 @@ static void panel_sync_draw(struct panel *p, const struct ui_frame *f) {
             panel_sync_compact(p, y, f);
         return;
     }
-    panel_sync_table(p, &y, f);
-    if (y < p->h - 1)
-        panel_sync_hist(p, y++, f);
-    if (y < p->h)
-        panel_sync_inflight(p, y++, f);
-    if (st != UI_WATCH_OK)
+    /* full: what is in flight first (the row that says HANG is never the one cut), the
+     * driver's side while it is not ok, the table, then the histogram */
+    panel_sync_inflight(p, y++, f);
+    if (st != UI_WATCH_OK && y + 2 < p->h) {
         panel_sync_driver(p, y, f);
+        y += 2;
+    }
+    panel_sync_table(p, &y, f);
+    if (y < p->h)
+        panel_sync_hist(p, y++, f);
+}
+
+/* The title, the in-flight row, the driver's two while not ok, the table (its header and an
+ * op a row) and the histogram; several devices add the skew and a row each. */
+static int panel_sync_rows(const struct panel *p, const struct ui_frame *f, int w) {
+    (void)p;
+    (void)w;
+    uint64_t age;
+    int driver = ui_frame_watch(f, &age) != UI_WATCH_OK ? 2 : 0;
+    int devices = f->n_snaps > 1 ? 1 + (int)f->n_snaps : 0;
+    return 1 + 1 + driver + devices + 1 + SYNC_OP_COUNT + 1;
 }
 
 const struct panel_ops panel_sync_ops = {
@@ -202,6 +216,7 @@ const struct panel_ops panel_sync_ops = {
     .min_h = 4,
     .pref_h = 8,
     .column = 1,
+    .rows = panel_sync_rows,
     .draw = panel_sync_draw,
     .key = NULL,
 };

@@ -238,6 +238,14 @@ static void panel_timeline_draw(struct panel *p, const struct ui_frame *f) {
     panel_timeline_info(p, n - shown, (size_t)n_marks, dropped, f);
 }
 
+/* The title, a row a device (several), the phases a loop shows, the kernel row and the
+ * axis. */
+static int panel_timeline_rows(const struct panel *p, const struct ui_frame *f, int w) {
+    (void)p;
+    (void)w;
+    return 1 + (f->n_snaps > 1 ? (int)f->n_snaps : 0) + 9 + 1 + 1;
+}
+
 const struct panel_ops panel_timeline_ops = {
     .name = "timeline",
     .title = "timeline",
@@ -248,6 +256,7 @@ const struct panel_ops panel_timeline_ops = {
     .min_h = 4,
     .pref_h = 13,
     .column = 1,
+    .rows = panel_timeline_rows,
     .draw = panel_timeline_draw,
     .key = NULL,
 };
