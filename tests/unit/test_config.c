@@ -498,6 +498,23 @@ Test(config, line_col) {
     cr_assert_eq(col, 1);
 }
 
+/* A top-level key's offsets: its quote and its value's first byte; never a nested object's key
+ * or a string's text. */
+Test(config, key_at) {
+    static const char text[] = "{\"a\": {\"b\": 1}, \"s\": \"\\\"b\\\": 2\",\n \"b\" :\t[3]}";
+    size_t k = 0, v = 0;
+    cr_assert_eq(json_file_key_at(text, "a", &k, &v), 0);
+    cr_assert_eq(k, 1);
+    cr_assert_eq(v, 6);
+    cr_assert_eq(json_file_key_at(text, "b", &k, &v), 0);
+    cr_assert_eq(k, (size_t)(strstr(text, "\n \"b\"") - text) + 2, "%zu", k);
+    cr_assert_eq(text[v], '[');
+    cr_assert_eq(json_file_key_at(text, "c", &k, &v), -ENOENT);
+    cr_assert_eq(json_file_key_at("{\"\\u0063\": 1}", "c", &k, &v), 0); /* an escaped name */
+    cr_assert_eq(k, 1);
+    cr_assert_eq(v, 11);
+}
+
 /* An apply callback that records the keys it sees. */
 static int cfg_record_key(const char *key, const struct config_value *v, void *ctx, char *err,
                           size_t errlen) {
