@@ -168,14 +168,66 @@ static int json_file_parse(const char *buf, size_t n, const char *shown, struct 
                       line, col, why);
 }
 
-int json_file_read(const char *path, const char *shown, size_t max_bytes, struct json_object **out,
-                   char *err, size_t errlen) {
+int json_file_read_text(const char *path, const char *shown, size_t max_bytes,
+                        struct json_object **out, char **text, char *err, size_t errlen) {
     char *buf = NULL;
     size_t n = 0;
     int rc = json_file_slurp(path, shown, max_bytes, &buf, &n, err, errlen);
     if (rc != 0)
         return rc;
     rc = json_file_parse(buf, n, shown, out, err, errlen);
-    free(buf);
+    if (rc != 0 || !text)
+        free(buf);
+    else
+        *text = buf;
     return rc;
+}
+
+int json_file_read(const char *path, const char *shown, size_t max_bytes, struct json_object **out,
+                   char *err, size_t errlen) {
+    return json_file_read_text(path, shown, max_bytes, out, NULL, err, errlen);
+}
+
+/* Whether the string literal text[i..end) (quotes included) reads as key: byte for byte, or,
+ * when it holds an escape, once json-c has read it. */
+static bool json_file_key_is(const char *text, size_t i, size_t end, const char *key) {
+    size_t len = end - i - 2;
+    if (!memchr(text + i, '\\', end - i))
+        return strlen(key) == len && memcmp(text + i + 1, key, len) == 0;
+    char *lit = strndup(text + i, end - i);
+    struct json_object *s = lit ? json_tokener_parse(lit) : NULL;
+    bool same = s && strcmp(json_object_get_string(s), key) == 0;
+    json_object_put(s);
+    free(lit);
+    return same;
+}
+
+int json_file_key_at(const char *text, const char *key, size_t *key_off, size_t *value_off) {
+    size_t n = strlen(text), depth = 0;
+    bool want_key = false; /* in the top-level object, where a key comes next */
+    for (size_t i = 0; i < n; i++) {
+        char c = text[i];
+        if (c == '{' || c == '[') {
+            want_key = depth == 0 && c == '{';
+            depth++;
+        } else if ((c == '}' || c == ']') && depth > 0) {
+            depth--;
+        } else if (c == ',' && depth == 1) {
+            want_key = true;
+        } else if (c == '"') {
+            bool nul = false;
+            size_t end = json_file_string_end(text, n, i, &nul);
+            if (depth == 1 && want_key && json_file_key_is(text, i, end, key)) {
+                size_t v = end;
+                while (v < n && strchr(" \t\r\n:", text[v]))
+                    v++;
+                *key_off = i;
+                *value_off = v;
+                return 0;
+            }
+            want_key = false;
+            i = end - 1;
+        }
+    }
+    return -ENOENT;
 }

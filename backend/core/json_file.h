@@ -17,6 +17,15 @@ int json_file_config_dir(char *out, size_t outlen);
 int json_file_read(const char *path, const char *shown, size_t max_bytes, struct json_object **out,
                    char *err, size_t errlen);
 
+/* json_file_read, keeping the file's text: *text (NUL-terminated; the caller frees it) for
+ * json_file_key_at. */
+int json_file_read_text(const char *path, const char *shown, size_t max_bytes,
+                        struct json_object **out, char **text, char *err, size_t errlen);
+
+/* Where the top-level object of text (valid JSON, as json_file_read_text keeps it) holds key:
+ * the byte offsets of the key's opening quote and of its value. 0, or -ENOENT. */
+int json_file_key_at(const char *text, const char *key, size_t *key_off, size_t *value_off);
+
 /* 1-based line and column of byte offset off in text. */
 void json_file_line_col(const char *text, size_t off, int *line, int *col);
 

@@ -237,7 +237,9 @@ expect_usage() { # STEP, ARGS...
     "$RINGSIDE" agent "$@" > "$SCRATCH/out.txt" 2> "$SCRATCH/err.txt"
     local rc=$?
     [ "$rc" = 2 ] || fail "exit status $rc: $(cat "$SCRATCH/err.txt")"
-    grep -q "^ringside agent: " "$SCRATCH/err.txt" || fail "no message: $(cat "$SCRATCH/err.txt")"
+    grep -q "^ringside\( agent\)\?: " "$SCRATCH/err.txt" || fail "no message: $(cat "$SCRATCH/err.txt")"
+    [ "$(wc -l < "$SCRATCH/err.txt")" -eq 1 ] || fail "not one line: $(cat "$SCRATCH/err.txt")"
+    [ ! -s "$SCRATCH/out.txt" ] || fail "stdout not empty: $(cat "$SCRATCH/out.txt")"
 }
 expect_usage "--allow-control without a token" --train --allow-control
 expect_usage "a bad --listen" --listen nowhere

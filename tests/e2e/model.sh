@@ -88,7 +88,7 @@ expect2() {
     local rc=0
     "$@" > /dev/null 2> err.txt || rc=$?
     [ "$rc" -eq 2 ] || fail "'$*' exited $rc, not 2"
-    [ "$(wc -l < err.txt)" -ge 1 ] && grep -q -- "$want" err.txt ||
+    [ "$(wc -l < err.txt)" -eq 1 ] && grep -q -- "$want" err.txt ||
         fail "'$*': expected '$want' in: $(cat err.txt)"
 }
 cp out/m_mse.rsmodel lone.rsmodel

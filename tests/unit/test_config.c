@@ -276,36 +276,56 @@ Test(config, print_config_round_trips_dashboard) {
     json_object_put(j);
 }
 
-/* A broken file: its content and what stderr must say after the file's path. */
+/* A broken file: its content and what stderr must say right after the file's path (a key's
+ * mistake is at its line and column: the value's, or the key's for a key that is not one). */
 struct cfg_bad {
     char text[96];
-    char want[112];
+    char want[192];
 };
 
 static struct cfg_bad cfg_bad_cases[] = {
-    {"{\"epochs\": \"abc\"}", "key 'epochs': --epochs: 'abc' is not an integer in [0, 1000000]"},
-    {"{\"epoch\": 5}", "unknown key 'epoch' (see ringside train --help)"},
+    /* `{"epochs": "abc"}`: the value's quote is the 12th character */
+    {"{\"epochs\": \"abc\"}",
+     ":1:12: key 'epochs': --epochs: 'abc' is not an integer in [0, 1000000]"},
+    {"{\"epoch\": 5}", ":1:2: unknown key 'epoch' (did you mean 'epochs'?)"},
+    /* keys are long names, matched as flags are: exactly, never by a prefix */
+    {"{\"epo\": 5}", ":1:2: unknown key 'epo' (did you mean 'epochs'?)"},
+    {"{\"val\": 0.1}", ":1:2: unknown key 'val' (did you mean 'value-area' or 'val-frac'?)"},
+    /* line 3 is `  "chunk": "x"`: two spaces, 7 for "chunk", ':', ' ', then the value at 12 */
+    {"{\n  \"epochs\": 5,\n  \"chunk\": \"x\"\n}",
+     ":3:12: key 'chunk': --chunk: 'x' is not an integer in [0, 1000000]"},
+    {"{\"epochs\": 5,\n    \"epoc\": 1}", ":2:5: unknown key 'epoc' (did you mean 'epochs'?)"},
+    /* "epochs" written with an escape is the key epochs: its value's quote is at 17 */
+    {"{\"ep\\u006fchs\": \"x\"}", ":1:17: key 'epochs': --epochs: 'x' is not an integer"},
+    /* the text "epochs": inside a string is no key: the key is the second one, its value at 38 */
+    {"{\"theme\": \"\\\"epochs\\\": 1\", \"epochs\": \"x\"}",
+     ":1:38: key 'epochs': --epochs: 'x' is not an integer"},
     /* line 2 is `  "chunk": x}`: two spaces, 7 for "chunk", ':' at 10, ' ' at 11, 'x' at 12 */
-    {"{\"epochs\": 5,\n  \"chunk\": x}", "invalid JSON at line 2, column 12: unexpected character"},
+    {"{\"epochs\": 5,\n  \"chunk\": x}",
+     ": invalid JSON at line 2, column 12: unexpected character"},
     /* 12 bytes and nothing closes the object: the error is just past the end */
-    {"{\"epochs\": 5", "invalid JSON at line 1, column 13: unexpected end of file"},
-    {"{} {}", "invalid JSON at line 1, column 4: unexpected character"},
+    {"{\"epochs\": 5", ": invalid JSON at line 1, column 13: unexpected end of file"},
+    {"{} {}", ": invalid JSON at line 1, column 4: unexpected character"},
     /* what a lenient parser lets through: single quotes, a trailing comma, a key twice (the
      * second would win silently), \u0000 (C strings would cut the value there) */
-    {"{'epochs': 5}", "invalid JSON at line 1, column 2: a string in single quotes"},
-    {"{\"epochs\": 5,}", "invalid JSON at line 1, column 14: unexpected character"},
+    {"{'epochs': 5}", ": invalid JSON at line 1, column 2: a string in single quotes"},
+    {"{\"epochs\": 5,}", ": invalid JSON at line 1, column 14: unexpected character"},
     {"{\"epochs\": 5,\n \"epochs\": 6}",
-     "invalid JSON at line 2, column 2: a key given twice in one object"},
-    {"{\"name\": \"a\\u0000b\"}", "invalid JSON at line 1, column 10: \\u0000 in a string"},
-    {"[1, 2]", "expected a JSON object of options"},
-    {"{\"help\": true}", "key 'help': --help is for the command line only"},
-    {"{\"config\": \"x.json\"}", "key 'config': --config is for the command line only"},
-    {"{\"print-config\": true}", "key 'print-config': --print-config is for the command line"},
-    {"{\"skip-bad-rows\": 1}", "key 'skip-bad-rows': --skip-bad-rows takes no value: use true"},
-    {"{\"epochs\": true}", "key 'epochs': --epochs needs a value, not true"},
-    {"{\"hidden\": [64, 32]}", "key 'hidden': expected a number, a string, a boolean or null"},
-    {"{\"sync-slow\": 0}", "key 'sync-slow': --sync-slow: '0' is not a number in [0.001, 86400]"},
-    {"{\"hidden\": \"0\"}", "key 'hidden': "},
+     ": invalid JSON at line 2, column 2: a key given twice in one object"},
+    {"{\"name\": \"a\\u0000b\"}", ": invalid JSON at line 1, column 10: \\u0000 in a string"},
+    {"[1, 2]", ": expected a JSON object of options"},
+    {"{\"help\": true}", ":1:10: key 'help': --help is for the command line only"},
+    {"{\"config\": \"x.json\"}", ":1:12: key 'config': --config is for the command line only"},
+    {"{\"print-config\": true}",
+     ":1:18: key 'print-config': --print-config is for the command line"},
+    {"{\"skip-bad-rows\": 1}",
+     ":1:19: key 'skip-bad-rows': --skip-bad-rows takes no value: use true"},
+    {"{\"epochs\": true}", ":1:12: key 'epochs': --epochs needs a value, not true"},
+    {"{\"hidden\": [64, 32]}",
+     ":1:12: key 'hidden': expected a number, a string, a boolean or null"},
+    {"{\"sync-slow\": 0}",
+     ":1:15: key 'sync-slow': --sync-slow: '0' is not a number in [0.001, 86400]"},
+    {"{\"hidden\": \"0\"}", ":1:12: key 'hidden': "},
 };
 
 ParameterizedTestParameters(config, broken_files) {
@@ -316,9 +336,9 @@ ParameterizedTestParameters(config, broken_files) {
 ParameterizedTest(struct cfg_bad *c, config, broken_files) {
     const char *path = cfg_write("xdg/ringside", c->text);
     char want[1400];
-    snprintf(want, sizeof(want), "%s: %s", path, c->want);
+    snprintf(want, sizeof(want), "ringside: %s%s", path, c->want);
     CFG_RUN("train", "--headless", "--print-config");
-    CFG_EXPECT_ERROR(want);
+    CFG_EXPECT_ERROR(want, "; see 'ringside train --help'\n");
     cr_assert_eq(cfg_res.out[0], '\0', "printed a configuration anyway");
     cr_assert_eq(strchr(cfg_res.err, '\n'), cfg_res.err + strlen(cfg_res.err) - 1,
                  "not one line: %s", cfg_res.err);
@@ -330,7 +350,8 @@ Test(config, home_is_shown_as_tilde) {
     cr_assert_eq(mkdir(cfg_path("home/.config/ringside"), 0700), 0);
     cfg_write("home/.config/ringside", "{\"epochs\": \"abc\"}");
     CFG_RUN("--print-config");
-    CFG_EXPECT_ERROR("ringside: ~/.config/ringside/config.json: key 'epochs': --epochs: 'abc'");
+    CFG_EXPECT_ERROR(
+        "ringside: ~/.config/ringside/config.json:1:12: key 'epochs': --epochs: 'abc'");
 }
 
 Test(config, explicit_file_must_exist) {
@@ -338,7 +359,7 @@ Test(config, explicit_file_must_exist) {
     CFG_RUN("train", "--config", path, "--print-config");
     CFG_EXPECT_ERROR(path, "cannot open: No such file or directory");
     CFG_RUN("train", "--config");
-    CFG_EXPECT_ERROR("missing value for '--config'");
+    CFG_EXPECT_ERROR("--config needs a value; see 'ringside train --help'");
 }
 
 Test(config, explicit_file_replaces_the_default) {
@@ -496,6 +517,23 @@ Test(config, line_col) {
     json_file_line_col("ab\n", 3, &line, &col); /* just past the newline */
     cr_assert_eq(line, 2);
     cr_assert_eq(col, 1);
+}
+
+/* A top-level key's offsets: its quote and its value's first byte; never a nested object's key
+ * or a string's text. */
+Test(config, key_at) {
+    static const char text[] = "{\"a\": {\"b\": 1}, \"s\": \"\\\"b\\\": 2\",\n \"b\" :\t[3]}";
+    size_t k = 0, v = 0;
+    cr_assert_eq(json_file_key_at(text, "a", &k, &v), 0);
+    cr_assert_eq(k, 1);
+    cr_assert_eq(v, 6);
+    cr_assert_eq(json_file_key_at(text, "b", &k, &v), 0);
+    cr_assert_eq(k, (size_t)(strstr(text, "\n \"b\"") - text) + 2, "%zu", k);
+    cr_assert_eq(text[v], '[');
+    cr_assert_eq(json_file_key_at(text, "c", &k, &v), -ENOENT);
+    cr_assert_eq(json_file_key_at("{\"\\u0063\": 1}", "c", &k, &v), 0); /* an escaped name */
+    cr_assert_eq(k, 1);
+    cr_assert_eq(v, 11);
 }
 
 /* An apply callback that records the keys it sees. */

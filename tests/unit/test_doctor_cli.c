@@ -179,6 +179,8 @@ Test(doctor_cli, usage_errors_exit_2_with_one_line) {
         cr_assert_eq(rc, 2, "%s: exit %d", bad[k][0], rc);
         cr_assert(strstr(dc.err, bad[k][2]), "%s: stderr: %s", bad[k][0], dc.err);
         cr_assert_str_eq(dc.out, "", "%s: nothing on stdout", bad[k][0]);
+        char *nl = strchr(dc.err, '\n');
+        cr_assert(nl && nl[1] == '\0', "%s: not one line: %s", bad[k][0], dc.err);
     }
 }
 

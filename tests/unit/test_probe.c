@@ -205,7 +205,7 @@ Test(probe, usage_errors_exit_2) {
     const char *bad[] = {"probe", "--bogus", NULL};
     st = rs_test_run(bad, pr_out, sizeof(pr_out), pr_err, sizeof(pr_err));
     cr_assert_eq(st, 2);
-    cr_assert(strstr(pr_err, "unknown option '--bogus'"), "%s", pr_err);
+    cr_assert_str_eq(pr_err, "ringside: unknown option '--bogus'; see 'ringside probe --help'\n");
     const char *root[] = {"probe", "--sysfs-root", "/nonexistent/sys", NULL};
     st = rs_test_run(root, pr_out, sizeof(pr_out), pr_err, sizeof(pr_err));
     cr_assert_eq(st, 2);

@@ -782,7 +782,10 @@ ParameterizedTest(struct replay_test_usage *p, replay, cli_usage_errors) {
     cr_assert_eq(replay_test_cli(argv, out, sizeof(out), errb, sizeof(errb)), 2, "%s", errb);
     cr_assert_str_eq(out, "");
     cr_assert(strstr(errb, p->needle), "stderr: %s", errb);
-    cr_assert(strstr(errb, "Try 'ringside replay --help'."), "stderr: %s", errb);
+    static const char hint[] = "; see 'ringside replay --help'\n"; /* the end of the one line */
+    size_t n = strlen(errb), h = sizeof(hint) - 1;
+    cr_assert(n > h && strcmp(errb + n - h, hint) == 0, "stderr: %s", errb);
+    cr_assert_eq(strchr(errb, '\n'), errb + n - 1, "not one line: %s", errb);
 }
 
 Test(replay, cli_file_errors) {

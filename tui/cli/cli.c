@@ -2,6 +2,7 @@
 #include "tui/cli/cli.h"
 
 #include "backend/compute/compute.h"
+#include "backend/core/errbuf.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -52,6 +53,8 @@ int cli_main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof(cli_cmds) / sizeof(cli_cmds[0]); i++)
         if (strcmp(argv[1], cli_cmds[i].name) == 0)
             return cli_cmds[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "ringside: unknown command '%s'\nTry 'ringside --help'.\n", argv[1]);
+    char msg[256]; /* one line, whatever the word holds */
+    errbuf_set(msg, sizeof(msg), 0, "unknown command '%.80s'; see 'ringside --help'", argv[1]);
+    fprintf(stderr, "ringside: %s\n", msg);
     return RS_EXIT_USAGE;
 }

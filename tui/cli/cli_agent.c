@@ -3,6 +3,7 @@
 #include "backend/core/errbuf.h"
 #include "tui/agent/agent.h"
 #include "tui/cli/cli.h"
+#include "tui/cli/cli_args.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -53,7 +54,7 @@ static const char cli_agent_help[] =
     "--theme, -d) do not apply.\n";
 
 enum {
-    CLI_AGENT_LISTEN,
+    CLI_AGENT_LISTEN = 1000, /* above train's ids: the two tables are read together */
     CLI_AGENT_UNIX,
     CLI_AGENT_TOKEN,
     CLI_AGENT_CONTROL,
@@ -70,29 +71,24 @@ enum {
     CLI_AGENT_TLS_KEY,
 };
 
-struct cli_agent_flag {
-    const char *name;
-    bool value;
+static const struct option cli_agent_longopts[] = {
+    {"listen", required_argument, NULL, CLI_AGENT_LISTEN},
+    {"unix", required_argument, NULL, CLI_AGENT_UNIX},
+    {"token-file", required_argument, NULL, CLI_AGENT_TOKEN},
+    {"allow-control", no_argument, NULL, CLI_AGENT_CONTROL},
+    {"train", no_argument, NULL, CLI_AGENT_TRAIN},
+    {"log", required_argument, NULL, CLI_AGENT_LOG},
+    {"max-connections", required_argument, NULL, CLI_AGENT_MAXCONN},
+    {"max-per-address", required_argument, NULL, CLI_AGENT_PERADDR},
+    {"request-timeout", required_argument, NULL, CLI_AGENT_REQTIMEOUT},
+    {"metrics-interval", required_argument, NULL, CLI_AGENT_METRICS},
+    {"events-window", required_argument, NULL, CLI_AGENT_WINDOW},
+    {"watch", no_argument, NULL, CLI_AGENT_WATCH},
+    {"socket", required_argument, NULL, CLI_AGENT_SOCKET},
+    {"tls-cert", required_argument, NULL, CLI_AGENT_TLS_CERT},
+    {"tls-key", required_argument, NULL, CLI_AGENT_TLS_KEY},
+    {NULL, 0, NULL, 0},
 };
-
-static const struct cli_agent_flag cli_agent_flags[] = {
-    [CLI_AGENT_LISTEN] = {"--listen", true},
-    [CLI_AGENT_UNIX] = {"--unix", true},
-    [CLI_AGENT_TOKEN] = {"--token-file", true},
-    [CLI_AGENT_CONTROL] = {"--allow-control", false},
-    [CLI_AGENT_TRAIN] = {"--train", false},
-    [CLI_AGENT_LOG] = {"--log", true},
-    [CLI_AGENT_MAXCONN] = {"--max-connections", true},
-    [CLI_AGENT_PERADDR] = {"--max-per-address", true},
-    [CLI_AGENT_REQTIMEOUT] = {"--request-timeout", true},
-    [CLI_AGENT_METRICS] = {"--metrics-interval", true},
-    [CLI_AGENT_WINDOW] = {"--events-window", true},
-    [CLI_AGENT_WATCH] = {"--watch", false},
-    [CLI_AGENT_SOCKET] = {"--socket", true},
-    [CLI_AGENT_TLS_CERT] = {"--tls-cert", true},
-    [CLI_AGENT_TLS_KEY] = {"--tls-key", true},
-};
-#define CLI_AGENT_NFLAGS (sizeof(cli_agent_flags) / sizeof(cli_agent_flags[0]))
 
 static int cli_agent_flag(struct agent_opts *o, int id, const char *v, char *err, size_t n) {
     long x = 0;
@@ -107,7 +103,7 @@ static int cli_agent_flag(struct agent_opts *o, int id, const char *v, char *err
         char addr[128], why[160];
         unsigned port;
         if (agent_http_parse_listen(v, addr, sizeof(addr), &port, why, sizeof(why)) != 0)
-            return errbuf_set(err, n, -EINVAL, "--listen '%s': %s", v, why);
+            return errbuf_set(err, n, -EINVAL, "--listen: %s", why);
         return cli_copy("--listen", o->http.listen, sizeof(o->http.listen), v, err, n);
     case CLI_AGENT_UNIX:
         return cli_copy("--unix", o->http.unix_path, sizeof(o->http.unix_path), v, err, n);
@@ -155,24 +151,6 @@ static int cli_agent_flag(struct agent_opts *o, int id, const char *v, char *err
     }
 }
 
-/* Which agent flag arg is (its value inline after '=' or in the next argument), or -1. */
-static int cli_agent_match(const char *arg, const char **inline_value) {
-    for (size_t k = 0; k < CLI_AGENT_NFLAGS; k++) {
-        size_t len = strlen(cli_agent_flags[k].name);
-        if (strncmp(arg, cli_agent_flags[k].name, len) != 0)
-            continue;
-        if (arg[len] == '\0') {
-            *inline_value = NULL;
-            return (int)k;
-        }
-        if (arg[len] == '=' && cli_agent_flags[k].value) {
-            *inline_value = arg + len + 1;
-            return (int)k;
-        }
-    }
-    return -1;
-}
-
 /* The dashboard's flags parse as train options but mean nothing here. */
 static int cli_agent_check(const struct agent_opts *o, const struct cli_train_opts *t, char *err,
                            size_t n) {
@@ -217,38 +195,37 @@ static int cli_agent_tls(struct agent_opts *o, char *err, size_t n) {
     return rc;
 }
 
-/* 0, 1 after --help, or RS_EXIT_USAGE after the error. */
+/* 0, 1 after --help, or RS_EXIT_USAGE after the error. The agent's flags and train's are
+ * read together (one rule, one error for a name that is neither); train's words go on to
+ * cli_train_parse in rest, in order. */
 static int cli_agent_parse(int argc, char **argv, struct agent_opts *o, struct cli_train_opts *t,
                            char **rest) {
+    const struct option *tables[] = {cli_agent_longopts, cli_train_options(), NULL};
+    struct cli_args a;
+    cli_args_init(&a, argc, argv, "d:h", tables);
     char err[1024];
-    int n_rest = 0;
+    int n_rest = 0, copied = 1, id;
     rest[n_rest++] = argv[0];
-    for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+    while ((id = cli_args_next(&a, err, sizeof(err))) != 0) {
+        if (id < 0)
+            return cli_usage_error("agent", err);
+        if (id == 'h') {
             printf("%s\n\n%s", cli_agent_usage, cli_agent_help);
             return 1;
         }
-        int id = cli_agent_match(argv[i], &v);
-        if (id < 0) {
-            rest[n_rest++] = argv[i];
-            continue;
-        }
-        if (cli_agent_flags[id].value && !v && i + 1 >= argc) {
-            snprintf(err, sizeof(err), "option '%s' requires a value", argv[i]);
-            return cli_usage_error("agent", cli_agent_usage, err);
-        }
-        if (cli_agent_flags[id].value && !v)
-            v = argv[++i];
-        if (cli_agent_flag(o, id, v, err, sizeof(err)) != 0)
-            return cli_usage_error("agent", cli_agent_usage, err);
+        if (a.table != 0) /* train's: its words as given, "--" included */
+            while (copied < a.next)
+                rest[n_rest++] = argv[copied++];
+        else if (cli_agent_flag(o, id, a.value, err, sizeof(err)) != 0)
+            return cli_usage_error("agent", err);
+        copied = a.next;
     }
     rest[n_rest] = NULL;
     int rc = cli_train_parse(n_rest, rest, "agent", t);
     if (rc != 0)
         return rc;
     if (cli_agent_check(o, t, err, sizeof(err)) != 0 || cli_agent_tls(o, err, sizeof(err)) != 0)
-        return cli_usage_error("agent", cli_agent_usage, err);
+        return cli_usage_error("agent", err);
     o->run = t->run;
     return 0;
 }

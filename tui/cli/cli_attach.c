@@ -87,7 +87,7 @@ static int cli_attach_parse(int argc, char **argv, struct cli_attach_opts *a) {
     if (rc != 0)
         return rc;
     if (!a->url)
-        return cli_usage_error("attach", cli_attach_usage, "URL is required");
+        return cli_usage_error("attach", "URL is required");
     return 0;
 }
 

@@ -117,12 +117,11 @@ static int cli_doctor_parse(int argc, char **argv, struct cli_doctor_args *a) {
             char msg[1200];
             snprintf(msg, sizeof(msg), "--bundle %.500s: the directory %.500s does not exist",
                      a->bundle, slash ? dir : ".");
-            return cli_usage_error("doctor", cli_doctor_usage, msg);
+            return cli_usage_error("doctor", msg);
         }
     }
     if (rc == 0 && a->json && a->markdown)
-        return cli_usage_error("doctor", cli_doctor_usage,
-                               "--json and --markdown exclude each other");
+        return cli_usage_error("doctor", "--json and --markdown exclude each other");
     return rc;
 }
 

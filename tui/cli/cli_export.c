@@ -69,11 +69,11 @@ static int cli_export_parse(int argc, char **argv, struct cli_export_opts *o) {
     if (rc != 0)
         return rc;
     if (o->format == EXPORT_NONE)
-        return cli_usage_error("export", cli_export_usage, "--format onnx|safetensors is required");
+        return cli_usage_error("export", "--format onnx|safetensors is required");
     if (!o->model[0])
-        return cli_usage_error("export", cli_export_usage, "which checkpoint? (CHECKPOINT)");
+        return cli_usage_error("export", "which checkpoint? (CHECKPOINT)");
     if (!o->out[0])
-        return cli_usage_error("export", cli_export_usage, "--out FILE is required");
+        return cli_usage_error("export", "--out FILE is required");
     return 0;
 }
 

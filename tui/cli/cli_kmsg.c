@@ -1,5 +1,6 @@
 /* `ringside kmsg classify`: classify a kernel log (or a runtime's stderr) and print one JSON
  * object per recognised event, or with --all one per input line. */
+#include "backend/core/errbuf.h"
 #include "backend/kmsg/kmsg_classify.h"
 #include "backend/kmsg/kmsg_json.h"
 #include "backend/kmsg/kmsg_lines.h"
@@ -7,6 +8,7 @@
 #include "backend/kmsg/kmsg_watch.h"
 #include "backend/kmsg/remedies.h"
 #include "tui/cli/cli.h"
+#include "tui/cli/cli_args.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -54,9 +56,11 @@ struct cli_kmsg {
 
 static int cli_kmsg_opt(int id, const char *v, void *ctx, char *err, size_t n) {
     struct cli_kmsg *k = ctx;
-    (void)err;
-    (void)n;
-    if (id == 'a')
+    if (id == CLI_ARGS_OPERAND && k->input)
+        return errbuf_set(err, n, -EINVAL, "unexpected argument '%s' (one FILE at a time)", v);
+    if (id == CLI_ARGS_OPERAND)
+        k->input = v;
+    else if (id == 'a')
         k->all = true;
     else if (id == 'r')
         k->rules_path = v;
@@ -209,28 +213,18 @@ int cli_kmsg(int argc, char **argv) {
     memset(&k, 0, sizeof(k));
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         if (argc < 2)
-            return cli_usage_error("kmsg", cli_kmsg_usage, "missing verb 'classify'");
+            return cli_usage_error("kmsg", "missing verb 'classify'");
         printf("%s\n\n%s", cli_kmsg_usage, cli_kmsg_help);
         return 0;
     }
     if (strcmp(argv[1], "classify") != 0) {
         char msg[160];
         snprintf(msg, sizeof(msg), "unknown verb '%.60s' (the verb is classify)", argv[1]);
-        return cli_usage_error("kmsg", cli_kmsg_usage, msg);
+        return cli_usage_error("kmsg", msg);
     }
-    /* FILE is the one positional argument: take it out before getopt sees it */
-    char *args[64];
-    int n = 0;
-    for (int i = 1; i < argc && n < 63; i++) {
-        bool value = i > 1 && strcmp(argv[i - 1], "--rules") == 0;
-        if (i > 1 && !value && !k.input && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0))
-            k.input = argv[i];
-        else
-            args[n++] = argv[i];
-    }
-    args[n] = NULL;
-    int rc = cli_getopt_run(n, args, "kmsg classify", cli_kmsg_usage, cli_kmsg_help, ":h", longopts,
-                            cli_kmsg_opt, &k);
+    /* "-": FILE, the one operand, comes to cli_kmsg_opt wherever it stands */
+    int rc = cli_getopt_run(argc - 1, argv + 1, "kmsg", cli_kmsg_usage, cli_kmsg_help, "-:h",
+                            longopts, cli_kmsg_opt, &k);
     if (rc != 0)
         return rc == 1 ? 0 : rc;
     if (!k.input)

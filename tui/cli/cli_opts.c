@@ -4,11 +4,11 @@
 #include "backend/core/errbuf.h"
 #include "backend/core/secret_file.h"
 #include "backend/vpoc/vpoc.h"
+#include "tui/cli/cli_args.h"
 #include "tui/cli/cli_tele.h"
 #include "tui/cli/config.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -241,9 +241,14 @@ static const struct option cli_train_longopts[] = {
     {NULL, 0, NULL, 0},
 };
 
-int cli_usage_error(const char *cmd, const char *usage, const char *msg) {
-    fprintf(stderr, "ringside%s%s: %s\n%s\nTry 'ringside%s%s --help'.\n", cmd[0] ? " " : "", cmd,
-            msg, usage, cmd[0] ? " " : "", cmd);
+const struct option *cli_train_options(void) {
+    return cli_train_longopts;
+}
+
+int cli_usage_error(const char *cmd, const char *msg) {
+    char line[4608]; /* errbuf_set keeps it one line whatever the words quoted in msg hold */
+    errbuf_set(line, sizeof(line), 0, "%s; see 'ringside %s --help'", msg, cmd[0] ? cmd : "train");
+    fprintf(stderr, "ringside: %s\n", line);
     return RS_EXIT_USAGE;
 }
 
@@ -592,26 +597,30 @@ static int cli_watch_refuses(const struct cli_train_ctx *t, char *err, size_t er
 int cli_getopt_run(int argc, char **argv, const char *cmd, const char *usage, const char *help,
                    const char *shortopts, const struct option *longopts, cli_opt_fn on_opt,
                    void *ctx) {
-    char err[512];
-    opterr = 0;
-    optind = 1;
+    bool operands = shortopts[0] == '-';
+    const struct option *tables[] = {longopts, NULL};
+    struct cli_args a;
+    cli_args_init(&a, argc, argv, shortopts + strspn(shortopts, "-:"), tables);
+    const char *stray = NULL; /* said after the options, so that --help after it still helps */
+    char err[1024];
     int id;
-    while ((id = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+    while ((id = cli_args_next(&a, err, sizeof(err))) != 0) {
+        if (id < 0)
+            return cli_usage_error(cmd, err);
         if (id == 'h') {
             printf("%s\n\n%s", usage, help);
             return 1;
         }
-        if (id == '?' || id == ':') {
-            snprintf(err, sizeof(err), "%s '%s'",
-                     id == '?' ? "unknown option" : "missing value for", argv[optind - 1]);
-            return cli_usage_error(cmd, usage, err);
+        if (id == CLI_ARGS_OPERAND && !operands) {
+            stray = stray ? stray : a.value;
+            continue;
         }
-        if (on_opt(id, optarg, ctx, err, sizeof(err)) != 0)
-            return cli_usage_error(cmd, usage, err);
+        if (on_opt(id, a.value, ctx, err, sizeof(err)) != 0)
+            return cli_usage_error(cmd, err);
     }
-    if (optind < argc) {
-        snprintf(err, sizeof(err), "unexpected argument '%s'", argv[optind]);
-        return cli_usage_error(cmd, usage, err);
+    if (stray) {
+        errbuf_set(err, sizeof(err), -EINVAL, "unexpected argument '%s'", stray);
+        return cli_usage_error(cmd, err);
     }
     return 0;
 }
@@ -626,14 +635,16 @@ static int cli_train_on_opt(int id, const char *v, void *ctx, char *err, size_t 
     return cli_train_opt(id, v, t->o, err, errlen);
 }
 
-/* A config file key: the same options as the flags, through the same code. */
+/* A config file key: the same options as the flags, found by the same rule, through the same
+ * code. */
 static int cli_train_on_key(const char *key, const struct config_value *v, void *ctx, char *err,
                             size_t errlen) {
-    const struct option *op = cli_train_longopts;
-    while (op->name && strcmp(op->name, key) != 0)
-        op++;
-    if (!op->name)
+    const struct option *tables[] = {cli_train_longopts, NULL};
+    const struct option *op = cli_args_find(tables, key, strlen(key), NULL);
+    if (!op) {
+        cli_args_suggest(tables, key, strlen(key), "'", "'", err, errlen);
         return -ENOENT;
+    }
     if (op->val == 'h' || op->val == OPT_CONFIG || op->val == OPT_PRINT_CONFIG)
         return errbuf_set(err, errlen, -EINVAL, "--%s is for the command line only", key);
     if (v->kind == CONFIG_NULL)
@@ -649,14 +660,16 @@ static int cli_train_on_key(const char *key, const struct config_value *v, void 
 }
 
 /* First pass over argv: only --config and --help matter, since the config file is applied
- * before the flags (and --help works whatever the file holds). */
+ * before the flags (and --help works whatever the file holds). Errors are the second pass's. */
 static void cli_train_prescan(int argc, char **argv, const char **config, bool *help) {
-    opterr = 0;
-    optind = 0;
+    const struct option *tables[] = {cli_train_longopts, NULL};
+    struct cli_args a;
+    cli_args_init(&a, argc, argv, "d:h", tables);
+    char err[8];
     int id;
-    while ((id = getopt_long(argc, argv, ":d:h", cli_train_longopts, NULL)) != -1) {
+    while ((id = cli_args_next(&a, err, sizeof(err))) != 0) {
         if (id == OPT_CONFIG)
-            *config = optarg;
+            *config = a.value;
         *help |= id == 'h';
     }
 }
@@ -681,10 +694,8 @@ int cli_train_parse(int argc, char **argv, const char *cmd, struct cli_train_opt
     bool help = false;
     char err[2048];
     cli_train_prescan(argc, argv, &config, &help);
-    if (!help && config_load(config, cli_train_on_key, &t, o->run.config, err, sizeof(err)) != 0) {
-        fprintf(stderr, "ringside%s%s: %s\n", cmd[0] ? " " : "", cmd, err);
-        return RS_EXIT_USAGE;
-    }
+    if (!help && config_load(config, cli_train_on_key, &t, o->run.config, err, sizeof(err)) != 0)
+        return cli_usage_error(cmd, err);
     t.cfg_seen = t.seen;
     t.seen = 0;
     bool watch = strcmp(cmd, "watch") == 0;
@@ -696,7 +707,7 @@ int cli_train_parse(int argc, char **argv, const char *cmd, struct cli_train_opt
     if ((watch && cli_watch_refuses(&t, err, sizeof(err)) != 0) ||
         cli_train_conflicts(&t, err, sizeof(err)) != 0 ||
         cli_train_finish(&t, err, sizeof(err)) != 0)
-        return cli_usage_error(cmd, usage, err);
+        return cli_usage_error(cmd, err);
     if (t.print_config && config_print(o, stdout) != 0) {
         fprintf(stderr, "ringside: cannot write the configuration to stdout\n");
         return RS_EXIT_USAGE;

@@ -19,8 +19,14 @@ struct cli_train_opts {
 /* Parse argv (argv[0] is the subcommand name) for `train` or the dashboard, over the defaults
  * from the config file (--config FILE, else $XDG_CONFIG_HOME/ringside/config.json if present).
  * Returns 0, 1 when --help or --print-config was printed (exit 0), or RS_EXIT_USAGE after
- * printing the error (with the usage line for a bad flag) to stderr. */
+ * printing the error as cli_usage_error does. */
 int cli_train_parse(int argc, char **argv, const char *cmd, struct cli_train_opts *o);
+
+struct option;
+
+/* The options of `train` and the dashboard (the config file's keys too), for a command that
+ * takes them beside its own (cli_args' tables). */
+const struct option *cli_train_options(void);
 
 /* Strict numbers: the whole string must parse and lie in [lo, hi]. 0 or -EINVAL with err
  * "--flag: 'x' is not an integer in [lo, hi]". */
@@ -32,19 +38,19 @@ int cli_parse_double(const char *flag, const char *s, double lo, double hi, doub
 /* One option for cli_getopt_run: 0, or -EINVAL with err filled. */
 typedef int (*cli_opt_fn)(int id, const char *value, void *ctx, char *err, size_t errlen);
 
-struct option;
-
-/* The getopt_long loop every subcommand shares: -h/--help prints usage and help (returns 1),
- * (shortopts must start with ':' and include 'h'); an unknown option, a missing value, a value
- * on_opt rejects or a stray argument prints the error with the usage line (returns RS_EXIT_USAGE);
- * otherwise 0. */
+/* The option loop every subcommand shares, over cli_args' rule (exact long names, a value
+ * after '=' or in the next word). shortopts lists the letters ("d:h" style; it must include
+ * 'h'); with a leading '-', operands reach on_opt in order with id CLI_ARGS_OPERAND, otherwise
+ * an operand is an error. -h/--help prints usage and help (returns 1); an unknown option, a
+ * missing value, a value on_opt rejects or a stray operand is cli_usage_error's line (returns
+ * RS_EXIT_USAGE); otherwise 0. */
 int cli_getopt_run(int argc, char **argv, const char *cmd, const char *usage, const char *help,
                    const char *shortopts, const struct option *longopts, cli_opt_fn on_opt,
                    void *ctx);
 
-/* Print "ringside CMD: msg" and "Try 'ringside CMD --help'." to stderr; return
- * RS_EXIT_USAGE. */
-int cli_usage_error(const char *cmd, const char *usage, const char *msg);
+/* The one line of a usage error on stderr, "ringside: MSG; see 'ringside CMD --help'" (CMD ""
+ * is the dashboard: train's help), nothing on stdout; returns RS_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *msg);
 
 /* The viewing flags the dashboards of a recording and of a remote agent share: --frames N,
  * -d/--delay N (id 'd') and --theme NAME|PATH, with these ids in their longopts. */

@@ -88,9 +88,9 @@ static int cli_predict_parse(int argc, char **argv, struct cli_predict_opts *o) 
     if (rc != 0)
         return rc;
     if (!o->model[0])
-        return cli_usage_error("predict", cli_predict_usage, "--model FILE is required");
+        return cli_usage_error("predict", "--model FILE is required");
     if (!o->in.data[0])
-        return cli_usage_error("predict", cli_predict_usage, "--data FILE is required");
+        return cli_usage_error("predict", "--data FILE is required");
     return 0;
 }
 

@@ -130,7 +130,7 @@ int cli_probe(int argc, char **argv) {
         return 1;
     if ((rc = tele_create(&t, &a.tele, ring, err, sizeof(err))) != 0) {
         evring_destroy(ring);
-        return cli_usage_error("probe", cli_probe_usage, err);
+        return cli_usage_error("probe", err);
     }
     tele_sample_now(t);
     if (!a.once) {

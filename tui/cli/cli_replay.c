@@ -63,7 +63,7 @@ static int cli_replay_parse(int argc, char **argv, struct cli_replay_opts *r) {
     if (rc != 0)
         return rc;
     if (!r->file)
-        return cli_usage_error("replay", cli_replay_usage, "FILE is required");
+        return cli_usage_error("replay", "FILE is required");
     return 0;
 }
 

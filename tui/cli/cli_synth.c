@@ -57,7 +57,7 @@ static int cli_synth_parse(int argc, char **argv, struct data_synth_opts *so,
     if (rc != 0)
         return rc;
     if (a->days == 0 || !a->out[0])
-        return cli_usage_error("synth", cli_synth_usage, "--days N and --out FILE are required");
+        return cli_usage_error("synth", "--days N and --out FILE are required");
     *so = (struct data_synth_opts){(int)a->days, (uint64_t)a->seed, (int)a->hour, a->tick};
     return 0;
 }

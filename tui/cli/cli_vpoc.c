@@ -89,7 +89,7 @@ static int cli_vpoc_parse(int argc, char **argv, struct cli_vpoc_opts *o) {
     if (rc != 0)
         return rc;
     if (!o->in.data[0])
-        return cli_usage_error("vpoc", cli_vpoc_usage, "--data FILE is required");
+        return cli_usage_error("vpoc", "--data FILE is required");
     return 0;
 }
 

@@ -1,8 +1,11 @@
 /* `ringside watch`: the dashboard over this machine's GPUs and the PyTorch jobs that attach
  * through the bridge, with no loop of ours and no GPU context of ours. */
+#include "backend/core/errbuf.h"
 #include "backend/run/bridge.h"
 #include "tui/cli/cli.h"
+#include "tui/cli/cli_args.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,46 +26,51 @@ static const char cli_watch_help[] =
     "--sync-timeout, --telemetry and its roots, the kernel-log options, --config. The data,\n"
     "training and compute options are refused: watch trains nothing.\n";
 
-/* --socket PATH / --socket=PATH taken out of argv (which keeps the rest, in order). */
-static int cli_watch_socket(int *argc, char **argv, char *path, size_t cap) {
-    int out = 1;
-    for (int i = 1; i < *argc; i++) {
-        const char *v = NULL;
-        if (strcmp(argv[i], "--socket") == 0) {
-            if (i + 1 >= *argc) {
-                fprintf(stderr, "ringside watch: missing value for '--socket'\n"
-                                "Try 'ringside watch --help'.\n");
-                return RS_EXIT_USAGE;
-            }
-            v = argv[++i];
-        } else if (strncmp(argv[i], "--socket=", 9) == 0) {
-            v = argv[i] + 9;
-        } else {
-            argv[out++] = argv[i];
+enum { CLI_WATCH_SOCKET = 1000 }; /* above train's ids: the two tables are read together */
+
+/* --socket PATH taken out of argv, which keeps train's words in order for cli_train_parse. The
+ * two commands' flags are read together: one rule, one error for a name that is neither. 0, 1
+ * after --help, or RS_EXIT_USAGE after the error. */
+static int cli_watch_args(int *argc, char **argv, char *path, size_t cap) {
+    static const struct option longopts[] = {
+        {"socket", required_argument, NULL, CLI_WATCH_SOCKET},
+        {NULL, 0, NULL, 0},
+    };
+    const struct option *tables[] = {longopts, cli_train_options(), NULL};
+    struct cli_args a;
+    cli_args_init(&a, *argc, argv, "d:h", tables);
+    char err[1024];
+    int out = 1, copied = 1, id;
+    while ((id = cli_args_next(&a, err, sizeof(err))) != 0) {
+        if (id < 0)
+            return cli_usage_error("watch", err);
+        if (id == 'h') {
+            fputs(cli_watch_help, stdout);
+            return 1;
+        }
+        if (id != CLI_WATCH_SOCKET) { /* train's: its words as given, "--" included */
+            while (copied < a.next)
+                argv[out++] = argv[copied++];
             continue;
         }
-        if (strlen(v) >= cap || !v[0]) {
-            fprintf(stderr, "ringside watch: --socket: '%s' is %s\n", v,
-                    v[0] ? "longer than a socket path can be" : "empty");
-            return RS_EXIT_USAGE;
+        copied = a.next;
+        if (strlen(a.value) >= cap || !a.value[0]) {
+            errbuf_set(err, sizeof(err), -EINVAL, "--socket: '%s' is %s", a.value,
+                       a.value[0] ? "longer than a socket path can be" : "empty");
+            return cli_usage_error("watch", err);
         }
-        snprintf(path, cap, "%s", v);
+        snprintf(path, cap, "%s", a.value);
     }
     *argc = out;
     return 0;
 }
 
 int cli_watch(int argc, char **argv) {
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            fputs(cli_watch_help, stdout);
-            return 0;
-        }
     char socket[BRIDGE_PATH_MAX] = "";
-    int rc = cli_watch_socket(&argc, argv, socket, sizeof(socket));
+    int rc = cli_watch_args(&argc, argv, socket, sizeof(socket));
     struct cli_train_opts *o = rc ? NULL : calloc(1, sizeof(*o));
     if (rc != 0 || !o)
-        return rc ? rc : 1;
+        return rc == 1 ? 0 : rc ? rc : 1;
     rc = cli_train_parse(argc, argv, "watch", o);
     if (rc == 0) {
         struct app_view v = o->view;

@@ -12,9 +12,26 @@
 #include <string.h>
 #include <unistd.h>
 
-/* One key through apply, with the file and key added to the reason. */
-static int config_apply_key(const char *shown, const char *key, struct json_object *v,
+/* The file being applied: its name as shown and its text, for each key's line and column. */
+struct config_src {
+    const char *shown;
+    const char *text;
+};
+
+/* "SHOWN:LINE:COL" of key, at the key itself or at its value. */
+static void config_where(const struct config_src *f, const char *key, bool at_value, char *out,
+                         size_t outlen) {
+    size_t k = 0, v = 0;
+    int line = 1, col = 1;
+    if (json_file_key_at(f->text, key, &k, &v) == 0)
+        json_file_line_col(f->text, at_value ? v : k, &line, &col);
+    snprintf(out, outlen, "%s:%d:%d", f->shown, line, col);
+}
+
+/* One key through apply, with the file, line, column and key added to the reason. */
+static int config_apply_key(const struct config_src *f, const char *key, struct json_object *v,
                             config_apply_fn apply, void *ctx, char *err, size_t errlen) {
+    char where[ENGINE_PATH_MAX + 32], why[512] = "";
     struct config_value cv = {.kind = CONFIG_NULL};
     switch (json_object_get_type(v)) {
     case json_type_null:
@@ -30,26 +47,26 @@ static int config_apply_key(const char *shown, const char *key, struct json_obje
         cv = (struct config_value){.kind = CONFIG_STRING, .text = json_object_get_string(v)};
         break;
     default:
+        config_where(f, key, true, where, sizeof(where));
         return errbuf_set(err, errlen, -EINVAL,
-                          "%s: key '%s': expected a number, a string, a boolean or null", shown,
+                          "%s: key '%s': expected a number, a string, a boolean or null", where,
                           key);
     }
-    char why[512];
     int rc = apply(key, &cv, ctx, why, sizeof(why));
+    config_where(f, key, rc != -ENOENT, where, sizeof(where));
     if (rc == -ENOENT)
-        return errbuf_set(err, errlen, -EINVAL, "%s: unknown key '%s' (see ringside train --help)",
-                          shown, key);
+        return errbuf_set(err, errlen, -EINVAL, "%s: unknown key '%s'%s", where, key, why);
     if (rc != 0)
-        return errbuf_set(err, errlen, rc, "%s: key '%s': %s", shown, key, why);
+        return errbuf_set(err, errlen, rc, "%s: key '%s': %s", where, key, why);
     return 0;
 }
 
-static int config_apply_all(const char *shown, struct json_object *root, config_apply_fn apply,
-                            void *ctx, char *err, size_t errlen) {
+static int config_apply_all(const struct config_src *f, struct json_object *root,
+                            config_apply_fn apply, void *ctx, char *err, size_t errlen) {
     if (!json_object_is_type(root, json_type_object))
-        return errbuf_set(err, errlen, -EINVAL, "%s: expected a JSON object of options", shown);
+        return errbuf_set(err, errlen, -EINVAL, "%s: expected a JSON object of options", f->shown);
     json_object_object_foreach(root, key, v) {
-        int rc = config_apply_key(shown, key, v, apply, ctx, err, errlen);
+        int rc = config_apply_key(f, key, v, apply, ctx, err, errlen);
         if (rc != 0)
             return rc;
     }
@@ -82,12 +99,15 @@ int config_load(const char *path, config_apply_fn apply, void *ctx, char *used, 
         snprintf(shown, sizeof(shown), "%s", path);
     }
     struct json_object *root = NULL;
-    int rc = json_file_read(path, shown, CONFIG_MAX_BYTES, &root, err, errlen);
+    char *text = NULL;
+    int rc = json_file_read_text(path, shown, CONFIG_MAX_BYTES, &root, &text, err, errlen);
     if (rc != 0)
         return rc;
     snprintf(used, ENGINE_PATH_MAX, "%s", path);
-    rc = config_apply_all(shown, root, apply, ctx, err, errlen);
+    struct config_src f = {shown, text};
+    rc = config_apply_all(&f, root, apply, ctx, err, errlen);
     json_object_put(root);
+    free(text);
     return rc;
 }
 

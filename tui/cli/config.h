@@ -28,16 +28,19 @@ struct config_value {
     bool flag;        /* BOOL */
 };
 
-/* Applies one key (a long flag name without dashes): 0; -ENOENT when no such key exists; any
- * other negative errno with err holding the reason (e.g. "--epochs: 'x' is not ..."). */
+/* Applies one key (a long flag name without dashes, matched as cli_args matches a flag: by
+ * its exact name): 0; -ENOENT when no such key exists, err holding what to suggest instead
+ * (" (did you mean 'epochs'?)") or ""; any other negative errno with err holding the reason
+ * (e.g. "--epochs: 'x' is not ..."). */
 typedef int (*config_apply_fn)(const char *key, const struct config_value *v, void *ctx, char *err,
                                size_t errlen);
 
 /* Read the config file and apply each key, in file order. path NULL: the default file
  * (json_file_config_dir()/config.json), silently skipped when it does not exist; otherwise the file
  * must exist. used (ENGINE_PATH_MAX bytes) gets the path read, "" when none. 0, or -errno with
- * err "FILE: key 'K': reason", "FILE: unknown key 'K' (see ringside train --help)", or
- * "FILE: invalid JSON at line L, column C: why" (FILE is shown with ~ for $HOME). */
+ * err "FILE:LINE:COL: key 'K': reason" (at the value), "FILE:LINE:COL: unknown key 'K'" with
+ * the suggestion (at the key), or "FILE: invalid JSON at line L, column C: why" (FILE is shown
+ * with ~ for $HOME). */
 int config_load(const char *path, config_apply_fn apply, void *ctx, char *used, char *err,
                 size_t errlen);
 
