@@ -22,7 +22,7 @@ static void app_panel_key(struct app *a, int k, int ch) {
     unsigned res = p->ops->key ? p->ops->key(p, ch, &a->frame) : PANEL_IGNORED;
     if (res & PANEL_OPEN_GPU_OVERLAY) {
         a->gpu_overlay = true;
-        a->gpu_scroll = 0;
+        a->gpu_tv.top = 0;
     }
 }
 
@@ -87,6 +87,7 @@ static void app_act_quit(struct app *a, const struct keymap_row *row, int ch) {
 static void app_act_help(struct app *a, const struct keymap_row *row, int ch) {
     (void)row, (void)ch;
     a->help = !a->help;
+    a->help_tv.top = 0;
 }
 
 /* p + - c m: the source acts (a hung synchronize refuses a cleanup first); a key the source
@@ -139,7 +140,7 @@ static void app_act_kernel(struct app *a, const struct keymap_row *row, int ch) 
 static void app_act_gpu_overlay(struct app *a, const struct keymap_row *row, int ch) {
     (void)row, (void)ch;
     a->gpu_overlay = !a->gpu_overlay;
-    a->gpu_scroll = 0;
+    a->gpu_tv.top = 0;
 }
 
 static void app_act_doctor(struct app *a, const struct keymap_row *row, int ch) {
@@ -201,15 +202,13 @@ static const app_action_fn app_actions[KEYMAP_ACTION_COUNT] = {
     [KEYMAP_HELP] = app_act_help,
 };
 
-/* A key: the help overlay closes on any but q and a resize; the GPU overlay takes its own;
- * then the key map's row for this source runs its action, and a key it has no row for goes
- * to the focused panel. */
+/* A key: the open overlays take theirs first, the topmost first (the help scrolls, or closes
+ * on any key but q and a resize; then the GPU overlay); then the key map's row for this source
+ * runs its action, and a key it has no row for goes to the focused panel. */
 void app_key(struct app *a, int ch) {
     const struct keymap_row *row = keymap_find(ch, a->where);
-    if (a->help && (!row || (row->act != KEYMAP_QUIT && row->act != KEYMAP_RESIZE))) {
-        a->help = false;
+    if (a->help && app_help_key(a, ch, row))
         return;
-    }
     if (a->gpu_overlay && app_gpu_overlay_key(a, ch))
         return;
     if (row && app_actions[row->act])

@@ -119,7 +119,7 @@ const struct keymap_row keymap_table[] = {
      .act = KEYMAP_HELP,
      .where = KEYMAP_ALL,
      .label = "? h",
-     .help = "this help (any key closes it)",
+     .help = "this help: Up/Down PgUp/PgDn Home/End scroll it, any other key closes it",
      .hint_keys = "?",
      .hint = "help"},
 };
