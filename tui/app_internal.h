@@ -42,6 +42,10 @@ struct app {
     bool gpu_overlay;
     enum gpu_view_page gpu_page;
     struct textview gpu_tv;
+    /* an event's details over the panels (Enter on the events panel, k): the text is the
+     * panel's (panel_events_detail) */
+    bool detail;
+    struct textview detail_tv;
     struct app_doctor doctor; /* D: the environment checks in the background */
 };
 
@@ -66,8 +70,8 @@ struct app_overlay_src {
     int hang;
 };
 
-/* app_overlay.c: the overlays open over the panels, bottom to top: the GPU overlay, the
- * help. */
+/* app_overlay.c: the overlays open over the panels, bottom to top: an event's details, the
+ * GPU overlay, the help. */
 void app_draw_overlays(struct app *a);
 
 /* app_overlay.c: draw into all of win an overlay's frame, the lines of src (n of them)
@@ -84,6 +88,13 @@ bool app_overlay_scroll_key(struct textview *v, int ch);
  * scroll keys scroll it, q and a resize are left to their rows (false), any other key closes
  * it. */
 bool app_help_key(struct app *a, int ch, const struct keymap_row *row);
+
+/* app_overlay.c: show the details the events panel has just composed, from their top. */
+void app_open_detail(struct app *a);
+
+/* app_overlay.c: a key while an event's details are open: the scroll keys scroll them, Enter
+ * and Esc close them (true); false for any other key. */
+bool app_detail_key(struct app *a, int ch);
 
 /* app_gpu.c: the GPU overlay (g). */
 void app_draw_gpu_overlay(struct app *a);

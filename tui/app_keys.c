@@ -24,6 +24,8 @@ static void app_panel_key(struct app *a, int k, int ch) {
         a->gpu_overlay = true;
         a->gpu_tv.top = 0;
     }
+    if (res & PANEL_OPEN_EVENT_DETAIL)
+        app_open_detail(a);
 }
 
 static void app_mouse(struct app *a) {
@@ -56,6 +58,7 @@ static void app_kernel_key(struct app *a) {
     }
     a->focus = APP_EVENTS_PANEL;
     app_focus(a, 0);
+    app_open_detail(a);
 }
 
 /* t: the next theme found; a broken one is a warning and the current theme stays (and is
@@ -203,13 +206,15 @@ static const app_action_fn app_actions[KEYMAP_ACTION_COUNT] = {
 };
 
 /* A key: the open overlays take theirs first, the topmost first (the help scrolls, or closes
- * on any key but q and a resize; then the GPU overlay); then the key map's row for this source
- * runs its action, and a key it has no row for goes to the focused panel. */
+ * on any key but q and a resize; the GPU overlay; an event's details); then the key map's row
+ * for this source runs its action, and a key it has no row for goes to the focused panel. */
 void app_key(struct app *a, int ch) {
     const struct keymap_row *row = keymap_find(ch, a->where);
     if (a->help && app_help_key(a, ch, row))
         return;
     if (a->gpu_overlay && app_gpu_overlay_key(a, ch))
+        return;
+    if (a->detail && app_detail_key(a, ch))
         return;
     if (row && app_actions[row->act])
         app_actions[row->act](a, row, ch);

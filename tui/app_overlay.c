@@ -1,5 +1,5 @@
-/* The overlays drawn over the panels, and the frame they share: the help (?) and the GPU
- * overlay's box (app_gpu.c). Their lines
+/* The overlays drawn over the panels, and the frame they share: the help (?), an event's
+ * details (Enter on the events panel, k) and the GPU overlay's box (app_gpu.c). Their lines
  * wrap to the box (wrap_text), scroll with the same keys (keymap_scroll) and show where they
  * are on the bottom border (textview_mark) above a hint on how to close them. */
 #include "tui/app_internal.h"
@@ -11,7 +11,7 @@
 
 #define APP_OVERLAY_LINES 2048 /* screen lines drawn from; a longer text is cut there */
 #define APP_OVERLAY_HINT  3    /* screen lines of a hint, at most */
-#define APP_OVERLAY_MAX_W 100  /* the help's width on a wide terminal */
+#define APP_OVERLAY_MAX_W 100  /* the help's and the details' width on a wide terminal */
 
 static struct wrap_line app_overlay_wl[APP_OVERLAY_LINES];
 static int app_overlay_src_of[APP_OVERLAY_LINES]; /* each screen line's source */
@@ -123,7 +123,39 @@ bool app_help_key(struct app *a, int ch, const struct keymap_row *row) {
     return true;
 }
 
+/* ---- an event's details ---- */
+
+/* The event's line in its severity's colour, then its fields and what helps, as the events
+ * panel composed them when they opened. */
+static void app_draw_detail(struct app *a) {
+    const char *head, *body;
+    enum theme_role role;
+    if (!panel_events_detail(&a->panels[APP_EVENTS_PANEL], &head, &body, &role)) {
+        a->detail = false;
+        return;
+    }
+    struct app_overlay_src src[2] = {{head, role, 2}, {body, THEME_TEXT, 2}};
+    app_overlay_box(a, "event detail", src, body[0] ? 2 : 1,
+                    "Up/Down PgUp/PgDn Home/End scroll  Enter/Esc close", &a->detail_tv);
+}
+
+void app_open_detail(struct app *a) {
+    a->detail = true;
+    a->detail_tv = (struct textview){0};
+}
+
+bool app_detail_key(struct app *a, int ch) {
+    if (app_overlay_scroll_key(&a->detail_tv, ch))
+        return true;
+    if (ch != '\n' && ch != '\r' && ch != KEY_ENTER && ch != 27)
+        return false;
+    a->detail = false;
+    return true;
+}
+
 void app_draw_overlays(struct app *a) {
+    if (a->detail)
+        app_draw_detail(a);
     if (a->gpu_overlay)
         app_draw_gpu_overlay(a);
     if (a->help)
