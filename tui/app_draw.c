@@ -1,5 +1,5 @@
-/* The dashboard's chrome: header, footer, help overlay and the too-small message, and giving
- * each panel its window after a layout. */
+/* The dashboard's chrome: header, footer and the too-small message, and giving each panel its
+ * window after a layout; the overlays over it are app_overlay.c's. */
 #include "backend/core/mono.h"
 #include "tui/app_internal.h"
 #include "tui/ui_devices.h"
@@ -244,28 +244,6 @@ static void app_draw_footer(struct app *a) {
     wnoutrefresh(w);
 }
 
-static void app_draw_help(struct app *a) {
-    static char lines[KEYMAP_ROWS_MAX][KEYMAP_HELP_BYTES];
-    int n_keys = (int)keymap_help_lines(a->where, lines, KEYMAP_ROWS_MAX);
-    int h = n_keys + APP_PANELS + 5, w = COLS - 4 < 100 ? COLS - 4 : 100;
-    h = h > LINES - 2 ? LINES - 2 : h;
-    WINDOW *win = newwin(h, w, (LINES - h) / 2, (COLS - w) / 2);
-    if (!win)
-        return;
-    werase(win);
-    box(win, 0, 0);
-    w_text(win, 0, 2, w - 4, THEME_TITLE, &a->frame, " ringside help ");
-    int y = 1;
-    for (int k = 0; k < n_keys && y < h - 1; k++)
-        w_text(win, y++, 2, w - 4, THEME_TEXT, &a->frame, "%s", lines[k]);
-    y++;
-    for (int k = 0; k < APP_PANELS && y < h - 1; k++)
-        w_text(win, y++, 2, w - 4, THEME_DIM, &a->frame, "%-11s %s", a->panels[k].ops->name,
-               a->panels[k].ops->help);
-    wnoutrefresh(win);
-    delwin(win);
-}
-
 static void app_draw_too_small(void) {
     erase();
     const char *msg = "terminal too small";
@@ -297,11 +275,6 @@ void app_draw_frame(struct app *a, bool quitting) {
         wnoutrefresh(p->win);
     }
     app_draw_footer(a);
-    if (a->gpu_overlay)
-        app_draw_gpu_overlay(a);
-    if (a->summary)
-        app_draw_summary(a);
-    if (a->help)
-        app_draw_help(a);
+    app_draw_overlays(a);
     doupdate();
 }

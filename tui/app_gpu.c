@@ -30,29 +30,17 @@ bool app_gpu_overlay_key(struct app *a, int ch) {
     case '\t':
     case KEY_BTAB:
         a->gpu_page = (a->gpu_page + (ch == '\t' ? 1 : GPU_VIEW_PAGES - 1)) % GPU_VIEW_PAGES;
-        a->gpu_scroll = 0;
+        a->gpu_tv.top = 0;
         return true;
     case KEY_LEFT:
     case KEY_RIGHT:
         if (n_gpus > 0)
             panel_gpu_select(gp, (panel_gpu_selected(gp) + (ch == KEY_RIGHT ? 1 : n_gpus - 1)) %
                                      n_gpus);
-        a->gpu_scroll = 0;
+        a->gpu_tv.top = 0;
         return true;
-    case KEY_UP:
-    case KEY_DOWN:
-    case KEY_PPAGE:
-    case KEY_NPAGE:
-    case KEY_HOME:
-    case KEY_END: {
-        int page = LINES - 8 > 1 ? LINES - 8 : 1;
-        int d = ch == KEY_UP ? -1 : ch == KEY_DOWN ? 1 : ch == KEY_PPAGE ? -page : page;
-        a->gpu_scroll = ch == KEY_HOME ? 0 : ch == KEY_END ? APP_GPU_LINES : a->gpu_scroll + d;
-        a->gpu_scroll = a->gpu_scroll < 0 ? 0 : a->gpu_scroll;
-        return true;
-    }
     default:
-        return false;
+        return app_overlay_scroll_key(&a->gpu_tv, ch);
     }
 }
 
@@ -81,28 +69,24 @@ static int app_gpu_doctor(struct app *a, int rows) {
     return n;
 }
 
+/* The pages' lines continue 2 columns in past their own indentation. */
 void app_draw_gpu_overlay(struct app *a) {
+    static struct app_overlay_src src[APP_GPU_LINES];
     const struct ui_frame *f = &a->frame;
     int gpu = app_gpu_selected(a);
-    int h = LINES - 4, w = COLS - 4, rows = h - 3;
-    int n = app_gpu_doctor(a, rows);
+    int h = LINES - 4, w = COLS - 4;
+    int n = app_gpu_doctor(a, h - 3);
     n += gpu_view_lines(f->tele, ui_frame_sel(f), gpu, a->gpu_page, app_gpu_lines + n,
                         APP_GPU_LINES - n);
     WINDOW *win = h > 4 && w > 20 ? newwin(h, w, 2, 2) : NULL;
     if (!win)
         return;
-    werase(win);
-    box(win, 0, 0);
+    for (int k = 0; k < n; k++)
+        src[k] = (struct app_overlay_src){app_gpu_lines[k].text, app_gpu_lines[k].role, 2};
+    app_overlay_fill(win, f, src, n,
+                     "Tab page  Left/Right GPU  Up/Down PgUp/PgDn Home/End scroll  Esc close",
+                     &a->gpu_tv);
     app_gpu_tabs(a, win, w, gpu);
-    int max_scroll = n - rows > 0 ? n - rows : 0;
-    a->gpu_scroll = a->gpu_scroll > max_scroll ? max_scroll : a->gpu_scroll;
-    for (int y = 0; y < rows && a->gpu_scroll + y < n; y++) {
-        const struct gpu_view_line *l = &app_gpu_lines[a->gpu_scroll + y];
-        w_text(win, 1 + y, 2, w - 4, l->role, f, "%s", l->text);
-    }
-    w_text(win, h - 2, 2, w - 4, THEME_DIM, f,
-           "Tab page  Left/Right GPU  Up/Down/PgUp/PgDn scroll  Esc/Enter/g close%s",
-           n > rows ? "  (more below)" : "");
     wnoutrefresh(win);
     delwin(win);
 }

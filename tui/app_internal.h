@@ -8,6 +8,7 @@
 #include "tui/keymap.h"
 #include "tui/layout.h"
 #include "tui/panel.h"
+#include "tui/textview.h"
 #include "tui/ui.h"
 
 #define APP_PANELS 6
@@ -27,8 +28,9 @@ struct app {
     char theme_name[64];
     int zoom; /* index into the window spans */
     bool frozen, help, quitting, leave_now, color, utf8;
-    bool hangup;      /* SIGHUP: the terminal is gone; stop gracefully without drawing */
-    uint64_t quit_ns; /* when the graceful stop was asked for */
+    struct textview help_tv; /* the help's scroll (?) */
+    bool hangup;             /* SIGHUP: the terminal is gone; stop gracefully without drawing */
+    uint64_t quit_ns;        /* when the graceful stop was asked for */
     struct engine_snap frozen_snap;                  /* the first device's, while frozen */
     struct engine_snap frozen_devs[RUN_MAX_DEVICES]; /* every device's, while frozen */
     char notice[160];                                /* footer message for a few seconds */
@@ -39,7 +41,11 @@ struct app {
     /* the GPU overlay (g, or Enter on the GPU panel) */
     bool gpu_overlay;
     enum gpu_view_page gpu_page;
-    int gpu_scroll;
+    struct textview gpu_tv;
+    /* an event's details over the panels (Enter on the events panel, k): the text is the
+     * panel's (panel_events_detail) */
+    bool detail;
+    struct textview detail_tv;
     struct app_doctor doctor;   /* D: the environment checks in the background */
     bool summary, summary_seen; /* the ended run's summary is open; it has been opened once */
 };
@@ -56,6 +62,42 @@ extern const uint64_t app_zoom_ns[APP_ZOOMS];
 void app_draw_frame(struct app *a, bool quitting);
 void app_relayout(struct app *a);
 void app_free_windows(struct app *a);
+
+/* A line of an overlay: text (may hold '\n'), in role, its continuations hang columns in
+ * past its own leading spaces (wrap_text). */
+struct app_overlay_src {
+    const char *text;
+    enum theme_role role;
+    int hang;
+};
+
+/* app_overlay.c: the overlays open over the panels, bottom to top: an event's details, the
+ * GPU overlay, the help. */
+void app_draw_overlays(struct app *a);
+
+/* app_overlay.c: draw into all of win an overlay's frame, the lines of src (n of them)
+ * wrapped to the frame and scrolled as v says, the hint on the last rows inside and the
+ * position on the bottom border; v->rows and v->total are set and v->top kept in range. The
+ * caller draws the title on the top border, then refreshes. */
+void app_overlay_fill(WINDOW *win, const struct ui_frame *f, const struct app_overlay_src *src,
+                      int n, const char *hint, struct textview *v);
+
+/* app_overlay.c: a scroll key (keymap_scroll) moves v: true when ch was one. */
+bool app_overlay_scroll_key(struct textview *v, int ch);
+
+/* app_overlay.c: a key while the help is open (row: its row in the key map, or NULL): the
+ * scroll keys scroll it, q and a resize are left to their rows (false), any other key closes
+ * it. */
+bool app_help_key(struct app *a, int ch, const struct keymap_row *row);
+
+/* app_overlay.c: show the details the events panel has just composed, from their top. */
+void app_open_detail(struct app *a);
+
+/* app_overlay.c: a key while an event's details are open: the scroll keys scroll them, Enter
+ * and Esc close them (true); false for any other key. */
+bool app_detail_key(struct app *a, int ch);
+
+/* app_gpu.c: the GPU overlay (g). */
 void app_draw_gpu_overlay(struct app *a);
 
 /* app_summary.c: the summary opens once, the first frame the run has ended; drawn over the

@@ -22,8 +22,10 @@ static void app_panel_key(struct app *a, int k, int ch) {
     unsigned res = p->ops->key ? p->ops->key(p, ch, &a->frame) : PANEL_IGNORED;
     if (res & PANEL_OPEN_GPU_OVERLAY) {
         a->gpu_overlay = true;
-        a->gpu_scroll = 0;
+        a->gpu_tv.top = 0;
     }
+    if (res & PANEL_OPEN_EVENT_DETAIL)
+        app_open_detail(a);
 }
 
 static void app_mouse(struct app *a) {
@@ -56,6 +58,7 @@ static void app_kernel_key(struct app *a) {
     }
     a->focus = APP_EVENTS_PANEL;
     app_focus(a, 0);
+    app_open_detail(a);
 }
 
 /* t: the next theme found; a broken one is a warning and the current theme stays (and is
@@ -87,6 +90,7 @@ static void app_act_quit(struct app *a, const struct keymap_row *row, int ch) {
 static void app_act_help(struct app *a, const struct keymap_row *row, int ch) {
     (void)row, (void)ch;
     a->help = !a->help;
+    a->help_tv.top = 0;
 }
 
 /* p + - c m: the source acts (a hung synchronize refuses a cleanup first); a key the source
@@ -139,7 +143,7 @@ static void app_act_kernel(struct app *a, const struct keymap_row *row, int ch) 
 static void app_act_gpu_overlay(struct app *a, const struct keymap_row *row, int ch) {
     (void)row, (void)ch;
     a->gpu_overlay = !a->gpu_overlay;
-    a->gpu_scroll = 0;
+    a->gpu_tv.top = 0;
 }
 
 static void app_act_doctor(struct app *a, const struct keymap_row *row, int ch) {
@@ -201,22 +205,21 @@ static const app_action_fn app_actions[KEYMAP_ACTION_COUNT] = {
     [KEYMAP_HELP] = app_act_help,
 };
 
-/* A key: the help overlay and the summary close on any but q and a resize; the GPU overlay
- * takes its own;
- * then the key map's row for this source runs its action, and a key it has no row for goes
- * to the focused panel. */
+/* A key: the open overlays take theirs first, the topmost first (the help scrolls, or closes
+ * on any key but q and a resize; the GPU overlay; an event's details); then the key map's row
+ * for this source runs its action, and a key it has no row for goes to the focused panel. */
 void app_key(struct app *a, int ch) {
     const struct keymap_row *row = keymap_find(ch, a->where);
-    if (a->help && (!row || (row->act != KEYMAP_QUIT && row->act != KEYMAP_RESIZE))) {
-        a->help = false;
+    if (a->help && app_help_key(a, ch, row))
         return;
-    }
     if (a->summary && (!row || (row->act != KEYMAP_QUIT && row->act != KEYMAP_RESIZE &&
                                 row->act != KEYMAP_MOUSE))) {
         a->summary = false;
         return;
     }
     if (a->gpu_overlay && app_gpu_overlay_key(a, ch))
+        return;
+    if (a->detail && app_detail_key(a, ch))
         return;
     if (row && app_actions[row->act])
         app_actions[row->act](a, row, ch);

@@ -178,9 +178,11 @@ static void gpu_view_detail(struct gpu_view_out *o, const struct tele_snap *t,
     gpu_view_procs(o, t, g, es);
 }
 
+/* A row of numbers per provider, then on the lines below what it reads or why it is not used
+ * (a reason may be long: the overlay wraps it under itself). */
 static void gpu_view_providers(struct gpu_view_out *o, const struct tele_snap *t) {
-    gpu_view_add(o, THEME_TITLE, "%-9s %-12s %5s %9s %9s %9s  %s", "provider", "status", "GPUs",
-                 "last us", "mean us", "max us", "capabilities / reason");
+    gpu_view_add(o, THEME_TITLE, "%-9s %-12s %5s %9s %9s %9s", "provider", "status", "GPUs",
+                 "last us", "mean us", "max us");
     for (unsigned k = 0; k < t->n_prov; k++) {
         const struct tele_prov_info *p = &t->prov[k];
         char caps[160] = "";
@@ -192,9 +194,13 @@ static void gpu_view_providers(struct gpu_view_out *o, const struct tele_snap *t
         enum theme_role r = p->status == TELE_OK      ? THEME_OK
                             : p->status == TELE_ERROR ? THEME_ERROR
                                                       : THEME_DIM;
-        gpu_view_add(o, r, "%-9s %-12s %5u %9.1f %9.1f %9.1f  %s", p->name,
-                     tele_status_name(p->status), p->n_gpus, (double)p->last_sample_ns / 1e3, mean,
-                     (double)p->max_sample_ns / 1e3, p->reason[0] ? p->reason : caps);
+        gpu_view_add(o, r, "%-9s %-12s %5u %9.1f %9.1f %9.1f", p->name, tele_status_name(p->status),
+                     p->n_gpus, (double)p->last_sample_ns / 1e3, mean,
+                     (double)p->max_sample_ns / 1e3);
+        if (p->reason[0])
+            gpu_view_add(o, r == THEME_OK ? THEME_TEXT : r, "%10s%s", "", p->reason);
+        else if (caps[0])
+            gpu_view_add(o, THEME_DIM, "%10sreads: %s", "", caps);
     }
     gpu_view_add(o, THEME_DIM,
                  "%llu samples so far; a field's source is the first provider "

@@ -119,7 +119,7 @@ const struct keymap_row keymap_table[] = {
      .act = KEYMAP_HELP,
      .where = KEYMAP_ALL,
      .label = "? h",
-     .help = "this help (any key closes it)",
+     .help = "this help: Up/Down PgUp/PgDn Home/End scroll it, any other key closes it",
      .hint_keys = "?",
      .hint = "help"},
 };
@@ -194,6 +194,24 @@ size_t keymap_help_lines(unsigned where, char (*lines)[KEYMAP_HELP_BYTES], size_
                      strlen(label) < KEYMAP_LABEL_COLS ? " " : "  ", help);
     }
     return n;
+}
+
+/* The overlays' scroll keys, one move each. */
+static const struct {
+    int key;
+    enum textview_move move;
+} keymap_scroll_keys[] = {
+    {KEY_UP, TEXTVIEW_UP},           {KEY_DOWN, TEXTVIEW_DOWN}, {KEY_PPAGE, TEXTVIEW_PAGE_UP},
+    {KEY_NPAGE, TEXTVIEW_PAGE_DOWN}, {KEY_HOME, TEXTVIEW_HOME}, {KEY_END, TEXTVIEW_END},
+};
+
+bool keymap_scroll(int ch, enum textview_move *out) {
+    for (size_t k = 0; k < sizeof(keymap_scroll_keys) / sizeof(keymap_scroll_keys[0]); k++)
+        if (keymap_scroll_keys[k].key == ch) {
+            *out = keymap_scroll_keys[k].move;
+            return true;
+        }
+    return false;
 }
 
 size_t keymap_hints(unsigned where, struct keymap_hint *out, size_t max) {

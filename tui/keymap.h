@@ -8,6 +8,7 @@
 #define RINGSIDE_TUI_KEYMAP_H
 
 #include "backend/run/source.h"
+#include "tui/textview.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -94,6 +95,10 @@ bool keymap_source_action(enum keymap_action act, enum source_action *out);
 /* The help screen's key lines for where, in table order: the label in KEYMAP_LABEL_COLS
  * columns (two spaces after a longer one), then the help. Up to max lines; returns how many. */
 size_t keymap_help_lines(unsigned where, char (*lines)[KEYMAP_HELP_BYTES], size_t max);
+
+/* The scroll move of key ch in an overlay (the help, the GPU overlay, an event's details):
+ * Up, Down, PgUp, PgDn, Home and End; false for any other key. */
+bool keymap_scroll(int ch, enum textview_move *out);
 
 /* The footer's hints for where, in table order; up to max, returns how many. */
 size_t keymap_hints(unsigned where, struct keymap_hint *out, size_t max);

@@ -17,9 +17,10 @@ struct panel;
 /* What a panel's key handler did: flags, after htop's HandlerResult. The app acts on them; a
  * panel never reaches into the app or another panel. */
 enum panel_result {
-    PANEL_IGNORED = 0,                /* not a key of this panel's */
-    PANEL_HANDLED = 1u << 0,          /* taken */
-    PANEL_OPEN_GPU_OVERLAY = 1u << 1, /* open the GPU overlay on the panel's selected GPU */
+    PANEL_IGNORED = 0,                 /* not a key of this panel's */
+    PANEL_HANDLED = 1u << 0,           /* taken */
+    PANEL_OPEN_GPU_OVERLAY = 1u << 1,  /* open the GPU overlay on the panel's selected GPU */
+    PANEL_OPEN_EVENT_DETAIL = 1u << 2, /* show the details just composed (panel_events_detail) */
 };
 
 struct panel_ops {
@@ -99,9 +100,16 @@ int panel_gpu_selected(const struct panel *p);
 /* Select GPU gpu on the GPU panel (the GPU overlay's Left and Right). */
 void panel_gpu_select(struct panel *p, int gpu);
 
-/* The events panel: select the newest kernel-log failure of f's model and open its details
- * (k). false, and nothing changed, when there is none. */
+/* The events panel: select the newest kernel-log failure of f's model and compose its details
+ * (k; the app shows them). false, and nothing changed, when there is none. */
 bool panel_events_show_kernel(struct panel *p, const struct ui_frame *f);
+
+/* The events panel's details of the event they were last composed for (Enter, or
+ * panel_events_show_kernel): its line in *head, to be shown in role *role, and the rest in
+ * *body (its fields, what helps; lines apart by '\n'). Copied when they were composed, so events
+ * arriving later change nothing. false, nothing set, before the first. */
+bool panel_events_detail(const struct panel *p, const char **head, const char **body,
+                         enum theme_role *role);
 
 /* The events panel's list position. */
 struct panel_list panel_events_list(const struct panel *p);

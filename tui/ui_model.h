@@ -162,11 +162,6 @@ char ui_kmsg_letter(unsigned category);
  * "[drm:fn [amdgpu]] *ERROR* ", "NVRM: "), for a one-line list. */
 const char *ui_kmsg_short(const char *message);
 
-/* One screen line of text wrapped to width columns: the bytes it takes from s (up to and
- * including the newline or the space it breaks at; 0 at the end of s), with *shown the bytes
- * to draw. Breaks at the last space that fits, else cuts; never splits a UTF-8 character. */
-size_t ui_wrap(const char *s, int width, size_t *shown);
-
 /* Event k of the list, 0 = newest; NULL past the end. */
 const struct ui_event *ui_model_event(const struct ui_model *m, size_t k);
 

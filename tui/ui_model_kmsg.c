@@ -188,24 +188,3 @@ bool ui_model_pci_mark(const struct ui_model *m, const char *pci, uint64_t since
     }
     return found;
 }
-
-size_t ui_wrap(const char *s, int width, size_t *shown) {
-    size_t i = 0, brk = 0;
-    *shown = 0;
-    width = width < 1 ? 1 : width;
-    if (!*s)
-        return 0;
-    for (int col = 0; s[i] && s[i] != '\n'; col++) {
-        if (col == width) { /* full: break at the last space, else cut here */
-            *shown = brk ? brk : i;
-            return brk ? brk + 1 : i;
-        }
-        if (s[i] == ' ')
-            brk = i;
-        i++;
-        while (((unsigned char)s[i] & 0xC0) == 0x80)
-            i++;
-    }
-    *shown = i;
-    return s[i] == '\n' ? i + 1 : i;
-}

@@ -114,14 +114,34 @@ Test(gpu_view, reconciliation_of_another_gpu_has_no_engine_rows) {
     cr_assert(gv_find(n, "does not train on this GPU"));
 }
 
+/* The index of the first line holding needle, or -1. */
+static int gv_index(int n, const char *needle) {
+    for (int i = 0; i < n; i++)
+        if (strstr(gv_lines[i].text, needle))
+            return i;
+    return -1;
+}
+
+/* A row of numbers per provider, and under it (indented, whole, for the overlay to wrap) what
+ * it reads or why it is not used. */
 Test(gpu_view, providers_page_has_times_and_reasons) {
     gv_fixture();
+    snprintf(gv_t.prov[2].reason, sizeof(gv_t.prov[2].reason), "%s",
+             "a reason long enough to need a second line on an 80-column terminal, where the "
+             "overlay has 72 columns for it");
     int n = gpu_view_lines(&gv_t, &gv_es, 0, GPU_VIEW_PROVIDERS, gv_lines, GV_MAX);
-    const char *s = gv_find(n, "sysfs");
-    cr_assert(s && strstr(s, "150.0") && strstr(s, "310.0") && strstr(s, "memory,temperature"),
-              "%s", s);
-    const char *d = gv_find(n, "libdrm");
-    cr_assert(d && strstr(d, "unavailable") && strstr(d, "no amdgpu render node"), "%s", d);
+    int s = gv_index(n, "sysfs");
+    cr_assert(s >= 0 && strstr(gv_lines[s].text, "150.0") && strstr(gv_lines[s].text, "310.0"),
+              "%s", s >= 0 ? gv_lines[s].text : "no sysfs row");
+    cr_assert_str_eq(gv_lines[s + 1].text, "          reads: memory,temperature");
+    int d = gv_index(n, "libdrm");
+    cr_assert(d >= 0 && strstr(gv_lines[d].text, "unavailable"));
+    cr_assert_str_eq(gv_lines[d + 1].text, "          no amdgpu render node");
+    cr_assert_eq(gv_lines[d + 1].role, THEME_DIM, "in the unavailable row's colour");
+    int f = gv_index(n, "fdinfo");
+    cr_assert_str_eq(gv_lines[f + 1].text + 10, gv_t.prov[2].reason, "cut: %s",
+                     gv_lines[f + 1].text);
+    cr_assert_eq(n, 1 + 3 * 2 + 1, "a header, two lines per provider, the count");
 }
 
 Test(gpu_view, no_telemetry_and_no_gpu_say_so) {
@@ -164,13 +184,6 @@ static void gv_doctor_fixture(void) {
     doctor_remedy(doctor_add(&gv_doc, "kernel log", "kernel log", DOCTOR_SKIP, "n/a"),
                   "/dev/kmsg is not readable");
     doctor_add(&gv_doc, "variables", "ROCR_VISIBLE_DEVICES", DOCTOR_WARN, "7"); /* no remedy */
-}
-
-static int gv_index(int n, const char *needle) {
-    for (int i = 0; i < n; i++)
-        if (strstr(gv_lines[i].text, needle))
-            return i;
-    return -1;
 }
 
 Test(gpu_view, doctor_not_run_yet) {

@@ -187,3 +187,22 @@ Test(keymap, footer_hints_per_source) {
         cr_assert_eq(loop, km_sources[s] == KEYMAP_REPLAY ? 0 : 3, "source %u", km_sources[s]);
     }
 }
+
+/* The overlays' scroll keys, one move each; any other key is not one. */
+Test(keymap, scroll_keys_of_the_overlays) {
+    static const struct {
+        int key;
+        enum textview_move move;
+    } want[] = {{KEY_UP, TEXTVIEW_UP},         {KEY_DOWN, TEXTVIEW_DOWN},
+                {KEY_PPAGE, TEXTVIEW_PAGE_UP}, {KEY_NPAGE, TEXTVIEW_PAGE_DOWN},
+                {KEY_HOME, TEXTVIEW_HOME},     {KEY_END, TEXTVIEW_END}};
+    for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+        enum textview_move m = (enum textview_move) - 1;
+        cr_assert(keymap_scroll(want[k].key, &m), "key %d", want[k].key);
+        cr_assert_eq(m, want[k].move, "key %d", want[k].key);
+    }
+    enum textview_move m = TEXTVIEW_UP;
+    static const int others[] = {KEY_LEFT, KEY_RIGHT, '\t', '\n', 27, 'q', 'j', ' '};
+    for (size_t k = 0; k < sizeof(others) / sizeof(others[0]); k++)
+        cr_assert_not(keymap_scroll(others[k], &m), "key %d", others[k]);
+}

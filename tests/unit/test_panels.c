@@ -206,6 +206,20 @@ static WINDOW *pt_draw(const struct panel_ops *ops, struct panel *p, int h, int 
 }
 
 /* Widths and heights each panel gets at 80x24 and at 200x60 (from the layout). */
+/* The events panel's composed details as one text, the event's line first, and its role; NULL
+ * when there are none. */
+static const char *pt_detail(const struct panel *p, enum theme_role *role) {
+    static char buf[8192];
+    const char *head, *body;
+    enum theme_role r;
+    if (!panel_events_detail(p, &head, &body, &r))
+        return NULL;
+    snprintf(buf, sizeof(buf), "%s\n%s", head, body);
+    if (role)
+        *role = r;
+    return buf;
+}
+
 static const int pt_sizes[2][2] = {{5, 80}, {12, 100}};
 
 Test(panels, memory_shows_pool_numbers_and_segment_map) {
@@ -386,17 +400,26 @@ Test(panels, events_newest_first_with_counts_and_detail) {
     cr_assert(pt_has(w, "info 29"), "%s", pt_row(w, 0));
     cr_assert(strstr(pt_row(w, 1), "log line d29"), "%s", pt_row(w, 1));
     cr_assert(strstr(pt_row(w, 2), "log line c28"), "%s", pt_row(w, 2));
-    /* scroll down twice, then Enter opens the detail of the selected (third newest) line */
+    /* scroll down twice, then Enter composes the details of the selected (third newest) line
+     * and asks the app to show them */
     p.focused = true;
+    cr_assert_null(pt_detail(&p, NULL), "none before an Enter");
     cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, KEY_DOWN, &pt_frame));
     cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, KEY_DOWN, &pt_frame));
-    cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, '\n', &pt_frame));
+    cr_assert_eq(PANEL_HANDLED | PANEL_OPEN_EVENT_DETAIL,
+                 panel_events_ops.key(&p, '\n', &pt_frame));
     pt_event(EV_LOG, pt_frame.now_ns, SEV_INFO, 40); /* arrives while the details are open */
     werase(w);
     panel_events_ops.draw(&p, &pt_frame);
-    cr_assert(pt_has(w, "event detail"));
-    cr_assert(pt_has(w, "log line b27"), "the details moved to another event");
-    cr_assert(pt_has(w, "severity: info"));
+    enum theme_role role;
+    const char *d = pt_detail(&p, &role);
+    cr_assert(d && strncmp(strchr(d, ' ') + 2, "info  log line b27\n", 19) == 0,
+              "the details moved to another event: %s", d);
+    cr_assert(strstr(d, "severity: info"), "%s", d);
+    cr_assert_eq(role, THEME_TEXT);
+    cr_assert(strstr(pt_row(w, 0), "events (1 newer above: Home)"), "the list stays: %s",
+              pt_row(w, 0));
+    cr_assert_not(pt_has(w, "severity: info"), "the app shows the details, not the panel");
     delwin(w);
     pt_close();
 }
@@ -425,10 +448,9 @@ Test(panels, events_selection_stays_on_its_entry_while_new_ones_arrive) {
               "the selection should stay on its line: %s", pt_row(w, 3));
     cr_assert(strstr(pt_row(w, 0), "events (2 newer above: Home)"), "%s", pt_row(w, 0));
     pt_event(EV_LOG, pt_frame.now_ns, SEV_INFO, 44); /* between the look and the key */
-    cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, '\n', &pt_frame));
-    werase(w);
-    panel_events_ops.draw(&p, &pt_frame);
-    cr_assert(pt_has(w, "log line c28"), "Enter opened another event");
+    cr_assert_eq(PANEL_HANDLED | PANEL_OPEN_EVENT_DETAIL,
+                 panel_events_ops.key(&p, '\n', &pt_frame));
+    cr_assert(strstr(pt_detail(&p, NULL), "log line c28"), "Enter opened another event");
     delwin(w);
     pt_close();
 }
@@ -451,19 +473,17 @@ Test(panels, events_kernel_log_off_details_give_the_ways_out) {
     struct panel p = {0};
     WINDOW *w = pt_draw(&panel_events_ops, &p, 20, 80);
     p.focused = true;
-    cr_assert_eq(PANEL_HANDLED,
+    cr_assert_eq(PANEL_HANDLED | PANEL_OPEN_EVENT_DETAIL,
                  panel_events_ops.key(&p, '\n', &pt_frame)); /* the newest: the coded one */
-    werase(w);
-    panel_events_ops.draw(&p, &pt_frame);
-    cr_assert(pt_has(w, "Ways out:"), "%s", pt_row(w, 2));
-    cr_assert(pt_has(w, "setcap cap_syslog+ep"));
-    cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, '\n', &pt_frame)); /* back */
+    const char *d = pt_detail(&p, NULL);
+    cr_assert(strstr(d, "Ways out:"), "%s", d);
+    cr_assert(strstr(d, "setcap cap_syslog+ep"), "%s", d);
     cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, KEY_DOWN, &pt_frame));
-    cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, '\n', &pt_frame));
-    werase(w);
-    panel_events_ops.draw(&p, &pt_frame);
-    cr_assert(pt_has(w, "is a phrase"));
-    cr_assert_not(pt_has(w, "Ways out:"), "the wording alone does not make it the kernel log");
+    cr_assert_eq(PANEL_HANDLED | PANEL_OPEN_EVENT_DETAIL,
+                 panel_events_ops.key(&p, '\n', &pt_frame));
+    d = pt_detail(&p, NULL);
+    cr_assert(strstr(d, "is a phrase"), "%s", d);
+    cr_assert_not(strstr(d, "Ways out:"), "the wording alone does not make it the kernel log");
     delwin(w);
     pt_close();
 }
@@ -504,15 +524,14 @@ Test(panels, events_show_kernel_selects_the_newest_kernel_failure) {
     struct panel_list at = panel_events_list(&p);
     cr_assert_eq(at.selected, 3, "three log lines above it");
     cr_assert_eq(at.scroll, 3, "it is the first line shown");
-    werase(w);
-    panel_events_ops.draw(&p, &pt_frame);
-    cr_assert(pt_has(w, "event detail"), "%s", pt_row(w, 0));
-    cr_assert(pt_has(w, "MES failed to respond"));
-    cr_assert_not(pt_has(w, "ring gfx_0.0.0"), "the older failure");
-    cr_assert(pt_has(w, "What helps: MES hung"));
-    cr_assert(pt_has(w, "update linux-firmware"));
-    cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, 27, &pt_frame)); /* Esc: the list */
-    werase(w);
+    enum theme_role role;
+    const char *d = pt_detail(&p, &role);
+    cr_assert(d && strstr(d, "MES failed to respond"), "%s", d);
+    cr_assert_not(strstr(d, "ring gfx_0.0.0"), "the older failure");
+    cr_assert(strstr(d, "What helps: MES hung"), "%s", d);
+    cr_assert(strstr(d, "\n  - update linux-firmware"), "%s", d);
+    cr_assert_eq(role, THEME_ERROR);
+    werase(w); /* the list stays under the details, held on the failure */
     panel_events_ops.draw(&p, &pt_frame);
     cr_assert(pt_has(w, "events (3 newer above: Home)"), "%s", pt_row(w, 0));
     delwin(w);
@@ -531,13 +550,12 @@ Test(panels, events_show_kernel_without_one_changes_nothing) {
     cr_assert_eq(PANEL_HANDLED, panel_events_ops.key(&p, KEY_DOWN, &pt_frame));
     cr_assert_not(panel_events_show_kernel(&p, &pt_frame));
     cr_assert_eq(panel_events_list(&p).selected, 1);
-    werase(w);
-    panel_events_ops.draw(&p, &pt_frame);
-    cr_assert_not(pt_has(w, "event detail"));
+    cr_assert_null(pt_detail(&p, NULL));
     struct panel other = {0}; /* another panel is not the events panel */
     WINDOW *w2 = pt_draw(&panel_gpu_ops, &other, 4, 80);
     pt_kmsg(0, KMSG_CAT_MES, "amdgpu: MES failed to respond");
     cr_assert_not(panel_events_show_kernel(&other, &pt_frame));
+    cr_assert_null(pt_detail(&other, NULL));
     delwin(w2);
     delwin(w);
     pt_close();

@@ -365,22 +365,6 @@ Test(ui_model, kernel_events_keep_their_remedy_from_when_they_came) {
     rs_test_rmtree(dir);
 }
 
-Test(ui_model, wrap_breaks_at_spaces_and_never_splits_characters) {
-    size_t shown;
-    const char *s = "alpha beta gamma";
-    cr_assert_eq(ui_wrap(s, 12, &shown), 11); /* "alpha beta" and the space it breaks at */
-    cr_assert_eq(shown, 10);
-    cr_assert_eq(ui_wrap(s + 11, 12, &shown), 5);
-    cr_assert_eq(shown, 5);
-    cr_assert_eq(ui_wrap("", 12, &shown), 0);
-    cr_assert_eq(ui_wrap("abcdefgh", 3, &shown), 3, "no space: a cut");
-    cr_assert_eq(ui_wrap("one\ntwo", 40, &shown), 4, "a newline ends the line");
-    cr_assert_eq(shown, 3);
-    /* "é" is two bytes and one column */
-    cr_assert_eq(ui_wrap("\xc3\xa9\xc3\xa9\xc3\xa9", 2, &shown), 4);
-    cr_assert_eq(ui_wrap("x", 0, &shown), 1, "a width under one still advances");
-}
-
 Test(ui_model, kernel_marks_per_device) {
     memset(&am, 0, sizeof(am));
     struct ev e = {.kind = EV_KMSG, .dev = EV_DEV_NONE};

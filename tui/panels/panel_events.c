@@ -1,6 +1,7 @@
 /* Events panel: commands and their results, kernel-log failures, alerts, warnings and the
- * engine's log, newest first, scrollable, coloured by severity; Enter shows the selected
- * event's details, with what is known to help for a kernel-log failure. */
+ * engine's log, newest first, scrollable, coloured by severity; Enter composes the selected
+ * event's details, with what is known to help for a kernel-log failure, for the app to show
+ * over the panels. */
 #include "backend/kmsg/remedies.h"
 #include "tui/panel.h"
 #include "tui/widgets.h"
@@ -14,11 +15,11 @@
 /* The panel's own state. */
 struct panel_events {
     struct panel_list list;
-    bool detail;       /* showing the selected event's details */
-    int detail_scroll; /* first line of the details shown */
-    /* the details' text, composed when they open: copied, so events arriving meanwhile do not
-     * change what is shown */
-    char text[4096];
+    /* the details of the event last opened, composed when they open: copied, so events
+     * arriving meanwhile do not change what is shown */
+    bool composed;
+    char head[EV_TEXT_BYTES + 96]; /* the event's line */
+    char text[4096];               /* its fields, what helps */
     enum theme_role text_role;
 };
 
@@ -62,8 +63,7 @@ static void panel_events_title(struct panel *p, const struct ui_frame *f) {
     char title[64] = "events";
     if (pe->list.scroll > 0) /* held still under the selection: say what is above */
         snprintf(title, sizeof(title), "events (%d newer above: Home)", pe->list.scroll);
-    w_title(p->win, pe->detail ? "event detail (Enter: back, arrows: scroll)" : title, info,
-            p->focused, f);
+    w_title(p->win, title, info, p->focused, f);
 }
 
 static void panel_events_put(struct panel_events *pe, size_t *len, const char *fmt, ...)
@@ -101,8 +101,10 @@ static void panel_events_compose(struct panel_events *pe, const struct ui_event 
     ui_fmt_hms(when, sizeof(when), (double)(e->t_ns > t0 ? e->t_ns - t0 : t0 - e->t_ns) / 1e9);
     pe->text[0] = '\0';
     pe->text_role = panel_events_role(e->severity);
-    panel_events_put(pe, &len, "%s%s  %s  %s\n%s", e->t_ns < t0 ? "-" : "", when,
-                     ui_category_name(e->category), e->text, e->detail);
+    pe->composed = true;
+    snprintf(pe->head, sizeof(pe->head), "%s%s  %s  %s", e->t_ns < t0 ? "-" : "", when,
+             ui_category_name(e->category), e->text);
+    panel_events_put(pe, &len, "%s", e->detail);
     if (e->kcat != KMSG_CAT_NONE)
         panel_events_remedy(pe, e, &len);
     if (e->code == ALERT_KMSG_OFF && f->kmsg_reason[0])
@@ -114,29 +116,10 @@ static void panel_events_compose(struct panel_events *pe, const struct ui_event 
                          f->kmsg_reason);
 }
 
-static void panel_events_detail(struct panel *p, const struct ui_frame *f) {
-    const struct panel_events *pe = p->priv;
-    const char *s = pe->text;
-    int width = p->w - 4, y = 1, line = 0;
-    for (size_t shown, used; (used = ui_wrap(s, width, &shown)) > 0; s += used, line++) {
-        if (line < pe->detail_scroll)
-            continue;
-        if (y >= p->h)
-            break;
-        w_text(p->win, y, line == 0 ? 1 : 3, width, line == 0 ? pe->text_role : THEME_TEXT, f,
-               "%.*s", (int)shown, s);
-        y++;
-    }
-}
-
 static void panel_events_draw(struct panel *p, const struct ui_frame *f) {
     struct panel_events *pe = p->priv;
     panel_list_follow(&pe->list, f->model->event_added, (int)f->model->event_count);
     panel_events_title(p, f);
-    if (pe->detail) {
-        panel_events_detail(p, f);
-        return;
-    }
     int rows = p->h - 1;
     uint64_t t0 = f->run->start_ns;
     for (int k = 0; k < rows; k++) {
@@ -157,61 +140,20 @@ static void panel_events_draw(struct panel *p, const struct ui_frame *f) {
     }
 }
 
-/* Scroll keys while the detail view is open. */
-static bool panel_events_detail_key(struct panel *p, int ch) {
-    struct panel_events *pe = p->priv;
-    int page = p->h > 2 ? p->h - 2 : 1;
-    switch (ch) {
-    case KEY_UP:
-        pe->detail_scroll--;
-        break;
-    case KEY_DOWN:
-        pe->detail_scroll++;
-        break;
-    case KEY_PPAGE:
-        pe->detail_scroll -= page;
-        break;
-    case KEY_NPAGE:
-        pe->detail_scroll += page;
-        break;
-    case KEY_HOME:
-        pe->detail_scroll = 0;
-        break;
-    default:
-        return false;
-    }
-    int lines = 0;
-    const char *s = pe->text;
-    for (size_t shown, used; (used = ui_wrap(s, p->w - 4, &shown)) > 0; s += used)
-        lines++;
-    int max = lines - (p->h - 1);
-    pe->detail_scroll = pe->detail_scroll > max ? max : pe->detail_scroll;
-    pe->detail_scroll = pe->detail_scroll < 0 ? 0 : pe->detail_scroll;
-    return true;
-}
-
-/* Open (or close) the details of the selected event. */
-static void panel_events_toggle_detail(struct panel_events *pe, const struct ui_frame *f) {
+/* Compose the details of the selected event, if there is one. */
+static bool panel_events_open(struct panel_events *pe, const struct ui_frame *f) {
     const struct ui_event *e = ui_model_event(f->model, (size_t)pe->list.selected);
-    pe->detail = !pe->detail && e != NULL;
-    pe->detail_scroll = 0;
-    if (pe->detail)
+    if (e)
         panel_events_compose(pe, e, f);
+    return e != NULL;
 }
 
 static unsigned panel_events_key(struct panel *p, int ch, const struct ui_frame *f) {
     struct panel_events *pe = p->priv;
     panel_list_follow(&pe->list, f->model->event_added, (int)f->model->event_count);
-    if (ch == '\n' || ch == KEY_ENTER || ch == '\r') {
-        panel_events_toggle_detail(pe, f);
-        return PANEL_HANDLED;
-    }
-    if (ch == 27 && pe->detail) { /* Esc leaves the detail view */
-        pe->detail = false;
-        return PANEL_HANDLED;
-    }
-    bool used = pe->detail ? panel_events_detail_key(p, ch)
-                           : panel_nav_key(&pe->list, ch, (int)f->model->event_count, p->h - 1);
+    if (ch == '\n' || ch == KEY_ENTER || ch == '\r')
+        return panel_events_open(pe, f) ? PANEL_HANDLED | PANEL_OPEN_EVENT_DETAIL : PANEL_HANDLED;
+    bool used = panel_nav_key(&pe->list, ch, (int)f->model->event_count, p->h - 1);
     return used ? PANEL_HANDLED : PANEL_IGNORED;
 }
 
@@ -224,8 +166,18 @@ bool panel_events_show_kernel(struct panel *p, const struct ui_frame *f) {
     if (!pe || !e)
         return false;
     pe->list = (struct panel_list){(int)k, (int)k, f->model->event_added};
-    pe->detail = false;
-    panel_events_toggle_detail(pe, f);
+    panel_events_compose(pe, e, f);
+    return true;
+}
+
+bool panel_events_detail(const struct panel *p, const char **head, const char **body,
+                         enum theme_role *role) {
+    const struct panel_events *pe = p->ops == &panel_events_ops ? p->priv : NULL;
+    if (!pe || !pe->composed)
+        return false;
+    *head = pe->head;
+    *body = pe->text;
+    *role = pe->text_role;
     return true;
 }
 

@@ -5,6 +5,7 @@
 #include "tui/panel.h"
 #include "tui/ui_devices.h"
 #include "tui/widgets.h"
+#include "tui/wrap.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -123,19 +124,23 @@ static void panel_gpu_why_text(const struct ui_frame *f, char *buf, size_t n) {
 
 #define PANEL_GPU_WHY_ROWS 3 /* the reason wraps over at most this many rows */
 
-/* The reason, wrapped over up to rows rows of width w (continuations indented); returns the
- * rows it takes (draws only with win). */
+/* The reason, wrapped over up to rows rows of width w (continuations indented 2), the last
+ * row shown ending in ".. g" where more follows (the GPU overlay has it all); returns the rows
+ * it takes (draws only with win). */
 static int panel_gpu_why(WINDOW *win, int y, int w, int rows, const struct ui_frame *f) {
     char why[640];
+    struct wrap_line lines[PANEL_GPU_WHY_ROWS];
     panel_gpu_why_text(f, why, sizeof(why));
-    const char *s = why;
-    int line = 0;
-    for (size_t shown, used; line < rows && (used = ui_wrap(s, line ? w - 2 : w, &shown)) > 0;
-         s += used, line++)
-        if (win)
-            w_text(win, y + line, line ? 3 : 1, line ? w - 2 : w, THEME_DIM, f, "%.*s", (int)shown,
-                   s);
-    return line ? line : 1;
+    rows = rows > PANEL_GPU_WHY_ROWS ? PANEL_GPU_WHY_ROWS : rows < 1 ? 1 : rows;
+    int n = wrap_text(why, w, 2, lines, rows), shown = n < rows ? n : rows;
+    for (int k = 0; win && k < shown; k++) {
+        bool cut = k == shown - 1 && n > shown;
+        int len =
+            cut && lines[k].len > w - lines[k].indent - 5 ? w - lines[k].indent - 5 : lines[k].len;
+        w_text(win, y + k, 1 + lines[k].indent, w - lines[k].indent, THEME_DIM, f, "%.*s%s", len,
+               why + lines[k].off, cut ? " .. g" : "");
+    }
+    return shown;
 }
 
 /* Several training devices: their pools summed, and the devices by index. */
