@@ -10,28 +10,29 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Training-loop phases. The name is the one printed in JSON and shown on the timeline. */
+/* Training-loop phases: the name printed in JSON and shown on the timeline, and the letter that
+ * stands for the phase in the timeline's cells and legend (one letter a phase, none shared). */
 #define EV_PHASES(X)                                                                               \
-    X(LOAD, "load")                                                                                \
-    X(VPOC, "vpoc")                                                                                \
-    X(FEATURES, "features")                                                                        \
-    X(H2D, "h2d")                                                                                  \
-    X(CLEANUP, "cleanup")                                                                          \
-    X(FORWARD, "forward")                                                                          \
-    X(BACKWARD, "backward")                                                                        \
-    X(OPTIMIZER, "optimizer")                                                                      \
-    X(SYNC, "sync")                                                                                \
-    X(EVAL, "eval")                                                                                \
-    X(CHECKPOINT, "checkpoint")                                                                    \
-    X(PAUSED, "paused")                                                                            \
-    X(ALLREDUCE, "allreduce")                                                                      \
-    X(COMM_INIT, "comm-init")                                                                      \
-    X(TEARDOWN, "teardown")                                                                        \
-    X(BARRIER, "barrier")                                                                          \
-    X(OTHER, "other") /* a watched job's phase of another name */
+    X(LOAD, "load", 'l')                                                                           \
+    X(VPOC, "vpoc", 'v')                                                                           \
+    X(FEATURES, "features", 'x')                                                                   \
+    X(H2D, "h2d", 'h')                                                                             \
+    X(CLEANUP, "cleanup", 'c')                                                                     \
+    X(FORWARD, "forward", 'f')                                                                     \
+    X(BACKWARD, "backward", 'b')                                                                   \
+    X(OPTIMIZER, "optimizer", 'o')                                                                 \
+    X(SYNC, "sync", 'w') /* the host waits for the device: the timeline's wait row */              \
+    X(EVAL, "eval", 'e')                                                                           \
+    X(CHECKPOINT, "checkpoint", 'k')                                                               \
+    X(PAUSED, "paused", 'p')                                                                       \
+    X(ALLREDUCE, "allreduce", 'a')                                                                 \
+    X(COMM_INIT, "comm-init", 'i')                                                                 \
+    X(TEARDOWN, "teardown", 't')                                                                   \
+    X(BARRIER, "barrier", 'r')                                                                     \
+    X(OTHER, "other", '?') /* a watched job's phase of another name */
 
 enum ev_phase_id {
-#define X(id, name) PHASE_##id,
+#define X(id, name, letter) PHASE_##id,
     EV_PHASES(X)
 #undef X
         PHASE_COUNT
@@ -242,6 +243,8 @@ static inline void ev_copy(struct ev *dst, const struct ev *src) {
 /* Names for the enums above, or "?" when out of range. */
 const char *ev_kind_name(unsigned kind);
 const char *ev_phase_name(unsigned phase);
+/* A phase's letter on the timeline ('?' out of range, as for PHASE_OTHER). */
+char ev_phase_letter(unsigned phase);
 const char *ev_sync_op_name(unsigned op);
 const char *ev_cmd_name(unsigned cmd);
 const char *ev_severity_name(unsigned sev);
