@@ -524,6 +524,9 @@ Test(core, phase_letters_are_distinct) {
     }
     cr_assert_eq(ev_phase_letter(PHASE_FORWARD), 'f');
     cr_assert_eq(ev_phase_letter(PHASE_CHECKPOINT), 'k');
+    cr_assert_str_eq(ev_phase_label(PHASE_SYNC), "wait");
+    cr_assert_str_eq(ev_phase_label(PHASE_EVAL), "eval");
+    cr_assert_str_eq(ev_phase_label(PHASE_COUNT), "?");
 }
 
 /* Commands by name both ways, with what their argument is and whether /control takes them. */
