@@ -33,8 +33,22 @@ const char *theme_role_key(enum theme_role r) {
 }
 
 void theme_default(struct theme *t) {
-    /* 0 black, 1 red, 2 green, 3 yellow, 4 blue, 5 magenta, 6 cyan, 7 white */
-    static const short phase_bg[PHASE_COUNT] = {7, 5, 6, 4, 3, 2, 1, 5, 7, 6, 3, 4, 6, 2, 1, 5, 4};
+    /* 0 black, 1 red, 2 green, 3 yellow, 4 blue, 5 magenta, 6 cyan, 7 white; D the terminal's.
+     * Every phase a pair of its own (eight colours go round seventeen phases): the step's
+     * phases, eval, checkpoint and a pause in black on a colour, the others in a colour on the
+     * terminal's background or in white on a colour, bold. */
+    enum { D = THEME_DEFAULT_COLOR };
+    static const struct theme_color phase[PHASE_COUNT] = {
+        [PHASE_LOAD] = {6, D, true},        [PHASE_VPOC] = {5, D, true},
+        [PHASE_FEATURES] = {2, D, true},    [PHASE_H2D] = {0, 4, false},
+        [PHASE_CLEANUP] = {3, D, true},     [PHASE_FORWARD] = {0, 2, false},
+        [PHASE_BACKWARD] = {0, 1, false},   [PHASE_OPTIMIZER] = {0, 5, false},
+        [PHASE_SYNC] = {7, D, true},        [PHASE_EVAL] = {0, 6, false},
+        [PHASE_CHECKPOINT] = {0, 3, false}, [PHASE_PAUSED] = {0, 7, false},
+        [PHASE_ALLREDUCE] = {1, D, true},   [PHASE_COMM_INIT] = {7, 4, true},
+        [PHASE_TEARDOWN] = {7, 5, true},    [PHASE_BARRIER] = {7, 1, true},
+        [PHASE_OTHER] = {7, 2, true},
+    };
     memset(t, 0, sizeof(*t));
     snprintf(t->name, sizeof(t->name), "default");
     for (int r = 0; r < THEME_ROLE_COUNT; r++)
@@ -52,7 +66,7 @@ void theme_default(struct theme *t) {
     t->c[THEME_GAUGE].fg = 2;
     t->c[THEME_SEG_LARGEST] = (struct theme_color){0, 3, false};
     for (int p = 0; p < PHASE_COUNT; p++)
-        t->c[THEME_PHASE0 + p] = (struct theme_color){0, phase_bg[p], false};
+        t->c[THEME_PHASE0 + p] = phase[p];
 }
 
 /* A colour name or number; -1 when unknown. */

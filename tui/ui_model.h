@@ -167,21 +167,42 @@ const struct ui_event *ui_model_event(const struct ui_model *m, size_t k);
 
 #define UI_PAINT_MAX_COLS 1024
 
+/* What is under way on a device at the frame's time, painted as if it ended at the window's
+ * end: the phase begun and not yet ended (its event comes when it ends), and the host's
+ * synchronize in flight, on the wait row (as PHASE_SYNC time). */
+struct ui_live {
+    uint8_t phase;           /* enum ev_phase_id; PHASE_COUNT: none known */
+    uint64_t phase_start_ns; /* when it began */
+    bool has_sync;           /* a synchronize is in flight... */
+    uint64_t sync_start_ns;  /* ...since then */
+};
+
+/* Where the live phase's painted part begins: its start, or the end of the newest kept event
+ * of that phase on dev that ended after it (the phase's event came before the snapshot that
+ * says it is over, or it resumed: the event's time is not painted twice). UINT64_MAX when
+ * there is no live phase (PHASE_COUNT, or the host's waits, which are the sync's). */
+uint64_t ui_model_live_from(const struct ui_model *m, unsigned dev, const struct ui_live *live);
+
 /* Paint the timeline window [t0, t1) of device dev into cols (<= UI_PAINT_MAX_COLS) cells:
- * cell k covers [t0 + k*w, t0 + (k+1)*w) and gets the phase that takes most of its time, or
- * PHASE_COUNT when none overlaps it; rare phases (anything but the per-step h2d, forward,
- * backward and optimizer) win over per-step ones, so a short VPOC or checkpoint stays visible.
- * sync selects the host's waits (PHASE_SYNC) instead of the device's phases. The times come
- * from ui_model_cell_times. */
-void ui_model_paint(const struct ui_model *m, unsigned dev, bool sync, uint64_t t0, uint64_t t1,
-                    int cols, enum ev_phase_id *out);
+ * cell k covers [t0 + k*w, t0 + (k+1)*w) and gets the phase that took most of its time, or
+ * PHASE_COUNT when none overlaps it. "Most" counts, beside the cell's own time, what each
+ * phase had in the cells before it and did not get a cell for (error diffusion along the
+ * row): phases that alternate faster than a cell (a step's forward and backward) each get
+ * cells in proportion to their time, so the row's letters add up to the phases' shares of
+ * time, and a phase never shows in a cell it did not run in. sync selects the host's waits
+ * (PHASE_SYNC) instead of the device's phases. live (NULL: none) is painted up to t1. The
+ * times come from ui_model_cell_times. */
+void ui_model_paint(const struct ui_model *m, unsigned dev, bool sync, const struct ui_live *live,
+                    uint64_t t0, uint64_t t1, int cols, enum ev_phase_id *out);
 
 /* The time (ns) each phase took in each of cols (<= UI_PAINT_MAX_COLS) cells of [t0, t1) on
  * dev: from the kept phases, and for cells older than all of them from the per-second totals
  * (spread evenly over each second); a phase that merely touches a cell counts 1 ns there so
- * it is not lost. Valid until the next call. */
-const uint64_t (*ui_model_cell_times(const struct ui_model *m, unsigned dev, uint64_t t0,
-                                     uint64_t t1, int cols))[PHASE_COUNT];
+ * it is not lost; live (NULL: none) adds what is under way, up to t1. Valid until the next
+ * call. */
+const uint64_t (*ui_model_cell_times(const struct ui_model *m, unsigned dev,
+                                     const struct ui_live *live, uint64_t t0, uint64_t t1,
+                                     int cols))[PHASE_COUNT];
 
 void ui_series_push(struct ui_series *s, double v);
 /* Copy the last max points (oldest first) into out; returns how many. */

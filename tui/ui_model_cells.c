@@ -47,26 +47,26 @@ static void ui_model_cells_init(struct ui_model_cells *c, uint64_t t0, uint64_t 
     }
 }
 
-/* Phases that run on every step; any other phase in a cell wins over them. */
-static bool ui_model_per_step(unsigned ph) {
-    return ph == PHASE_H2D || ph == PHASE_FORWARD || ph == PHASE_BACKWARD ||
-           ph == PHASE_OPTIMIZER || ph == PHASE_SYNC;
-}
-
+/* The phase for each cell: the most time there, with what each phase was owed by the cells
+ * before (see ui_model_paint); the phase a cell goes to pays the cell's time back. */
 static void ui_model_pick(int cols, bool sync, enum ev_phase_id *out) {
+    double owed[PHASE_COUNT] = {0};
     for (int x = 0; x < cols; x++) {
         out[x] = PHASE_COUNT;
-        bool rare = false;
+        double best = 0, busy = 0;
         for (int ph = 0; ph < PHASE_COUNT; ph++) {
-            if (!ui_model_cell_ns[x][ph] || (ph == PHASE_SYNC) != sync)
+            uint64_t ns = ui_model_cell_ns[x][ph];
+            if (!ns || (ph == PHASE_SYNC) != sync)
                 continue;
-            bool r = !ui_model_per_step((unsigned)ph);
-            if (out[x] == PHASE_COUNT || (r && !rare) ||
-                (r == rare && ui_model_cell_ns[x][ph] > ui_model_cell_ns[x][out[x]])) {
+            busy += (double)ns;
+            owed[ph] += (double)ns;
+            if (out[x] == PHASE_COUNT || owed[ph] > best) {
                 out[x] = (enum ev_phase_id)ph;
-                rare = r;
+                best = owed[ph];
             }
         }
+        if (out[x] != PHASE_COUNT)
+            owed[out[x]] -= busy;
     }
 }
 
@@ -180,8 +180,45 @@ static void ui_model_fill_fine(const struct ui_model *m, unsigned dev, uint64_t 
         ui_model_fill_span(m, UI_PHASES - (n - newer), UI_PHASES, busy, dev, t1, c, &x);
 }
 
-const uint64_t (*ui_model_cell_times(const struct ui_model *m, unsigned dev, uint64_t t0,
-                                     uint64_t t1, int cols))[PHASE_COUNT] {
+#define UI_LIVE_SCAN 1024 /* newest kept phases looked through for the live phase's event */
+
+uint64_t ui_model_live_from(const struct ui_model *m, unsigned dev, const struct ui_live *live) {
+    if (!live || live->phase >= PHASE_COUNT || live->phase == PHASE_SYNC)
+        return UINT64_MAX;
+    uint64_t from = live->phase_start_ns;
+    size_t n = m->phase_count < UI_LIVE_SCAN ? m->phase_count : UI_LIVE_SCAN;
+    for (size_t k = 1; k <= n; k++) {
+        const struct ui_phase *p = &m->phases[(m->phase_head + UI_PHASES - k) % UI_PHASES];
+        if (p->dev == dev && p->phase == live->phase && p->end_ns > from)
+            from = p->end_ns;
+    }
+    return from;
+}
+
+/* [a, b) of phase ph, clipped to the window, into the cells it overlaps. */
+static void ui_model_fill_open(const struct ui_model_cells *c, unsigned ph, uint64_t a,
+                               uint64_t b) {
+    a = a > c->t0 ? a : c->t0;
+    b = b < c->edge_ns[c->cols] ? b : c->edge_ns[c->cols];
+    if (b <= a)
+        return;
+    int x = ui_model_cell_index(c->cell, a - c->t0);
+    x = x < c->cols ? x : c->cols - 1;
+    while (x > 0 && c->edge_ns[x] > a)
+        x--;
+    while (x + 1 < c->cols && c->edge_ns[x + 1] <= a)
+        x++;
+    for (; x < c->cols && c->edge_ns[x] < b; x++) {
+        uint64_t lo = a > c->edge_ns[x] ? a : c->edge_ns[x];
+        uint64_t hi = b < c->edge_ns[x + 1] ? b : c->edge_ns[x + 1];
+        if (hi > lo)
+            ui_model_cell_ns[x][ph] += hi - lo;
+    }
+}
+
+const uint64_t (*ui_model_cell_times(const struct ui_model *m, unsigned dev,
+                                     const struct ui_live *live, uint64_t t0, uint64_t t1,
+                                     int cols))[PHASE_COUNT] {
     cols = cols > UI_PAINT_MAX_COLS ? UI_PAINT_MAX_COLS : cols;
     if (cols <= 0 || t1 <= t0)
         return ui_model_cell_ns;
@@ -195,16 +232,21 @@ const uint64_t (*ui_model_cell_times(const struct ui_model *m, unsigned dev, uin
     ui_model_fill_fine(m, dev, t1, c);
     int old_cols = fine_from > t0 ? (int)((double)(fine_from - t0) / c->cell) : 0;
     ui_model_fill_coarse(m, dev, c, old_cols < cols ? old_cols : cols);
+    uint64_t from = ui_model_live_from(m, dev, live);
+    if (from != UINT64_MAX)
+        ui_model_fill_open(c, live->phase, from, t1);
+    if (live && live->has_sync)
+        ui_model_fill_open(c, PHASE_SYNC, live->sync_start_ns, t1);
     return ui_model_cell_ns;
 }
 
-void ui_model_paint(const struct ui_model *m, unsigned dev, bool sync, uint64_t t0, uint64_t t1,
-                    int cols, enum ev_phase_id *out) {
+void ui_model_paint(const struct ui_model *m, unsigned dev, bool sync, const struct ui_live *live,
+                    uint64_t t0, uint64_t t1, int cols, enum ev_phase_id *out) {
     cols = cols > UI_PAINT_MAX_COLS ? UI_PAINT_MAX_COLS : cols;
     for (int x = 0; x < cols; x++)
         out[x] = PHASE_COUNT;
     if (cols <= 0 || t1 <= t0)
         return;
-    ui_model_cell_times(m, dev, t0, t1, cols);
+    ui_model_cell_times(m, dev, live, t0, t1, cols);
     ui_model_pick(cols, sync, out);
 }

@@ -12,9 +12,32 @@
 #define EV_NAME_ENTRY(id, name) name,
 
 EV_NAME_FN(ev_kind_name, EV_KINDS, EV_KIND_COUNT)
-EV_NAME_FN(ev_phase_name, EV_PHASES, PHASE_COUNT)
 EV_NAME_FN(ev_sync_op_name, EV_SYNC_OPS, SYNC_OP_COUNT)
 EV_NAME_FN(ev_coll_op_name, EV_COLL_OPS, EV_COLL_COUNT)
+
+#define EV_PHASE_NAME(id, name, letter, label)   name,
+#define EV_PHASE_LETTER(id, name, letter, label) letter[0],
+#define EV_PHASE_LABEL(id, name, letter, label)  label,
+
+#define EV_PHASE_ONE_LETTER(id, name, letter, label)                                               \
+    _Static_assert(sizeof(letter) == 2, "phase " name ": one letter");
+EV_PHASES(EV_PHASE_ONE_LETTER)
+
+static const char *const ev_phase_names[] = {EV_PHASES(EV_PHASE_NAME)};
+static const char ev_phase_letters[] = {EV_PHASES(EV_PHASE_LETTER)};
+static const char *const ev_phase_labels[] = {EV_PHASES(EV_PHASE_LABEL)};
+
+const char *ev_phase_name(unsigned phase) {
+    return phase < PHASE_COUNT ? ev_phase_names[phase] : "?";
+}
+
+char ev_phase_letter(unsigned phase) {
+    return phase < PHASE_COUNT ? ev_phase_letters[phase] : '?';
+}
+
+const char *ev_phase_label(unsigned phase) {
+    return phase < PHASE_COUNT ? ev_phase_labels[phase] : "?";
+}
 
 #define EV_CMD_NAME(id, name, arg, remote)   name,
 #define EV_CMD_ARG(id, name, arg, remote)    arg,

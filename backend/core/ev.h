@@ -10,28 +10,30 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Training-loop phases. The name is the one printed in JSON and shown on the timeline. */
+/* Training-loop phases: the name printed in JSON; the letter that stands for the phase in the
+ * timeline's cells, legend and help (one a phase, none shared); the label the timeline shows
+ * (the host's synchronizes are its "wait" row). */
 #define EV_PHASES(X)                                                                               \
-    X(LOAD, "load")                                                                                \
-    X(VPOC, "vpoc")                                                                                \
-    X(FEATURES, "features")                                                                        \
-    X(H2D, "h2d")                                                                                  \
-    X(CLEANUP, "cleanup")                                                                          \
-    X(FORWARD, "forward")                                                                          \
-    X(BACKWARD, "backward")                                                                        \
-    X(OPTIMIZER, "optimizer")                                                                      \
-    X(SYNC, "sync")                                                                                \
-    X(EVAL, "eval")                                                                                \
-    X(CHECKPOINT, "checkpoint")                                                                    \
-    X(PAUSED, "paused")                                                                            \
-    X(ALLREDUCE, "allreduce")                                                                      \
-    X(COMM_INIT, "comm-init")                                                                      \
-    X(TEARDOWN, "teardown")                                                                        \
-    X(BARRIER, "barrier")                                                                          \
-    X(OTHER, "other") /* a watched job's phase of another name */
+    X(LOAD, "load", "l", "load")                                                                   \
+    X(VPOC, "vpoc", "v", "vpoc")                                                                   \
+    X(FEATURES, "features", "x", "features")                                                       \
+    X(H2D, "h2d", "h", "h2d")                                                                      \
+    X(CLEANUP, "cleanup", "c", "cleanup")                                                          \
+    X(FORWARD, "forward", "f", "forward")                                                          \
+    X(BACKWARD, "backward", "b", "backward")                                                       \
+    X(OPTIMIZER, "optimizer", "o", "optimizer")                                                    \
+    X(SYNC, "sync", "w", "wait")                                                                   \
+    X(EVAL, "eval", "e", "eval")                                                                   \
+    X(CHECKPOINT, "checkpoint", "k", "checkpoint")                                                 \
+    X(PAUSED, "paused", "p", "paused")                                                             \
+    X(ALLREDUCE, "allreduce", "a", "allreduce")                                                    \
+    X(COMM_INIT, "comm-init", "i", "comm-init")                                                    \
+    X(TEARDOWN, "teardown", "t", "teardown")                                                       \
+    X(BARRIER, "barrier", "r", "barrier")                                                          \
+    X(OTHER, "other", "?", "other") /* a watched job's phase of another name */
 
 enum ev_phase_id {
-#define X(id, name) PHASE_##id,
+#define X(id, name, letter, label) PHASE_##id,
     EV_PHASES(X)
 #undef X
         PHASE_COUNT
@@ -242,6 +244,10 @@ static inline void ev_copy(struct ev *dst, const struct ev *src) {
 /* Names for the enums above, or "?" when out of range. */
 const char *ev_kind_name(unsigned kind);
 const char *ev_phase_name(unsigned phase);
+/* A phase's letter on the timeline ('?' out of range, as for PHASE_OTHER), and its label
+ * there ("wait" for sync; "?" out of range). */
+char ev_phase_letter(unsigned phase);
+const char *ev_phase_label(unsigned phase);
 const char *ev_sync_op_name(unsigned op);
 const char *ev_cmd_name(unsigned cmd);
 const char *ev_severity_name(unsigned sev);

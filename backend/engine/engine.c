@@ -39,9 +39,28 @@ void engine_dev_log(struct engine_dev *d, enum ev_severity sev, const char *fmt,
     trace_emit(d->e->trace, &ev);
 }
 
+/* The steps' own waits and exchanges: frequent, and what the snapshot shows of them is their
+ * call in flight, read each frame, so they leave the snapshot's phase as it was. */
+static bool engine_phase_in_step(enum ev_phase_id ph) {
+    return ph == PHASE_SYNC || ph == PHASE_ALLREDUCE;
+}
+
 void engine_set_phase(struct engine_dev *d, enum ev_phase_id ph) {
     trace_set_phase(d->e->trace, d->c->dev, ph);
+    if (engine_phase_in_step(ph) || ph == d->s.phase)
+        return;
+    /* published at once: the phase begun may block (a hung call) before the next publish */
     d->s.phase = ph;
+    d->s.phase_start_ns = mono_now_ns();
+    d->s.has_phase_start = ph != PHASE_COUNT;
+    engine_publish(d, true);
+}
+
+void engine_set_steps(struct engine_dev *d, bool in_steps) {
+    if (d->s.in_steps == in_steps)
+        return;
+    d->s.in_steps = in_steps;
+    engine_publish(d, true);
 }
 
 void engine_phase_done(struct engine_dev *d, enum ev_phase_id ph, uint64_t start_ns, int32_t epoch,

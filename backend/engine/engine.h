@@ -107,7 +107,16 @@ enum engine_state {
 struct engine_snap {
     uint64_t t_ns, start_ns;
     enum engine_state state;
-    enum ev_phase_id phase; /* PHASE_COUNT when idle */
+    /* The phase the loop is in, begun at phase_start_ns and not ended (its event comes when it
+     * ends); PHASE_COUNT when idle. The steps' own waits and exchanges (sync, allreduce) are
+     * not shown here: their calls in flight are (inflight, coll_inflight). */
+    enum ev_phase_id phase;
+    uint64_t phase_start_ns; /* valid with has_phase_start */
+    bool has_phase_start;    /* the live loop's: a replay learns a phase only once it ended */
+    /* Within an epoch's steps: the device runs h2d, forward, backward and optimizer (and the
+     * all-reduce) step after step, timed when the host next waits for it; phase is then the
+     * host's own (idle while it queues steps, paused, cleanup...). */
+    bool in_steps;
     char backend[16];
     struct compute_dev_info dev;
     int chunk_bars;

@@ -133,7 +133,12 @@ void engine_host_hold(struct engine_dev *d, enum ev_phase_id phase);
 /* The way out begins now, unless it began before (engine_leaving_ns). Any thread. */
 void engine_leave_mark(struct engine *e);
 void engine_publish(struct engine_dev *d, bool force);
+/* d is in phase ph from now (PHASE_COUNT: none): the trace's (what a sync in it is
+ * attributed to) and, but for the steps' syncs and all-reduces, the snapshot's, published at
+ * once with its start. Setting the phase it is in already changes nothing. */
 void engine_set_phase(struct engine_dev *d, enum ev_phase_id ph);
+/* d enters or leaves an epoch's steps (the snapshot's in_steps, published at once). */
+void engine_set_steps(struct engine_dev *d, bool in_steps);
 /* Outside collectives (VPOC, one device's steps). Rank 0: apply queued commands; every rank:
  * wait while paused. Returns true when a stop was requested. */
 bool engine_safe_point(struct engine_dev *d);

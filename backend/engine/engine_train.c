@@ -711,7 +711,9 @@ int engine_train(struct engine_dev *d, char *err, size_t errlen) {
             if ((rc = engine_agree(d, rc, &stop, err, errlen)) != 0)
                 return rc;
         }
+        engine_set_steps(d, true);
         rc = engine_epoch(d, epoch, &stopped, err, errlen);
+        engine_set_steps(d, false);
         double val = 0;
         if (rc == 0 && !stopped && d->rank == 0)
             rc = engine_eval(d, epoch, &val, err, errlen);

@@ -512,6 +512,23 @@ Test(core, names_round_trip) {
     cr_assert_eq(ev_phase_from_name("nope"), -1);
 }
 
+/* Every phase has a letter of its own on the timeline: no two phases share one, and each is a
+ * printable character that is no blank (a blank is an empty cell). */
+Test(core, phase_letters_are_distinct) {
+    for (unsigned p = 0; p < PHASE_COUNT; p++) {
+        char c = ev_phase_letter(p);
+        cr_assert(c > ' ' && c < 127, "phase %s: letter %d", ev_phase_name(p), c);
+        for (unsigned q = 0; q < p; q++)
+            cr_assert_neq(c, ev_phase_letter(q), "%s and %s share '%c'", ev_phase_name(p),
+                          ev_phase_name(q), c);
+    }
+    cr_assert_eq(ev_phase_letter(PHASE_FORWARD), 'f');
+    cr_assert_eq(ev_phase_letter(PHASE_CHECKPOINT), 'k');
+    cr_assert_str_eq(ev_phase_label(PHASE_SYNC), "wait");
+    cr_assert_str_eq(ev_phase_label(PHASE_EVAL), "eval");
+    cr_assert_str_eq(ev_phase_label(PHASE_COUNT), "?");
+}
+
 /* Commands by name both ways, with what their argument is and whether /control takes them. */
 Test(core, commands_by_name) {
     for (unsigned c = 0; c < CMD_COUNT; c++)

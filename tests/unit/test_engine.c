@@ -880,3 +880,63 @@ Test(engine, a_stop_in_the_first_epoch_keeps_the_existing_checkpoint) {
     evring_destroy(r);
     rs_test_rmtree(dir);
 }
+
+/* ---- the phase in progress, as the snapshot says it ---- */
+
+static bool eng_in_cleanup(const struct engine_snap *s) {
+    return s->phase == PHASE_CLEANUP;
+}
+
+static bool eng_in_steps(const struct engine_snap *s) {
+    return s->in_steps && s->step > 0;
+}
+
+/* The snapshot names the phase the loop is in from its start, not once it ended: a call that
+ * hangs in the pre-training cleanup is seen in cleanup, since before the call; the epoch's
+ * steps are seen as steps; a pause as paused, since it began. */
+Test(engine, the_snapshot_says_the_phase_in_progress_and_since_when) {
+    char dir[256], err[512];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    struct engine_conf c;
+    eng_conf(&c, dir);
+    c.epochs = 50;
+    eng_inject(&c, "hang:cleanup:1");
+    struct evring *r;
+    struct engine *e;
+    cr_assert_eq(evring_create(&r, 1u << 17), 0);
+    cr_assert_eq(engine_create(&e, &c, r, err, sizeof(err)), 0, "%s", err);
+    eng_n = 0;
+    cr_assert_eq(engine_start(e), 0);
+    const struct engine_snap *s = eng_wait(e, r, eng_in_cleanup);
+    cr_assert_eq(s->phase, PHASE_CLEANUP, "the held cleanup is never seen (phase %s)",
+                 ev_phase_name(s->phase));
+    cr_assert(s->has_phase_start);
+    uint64_t since = s->phase_start_ns;
+    cr_assert_gt(since, s->start_ns);
+    cr_assert(!s->in_steps);
+    s = eng_wait(e, r, eng_in_steps);
+    cr_assert(s->in_steps, "training is never seen in its steps");
+    cr_assert_neq(s->phase, PHASE_CLEANUP, "the cleanup is over");
+    /* the cleanup's event, when it came, began where the snapshot said it did */
+    const struct ev *cl = NULL;
+    for (size_t i = 0; i < eng_n && !cl; i++)
+        if (eng_events[i].kind == EV_PHASE && eng_events[i].u.phase.phase == PHASE_CLEANUP)
+            cl = &eng_events[i];
+    cr_assert_not_null(cl);
+    cr_assert_geq(cl->u.phase.start_ns, since);
+    cr_assert_geq(cl->u.phase.end_ns - since, 1000000000ull, "the held sync lasted 1 s");
+    engine_command(e, CMD_PAUSE, 0);
+    s = eng_wait(e, r, eng_is_paused);
+    cr_assert_eq(s->phase, PHASE_PAUSED);
+    cr_assert(s->has_phase_start);
+    cr_assert_gt(s->phase_start_ns, cl->u.phase.end_ns);
+    cr_assert(s->in_steps, "paused between two steps");
+    engine_command(e, CMD_STOP, 0);
+    eng_wait(e, r, eng_is_done);
+    struct engine_result res;
+    engine_join(e, &res);
+    cr_assert_eq(res.state, ENGINE_FINISHED, "%s", res.error);
+    engine_destroy(e);
+    evring_destroy(r);
+    rs_test_rmtree(dir);
+}

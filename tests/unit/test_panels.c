@@ -387,8 +387,142 @@ Test(panels, timeline_compact_row_when_short) {
     cr_assert_eq(dev0[12 + 32], 'v', "%s", dev0);
     cr_assert_eq(dev0[12 + 85], 'f', "%s", dev0);
     cr_assert(pt_has(w, "now  forward"));
+    cr_assert(pt_has(w, "f forward"), "the legend names what the row shows");
+    cr_assert(pt_has(w, "v vpoc"));
+    cr_assert(!pt_has(w, "eval"), "the legend names a phase that did not run");
     delwin(w);
     pt_close();
+}
+
+/* The row of w that starts with prefix: its index, or -1. */
+static int pt_row_index(WINDOW *w, const char *prefix) {
+    for (int y = 0; y < getmaxy(w); y++)
+        if (strncmp(pt_row(w, y), prefix, strlen(prefix)) == 0)
+            return y;
+    return -1;
+}
+
+/* A call hung in the pre-training cleanup, 12 s ago, with a 5 s sync timeout: the cleanup
+ * since then, the device sync in flight since then, nothing of either ended yet. */
+static void pt_hang_fixture(void) {
+    pt_fixture();
+    ui_model_init(&pt_model);
+    pt_frame.now_ns = 30000000000ull; /* 29 s into the run */
+    uint64_t now = pt_frame.now_ns, since = now - 12000000000ull;
+    pt_event(EV_PHASE, since - 100000000ull, PHASE_FEATURES, 300); /* ended before */
+    pt_snap.phase = PHASE_CLEANUP;
+    pt_snap.phase_start_ns = since - 1000000;
+    pt_snap.has_phase_start = true;
+    pt_frame.has_inflight = true;
+    pt_frame.inflight = (struct trace_inflight){since, SYNC_OP_DEVICE, PHASE_CLEANUP};
+    pt_frame.sync_timeout_ns = 5000000000ull;
+}
+
+/* At 80x24 the timeline has 3 rows under its title: the hung call's wait row, marked HANG
+ * with its age in the error role, takes the axis's; the cleanup fills the device's row up
+ * to now; the legend says the phase now and names only what the rows show. */
+Test(panels, timeline_compact_shows_a_hung_call_live) {
+    pt_open(24, 80);
+    pt_hang_fixture();
+    struct panel p = {0};
+    WINDOW *w = pt_draw(&panel_timeline_ops, &p, 4, 80);
+    const char *dev0 = pt_row_starting(w, " dev0");
+    cr_assert_not_null(dev0, "no dev0 row");
+    for (int x = 12; x < 79; x++)
+        cr_assert_eq(dev0[x], 'c', "cell %d: %s", x - 12, dev0);
+    int y = pt_row_index(w, " HANG 12s ");
+    cr_assert_geq(y, 0, "no wait row marked HANG");
+    const char *wait = pt_row(w, y);
+    for (int x = 12; x < 79; x++)
+        cr_assert_eq(wait[x], 'w', "wait cell %d: %s", x - 12, wait);
+    /* the error role (monochrome: bold), not the wait's own fill (reverse) */
+    chtype label = mvwinch(w, y, 1), cell = mvwinch(w, y, 78);
+    cr_assert(label & A_BOLD);
+    cr_assert(cell & A_BOLD);
+    cr_assert(!(cell & A_REVERSE));
+    cr_assert(pt_has(w, "now  cleanup 12s"));
+    cr_assert(pt_has(w, "c cleanup"));
+    cr_assert(pt_has(w, "w wait"));
+    cr_assert(!pt_has(w, "features"), "a phase no cell shows is in the legend");
+    delwin(w);
+    pt_close();
+}
+
+/* The full form: a row for the cleanup under way, marked as now, filled up to now, and the
+ * wait row of the hung call. */
+Test(panels, timeline_gantt_shows_a_hung_call_live) {
+    pt_open(60, 200);
+    pt_hang_fixture();
+    struct panel p = {0};
+    WINDOW *w = pt_draw(&panel_timeline_ops, &p, 9, 106);
+    const char *cl = pt_row_starting(w, " cleanup <");
+    cr_assert_not_null(cl, "no cleanup row marked as now");
+    cr_assert_eq(cl[12], 'c', "%s", cl);
+    cr_assert_eq(cl[12 + 92], 'c', "%s", cl);
+    const char *wait = pt_row_starting(w, " HANG 12s ");
+    cr_assert_not_null(wait, "no wait row marked HANG");
+    cr_assert_eq(wait[12 + 92], 'w', "%s", wait);
+    delwin(w);
+    pt_close();
+}
+
+/* A pause is a live paused bar while it lasts, in both forms; once it is over its event
+ * draws it. */
+Test(panels, timeline_shows_a_pause_while_it_lasts) {
+    pt_open(60, 200);
+    pt_fixture();
+    ui_model_init(&pt_model);
+    uint64_t now = pt_frame.now_ns;
+    pt_event(EV_PHASE, now - 3000000000ull, PHASE_BACKWARD, 4000); /* -7 s .. -3 s */
+    pt_snap.phase = PHASE_PAUSED;
+    pt_snap.phase_start_ns = now - 3000000000ull;
+    pt_snap.has_phase_start = true;
+    pt_snap.in_steps = true;
+    struct panel p = {0};
+    WINDOW *w = pt_draw(&panel_timeline_ops, &p, 6, 106);
+    const char *pa = pt_row_starting(w, " paused <");
+    cr_assert_not_null(pa, "no paused row marked as now");
+    cr_assert_eq(pa[12 + 92], 'p', "%s", pa);
+    cr_assert_eq(pa[12 + 60], ' ', "%s", pa);
+    delwin(w);
+    w = pt_draw(&panel_timeline_ops, &p, 4, 80);
+    const char *dev0 = pt_row_starting(w, " dev0");
+    cr_assert_not_null(dev0);
+    cr_assert_eq(dev0[78], 'p', "%s", dev0);
+    cr_assert_eq(dev0[12 + 30], 'b', "%s", dev0);
+    cr_assert(pt_has(w, "now  paused 3.0s"));
+    delwin(w);
+    pt_close();
+}
+
+/* Within the steps and in no phase of its own, the loop says its step, and the full form
+ * marks a step's phases as now. */
+Test(panels, timeline_now_within_the_steps) {
+    pt_open(60, 200);
+    pt_fixture();
+    pt_snap.phase = PHASE_COUNT;
+    pt_snap.in_steps = true;
+    pt_snap.step = 4321;
+    struct panel p = {0};
+    WINDOW *w = pt_draw(&panel_timeline_ops, &p, 4, 80);
+    cr_assert(pt_has(w, "now  step 4321"));
+    delwin(w);
+    w = pt_draw(&panel_timeline_ops, &p, 6, 106);
+    cr_assert_not_null(pt_row_starting(w, " forward <"));
+    cr_assert_not_null(pt_row_starting(w, " vpoc "));
+    cr_assert_null(pt_row_starting(w, " vpoc <"));
+    delwin(w);
+    pt_close();
+}
+
+/* The panel's help names every phase by its letter, from the phase table. */
+Test(panels, timeline_help_names_every_letter) {
+    for (unsigned ph = 0; ph < PHASE_COUNT; ph++) {
+        char want[32];
+        snprintf(want, sizeof(want), " %c %s ", ev_phase_letter(ph), ev_phase_label(ph));
+        cr_assert(strstr(panel_timeline_ops.help, want), "'%s' is not in the help: %s", want,
+                  panel_timeline_ops.help);
+    }
 }
 
 Test(panels, events_newest_first_with_counts_and_detail) {

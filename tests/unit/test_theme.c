@@ -66,6 +66,28 @@ Test(theme, default_file_matches_compiled_default) {
     }
 }
 
+/* Every shipped theme but mono gives each phase colours of its own (foreground and background
+ * together, bold aside: bold alone is too faint a difference), so no two phases on the
+ * timeline look alike; mono has its attributes alone and the phases' letters tell them apart
+ * (every phase has a letter of its own). The compiled-in default is the default file. */
+Test(theme, shipped_themes_give_every_phase_its_own_colours) {
+    const char *names[] = {"default", "high-contrast", "nord", "gruvbox", "solarized-dark"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char file[64], path[512], err[256];
+        snprintf(file, sizeof(file), "%s.json", names[i]);
+        struct theme t;
+        cr_assert_eq(theme_load_json(theme_file(file, path, sizeof(path)), &t, err, sizeof(err)), 0,
+                     "%s", err);
+        for (int p = 0; p < PHASE_COUNT; p++)
+            for (int q = 0; q < p; q++) {
+                const struct theme_color *a = &t.c[THEME_PHASE0 + p], *b = &t.c[THEME_PHASE0 + q];
+                cr_assert(a->fg != b->fg || a->bg != b->bg, "%s: %s and %s are both %d on %d",
+                          names[i], ev_phase_name((unsigned)p), ev_phase_name((unsigned)q), a->fg,
+                          a->bg);
+            }
+    }
+}
+
 Test(theme, role_keys) {
     cr_assert_str_eq(theme_role_key(THEME_SEG_USED), "segment.used");
     cr_assert_str_eq(theme_role_key(THEME_PHASE0 + PHASE_FORWARD), "phase.forward");
