@@ -138,6 +138,9 @@ static void ui_model_block_sum(struct ui_model *m, size_t k) {
 
 static void ui_model_phase(struct ui_model *m, const struct ev *e) {
     ui_model_coarse_add(m, e->dev, &e->u.phase);
+    if (e->dev < UI_COARSE_DEVS && e->u.phase.phase < PHASE_COUNT &&
+        e->u.phase.end_ns > m->phase_last_ns[e->dev][e->u.phase.phase])
+        m->phase_last_ns[e->dev][e->u.phase.phase] = e->u.phase.end_ns;
     m->phases[m->phase_head] =
         (struct ui_phase){e->u.phase.start_ns, e->u.phase.end_ns, ev_phase_busy_ns(&e->u.phase),
                           e->dev, e->u.phase.phase};
@@ -277,6 +280,15 @@ void ui_model_add(struct ui_model *m, const struct ev *e) {
         ui_model_list_event(m, e);
         return;
     }
+}
+
+int ui_model_phases_since(const struct ui_model *m, unsigned dev, uint64_t since_ns) {
+    if (dev >= UI_COARSE_DEVS)
+        return PHASE_COUNT;
+    int n = 0;
+    for (int ph = 0; ph < PHASE_COUNT; ph++)
+        n += m->phase_last_ns[dev][ph] && m->phase_last_ns[dev][ph] >= since_ns;
+    return n;
 }
 
 const struct ui_event *ui_model_event(const struct ui_model *m, size_t k) {

@@ -97,7 +97,8 @@ struct ui_model {
      * slot s % UI_COARSE holds second s when coarse_sec says so. */
     uint32_t coarse_us[UI_COARSE_DEVS][UI_COARSE][PHASE_COUNT];
     uint64_t coarse_sec[UI_COARSE_DEVS][UI_COARSE];
-    struct ui_phase phases[UI_PHASES]; /* ring, newest at (phase_head - 1) */
+    uint64_t phase_last_ns[UI_COARSE_DEVS][PHASE_COUNT]; /* when each phase last ended */
+    struct ui_phase phases[UI_PHASES];                   /* ring, newest at (phase_head - 1) */
     size_t phase_head, phase_count;
     /* phases[k * UI_PHASE_BLOCK ...] summed as each block fills up; the block phase_head is
      * in has the sums of its previous round */
@@ -161,6 +162,10 @@ char ui_kmsg_letter(unsigned category);
 /* A kernel-log message without the driver's prefixes ("amdgpu 0000:03:00.0: amdgpu: ",
  * "[drm:fn [amdgpu]] *ERROR* ", "NVRM: "), for a one-line list. */
 const char *ui_kmsg_short(const char *message);
+
+/* How many phases of device dev ended at or after since_ns (the rows a timeline of that span
+ * shows); a device past the first UI_COARSE_DEVS counts as every phase. */
+int ui_model_phases_since(const struct ui_model *m, unsigned dev, uint64_t since_ns);
 
 /* Event k of the list, 0 = newest; NULL past the end. */
 const struct ui_event *ui_model_event(const struct ui_model *m, size_t k);

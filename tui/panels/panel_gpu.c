@@ -237,7 +237,8 @@ static unsigned panel_gpu_key(struct panel *p, int ch, const struct ui_frame *f)
 static int panel_gpu_rows(const struct panel *p, const struct ui_frame *f, int w) {
     (void)p;
     unsigned n = f->tele ? f->tele->n_gpus : 0;
-    return 2 + (n ? (int)n : panel_gpu_why(NULL, 0, w - 2, PANEL_GPU_WHY_ROWS, f));
+    /* the reason a row where a row is short, else as much as three rows hold */
+    return 2 + (n ? (int)n : panel_gpu_why(NULL, 0, w - 2, w < 100 ? 1 : PANEL_GPU_WHY_ROWS, f));
 }
 
 const struct panel_ops panel_gpu_ops = {

@@ -345,12 +345,15 @@ static void panel_timeline_draw(struct panel *p, const struct ui_frame *f) {
     panel_timeline_info(p, n - shown, (size_t)n_marks, dropped, f);
 }
 
-/* The title, a row a device (several), the phases a loop shows, the kernel row and the
- * axis. */
+/* The title, a row a device (several), a row for each phase of the span (and for the one
+ * under way and the wait in flight), the kernel row and the axis. */
 static int panel_timeline_rows(const struct panel *p, const struct ui_frame *f, int w) {
     (void)p;
     (void)w;
-    return 1 + (f->n_snaps > 1 ? (int)f->n_snaps : 0) + 9 + 1 + 1;
+    uint64_t t1 = f->now_ns, t0 = t1 > f->window_ns ? t1 - f->window_ns : 0;
+    int phases = ui_model_phases_since(f->model, ui_dev_index(f->run, f->gpu), t0) + 2;
+    phases = phases > PHASE_COUNT ? PHASE_COUNT : phases < 3 ? 3 : phases;
+    return 1 + (f->n_snaps > 1 ? (int)f->n_snaps : 0) + phases + 1 + 1;
 }
 
 /* The letters for the help, from the phase table: " l load v vpoc ...". */
