@@ -940,3 +940,50 @@ Test(engine, the_snapshot_says_the_phase_in_progress_and_since_when) {
     evring_destroy(r);
     rs_test_rmtree(dir);
 }
+
+/* ---- a run until stopped, and the best model ---- */
+
+static bool eng_past_epoch_3(const struct engine_snap *s) {
+    return s->epoch > 3 && s->has_val;
+}
+
+/* --epochs 0 trains until a stop, however many epochs that is; every epoch that improved on
+ * the best val loss left its model in NAME_best.rsmodel, the snapshot and the result say
+ * which epoch that was, and the checkpoint line says it is the best so far. */
+Test(engine, epochs_0_trains_until_stopped_and_keeps_the_best_model) {
+    char dir[256], err[512], best[512];
+    struct engine_conf c;
+    struct evring *r;
+    struct engine *e;
+    struct engine_result res;
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    cr_assert_eq(evring_create(&r, 1u << 17), 0);
+    eng_conf(&c, dir);
+    c.epochs = 0;
+    cr_assert_eq(engine_create(&e, &c, r, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(engine_start(e), 0);
+    const struct engine_snap *s = eng_wait(e, r, eng_past_epoch_3);
+    cr_assert_eq(s->epochs, 0, "no end set");
+    cr_assert_eq(s->total_steps, 0, "no total when there is no end");
+    cr_assert(s->best_epoch >= 1 && s->best_epoch <= 3, "best epoch %d", s->best_epoch);
+    engine_command(e, CMD_STOP, 0);
+    eng_wait(e, r, eng_is_done);
+    engine_join(e, &res);
+    eng_drain(r);
+    cr_assert_eq(res.state, ENGINE_FINISHED, "%s", res.error);
+    cr_assert(res.stopped);
+    cr_assert_geq(res.epochs_done, 3);
+    snprintf(best, sizeof(best), "%s/%s_best.rsmodel", dir, c.name);
+    cr_assert_str_eq(res.best_checkpoint, best);
+    struct stat st;
+    cr_assert_eq(stat(best, &st), 0, "no best model at %s", best);
+    cr_assert(res.best_epoch >= 1 && res.best_epoch <= res.epochs_done);
+    bool said = false;
+    for (size_t i = 0; i < eng_n; i++)
+        said |=
+            eng_events[i].kind == EV_LOG && strstr(eng_events[i].u.text.text, "the best so far");
+    cr_assert(said, "no checkpoint line says it is the best so far");
+    engine_destroy(e);
+    evring_destroy(r);
+    rs_test_rmtree(dir);
+}

@@ -104,3 +104,60 @@ Test(layout, below_the_minimum_is_too_small) {
     layout_compute(LAYOUT_MIN_ROWS, LAYOUT_MIN_COLS, lay_items, 5, 0, &o, r);
     cr_assert_not(o.too_small);
 }
+
+/* A chart that grows takes the rows its neighbours leave once they have their pref_h: every
+ * row of the column is given to someone. */
+Test(layout, grow_panels_share_what_is_left) {
+    const struct layout_item it[3] = {
+        {.min_h = 3, .pref_h = 5, .column = 0},
+        {.min_h = 3, .pref_h = 6, .column = 0, .grow = true},
+        {.min_h = 3, .pref_h = 10, .column = 0},
+    };
+    struct layout_out o;
+    struct ui_rect r[3];
+    layout_compute(40, 120, it, 3, 0, &o, r); /* 36 body rows: 5 + 10 prefs, 21 to the chart */
+    cr_assert_eq(r[0].h, 5);
+    cr_assert_eq(r[1].h, 36 - 5 - 10);
+    cr_assert_eq(r[2].h, 10);
+}
+
+/* An extra panel shows only where every other one has its pref_h; otherwise it waits behind
+ * Tab (counted hidden) and does not squeeze the others to their mins. */
+Test(layout, an_extra_panel_waits_for_room) {
+    const struct layout_item it[3] = {
+        {.min_h = 3, .pref_h = 12, .column = 0},
+        {.min_h = 4, .pref_h = 9, .column = 0},
+        {.min_h = 3, .pref_h = 6, .column = 0, .grow = true, .extra = true},
+    };
+    struct layout_out o;
+    struct ui_rect r[3];
+    layout_compute(24, 80, it, 3, 0, &o, r); /* 20 rows: 12 + 9 do not leave 3 */
+    cr_assert_eq(r[2].h, 0);
+    cr_assert_eq(o.hidden, 1);
+    cr_assert_eq(r[0].h, 12);
+    cr_assert_eq(r[1].h, 8);
+    layout_compute(40, 80, it, 3, 0, &o, r); /* 36 rows: 12 + 9 + the rest */
+    cr_assert_eq(o.hidden, 0);
+    cr_assert_eq(r[1].h, 9);
+    cr_assert_eq(r[2].h, 36 - 21);
+    layout_compute(24, 80, it, 3, 2, &o, r); /* focused, it shows anyway */
+    cr_assert_gt(r[2].h, 0);
+}
+
+/* Two columns: the panels below get what they want (at least their min, at most a third of
+ * the body), the columns above the rest. */
+Test(layout, the_bottom_takes_what_it_wants_up_to_a_third) {
+    struct layout_item it[3] = {
+        {.min_h = 3, .pref_h = 6, .column = 0, .grow = true},
+        {.min_h = 3, .pref_h = 6, .column = 1, .grow = true},
+        {.min_h = 9, .pref_h = 12, .column = 2},
+    };
+    struct layout_out o;
+    struct ui_rect r[3];
+    layout_compute(60, 200, it, 3, 0, &o, r);
+    cr_assert_eq(r[2].h, 12);
+    cr_assert_eq(r[0].h, 56 - 12);
+    it[2].pref_h = 200;
+    layout_compute(60, 200, it, 3, 0, &o, r);
+    cr_assert_eq(r[2].h, 9 + (56 - 9) / 3);
+}

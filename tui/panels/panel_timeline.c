@@ -351,9 +351,12 @@ static int panel_timeline_rows(const struct panel *p, const struct ui_frame *f, 
     (void)p;
     (void)w;
     uint64_t t1 = f->now_ns, t0 = t1 > f->window_ns ? t1 - f->window_ns : 0;
-    int phases = ui_model_phases_since(f->model, ui_dev_index(f->run, f->gpu), t0) + 2;
+    int phases = ui_model_phases_since(f->model, ui_dev_index(f->run, f->gpu), t0) + 1;
     phases = phases > PHASE_COUNT ? PHASE_COUNT : phases < 3 ? 3 : phases;
-    return 1 + (f->n_snaps > 1 ? (int)f->n_snaps : 0) + phases + 1 + 1;
+    const struct ui_model *m = f->model;
+    bool kernel =
+        m->mark_count > 0 && m->marks[(m->mark_head + UI_MARKS - 1) % UI_MARKS].t_ns >= t0;
+    return 1 + (f->n_snaps > 1 ? (int)f->n_snaps : 0) + phases + kernel + 1;
 }
 
 /* The letters for the help, from the phase table: " l load v vpoc ...". */
