@@ -85,8 +85,20 @@ static int compute_cpu_raw_alloc(void *ctx, size_t bytes, void **out) {
     return 0;
 }
 
+static int compute_cpu_raw_free_run(void *arg) {
+    free(*(void **)arg);
+    return 0;
+}
+
+/* Freed in stream order, after the work queued before, as a GPU runtime frees device memory:
+ * a block goes back to the pool's cache once its last kernel is queued (PyTorch's rule), so
+ * its segment can be released (a cleanup, an out-of-memory retry) while that kernel has not
+ * run yet. */
 static void compute_cpu_raw_free(void *ctx, void *ptr, size_t bytes) {
-    free(ptr);
+    (void)bytes;
+    struct compute *c = ctx;
+    if (compute_cpu_enqueue(c, compute_cpu_raw_free_run, &ptr, sizeof(ptr)) != 0)
+        free(ptr); /* cannot happen: the argument fits; never leak it */
 }
 
 struct compute_cpu_copy {
