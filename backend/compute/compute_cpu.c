@@ -3,6 +3,7 @@
 #include "backend/compute/compute_cpu_internal.h"
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
+#include "backend/vpoc/vpoc_dense.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -176,6 +177,31 @@ static int compute_cpu_vpoc_pass(struct compute *c, const struct compute_vpoc_la
     return compute_cpu_enqueue(c, compute_cpu_vpoc_pass_run, a, sizeof(*a));
 }
 
+/* A dense pass's launch: the whole volume matrix written, then each session's rows summed. */
+static int compute_cpu_vpoc_dense_run(void *arg) {
+    const struct compute_vpoc_launch *a = arg;
+    const struct vpoc_pack_session *sess = a->sessions;
+    const int64_t *first = a->first;
+    int64_t *m = a->dense;
+    vpoc_dense_fill(a->words, a->n_words, a->max_levels, m);
+    for (size_t k = 0; k < a->n_sessions; k++) {
+        if (sess[k].levels == 0)
+            continue;
+        int64_t *hist = (int64_t *)a->acc + sess[k].acc_off;
+        if (a->first_chunk)
+            memset(hist, 0, (size_t)sess[k].levels * sizeof(*hist));
+        vpoc_dense_reduce(m + (size_t)first[k] * (size_t)a->max_levels,
+                          (size_t)(first[k + 1] - first[k]), a->max_levels, sess[k].levels, hist);
+        if (a->last_chunk)
+            vpoc_finalize(hist, (size_t)sess[k].levels, sess[k].base, &a->params, &a->out[k]);
+    }
+    return 0;
+}
+
+static int compute_cpu_vpoc_dense_pass(struct compute *c, const struct compute_vpoc_launch *a) {
+    return compute_cpu_enqueue(c, compute_cpu_vpoc_dense_run, a, sizeof(*a));
+}
+
 static int compute_cpu_event_run(void *arg) {
     struct compute_event *e = *(struct compute_event **)arg;
     e->t_ns = mono_now_ns();
@@ -251,6 +277,7 @@ const struct compute_ops compute_cpu_ops = {
     .vpoc_chunk = compute_cpu_vpoc_chunk,
     .vpoc_finalize = compute_cpu_vpoc_finalize,
     .vpoc_pass = compute_cpu_vpoc_pass,
+    .vpoc_dense_pass = compute_cpu_vpoc_dense_pass,
     .mlp_create = compute_cpu_mlp_create,
     .mlp_destroy = compute_cpu_mlp_destroy,
     .mlp_forward = compute_cpu_mlp_forward,

@@ -127,7 +127,7 @@ static int engine_vpoc_set(struct engine_dev *d, size_t chunk, char *err, size_t
     struct mem_stats before, after;
     mem_pool_stats(d->c->pool, &before);
     int rc = compute_vpoc_set_create(d->c, e->vbars, &e->ss, d->rank, e->n_dev, &e->conf.vpoc,
-                                     chunk, &d->vset, err, errlen);
+                                     chunk, COMPUTE_VPOC_PACKED, &d->vset, err, errlen);
     mem_pool_stats(d->c->pool, &after);
     d->vset_bytes = after.allocated_bytes - before.allocated_bytes;
     d->vset_blocks = after.active_blocks - before.active_blocks;

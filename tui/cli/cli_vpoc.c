@@ -164,8 +164,8 @@ static int cli_vpoc_flush(struct compute *c, const struct cli_vpoc_opts *o,
         fprintf(stderr, "ringside vpoc: %s: %s\n", o->in.data, err);
         return RS_EXIT_USAGE;
     }
-    if (compute_vpoc_all(c, w->vb, &w->ss, &o->p, o->chunk > 0 ? (size_t)o->chunk : 0, w->res, err,
-                         sizeof(err)) != 0) {
+    if (compute_vpoc_all(c, w->vb, &w->ss, &o->p, o->chunk > 0 ? (size_t)o->chunk : 0,
+                         COMPUTE_VPOC_PACKED, w->res, err, sizeof(err)) != 0) {
         fprintf(stderr, "ringside vpoc: %s\n", err);
         return 1;
     }
