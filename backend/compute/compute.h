@@ -142,6 +142,13 @@ struct compute_ops {
     /* Raw device memory for the caching allocator (ctx is the struct compute). */
     int (*raw_alloc)(void *ctx, size_t bytes, void **out);
     void (*raw_free)(void *ctx, void *ptr, size_t bytes);
+    /* Device memory mapped piecewise, for the allocator's expandable segments (as struct
+     * mem_raw_ops' reserve, map, unmap, unreserve; ctx is the struct compute): all four, or
+     * NULL when the backend cannot, and expandable_segments:True leaves segments fixed. */
+    int (*raw_reserve)(void *ctx, size_t bytes, void **base);
+    int (*raw_map)(void *ctx, void *ptr, size_t bytes);
+    void (*raw_unmap)(void *ctx, void *ptr, size_t bytes);
+    void (*raw_unreserve)(void *ctx, void *base, size_t bytes);
 
     /* Refresh c->info's free/total memory (the device's view, not the pool's). */
     int (*mem_info)(struct compute *c);
@@ -248,7 +255,7 @@ struct compute {
     const struct compute_ops *ops;
     void *priv;             /* owned by the backend */
     struct mem_pool *pool;  /* caching allocator over raw (the backend's raw_alloc) */
-    struct mem_raw_ops raw; /* ops->raw_alloc/raw_free, with this struct as ctx */
+    struct mem_raw_ops raw; /* ops->raw_*, with this struct as ctx */
     struct trace *trace;    /* borrowed */
     unsigned dev;           /* device index used for tracing */
     struct compute_dev_info info;

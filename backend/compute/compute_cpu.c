@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -100,6 +101,49 @@ static void compute_cpu_raw_free(void *ctx, void *ptr, size_t bytes) {
     struct compute *c = ctx;
     if (compute_cpu_enqueue(c, compute_cpu_raw_free_run, &ptr, sizeof(ptr)) != 0)
         free(ptr); /* cannot happen: the argument fits; never leak it */
+}
+
+/* Expandable segments on the host: an address range with no memory committed (the kernel
+ * backs a page when it is first touched), pages handed back with MADV_DONTNEED; both the
+ * unmap and the unreserve in stream order, as raw_free. */
+static int compute_cpu_raw_reserve(void *ctx, size_t bytes, void **base) {
+    (void)ctx;
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        return -errno;
+    *base = p;
+    return 0;
+}
+
+static int compute_cpu_raw_map(void *ctx, void *ptr, size_t bytes) {
+    (void)ctx, (void)ptr, (void)bytes;
+    return 0; /* the pages come when touched */
+}
+
+struct compute_cpu_range {
+    void *ptr;
+    size_t bytes;
+};
+
+static int compute_cpu_raw_unmap_run(void *arg) {
+    const struct compute_cpu_range *r = arg;
+    return madvise(r->ptr, r->bytes, MADV_DONTNEED) == 0 ? 0 : -errno;
+}
+
+static int compute_cpu_raw_unreserve_run(void *arg) {
+    const struct compute_cpu_range *r = arg;
+    return munmap(r->ptr, r->bytes) == 0 ? 0 : -errno;
+}
+
+static void compute_cpu_raw_unmap(void *ctx, void *ptr, size_t bytes) {
+    struct compute_cpu_range r = {ptr, bytes};
+    compute_cpu_enqueue(ctx, compute_cpu_raw_unmap_run, &r, sizeof(r));
+}
+
+static void compute_cpu_raw_unreserve(void *ctx, void *base, size_t bytes) {
+    struct compute_cpu_range r = {base, bytes};
+    compute_cpu_enqueue(ctx, compute_cpu_raw_unreserve_run, &r, sizeof(r));
 }
 
 struct compute_cpu_copy {
@@ -269,6 +313,10 @@ const struct compute_ops compute_cpu_ops = {
     .peer_access = compute_cpu_peer_access,
     .raw_alloc = compute_cpu_raw_alloc,
     .raw_free = compute_cpu_raw_free,
+    .raw_reserve = compute_cpu_raw_reserve,
+    .raw_map = compute_cpu_raw_map,
+    .raw_unmap = compute_cpu_raw_unmap,
+    .raw_unreserve = compute_cpu_raw_unreserve,
     .mem_info = compute_cpu_mem_info,
     .upload_f64 = compute_cpu_upload_f64,
     .copy_h2d = compute_cpu_copy,
