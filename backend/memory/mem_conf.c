@@ -86,7 +86,7 @@ static int mem_conf_num(const struct mem_conf_kv *kv, double *v, char *err, size
 }
 
 static int mem_conf_gc(const struct mem_conf_kv *kv, struct mem_conf *c, char *err, size_t errlen) {
-    double v;
+    double v = 0.0;
     if (mem_conf_num(kv, &v, err, errlen) != 0)
         return -EINVAL;
     if (!(v > 0.0 && v < 1.0))
@@ -98,7 +98,7 @@ static int mem_conf_gc(const struct mem_conf_kv *kv, struct mem_conf *c, char *e
 
 static int mem_conf_fraction(const struct mem_conf_kv *kv, struct mem_conf *c, char *err,
                              size_t errlen) {
-    double v;
+    double v = 0.0;
     if (mem_conf_num(kv, &v, err, errlen) != 0)
         return -EINVAL;
     if (!(v > 0.0 && v <= 1.0))
