@@ -17,14 +17,20 @@
 #define VD_DAYS 60 /* the default data: 60 synthetic days of 1380 one-minute bars */
 #define VD_MIB  ((uint64_t)1 << 20)
 
-static struct compute *vd_open(void) {
+/* The CPU backend with the pool configured by alloc (PyTorch's syntax). */
+static struct compute *vd_open_conf(const char *alloc) {
     struct compute_conf conf = {.device = 0, .threads = 1};
-    mem_conf_default(&conf.alloc);
+    char err[512] = "";
+    cr_assert_eq(mem_conf_parse(alloc, &conf.alloc, err, sizeof(err)), 0, "%s", err);
     struct compute *c = NULL;
-    char notice[256] = "", err[512] = "";
+    char notice[256] = "";
     cr_assert_eq(compute_open("cpu", &conf, &c, notice, sizeof(notice), err, sizeof(err)), 0,
                  "cpu backend: %s", err);
     return c;
+}
+
+static struct compute *vd_open(void) {
+    return vd_open_conf("");
 }
 
 /* The training loop's default data, in VPOC form. */
@@ -213,6 +219,39 @@ Test(vpoc_dense, cache_holds_the_large_chunk_until_emptied) {
     mem_pool_stats(c->pool, &after);
     cr_assert_eq(after.reserved_bytes, 0);
     free(res);
+    vd_data_fini(&d);
+    compute_close(c);
+}
+
+/* expandable_segments on the CPU backend: the matrices of + + (250, 500, 1000 bars) tile one
+ * large-pool segment that grows in 20 MiB pages (80 MiB) instead of leaving a segment of each
+ * size (16 + 32 + 64 MiB); emptying the cache unmaps its pages, and memory mapped again after
+ * that gives the packed kernel's results. */
+Test(vpoc_dense, expandable_segments_on_the_cpu_backend) {
+    struct compute *c = vd_open_conf("expandable_segments:True");
+    cr_assert(mem_pool_expandable(c->pool));
+    struct vd_data d;
+    vd_data_make(&d);
+    struct vpoc_result *dense = calloc(d.ss.n, sizeof(*dense));
+    struct vpoc_result *packed = calloc(d.ss.n, sizeof(*packed));
+    struct mem_stats before, after;
+    struct compute_pool_peek peak;
+    static const size_t up[] = {250, 500, 1000};
+    for (size_t i = 0; i < 3; i++)
+        vd_pass(c, &d, &vd_close, up[i], COMPUTE_VPOC_DENSE, dense, &before, &peak);
+    mem_pool_stats(c->pool, &after);
+    cr_assert_eq(after.reserved_bytes, 2 * VD_MIB + 80 * VD_MIB, "%llu bytes reserved",
+                 (unsigned long long)after.reserved_bytes);
+    cr_assert_eq(after.segments, 2);
+    cr_assert_eq(compute_sync(c, SYNC_OP_DEVICE), 0);
+    cr_assert_eq(mem_pool_empty_cache(c->pool), 82 * VD_MIB); /* nothing is live between passes */
+    vd_pass(c, &d, &vd_close, 1000, COMPUTE_VPOC_DENSE, dense, &before, &peak);
+    vd_pass(c, &d, &vd_close, 1000, COMPUTE_VPOC_PACKED, packed, &before, &peak);
+    for (size_t k = 0; k < d.ss.n; k++)
+        cr_assert(memcmp(&packed[k], &dense[k], sizeof(packed[k])) == 0, "session %s",
+                  d.ss.s[k].label);
+    free(dense);
+    free(packed);
     vd_data_fini(&d);
     compute_close(c);
 }
