@@ -551,6 +551,73 @@ static void vq_launch_pass(const vq_launch *l, int first_chunk, int last_chunk) 
               l->max_levels, l->value_area, l->out);
 }
 
+/* ---- dense passes: a launch's volume matrix, then its sum over the rows ----
+ * What PyTorch code does (a one-hot or scatter of each bar's share into a [bars x levels]
+ * tensor, then .sum(0)): two kernels over device memory, with no profile on chip. The matrix
+ * holds the packed words' integer shares, so the sums are exact in any order. */
+
+#define VD_THREADS   256
+#define VD_COLS      32 /* columns a reduce block takes */
+#define VD_ROW_LANES (VD_THREADS / VD_COLS)
+
+/* Every element of the n x width matrix m, one thread an element in address order (the
+ * stores coalesce): row i is word i's share at the levels it covers, 0 at the others
+ * (backend/vpoc/vpoc_dense.c). */
+__global__ void __launch_bounds__(VD_THREADS)
+    vd_fill_kernel(const vp_u64 *words, int64_t n, int width, int64_t *m) {
+    int64_t total = n * width, step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += step) {
+        int64_t i = e / width;
+        int l = (int)(e - i * width), lo, hi;
+        int64_t share;
+        vq_unword(words[i], &lo, &hi, &share);
+        m[e] = l >= lo && l <= hi ? share : 0;
+    }
+}
+
+/* Session blockIdx.x's rows [first[k], first[k + 1]) of m summed column by column into its
+ * profile (acc + acc_off; from zero on the first launch): a block takes VD_COLS columns
+ * (blockIdx.y), its threads VD_ROW_LANES rows at a time, the lanes' sums added in shared
+ * memory. A whole block leaves together when its columns are past the session's levels. */
+template <bool FIRST>
+__global__ void __launch_bounds__(VD_THREADS)
+    vd_reduce_kernel(const int64_t *m, const int64_t *first, const rs_gpu_vpoc_sess *sess,
+                     int width, int64_t *acc) {
+    __shared__ int64_t part[VD_ROW_LANES][VD_COLS];
+    rs_gpu_vpoc_sess s = sess[blockIdx.x];
+    if (s.levels == 0 || (int)blockIdx.y * VD_COLS >= s.levels)
+        return;
+    int col = (int)threadIdx.x % VD_COLS, lane = (int)threadIdx.x / VD_COLS;
+    int l = (int)blockIdx.y * VD_COLS + col;
+    int64_t sum = 0, r1 = first[blockIdx.x + 1];
+    if (l < s.levels)
+        for (int64_t r = first[blockIdx.x] + lane; r < r1; r += VD_ROW_LANES)
+            sum += m[r * width + l];
+    part[lane][col] = sum;
+    __syncthreads();
+    if (lane != 0 || l >= s.levels)
+        return;
+    for (int k = 1; k < VD_ROW_LANES; k++)
+        sum += part[k][col];
+    int64_t *a = acc + s.acc_off + l;
+    *a = FIRST ? sum : *a + sum;
+}
+
+/* POC and value area of session blockIdx.x's finished profile in acc, as vp_finish walks it;
+ * a session the pass does not hold is marked skipped. */
+__global__ void __launch_bounds__(VP_THREADS)
+    vd_finish_kernel(const rs_gpu_vpoc_sess *sess, const int64_t *acc, double value_area,
+                     rs_gpu_vpoc_result *out) {
+    __shared__ vp_red red;
+    rs_gpu_vpoc_sess s = sess[blockIdx.x];
+    if (s.levels == 0) {
+        if (threadIdx.x == 0)
+            out[blockIdx.x].status = RS_GPU_VPOC_SKIPPED;
+        return;
+    }
+    vp_finish(acc + s.acc_off, s.levels, s.base, value_area, &red, &out[blockIdx.x]);
+}
+
 extern "C" {
 
 int rs_gpu_vpoc_accumulate(const struct rs_gpu_bar *bars, size_t n,
@@ -598,6 +665,35 @@ int rs_gpu_vpoc_pass(const uint64_t *words, const int64_t *first,
         vq_launch_pass<VQ_THREADS_NARROW, false>(&l, first_chunk, last_chunk);
     else
         vq_launch_pass<VQ_THREADS_WIDE, false>(&l, first_chunk, last_chunk);
+    return (int)hipGetLastError();
+}
+
+int rs_gpu_vpoc_dense_pass(const uint64_t *words, const int64_t *first,
+                           const struct rs_gpu_vpoc_sess *sess, size_t n_sessions, size_t n_words,
+                           int max_levels, int64_t *dense, int64_t *acc, int first_chunk,
+                           int last_chunk, double value_area, struct rs_gpu_vpoc_result *out,
+                           void *stream) {
+    if (n_sessions == 0)
+        return 0;
+    if (max_levels < 1 || max_levels > RS_GPU_VPOC_LDS_LEVELS)
+        return (int)hipErrorInvalidValue;
+    hipStream_t st = (hipStream_t)stream;
+    int64_t total = (int64_t)n_words * max_levels;
+    if (total > 0) {
+        int64_t blocks = (total + VD_THREADS - 1) / VD_THREADS;
+        RS_LAUNCH(vd_fill_kernel, (unsigned)(blocks < 65536 ? blocks : 65536), VD_THREADS, 0, st,
+                  (const vp_u64 *)words, (int64_t)n_words, max_levels, dense);
+    }
+    dim3 grid((unsigned)n_sessions, (unsigned)((max_levels + VD_COLS - 1) / VD_COLS));
+    if (first_chunk)
+        RS_LAUNCH(vd_reduce_kernel<true>, grid, VD_THREADS, 0, st, dense, first, sess, max_levels,
+                  acc);
+    else
+        RS_LAUNCH(vd_reduce_kernel<false>, grid, VD_THREADS, 0, st, dense, first, sess, max_levels,
+                  acc);
+    if (last_chunk)
+        RS_LAUNCH(vd_finish_kernel, (unsigned)n_sessions, VP_THREADS, 0, st, sess, acc, value_area,
+                  out);
     return (int)hipGetLastError();
 }
 

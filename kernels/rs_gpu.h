@@ -138,6 +138,18 @@ int rs_gpu_vpoc_pass(const uint64_t *words, const int64_t *first,
                      const struct rs_gpu_vpoc_sess *sess, size_t n_sessions, int max_levels,
                      int profile, int64_t *acc, int first_chunk, int last_chunk, double value_area,
                      struct rs_gpu_vpoc_result *out, void *stream);
+/* One launch of a dense pass over the layout rs_gpu_vpoc_pass reads: the n_words words
+ * spread into dense (device int64[n_words * max_levels], every element written: row i holds
+ * word i's share at its levels above the session's base), then session k's rows
+ * [first[k], first[k + 1]) summed into acc + sess[k].acc_off (from zero on the first chunk),
+ * and on the last chunk POC and value area into out[k] (device or mapped host memory;
+ * skipped sessions get status RS_GPU_VPOC_SKIPPED). max_levels: the widest session's levels,
+ * at most RS_GPU_VPOC_LDS_LEVELS. */
+int rs_gpu_vpoc_dense_pass(const uint64_t *words, const int64_t *first,
+                           const struct rs_gpu_vpoc_sess *sess, size_t n_sessions, size_t n_words,
+                           int max_levels, int64_t *dense, int64_t *acc, int first_chunk,
+                           int last_chunk, double value_area, struct rs_gpu_vpoc_result *out,
+                           void *stream);
 
 /* ---- MLP, fp32 (layouts match backend/mlp/mlp.h) ---- */
 

@@ -63,14 +63,20 @@ static int compute_open_one(const struct compute_ops *ops, const struct compute_
         free(c);
         return rc;
     }
-    c->raw.alloc = ops->raw_alloc;
-    c->raw.free = ops->raw_free;
+    c->raw = (struct mem_raw_ops){.alloc = ops->raw_alloc,
+                                  .free = ops->raw_free,
+                                  .reserve = ops->raw_reserve,
+                                  .map = ops->raw_map,
+                                  .unmap = ops->raw_unmap,
+                                  .unreserve = ops->raw_unreserve};
     rc = mem_pool_create(&c->pool, &conf->alloc, &c->raw, c);
     if (rc != 0) {
         ops->close(c);
         free(c);
         return errbuf_set(err, errlen, rc, "cannot create the memory pool: %s", strerror(-rc));
     }
+    /* the memory fraction's limit and an expandable segment's range are the device's share */
+    mem_pool_set_device_bytes(c->pool, c->info.mem_valid ? c->info.mem_total_bytes : 0);
     *out = c;
     return 0;
 }

@@ -60,6 +60,22 @@ struct compute_vpoc_final {
     struct vpoc_result *out;
 };
 
+/* The VPOC kernels a pass can run (--vpoc-kernel). packed: 8 bytes a bar on the device and
+ * each session's profile on chip (the fast path). dense: the form PyTorch code takes, a
+ * [bars x levels] volume matrix a launch from the pool, summed over its rows into the profiles
+ * and returned to the pool's cache after the launch, so its working set follows the chunk.
+ * Both give the same integers, hence the same results. */
+enum compute_vpoc_kernel { COMPUTE_VPOC_PACKED, COMPUTE_VPOC_DENSE, COMPUTE_VPOC_KERNEL_COUNT };
+
+/* "packed", "dense" (what --vpoc-kernel takes). */
+const char *compute_vpoc_kernel_name(enum compute_vpoc_kernel k);
+/* The kernel named s into *out: 0, or -EINVAL for any other name. */
+int compute_vpoc_kernel_parse(const char *s, enum compute_vpoc_kernel *out);
+
+/* The largest volume matrix one dense launch may take from the pool: a launch that needs
+ * more fails as out of memory does (the training loop then drops the chunk a rung). */
+#define COMPUTE_VPOC_DENSE_MAX_BYTES ((size_t)1 << 30)
+
 /* One launch of a packed VPOC pass over many sessions at once (one chunk of each). */
 struct compute_vpoc_launch {
     const void *words;    /* device: this chunk's packed bars (uint64_t), session after session */
@@ -76,6 +92,10 @@ struct compute_vpoc_launch {
     struct vpoc_params params;    /* tick and value area (the profile kind is in the words) */
     struct vpoc_result *out;      /* host, n_sessions entries, written for packed sessions only, by
                                      the last launch; valid after a sync */
+    size_t n_words; /* the chunk's words (first[n_sessions]): the dense matrix's rows */
+    void *dense;    /* dense kernel: device int64_t[n_words * max_levels], the launch's volume
+                       matrix, the caller's (free to reuse once the launch has run, in stream
+                       order); NULL for the packed one */
 };
 
 /* Initial state of a model on the device (host arrays, copied in; m/v may be NULL = zero). */
@@ -122,6 +142,13 @@ struct compute_ops {
     /* Raw device memory for the caching allocator (ctx is the struct compute). */
     int (*raw_alloc)(void *ctx, size_t bytes, void **out);
     void (*raw_free)(void *ctx, void *ptr, size_t bytes);
+    /* Device memory mapped piecewise, for the allocator's expandable segments (as struct
+     * mem_raw_ops' reserve, map, unmap, unreserve; ctx is the struct compute): all four, or
+     * NULL when the backend cannot, and expandable_segments:True leaves segments fixed. */
+    int (*raw_reserve)(void *ctx, size_t bytes, void **base);
+    int (*raw_map)(void *ctx, void *ptr, size_t bytes);
+    void (*raw_unmap)(void *ctx, void *ptr, size_t bytes);
+    void (*raw_unreserve)(void *ctx, void *base, size_t bytes);
 
     /* Refresh c->info's free/total memory (the device's view, not the pool's). */
     int (*mem_info)(struct compute *c);
@@ -142,6 +169,14 @@ struct compute_ops {
      * last launch, which writes POC and value area to out instead. Launches of one pass run in
      * order on the stream. */
     int (*vpoc_pass)(struct compute *c, const struct compute_vpoc_launch *a);
+    /* Enqueue one launch of a dense pass, over the layout vpoc_pass reads: the chunk's words
+     * spread into a->dense, a volume matrix of a->n_words rows (word after word, every element
+     * written: vpoc_dense_fill) by a->max_levels columns (levels above the word's session's
+     * base), then each packed session's rows summed into its profile in acc (from zero on the
+     * first launch, added to after: vpoc_dense_reduce), and on the last launch POC and value
+     * area into out, as vpoc_pass writes them. acc is always used (also when one launch is
+     * both the first and the last). Launches of one pass run in order on the stream. */
+    int (*vpoc_dense_pass)(struct compute *c, const struct compute_vpoc_launch *a);
 
     /* Create a model (parameters, gradients, Adam state and activations on the device). */
     int (*mlp_create)(struct compute *c, const struct compute_mlp_init *init,
@@ -220,7 +255,7 @@ struct compute {
     const struct compute_ops *ops;
     void *priv;             /* owned by the backend */
     struct mem_pool *pool;  /* caching allocator over raw (the backend's raw_alloc) */
-    struct mem_raw_ops raw; /* ops->raw_alloc/raw_free, with this struct as ctx */
+    struct mem_raw_ops raw; /* ops->raw_*, with this struct as ctx */
     struct trace *trace;    /* borrowed */
     unsigned dev;           /* device index used for tracing */
     struct compute_dev_info info;
@@ -284,24 +319,28 @@ int compute_vpoc_session(struct compute *c, const struct vpoc_bar *bars, size_t 
                          struct compute_event *ev, struct compute_pool_peek *peak, char *err,
                          size_t errlen);
 
-/* The packed path that every whole-data-set VPOC takes (the training loop, `ringside vpoc`,
- * the doctor): the sessions' bars packed once (8 bytes a bar) and laid out on the device in
+/* The path that every whole-data-set VPOC takes (the training loop, `ringside vpoc`, the
+ * doctor): the sessions' bars packed once (8 bytes a bar) and laid out on the device in
  * chunks: chunk j holds bars [j * chunk, (j + 1) * chunk) of every session, one pool buffer a
  * chunk, so the chunk size bounds what one launch reads and shapes the pool. A pass is one
  * launch per chunk (all sessions at once) with the profiles carried on the device between
- * launches, then POC and value area in the last. Sessions that cannot be packed (more levels
- * than one on-chip profile holds, or enormous volumes) are profiled one by one through
- * compute_vpoc_session. The set keeps its device buffers until destroyed. */
+ * launches, then POC and value area in the last. The packed kernel adds the words into
+ * on-chip profiles; the dense one takes a volume matrix of the launch's bars x the widest
+ * session's levels from the pool for each launch (vpoc_dense_pass) and returns it after. Sessions
+ * that cannot be packed (more levels than one on-chip profile holds, or enormous volumes)
+ * are profiled one by one through compute_vpoc_session, whatever the kernel. The set keeps
+ * its device buffers until destroyed. */
 struct compute_vpoc_set;
 
 /* Pack sessions start, start + stride, ... of ss (bars: host memory, indexed as ss is) and
- * upload them in chunks of `chunk` bars a session (0: whole sessions, one launch). Ends with a
- * traced stream sync. 0, or -ENOMEM with the pool's stats in err (a smaller chunk may fit), or
- * the backend's error. */
+ * upload them in chunks of `chunk` bars a session (0: whole sessions, one launch), for passes
+ * of `kernel`. Ends with a traced stream sync. 0, or -ENOMEM with the pool's stats in err (a
+ * smaller chunk may fit), or the backend's error. */
 int compute_vpoc_set_create(struct compute *c, const struct vpoc_bar *bars,
                             const struct data_sessions *ss, size_t start, size_t stride,
                             const struct vpoc_params *p, size_t chunk,
-                            struct compute_vpoc_set **out, char *err, size_t errlen);
+                            enum compute_vpoc_kernel kernel, struct compute_vpoc_set **out,
+                            char *err, size_t errlen);
 void compute_vpoc_set_destroy(struct compute *c, struct compute_vpoc_set *s);
 
 /* Launches one pass makes (0 when no session of the set could be packed), the chunk it was
@@ -310,8 +349,16 @@ size_t compute_vpoc_set_launches(const struct compute_vpoc_set *s);
 size_t compute_vpoc_set_chunk(const struct compute_vpoc_set *s);
 size_t compute_vpoc_set_sessions(const struct compute_vpoc_set *s);
 
+/* What the last pass held beyond the set's own buffers at its high-water mark: the dense
+ * kernel's largest volume matrix, its block's bytes and 1 block (*bytes 0, *blocks 0 for the
+ * packed kernel, which allocates nothing in a pass). */
+void compute_vpoc_set_scratch(const struct compute_vpoc_set *s, uint64_t *bytes, uint32_t *blocks);
+
 /* Enqueue one pass of the packed sessions: ev (NULL, or launches + 1 events) gets an event
- * before the first launch and after each. Results are valid after a sync that covers it. */
+ * before the first launch and after each. Results are valid after a sync that covers it. The
+ * dense kernel allocates each launch's matrix here and frees it once the launch is enqueued,
+ * so a pass can fail with -ENOMEM (err: the pool's stats, or the matrix over
+ * COMPUTE_VPOC_DENSE_MAX_BYTES) where a smaller chunk would fit. */
 int compute_vpoc_set_enqueue(struct compute *c, struct compute_vpoc_set *s,
                              struct compute_event *ev, char *err, size_t errlen);
 
@@ -321,16 +368,17 @@ int compute_vpoc_set_enqueue(struct compute *c, struct compute_vpoc_set *s,
 int compute_vpoc_set_collect(struct compute *c, struct compute_vpoc_set *s, struct vpoc_result *res,
                              char *err, size_t errlen);
 
-/* A whole pass: enqueue, a traced stream sync, collect. peak (NULL or) receives the pool while
- * the pass runs (every chunk buffer is live). 0 or error. */
+/* A whole pass: enqueue, a traced stream sync, collect. peak (NULL or) receives the pool at
+ * the pass's high-water mark (every chunk buffer live, and for the dense kernel its largest
+ * volume matrix). 0 or error. */
 int compute_vpoc_set_run(struct compute *c, struct compute_vpoc_set *s, struct vpoc_result *res,
                          struct compute_event *ev, struct compute_pool_peek *peak, char *err,
                          size_t errlen);
 
-/* Every session of ss at once: a set made, one pass run and the set destroyed. res: ss->n
- * entries. 0 or error. */
+/* Every session of ss at once: a set made for kernel, one pass run and the set destroyed.
+ * res: ss->n entries. 0 or error. */
 int compute_vpoc_all(struct compute *c, const struct vpoc_bar *bars, const struct data_sessions *ss,
-                     const struct vpoc_params *p, size_t chunk, struct vpoc_result *res, char *err,
-                     size_t errlen);
+                     const struct vpoc_params *p, size_t chunk, enum compute_vpoc_kernel kernel,
+                     struct vpoc_result *res, char *err, size_t errlen);
 
 #endif

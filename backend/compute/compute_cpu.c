@@ -3,11 +3,13 @@
 #include "backend/compute/compute_cpu_internal.h"
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
+#include "backend/vpoc/vpoc_dense.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -85,8 +87,63 @@ static int compute_cpu_raw_alloc(void *ctx, size_t bytes, void **out) {
     return 0;
 }
 
+static int compute_cpu_raw_free_run(void *arg) {
+    free(*(void **)arg);
+    return 0;
+}
+
+/* Freed in stream order, after the work queued before, as a GPU runtime frees device memory:
+ * a block goes back to the pool's cache once its last kernel is queued (PyTorch's rule), so
+ * its segment can be released (a cleanup, an out-of-memory retry) while that kernel has not
+ * run yet. */
 static void compute_cpu_raw_free(void *ctx, void *ptr, size_t bytes) {
-    free(ptr);
+    (void)bytes;
+    struct compute *c = ctx;
+    if (compute_cpu_enqueue(c, compute_cpu_raw_free_run, &ptr, sizeof(ptr)) != 0)
+        free(ptr); /* cannot happen: the argument fits; never leak it */
+}
+
+/* Expandable segments on the host: an address range with no memory committed (the kernel
+ * backs a page when it is first touched), pages handed back with MADV_DONTNEED; both the
+ * unmap and the unreserve in stream order, as raw_free. */
+static int compute_cpu_raw_reserve(void *ctx, size_t bytes, void **base) {
+    (void)ctx;
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        return -errno;
+    *base = p;
+    return 0;
+}
+
+static int compute_cpu_raw_map(void *ctx, void *ptr, size_t bytes) {
+    (void)ctx, (void)ptr, (void)bytes;
+    return 0; /* the pages come when touched */
+}
+
+struct compute_cpu_range {
+    void *ptr;
+    size_t bytes;
+};
+
+static int compute_cpu_raw_unmap_run(void *arg) {
+    const struct compute_cpu_range *r = arg;
+    return madvise(r->ptr, r->bytes, MADV_DONTNEED) == 0 ? 0 : -errno;
+}
+
+static int compute_cpu_raw_unreserve_run(void *arg) {
+    const struct compute_cpu_range *r = arg;
+    return munmap(r->ptr, r->bytes) == 0 ? 0 : -errno;
+}
+
+static void compute_cpu_raw_unmap(void *ctx, void *ptr, size_t bytes) {
+    struct compute_cpu_range r = {ptr, bytes};
+    compute_cpu_enqueue(ctx, compute_cpu_raw_unmap_run, &r, sizeof(r));
+}
+
+static void compute_cpu_raw_unreserve(void *ctx, void *base, size_t bytes) {
+    struct compute_cpu_range r = {base, bytes};
+    compute_cpu_enqueue(ctx, compute_cpu_raw_unreserve_run, &r, sizeof(r));
 }
 
 struct compute_cpu_copy {
@@ -164,6 +221,31 @@ static int compute_cpu_vpoc_pass(struct compute *c, const struct compute_vpoc_la
     return compute_cpu_enqueue(c, compute_cpu_vpoc_pass_run, a, sizeof(*a));
 }
 
+/* A dense pass's launch: the whole volume matrix written, then each session's rows summed. */
+static int compute_cpu_vpoc_dense_run(void *arg) {
+    const struct compute_vpoc_launch *a = arg;
+    const struct vpoc_pack_session *sess = a->sessions;
+    const int64_t *first = a->first;
+    int64_t *m = a->dense;
+    vpoc_dense_fill(a->words, a->n_words, a->max_levels, m);
+    for (size_t k = 0; k < a->n_sessions; k++) {
+        if (sess[k].levels == 0)
+            continue;
+        int64_t *hist = (int64_t *)a->acc + sess[k].acc_off;
+        if (a->first_chunk)
+            memset(hist, 0, (size_t)sess[k].levels * sizeof(*hist));
+        vpoc_dense_reduce(m + (size_t)first[k] * (size_t)a->max_levels,
+                          (size_t)(first[k + 1] - first[k]), a->max_levels, sess[k].levels, hist);
+        if (a->last_chunk)
+            vpoc_finalize(hist, (size_t)sess[k].levels, sess[k].base, &a->params, &a->out[k]);
+    }
+    return 0;
+}
+
+static int compute_cpu_vpoc_dense_pass(struct compute *c, const struct compute_vpoc_launch *a) {
+    return compute_cpu_enqueue(c, compute_cpu_vpoc_dense_run, a, sizeof(*a));
+}
+
 static int compute_cpu_event_run(void *arg) {
     struct compute_event *e = *(struct compute_event **)arg;
     e->t_ns = mono_now_ns();
@@ -231,6 +313,10 @@ const struct compute_ops compute_cpu_ops = {
     .peer_access = compute_cpu_peer_access,
     .raw_alloc = compute_cpu_raw_alloc,
     .raw_free = compute_cpu_raw_free,
+    .raw_reserve = compute_cpu_raw_reserve,
+    .raw_map = compute_cpu_raw_map,
+    .raw_unmap = compute_cpu_raw_unmap,
+    .raw_unreserve = compute_cpu_raw_unreserve,
     .mem_info = compute_cpu_mem_info,
     .upload_f64 = compute_cpu_upload_f64,
     .copy_h2d = compute_cpu_copy,
@@ -239,6 +325,7 @@ const struct compute_ops compute_cpu_ops = {
     .vpoc_chunk = compute_cpu_vpoc_chunk,
     .vpoc_finalize = compute_cpu_vpoc_finalize,
     .vpoc_pass = compute_cpu_vpoc_pass,
+    .vpoc_dense_pass = compute_cpu_vpoc_dense_pass,
     .mlp_create = compute_cpu_mlp_create,
     .mlp_destroy = compute_cpu_mlp_destroy,
     .mlp_forward = compute_cpu_mlp_forward,

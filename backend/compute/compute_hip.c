@@ -475,17 +475,21 @@ static int compute_hip_vpoc_finalize(struct compute *c, const struct compute_vpo
     return rc ? rc : compute_hip_pend(c, &p);
 }
 
-static int compute_hip_vpoc_pass(struct compute *c, const struct compute_vpoc_launch *a) {
-    void *slot = NULL;
+/* Where a pass's last launch writes its results (pinned host memory, *slot; NULL for the
+ * other launches). */
+static int compute_hip_vpoc_slot(struct compute *c, const struct compute_vpoc_launch *a,
+                                 void **slot) {
+    *slot = NULL;
     int rc = compute_hip_enter(c);
     if (rc == 0 && a->last_chunk)
-        rc = compute_hip_stage(c, a->n_sessions * sizeof(struct rs_gpu_vpoc_result), &slot);
-    if (rc != 0)
-        return rc;
-    rc = compute_hip_fail(
-        c, rs_gpu_vpoc_pass(a->words, a->first, a->sessions, a->n_sessions, a->max_levels,
-                            a->params.profile == VPOC_RANGE, a->acc, a->first_chunk, a->last_chunk,
-                            a->params.value_area, slot, compute_hip_priv(c)->stream));
+        rc = compute_hip_stage(c, a->n_sessions * sizeof(struct rs_gpu_vpoc_result), slot);
+    return rc;
+}
+
+/* After a pass's launch was enqueued (rc its result): the last one's results are turned into
+ * struct vpoc_result by the sync that covers them. */
+static int compute_hip_vpoc_done(struct compute *c, const struct compute_vpoc_launch *a, int rc,
+                                 void *slot) {
     if (rc != 0 || !a->last_chunk)
         return rc;
     struct hip_pend p = {.kind = HIP_PEND_VPOC,
@@ -494,6 +498,30 @@ static int compute_hip_vpoc_pass(struct compute *c, const struct compute_vpoc_la
                          .count = a->n_sessions,
                          .tick = a->params.tick};
     return compute_hip_pend(c, &p);
+}
+
+static int compute_hip_vpoc_pass(struct compute *c, const struct compute_vpoc_launch *a) {
+    void *slot;
+    int rc = compute_hip_vpoc_slot(c, a, &slot);
+    if (rc != 0)
+        return rc;
+    rc = compute_hip_fail(
+        c, rs_gpu_vpoc_pass(a->words, a->first, a->sessions, a->n_sessions, a->max_levels,
+                            a->params.profile == VPOC_RANGE, a->acc, a->first_chunk, a->last_chunk,
+                            a->params.value_area, slot, compute_hip_priv(c)->stream));
+    return compute_hip_vpoc_done(c, a, rc, slot);
+}
+
+static int compute_hip_vpoc_dense_pass(struct compute *c, const struct compute_vpoc_launch *a) {
+    void *slot;
+    int rc = compute_hip_vpoc_slot(c, a, &slot);
+    if (rc != 0)
+        return rc;
+    rc = compute_hip_fail(
+        c, rs_gpu_vpoc_dense_pass(a->words, a->first, a->sessions, a->n_sessions, a->n_words,
+                                  a->max_levels, a->dense, a->acc, a->first_chunk, a->last_chunk,
+                                  a->params.value_area, slot, compute_hip_priv(c)->stream));
+    return compute_hip_vpoc_done(c, a, rc, slot);
 }
 
 static int compute_hip_device_count(int *n) {
@@ -551,6 +579,7 @@ const struct compute_ops compute_hip_ops = {
     .vpoc_chunk = compute_hip_vpoc_chunk,
     .vpoc_finalize = compute_hip_vpoc_finalize,
     .vpoc_pass = compute_hip_vpoc_pass,
+    .vpoc_dense_pass = compute_hip_vpoc_dense_pass,
     .mlp_create = compute_hip_mlp_create,
     .mlp_destroy = compute_hip_mlp_destroy,
     .mlp_forward = compute_hip_mlp_forward,

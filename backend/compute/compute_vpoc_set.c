@@ -1,5 +1,6 @@
-/* The packed VPOC path: sessions packed once, laid out on the device chunk by chunk, profiled
- * by one launch a chunk across every session. */
+/* The VPOC path of whole data sets: sessions packed once, laid out on the device chunk by
+ * chunk, profiled by one launch a chunk across every session, with the packed kernel or the
+ * dense one. */
 #include "backend/compute/compute.h"
 #include "backend/compute/compute_vpoc_internal.h"
 #include "backend/core/errbuf.h"
@@ -11,10 +12,14 @@
 
 struct compute_vpoc_set {
     struct vpoc_params params;
+    enum compute_vpoc_kernel kernel;
     size_t start, stride, n; /* the sessions: start + i * stride, i < n */
     size_t chunk;            /* as asked: 0 = whole sessions */
     size_t n_slabs;
-    void **slabs; /* one pool buffer a chunk: the offsets (int64_t[n + 1]), then the words */
+    void **slabs;       /* one pool buffer a chunk: the offsets (int64_t[n + 1]), then the words */
+    size_t *slab_words; /* words in each chunk */
+    struct compute_pool_peek peak;  /* dense: the pool at the last pass's high-water mark, */
+    uint64_t scratch_bytes;         /* ... the volume matrix live then */
     struct vpoc_pack_session *sess; /* host copy of the session table */
     void *d_sess, *d_acc;
     int max_levels;
@@ -88,6 +93,7 @@ static int vpoc_set_upload(struct compute *c, struct compute_vpoc_set *s, size_t
             return errbuf_set(err, errlen, -ENOMEM, "out of memory");
         size_t m = vpoc_set_slab_image(s, j, chunk, words, word_at, imgs[j]);
         size_t bytes = head + m * sizeof(uint64_t);
+        s->slab_words[j] = m;
         int rc = compute_alloc(c, bytes, &s->slabs[j], err, errlen);
         if (rc != 0)
             return rc;
@@ -112,7 +118,8 @@ static int vpoc_set_fill(struct compute *c, struct compute_vpoc_set *s, char *er
     s->n_slabs = longest ? (longest + chunk - 1) / chunk : 0;
     int64_t **imgs = calloc(s->n_slabs ? s->n_slabs : 1, sizeof(*imgs));
     s->slabs = calloc(s->n_slabs ? s->n_slabs : 1, sizeof(*s->slabs));
-    if (rc == 0 && (!imgs || !s->slabs))
+    s->slab_words = calloc(s->n_slabs ? s->n_slabs : 1, sizeof(*s->slab_words));
+    if (rc == 0 && (!imgs || !s->slabs || !s->slab_words))
         rc = errbuf_set(err, errlen, -ENOMEM, "out of memory");
     if (rc == 0 && s->n_slabs > 0) {
         size_t sb = s->n * sizeof(*s->sess);
@@ -138,14 +145,18 @@ static int vpoc_set_fill(struct compute *c, struct compute_vpoc_set *s, char *er
 int compute_vpoc_set_create(struct compute *c, const struct vpoc_bar *bars,
                             const struct data_sessions *ss, size_t start, size_t stride,
                             const struct vpoc_params *p, size_t chunk,
-                            struct compute_vpoc_set **out, char *err, size_t errlen) {
+                            enum compute_vpoc_kernel kernel, struct compute_vpoc_set **out,
+                            char *err, size_t errlen) {
     *out = NULL;
     if (stride == 0)
         return errbuf_set(err, errlen, -EINVAL, "VPOC: session stride 0");
+    if ((unsigned)kernel >= COMPUTE_VPOC_KERNEL_COUNT)
+        return errbuf_set(err, errlen, -EINVAL, "VPOC: kernel %d does not exist", (int)kernel);
     struct compute_vpoc_set *s = calloc(1, sizeof(*s));
     if (!s)
         return errbuf_set(err, errlen, -ENOMEM, "out of memory");
     s->params = *p;
+    s->kernel = kernel;
     s->start = start;
     s->stride = stride;
     s->n = start < ss->n ? (ss->n - start + stride - 1) / stride : 0;
@@ -174,6 +185,7 @@ void compute_vpoc_set_destroy(struct compute *c, struct compute_vpoc_set *s) {
     compute_free(c, s->d_sess);
     compute_free(c, s->d_acc);
     free(s->slabs);
+    free(s->slab_words);
     free(s->sess);
     free(s->out);
     free(s->unpacked);
@@ -192,10 +204,45 @@ size_t compute_vpoc_set_sessions(const struct compute_vpoc_set *s) {
     return s->n;
 }
 
+void compute_vpoc_set_scratch(const struct compute_vpoc_set *s, uint64_t *bytes, uint32_t *blocks) {
+    *bytes = s->scratch_bytes;
+    *blocks = s->scratch_bytes ? 1 : 0;
+}
+
+/* A dense launch's volume matrix, a->n_words rows of a->max_levels int64, from the pool into
+ * a->dense; the pool at the pass's high-water mark goes into s->peak. 0, or -ENOMEM with err
+ * set (the pool's numbers, or a matrix over COMPUTE_VPOC_DENSE_MAX_BYTES). */
+static int vpoc_set_dense_take(struct compute *c, struct compute_vpoc_set *s,
+                               struct compute_vpoc_launch *a, size_t j, char *err, size_t errlen) {
+    size_t row = (size_t)a->max_levels * sizeof(int64_t);
+    if (a->n_words > COMPUTE_VPOC_DENSE_MAX_BYTES / row)
+        return errbuf_set(err, errlen, -ENOMEM,
+                          "VPOC dense kernel: chunk %zu's volume matrix, %zu bars x %d levels "
+                          "(%.0f MiB), is over %zu MiB: use a smaller --chunk",
+                          j, a->n_words, a->max_levels,
+                          (double)a->n_words * (double)row / 1048576.0,
+                          COMPUTE_VPOC_DENSE_MAX_BYTES >> 20);
+    struct mem_stats before, at;
+    mem_pool_stats(c->pool, &before);
+    int rc = compute_alloc(c, a->n_words * row, &a->dense, err, errlen);
+    if (rc != 0)
+        return rc;
+    mem_pool_stats(c->pool, &at);
+    if (at.allocated_bytes > s->peak.stats.allocated_bytes) {
+        s->peak.stats = at;
+        mem_pool_layout(c->pool, &s->peak.layout);
+        s->scratch_bytes = at.allocated_bytes - before.allocated_bytes;
+    }
+    return 0;
+}
+
 int compute_vpoc_set_enqueue(struct compute *c, struct compute_vpoc_set *s,
                              struct compute_event *ev, char *err, size_t errlen) {
     const struct compute_ops *ops = c->ops;
+    bool dense = s->kernel == COMPUTE_VPOC_DENSE;
     int rc = ev ? ops->event_record(c, &ev[0]) : 0;
+    memset(&s->peak.stats, 0, sizeof(s->peak.stats));
+    s->scratch_bytes = 0;
     for (size_t j = 0; rc == 0 && j < s->n_slabs; j++) {
         struct compute_vpoc_launch a = {
             .words = (const int64_t *)s->slabs[j] + s->n + 1,
@@ -208,8 +255,15 @@ int compute_vpoc_set_enqueue(struct compute *c, struct compute_vpoc_set *s,
             .last_chunk = j + 1 == s->n_slabs,
             .params = s->params,
             .out = s->out,
+            .n_words = s->slab_words[j],
         };
-        rc = ops->vpoc_pass(c, &a);
+        if (dense && (rc = vpoc_set_dense_take(c, s, &a, j, err, errlen)) != 0)
+            return rc; /* err says why: the pool's numbers, or the matrix's size */
+        rc = dense ? ops->vpoc_dense_pass(c, &a) : ops->vpoc_pass(c, &a);
+        /* Back to the pool's cache once queued, as PyTorch frees a tensor whose kernels are
+         * queued: the stream runs in order, so the block's next user comes after this launch. */
+        if (dense)
+            compute_free(c, a.dense);
         if (rc == 0 && ev)
             rc = ops->event_record(c, &ev[j + 1]);
         if (rc != 0)
@@ -242,16 +296,37 @@ int compute_vpoc_set_collect(struct compute *c, struct compute_vpoc_set *s, stru
 int compute_vpoc_set_run(struct compute *c, struct compute_vpoc_set *s, struct vpoc_result *res,
                          struct compute_event *ev, struct compute_pool_peek *peak, char *err,
                          size_t errlen) {
-    int rc =
-        compute_vpoc_wait(c, compute_vpoc_set_enqueue(c, s, ev, err, errlen), peak, err, errlen);
+    bool dense = s->kernel == COMPUTE_VPOC_DENSE; /* its peak was taken during the enqueue */
+    int rc = compute_vpoc_wait(c, compute_vpoc_set_enqueue(c, s, ev, err, errlen),
+                               dense ? NULL : peak, err, errlen);
+    if (rc == 0 && dense && peak)
+        *peak = s->peak;
     return rc ? rc : compute_vpoc_set_collect(c, s, res, err, errlen);
 }
 
+static const char *const compute_vpoc_kernel_names[COMPUTE_VPOC_KERNEL_COUNT] = {
+    [COMPUTE_VPOC_PACKED] = "packed",
+    [COMPUTE_VPOC_DENSE] = "dense",
+};
+
+const char *compute_vpoc_kernel_name(enum compute_vpoc_kernel k) {
+    return (unsigned)k < COMPUTE_VPOC_KERNEL_COUNT ? compute_vpoc_kernel_names[k] : "?";
+}
+
+int compute_vpoc_kernel_parse(const char *s, enum compute_vpoc_kernel *out) {
+    for (unsigned k = 0; k < COMPUTE_VPOC_KERNEL_COUNT; k++)
+        if (strcmp(s, compute_vpoc_kernel_names[k]) == 0) {
+            *out = (enum compute_vpoc_kernel)k;
+            return 0;
+        }
+    return -EINVAL;
+}
+
 int compute_vpoc_all(struct compute *c, const struct vpoc_bar *bars, const struct data_sessions *ss,
-                     const struct vpoc_params *p, size_t chunk, struct vpoc_result *res, char *err,
-                     size_t errlen) {
+                     const struct vpoc_params *p, size_t chunk, enum compute_vpoc_kernel kernel,
+                     struct vpoc_result *res, char *err, size_t errlen) {
     struct compute_vpoc_set *set = NULL;
-    int rc = compute_vpoc_set_create(c, bars, ss, 0, 1, p, chunk, &set, err, errlen);
+    int rc = compute_vpoc_set_create(c, bars, ss, 0, 1, p, chunk, kernel, &set, err, errlen);
     rc = rc ? rc : compute_vpoc_set_run(c, set, res, NULL, NULL, err, errlen);
     compute_vpoc_set_destroy(c, set);
     return rc;

@@ -609,6 +609,29 @@ static int engine_device_list(struct engine *e, char *err, size_t errlen) {
     return 0;
 }
 
+/* What --alloc-conf asks for that cannot act on this device, said once rather than ignored. */
+static void engine_alloc_notes(struct engine *e, const struct compute *c) {
+    const struct mem_conf *a = &e->conf.alloc;
+    struct mem_stats st;
+    mem_pool_stats(c->pool, &st);
+    if (a->expandable_segments && !mem_pool_expandable(c->pool))
+        engine_log(e, SEV_WARNING,
+                   "alloc-conf: expandable_segments: the %s backend cannot map device memory "
+                   "piecewise here; segments stay fixed",
+                   c->ops->name);
+    if (a->memory_fraction > 0.0 && !st.limit_bytes)
+        engine_log(e, SEV_WARNING,
+                   "alloc-conf: per_process_memory_fraction: the device's memory is not known; "
+                   "no limit");
+    else if (a->gc_threshold > 0.0 && !st.limit_bytes)
+        engine_log(e, SEV_WARNING,
+                   "alloc-conf: garbage_collection_threshold acts only under a memory limit, as "
+                   "in PyTorch: add per_process_memory_fraction:F");
+    if (st.limit_bytes)
+        engine_log(e, SEV_INFO, "memory pool limit %.0f MiB (per_process_memory_fraction %g)",
+                   (double)st.limit_bytes / 1048576.0, a->memory_fraction);
+}
+
 static int engine_open_dev(struct engine *e, unsigned rank, char *err, size_t errlen) {
     struct engine_dev *d = calloc(1, sizeof(*d));
     if (!d)
@@ -636,6 +659,8 @@ static int engine_open_dev(struct engine *e, unsigned rank, char *err, size_t er
         return rc;
     if (notice[0] && rank == 0)
         engine_log(e, SEV_WARNING, "%s", notice);
+    if (rank == 0)
+        engine_alloc_notes(e, d->c);
     snprintf(d->s.backend, sizeof(d->s.backend), "%s", d->c->ops->name);
     d->s.dev = d->c->info;
     return 0;

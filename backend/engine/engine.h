@@ -35,6 +35,7 @@ struct engine_conf {
     /* VPOC */
     int chunk_bars; /* bars per chunk; 0 = whole session */
     struct vpoc_params vpoc;
+    enum compute_vpoc_kernel vpoc_kernel; /* --vpoc-kernel: packed (default) or dense */
     /* features and model */
     int horizon;
     struct mlp_arch arch; /* n_in is set from the feature count */
@@ -85,7 +86,8 @@ struct json_object;
 /* The configuration as one JSON object (the caller puts it; NULL when out of memory), in the
  * words of the config file: the keys are the long flag names ("synthetic-days", "val-frac",
  * "alloc-conf", ...), the values what the flags take: integers, doubles as their shortest text
- * ("lr": 0.0002), strings ("hidden": "32,16", "profile": "close", "inject": "hang:cleanup:40"),
+ * ("lr": 0.0002), strings ("hidden": "32,16", "profile": "close", "vpoc-kernel": "dense",
+ * "inject": "hang:cleanup:40"),
  * true or false for the flags without a value, and null for what is not set ("data" with
  * synthetic data, "resume", "alloc-conf"; "hidden", "loss" and "activation" when resuming, as
  * the checkpoint's architecture is used then). --print-config (which adds the front end's

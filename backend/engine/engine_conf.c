@@ -19,6 +19,7 @@ void engine_conf_default(struct engine_conf *c) {
     c->vpoc.profile = VPOC_CLOSE;
     c->vpoc.tick = 0.25;
     c->vpoc.value_area = 0.70;
+    c->vpoc_kernel = COMPUTE_VPOC_PACKED;
     c->horizon = 15;
     c->arch.n_in = FEAT_COUNT;
     c->arch.n_hidden = 2;
@@ -109,6 +110,9 @@ int engine_conf_validate(const struct engine_conf *c, char *err, size_t errlen) 
     rc = rc ? rc
             : engine_conf_range("--session-start-hour", c->session_start_hour, 0, 23, err, errlen);
     rc = rc ? rc : engine_conf_range("--chunk", c->chunk_bars, 0, VPOC_CHUNK_MAX, err, errlen);
+    if (rc == 0 && (unsigned)c->vpoc_kernel >= COMPUTE_VPOC_KERNEL_COUNT)
+        rc = errbuf_set(err, errlen, -EINVAL, "--vpoc-kernel: %d is not a kernel",
+                        (int)c->vpoc_kernel);
     rc = rc ? rc : engine_conf_range("--horizon", c->horizon, 1, 100000, err, errlen);
     rc = rc ? rc : engine_conf_range("--batch", c->batch, 1, 1 << 20, err, errlen);
     rc = rc ? rc : engine_conf_range("--epochs", c->epochs, 0, 1e6, err, errlen);

@@ -20,6 +20,7 @@ static void engine_conf_json_data(json_object *j, const struct engine_conf *c) {
     json_out_put_int(j, "session-start-hour", c->session_start_hour);
     json_out_put_int(j, "chunk", c->chunk_bars);
     json_out_put_str(j, "profile", c->vpoc.profile == VPOC_RANGE ? "range" : "close");
+    json_out_put_str(j, "vpoc-kernel", compute_vpoc_kernel_name(c->vpoc_kernel));
     json_out_put_num(j, "tick", c->vpoc.tick);
     json_out_put_num(j, "value-area", c->vpoc.value_area);
     json_out_put_int(j, "vpoc-refresh", c->vpoc_refresh);

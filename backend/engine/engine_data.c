@@ -127,7 +127,7 @@ static int engine_vpoc_set(struct engine_dev *d, size_t chunk, char *err, size_t
     struct mem_stats before, after;
     mem_pool_stats(d->c->pool, &before);
     int rc = compute_vpoc_set_create(d->c, e->vbars, &e->ss, d->rank, e->n_dev, &e->conf.vpoc,
-                                     chunk, &d->vset, err, errlen);
+                                     chunk, e->conf.vpoc_kernel, &d->vset, err, errlen);
     mem_pool_stats(d->c->pool, &after);
     d->vset_bytes = after.allocated_bytes - before.allocated_bytes;
     d->vset_blocks = after.active_blocks - before.active_blocks;
@@ -143,8 +143,10 @@ static int engine_vpoc_pass(struct engine_dev *d, size_t chunk, char *err, size_
     if (rc == 0 && !ev)
         rc = errbuf_set(err, errlen, -ENOMEM, "out of memory");
     rc = rc ? rc : compute_vpoc_set_run(d->c, d->vset, d->e->vpoc, ev, &d->peek, err, errlen);
-    if (rc == 0)
+    if (rc == 0) {
+        compute_vpoc_set_scratch(d->vset, &d->scratch_bytes, &d->scratch_blocks);
         engine_vpoc_emit(d, ev, n);
+    }
     free(ev);
     return rc;
 }
@@ -180,11 +182,12 @@ int engine_vpoc_all(struct engine_dev *d, char *err, size_t errlen) {
     engine_set_phase(d, PHASE_COUNT);
     bool stopped = atomic_load(&e->stop_requested);
     int chunk = atomic_load(&e->chunk_bars);
-    if (passed && !stopped) { /* what this chunk size did to the pool: the set's buffers */
+    if (passed && !stopped) { /* what this chunk size did to the pool: the set's buffers, and
+                                 the dense kernel's volume matrix at the pass's peak */
         d->s.vpoc_peak = d->peek.stats;
         d->s.vpoc_base = d->peek.stats;
-        d->s.vpoc_base.allocated_bytes -= d->vset_bytes;
-        d->s.vpoc_base.active_blocks -= d->vset_blocks;
+        d->s.vpoc_base.allocated_bytes -= d->vset_bytes + d->scratch_bytes;
+        d->s.vpoc_base.active_blocks -= d->vset_blocks + d->scratch_blocks;
         d->s.vpoc_peak_chunk = chunk;
         d->s.has_vpoc_peak = true;
         engine_publish(d, true);

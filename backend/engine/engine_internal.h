@@ -41,7 +41,9 @@ struct engine_dev {
     struct compute_vpoc_set *vset; /* this device's sessions packed on it, kept between VPOC
                                       refreshes while the chunk size stays; or NULL */
     uint64_t vset_bytes;           /* what making it added to the pool: allocated bytes, */
-    uint32_t vset_blocks;          /* and blocks (a pass on a kept set allocates nothing) */
+    uint32_t vset_blocks;          /* and blocks (a packed pass on a kept set allocates nothing) */
+    uint64_t scratch_bytes;        /* what the last pass held beyond the set at its peak (the */
+    uint32_t scratch_blocks;       /* dense kernel's volume matrix), bytes and blocks */
 
     /* device buffers */
     struct compute_mlp *model;

@@ -26,6 +26,7 @@ struct mem_conf_key {
 void mem_conf_default(struct mem_conf *c) {
     c->max_split_size_bytes = UINT64_MAX;
     c->gc_threshold = 0.0;
+    c->memory_fraction = 0.0;
     c->expandable_segments = false;
     c->round_bytes = 512;
 }
@@ -69,7 +70,8 @@ static int mem_conf_max_split(const struct mem_conf_kv *kv, struct mem_conf *c, 
     return 0;
 }
 
-static int mem_conf_gc(const struct mem_conf_kv *kv, struct mem_conf *c, char *err, size_t errlen) {
+/* A decimal number into *v: 0, or -EINVAL with err set. */
+static int mem_conf_num(const struct mem_conf_kv *kv, double *v, char *err, size_t errlen) {
     char buf[64];
     char *end;
     if (kv->val_len == 0 || kv->val_len >= sizeof(buf))
@@ -77,13 +79,31 @@ static int mem_conf_gc(const struct mem_conf_kv *kv, struct mem_conf *c, char *e
     memcpy(buf, kv->val, kv->val_len);
     buf[kv->val_len] = '\0';
     errno = 0;
-    double v = strtod(buf, &end);
-    if (end != buf + kv->val_len || errno != 0 || !isfinite(v))
+    *v = strtod(buf, &end);
+    if (end != buf + kv->val_len || errno != 0 || !isfinite(*v))
         return mem_conf_bad(kv, "is not a number", err, errlen);
+    return 0;
+}
+
+static int mem_conf_gc(const struct mem_conf_kv *kv, struct mem_conf *c, char *err, size_t errlen) {
+    double v = 0.0;
+    if (mem_conf_num(kv, &v, err, errlen) != 0)
+        return -EINVAL;
     if (!(v > 0.0 && v < 1.0))
         return mem_conf_bad(kv, "is out of range (must be between 0 and 1, exclusive)", err,
                             errlen);
     c->gc_threshold = v;
+    return 0;
+}
+
+static int mem_conf_fraction(const struct mem_conf_kv *kv, struct mem_conf *c, char *err,
+                             size_t errlen) {
+    double v = 0.0;
+    if (mem_conf_num(kv, &v, err, errlen) != 0)
+        return -EINVAL;
+    if (!(v > 0.0 && v <= 1.0))
+        return mem_conf_bad(kv, "is out of range (must be above 0, at most 1)", err, errlen);
+    c->memory_fraction = v;
     return 0;
 }
 
@@ -161,6 +181,7 @@ static int mem_conf_roundup(const struct mem_conf_kv *kv, struct mem_conf *c, ch
 static const struct mem_conf_key mem_conf_keys[] = {
     {"max_split_size_mb", mem_conf_max_split},
     {"garbage_collection_threshold", mem_conf_gc},
+    {"per_process_memory_fraction", mem_conf_fraction},
     {"expandable_segments", mem_conf_expandable},
     {"roundup_power2_divisions", mem_conf_roundup},
     {"pinned_use_host_register", mem_conf_ignored_bool},
@@ -184,7 +205,8 @@ static int mem_conf_entry(const char *s, size_t n, struct mem_conf *c, char *err
     }
     return errbuf_set(err, errlen, -EINVAL,
                       "alloc-conf: unknown key '%.*s' (known: max_split_size_mb, "
-                      "garbage_collection_threshold, expandable_segments, "
+                      "garbage_collection_threshold, per_process_memory_fraction, "
+                      "expandable_segments, "
                       "roundup_power2_divisions, pinned_use_host_register, "
                       "release_lock_on_cudamalloc)",
                       (int)kv.key_len, kv.key);

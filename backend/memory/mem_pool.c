@@ -1,58 +1,14 @@
 /* Best-fit caching allocator: raw segments split into blocks, free blocks kept per pool in
- * (size, address) order for O(log n) best fit, live blocks in a pointer hash for O(1) free. */
+ * (size, address) order for O(log n) best fit, live blocks in a pointer hash for O(1) free;
+ * garbage collection and the memory limit. */
 #include "backend/memory/mem_pool.h"
 
 #include "backend/core/errbuf.h"
+#include "backend/memory/mem_pool_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MEM_POOL_MIN_BLOCK 512u           /* kMinBlockSize: rounding granularity */
-#define MEM_POOL_LARGE_BUF (20ull << 20)  /* kLargeBuffer: oversize-block slack */
-#define MEM_POOL_MIN_LARGE (10ull << 20)  /* kMinLargeAlloc: below this, share 20 MiB */
-#define MEM_POOL_MAX_BYTES (SIZE_MAX / 2) /* larger requests cannot be rounded safely */
-
-struct mem_pool_seg;
-
-struct mem_pool_block {
-    char *ptr;
-    size_t size_bytes, requested_bytes;
-    struct mem_pool_seg *seg;
-    /* Address-order neighbours inside the segment; next also links the spare list. */
-    struct mem_pool_block *prev, *next;
-    bool allocated;
-};
-
-struct mem_pool_seg {
-    char *base;
-    size_t size_bytes;
-    bool small_pool;
-    uint32_t n_blocks, n_allocated;
-    struct mem_pool_block *head;      /* block at offset 0 */
-    struct mem_pool_seg *prev, *next; /* creation order */
-};
-
-/* Free blocks of one pool sorted by (size, address), so best fit is a lower bound. The array
- * capacity is kept >= every block of the pool, so freeing never has to allocate. */
-struct mem_pool_freeset {
-    struct mem_pool_block **v;
-    size_t n, cap, n_blocks;
-};
-
-struct mem_pool {
-    struct mem_conf conf;
-    const struct mem_raw_ops *ops;
-    void *ctx;
-    struct mem_pool_freeset pools[2]; /* [0] small, [1] large */
-    struct mem_pool_block **live;     /* open-addressed hash of allocated blocks by ptr */
-    size_t live_cap, live_n;
-    struct mem_pool_block *spare; /* recycled block records */
-    size_t n_spare;
-    struct mem_pool_seg *seg_head, *seg_tail;
-    struct mem_stats st; /* incremental fields; the derived ones are filled in mem_pool_stats */
-    bool refuse_next;    /* mem_pool_refuse_next: the next alloc meets a full device */
-};
 
 size_t mem_pool_round(size_t bytes) {
     if (bytes < MEM_POOL_MIN_BLOCK)
@@ -138,14 +94,15 @@ static size_t mem_pool_fs_lower(const struct mem_pool_freeset *fs, size_t size, 
     return lo;
 }
 
-static void mem_pool_fs_insert(struct mem_pool_freeset *fs, struct mem_pool_block *b) {
+void mem_pool_fs_insert(struct mem_pool_freeset *fs, struct mem_pool_block *b) {
     size_t i = mem_pool_fs_lower(fs, b->size_bytes, b->ptr);
+    b->gc_base = fs->lookups;
     memmove(fs->v + i + 1, fs->v + i, (fs->n - i) * sizeof(*fs->v));
     fs->v[i] = b;
     fs->n++;
 }
 
-static void mem_pool_fs_remove(struct mem_pool_freeset *fs, const struct mem_pool_block *b) {
+void mem_pool_fs_remove(struct mem_pool_freeset *fs, const struct mem_pool_block *b) {
     size_t i = mem_pool_fs_lower(fs, b->size_bytes, b->ptr);
     memmove(fs->v + i, fs->v + i + 1, (fs->n - i - 1) * sizeof(*fs->v));
     fs->n--;
@@ -165,14 +122,14 @@ static int mem_pool_fs_reserve(struct mem_pool_freeset *fs, size_t need) {
 
 /* ---- block records ---- */
 
-static struct mem_pool_block *mem_pool_block_get(struct mem_pool *p) {
+struct mem_pool_block *mem_pool_block_get(struct mem_pool *p) {
     struct mem_pool_block *b = p->spare;
     p->spare = b->next;
     p->n_spare--;
     return b;
 }
 
-static void mem_pool_block_put(struct mem_pool *p, struct mem_pool_block *b) {
+void mem_pool_block_put(struct mem_pool *p, struct mem_pool_block *b) {
     b->next = p->spare;
     p->spare = b;
     p->n_spare++;
@@ -201,7 +158,17 @@ static size_t mem_pool_segment_size(size_t size, bool small) {
     return (size + MEM_ROUND_LARGE - 1) / MEM_ROUND_LARGE * MEM_ROUND_LARGE;
 }
 
-static void mem_pool_seg_unlink(struct mem_pool *p, struct mem_pool_seg *s) {
+void mem_pool_seg_link(struct mem_pool *p, struct mem_pool_seg *s) {
+    s->prev = p->seg_tail;
+    s->next = NULL;
+    if (p->seg_tail)
+        p->seg_tail->next = s;
+    else
+        p->seg_head = s;
+    p->seg_tail = s;
+}
+
+void mem_pool_seg_unlink(struct mem_pool *p, struct mem_pool_seg *s) {
     if (s->prev)
         s->prev->next = s->next;
     else
@@ -212,7 +179,7 @@ static void mem_pool_seg_unlink(struct mem_pool *p, struct mem_pool_seg *s) {
         p->seg_tail = s->prev;
 }
 
-/* A wholly free segment holds exactly one free block (coalescing guarantees it). */
+/* A wholly free fixed segment holds exactly one free block (coalescing guarantees it). */
 static uint64_t mem_pool_seg_release(struct mem_pool *p, struct mem_pool_seg *s) {
     struct mem_pool_freeset *fs = mem_pool_fs_of(p, s);
     mem_pool_fs_remove(fs, s->head);
@@ -237,26 +204,85 @@ uint64_t mem_pool_empty_cache(struct mem_pool *p) {
     struct mem_pool_seg *s = p->seg_head, *next;
     for (; s; s = next) {
         next = s->next;
-        if (s->n_allocated == 0)
+        if (!s->expandable && s->n_allocated == 0)
             released += mem_pool_seg_release(p, s);
     }
-    return released;
+    return released + mem_pool_expand_release(p);
 }
 
-/* Raw-allocate with one retry after dropping the cache when the device is full; any other
- * error is the raw allocator's own and is passed on as it is (no cache would cure it). */
+void mem_pool_reserved_add(struct mem_pool *p, uint64_t bytes) {
+    p->st.reserved_bytes += bytes;
+    if (p->st.reserved_bytes > p->st.peak_reserved_bytes)
+        p->st.peak_reserved_bytes = p->st.reserved_bytes;
+}
+
+bool mem_pool_over_limit(const struct mem_pool *p, uint64_t bytes) {
+    return p->st.limit_bytes && p->st.reserved_bytes + bytes > p->st.limit_bytes;
+}
+
+/* ---- garbage collection (garbage_collection_threshold) ---- */
+
+/* A cached block garbage collection may release: a whole fixed segment of the large pool. */
+static bool mem_pool_gc_whole(const struct mem_pool_block *b) {
+    return !b->prev && !b->next && !b->seg->expandable;
+}
+
+/* Past the threshold's share of the memory limit, release cached whole segments until the
+ * pool is back under it: those at least as old as the average first, again with the rest
+ * until one round frees nothing (PyTorch's garbage_collect_cached_blocks; ages count the
+ * pool's best-fit searches since a block was last listed free). As PyTorch, it acts only
+ * with a memory limit (per_process_memory_fraction). */
+static void mem_pool_gc(struct mem_pool *p) {
+    if (!(p->conf.gc_threshold > 0.0) || !p->st.limit_bytes)
+        return;
+    uint64_t at = (uint64_t)(p->conf.gc_threshold * (double)p->st.limit_bytes);
+    if (p->st.reserved_bytes <= at)
+        return;
+    struct mem_pool_freeset *fs = &p->pools[1];
+    uint64_t target = p->st.reserved_bytes - at, reclaimed = 0, total_age = 0;
+    size_t count = 0;
+    for (size_t i = 0; i < fs->n; i++)
+        if (mem_pool_gc_whole(fs->v[i])) {
+            total_age += fs->lookups - fs->v[i]->gc_base;
+            count++;
+        }
+    for (bool freed = true; reclaimed < target && freed && count > 0;) {
+        double age_at = (double)total_age / (double)count;
+        freed = false;
+        for (size_t i = 0; i < fs->n;) { /* a release takes v[i] out: v[i] is the next then */
+            struct mem_pool_block *b = fs->v[i];
+            uint64_t age = fs->lookups - b->gc_base;
+            if (!mem_pool_gc_whole(b) || (double)age < age_at) {
+                i++;
+                continue;
+            }
+            reclaimed += mem_pool_seg_release(p, b->seg);
+            total_age -= age;
+            count--;
+            freed = true;
+            p->st.n_gc_frees++;
+        }
+    }
+}
+
+/* ---- growing ---- */
+
+/* Raw-allocate with one retry after dropping the cache when the device is full or the memory
+ * limit is reached; any other error is the raw allocator's own and is passed on as it is (no
+ * cache would cure it). */
 static int mem_pool_raw_alloc(struct mem_pool *p, size_t bytes, void **base) {
-    int rc = p->ops->alloc(p->ctx, bytes, base);
+    int rc = mem_pool_over_limit(p, bytes) ? -ENOMEM : p->ops->alloc(p->ctx, bytes, base);
     if (rc != -ENOMEM)
         return rc < 0 ? rc : 0;
     p->st.n_oom_retries++;
     mem_pool_empty_cache(p);
-    rc = p->ops->alloc(p->ctx, bytes, base);
+    rc = mem_pool_over_limit(p, bytes) ? -ENOMEM : p->ops->alloc(p->ctx, bytes, base);
     return rc < 0 ? rc : 0;
 }
 
-/* New segment for a request of size; returns its single (free, unlisted) block. */
-static int mem_pool_grow(struct mem_pool *p, size_t size, bool small, struct mem_pool_block **out) {
+/* New fixed segment for a request of size; returns its single (free, unlisted) block. */
+static int mem_pool_grow_fixed(struct mem_pool *p, size_t size, bool small,
+                               struct mem_pool_block **out) {
     size_t bytes = mem_pool_segment_size(size, small);
     struct mem_pool_seg *s = calloc(1, sizeof(*s));
     void *base;
@@ -268,33 +294,49 @@ static int mem_pool_grow(struct mem_pool *p, size_t size, bool small, struct mem
         return rc;
     }
     struct mem_pool_block *b = mem_pool_block_get(p);
-    *b = (struct mem_pool_block){.ptr = base, .size_bytes = bytes, .seg = s};
+    *b = (struct mem_pool_block){.ptr = base, .size_bytes = bytes, .seg = s, .mapped = true};
     *s = (struct mem_pool_seg){.base = base,
                                .size_bytes = bytes,
+                               .va_bytes = bytes,
                                .small_pool = small,
                                .n_blocks = 1,
-                               .head = b,
-                               .prev = p->seg_tail};
-    if (p->seg_tail)
-        p->seg_tail->next = s;
-    else
-        p->seg_head = s;
-    p->seg_tail = s;
+                               .head = b};
+    mem_pool_seg_link(p, s);
     mem_pool_fs_of(p, s)->n_blocks++;
-    p->st.reserved_bytes += bytes;
+    mem_pool_reserved_add(p, bytes);
     p->st.segments++;
     p->st.n_raw_alloc++;
-    if (p->st.reserved_bytes > p->st.peak_reserved_bytes)
-        p->st.peak_reserved_bytes = p->st.reserved_bytes;
     *out = b;
     return 0;
 }
 
+/* More memory for a request of size: pages of the pool's expandable segment (with one retry
+ * after dropping the cache, as for a raw allocation), or a fixed segment. */
+static int mem_pool_grow(struct mem_pool *p, struct mem_pool_freeset *fs, size_t size, bool small,
+                         struct mem_pool_block **out) {
+    if (!mem_pool_expandable(p))
+        return mem_pool_grow_fixed(p, size, small, out);
+    int rc = mem_pool_expand_take(p, fs, small, size, out);
+    if (rc == -ENOMEM) {
+        p->st.n_oom_retries++;
+        mem_pool_empty_cache(p);
+        rc = mem_pool_room(p, fs, MEM_POOL_SPARES);
+        rc = rc ? rc : mem_pool_expand_take(p, fs, small, size, out);
+    }
+    if (rc == -ENOSYS) { /* no address range for it: fixed segments from now on */
+        p->expand_failed = true;
+        return mem_pool_grow_fixed(p, size, small, out);
+    }
+    return rc;
+}
+
 /* ---- alloc / free ---- */
 
-/* Smallest fitting free block, subject to PyTorch's max_split_size oversize rules. */
+/* Smallest fitting free block, subject to PyTorch's max_split_size oversize rules; every
+ * search ticks the pool's clock, which garbage collection ages blocks by. */
 static struct mem_pool_block *mem_pool_best_fit(struct mem_pool *p, struct mem_pool_freeset *fs,
                                                 size_t size) {
+    fs->lookups++;
     size_t i = mem_pool_fs_lower(fs, size, NULL);
     if (i == fs->n)
         return NULL;
@@ -307,16 +349,24 @@ static struct mem_pool_block *mem_pool_best_fit(struct mem_pool *p, struct mem_p
     return b;
 }
 
+/* PyTorch's should_split: small-pool blocks and every block of expandable segments split
+ * whenever a minimum block is left over; large blocks only below max_split_size and when more
+ * than 1 MiB is left. */
 static void mem_pool_split(struct mem_pool *p, struct mem_pool_freeset *fs,
                            struct mem_pool_block *b, size_t size) {
     size_t rem = b->size_bytes - size;
-    bool split = b->seg->small_pool ? rem >= MEM_POOL_MIN_BLOCK
-                                    : size < p->conf.max_split_size_bytes && rem > MEM_SMALL_LIMIT;
+    bool split = b->seg->small_pool || b->seg->expandable
+                     ? rem >= MEM_POOL_MIN_BLOCK
+                     : size < p->conf.max_split_size_bytes && rem > MEM_SMALL_LIMIT;
     if (!split)
         return;
     struct mem_pool_block *r = mem_pool_block_get(p);
-    *r = (struct mem_pool_block){
-        .ptr = b->ptr + size, .size_bytes = rem, .seg = b->seg, .prev = b, .next = b->next};
+    *r = (struct mem_pool_block){.ptr = b->ptr + size,
+                                 .size_bytes = rem,
+                                 .seg = b->seg,
+                                 .prev = b,
+                                 .next = b->next,
+                                 .mapped = true};
     if (b->next)
         b->next->prev = r;
     b->next = r;
@@ -326,17 +376,38 @@ static void mem_pool_split(struct mem_pool *p, struct mem_pool_freeset *fs,
     mem_pool_fs_insert(fs, r);
 }
 
-/* Everything alloc may need from the host, taken before anything changes. */
-static int mem_pool_reserve(struct mem_pool *p, struct mem_pool_freeset *fs) {
-    if (mem_pool_live_reserve(p) < 0 || mem_pool_fs_reserve(fs, fs->n_blocks + 2) < 0)
+int mem_pool_room(struct mem_pool *p, struct mem_pool_freeset *fs, size_t extra) {
+    if (mem_pool_fs_reserve(fs, fs->n_blocks + extra) < 0)
         return -ENOMEM;
-    while (p->n_spare < 2) {
+    while (p->n_spare < extra) {
         struct mem_pool_block *b = malloc(sizeof(*b));
         if (!b)
             return -ENOMEM;
         mem_pool_block_put(p, b);
     }
     return 0;
+}
+
+/* Everything alloc may need from the host, taken before anything changes. */
+static int mem_pool_reserve(struct mem_pool *p, struct mem_pool_freeset *fs) {
+    if (mem_pool_live_reserve(p) < 0)
+        return -ENOMEM;
+    return mem_pool_room(p, fs, MEM_POOL_SPARES);
+}
+
+/* A block of at least size for the request: from the cache, or after garbage collection
+ * from new memory. */
+static int mem_pool_find(struct mem_pool *p, struct mem_pool_freeset *fs, size_t size, bool small,
+                         struct mem_pool_block **out) {
+    struct mem_pool_block *b = mem_pool_best_fit(p, fs, size);
+    if (b) {
+        mem_pool_fs_remove(fs, b);
+        p->st.n_cache_hits++;
+        *out = b;
+        return 0;
+    }
+    mem_pool_gc(p);
+    return mem_pool_grow(p, fs, size, small, out);
 }
 
 int mem_pool_alloc(struct mem_pool *p, size_t bytes, void **out) {
@@ -357,15 +428,10 @@ int mem_pool_alloc(struct mem_pool *p, size_t bytes, void **out) {
         p->st.n_oom++;
         return -ENOMEM;
     }
-    if ((b = mem_pool_best_fit(p, fs, size)) != NULL) {
-        mem_pool_fs_remove(fs, b);
-        p->st.n_cache_hits++;
-    } else {
-        int rc = mem_pool_grow(p, size, small, &b);
-        if (rc < 0) {
-            p->st.n_oom += rc == -ENOMEM;
-            return rc;
-        }
+    int rc = mem_pool_find(p, fs, size, small, &b);
+    if (rc < 0) {
+        p->st.n_oom += rc == -ENOMEM;
+        return rc;
     }
     mem_pool_split(p, fs, b, size);
     b->allocated = true;
@@ -383,20 +449,26 @@ int mem_pool_alloc(struct mem_pool *p, size_t bytes, void **out) {
     return 0;
 }
 
-/* Merge b with free address neighbours; returns the surviving block (not yet listed). */
-static struct mem_pool_block *mem_pool_coalesce(struct mem_pool *p, struct mem_pool_freeset *fs,
-                                                struct mem_pool_block *b) {
+/* Whether b can absorb its neighbour n: n free and of the same kind (mapped or not). */
+static bool mem_pool_mergeable(const struct mem_pool_block *b, const struct mem_pool_block *n) {
+    return n && !n->allocated && n->mapped == b->mapped;
+}
+
+struct mem_pool_block *mem_pool_coalesce(struct mem_pool *p, struct mem_pool_freeset *fs,
+                                         struct mem_pool_block *b) {
     struct mem_pool_block *n = b->next, *pr = b->prev;
-    if (n && !n->allocated) {
-        mem_pool_fs_remove(fs, n);
+    if (mem_pool_mergeable(b, n)) {
+        if (n->mapped)
+            mem_pool_fs_remove(fs, n);
         b->size_bytes += n->size_bytes;
         b->next = n->next;
         if (n->next)
             n->next->prev = b;
         mem_pool_block_drop(p, fs, n);
     }
-    if (pr && !pr->allocated) {
-        mem_pool_fs_remove(fs, pr);
+    if (mem_pool_mergeable(b, pr)) {
+        if (pr->mapped)
+            mem_pool_fs_remove(fs, pr);
         pr->size_bytes += b->size_bytes;
         pr->next = b->next;
         if (b->next)
@@ -444,12 +516,28 @@ int mem_pool_create(struct mem_pool **out, const struct mem_conf *conf,
     return 0;
 }
 
+void mem_pool_set_device_bytes(struct mem_pool *p, uint64_t bytes) {
+    p->device_bytes = bytes;
+    double f = p->conf.memory_fraction;
+    p->st.limit_bytes = f > 0.0 && bytes ? (uint64_t)(f * (double)bytes) : 0;
+}
+
+bool mem_pool_expandable(const struct mem_pool *p) {
+    const struct mem_raw_ops *o = p->ops;
+    return p->conf.expandable_segments && !p->expand_failed && o->reserve && o->map && o->unmap &&
+           o->unreserve;
+}
+
 void mem_pool_destroy(struct mem_pool *p) {
     if (!p)
         return;
     struct mem_pool_seg *s = p->seg_head, *next_seg;
     for (; s; s = next_seg) {
         next_seg = s->next;
+        if (s->expandable) {
+            mem_pool_expand_destroy(p, s);
+            continue;
+        }
         struct mem_pool_block *b = s->head, *next_b;
         for (; b; b = next_b) {
             next_b = b->next;
@@ -504,20 +592,26 @@ void mem_pool_layout(const struct mem_pool *p, struct mem_layout *out) {
     memset(out, 0, sizeof(*out));
     for (const struct mem_pool_seg *s = p->seg_head; s; s = s->next) {
         out->n_segments++;
-        mem_pool_layout_rank(top, &out->n_listed, s);
+        if (s->size_bytes) /* an expandable segment with nothing mapped has nothing to draw */
+            mem_pool_layout_rank(top, &out->n_listed, s);
     }
     for (uint32_t i = 0; i < out->n_listed; i++) {
         const struct mem_pool_seg *s = top[i];
         out->seg[i].size_bytes = s->size_bytes;
         out->seg[i].small_pool = s->small_pool;
-        out->seg[i].truncated = s->n_blocks > MEM_LAYOUT_MAX_BLOCKS;
         uint32_t n = 0;
-        for (const struct mem_pool_block *b = s->head; b && n < MEM_LAYOUT_MAX_BLOCKS;
-             b = b->next, n++)
-            out->seg[i].blocks[n] =
-                (struct mem_block_info){.offset_bytes = (uint64_t)(b->ptr - s->base),
-                                        .size_bytes = b->size_bytes,
-                                        .allocated = b->allocated};
+        uint64_t off = 0; /* an expandable segment's mapped blocks, end to end */
+        const struct mem_pool_block *b = s->head;
+        for (; b && n < MEM_LAYOUT_MAX_BLOCKS; b = b->next) {
+            if (!b->mapped)
+                continue;
+            out->seg[i].blocks[n++] = (struct mem_block_info){
+                .offset_bytes = off, .size_bytes = b->size_bytes, .allocated = b->allocated};
+            off += b->size_bytes;
+        }
+        while (b && !b->mapped)
+            b = b->next;
+        out->seg[i].truncated = b != NULL;
         out->seg[i].n_blocks = n;
     }
 }
@@ -529,37 +623,42 @@ struct mem_pool_tally {
     size_t n_blocks[2], n_free[2], n_live, n_segs;
 };
 
+/* Where b must be: the live hash when allocated, its pool's free list when free and mapped,
+ * neither when unmapped. */
 static bool mem_pool_listed(const struct mem_pool *p, const struct mem_pool_block *b) {
     if (b->allocated) {
         size_t i = mem_pool_live_find(p, b->ptr);
-        return i != SIZE_MAX && p->live[i] == b;
+        return b->mapped && i != SIZE_MAX && p->live[i] == b;
     }
     const struct mem_pool_freeset *fs = &p->pools[b->seg->small_pool ? 0 : 1];
     size_t i = mem_pool_fs_lower(fs, b->size_bytes, b->ptr);
-    return i < fs->n && fs->v[i] == b;
+    return (i < fs->n && fs->v[i] == b) == b->mapped;
 }
 
 static int mem_pool_check_seg(const struct mem_pool *p, const struct mem_pool_seg *s,
                               struct mem_pool_tally *t, char *err, size_t errlen) {
     const struct mem_pool_block *prev = NULL, *b = s->head;
-    size_t off = 0, n = 0, n_alloc = 0, k = s->small_pool ? 0 : 1;
+    size_t off = 0, n = 0, n_alloc = 0, mapped = 0, k = s->small_pool ? 0 : 1;
     for (; b; prev = b, b = b->next, n++) {
         if (b->seg != s || b->prev != prev || (size_t)(b->ptr - s->base) != off ||
-            b->size_bytes == 0 || b->size_bytes % MEM_POOL_MIN_BLOCK != 0)
+            b->size_bytes == 0 || b->size_bytes % MEM_POOL_MIN_BLOCK != 0 ||
+            (!b->mapped && !s->expandable))
             return errbuf_set(err, errlen, -EINVAL, "mem_pool: segment %p: block %zu misplaced",
                               (void *)s->base, n);
-        if (prev && !prev->allocated && !b->allocated)
+        if (prev && !prev->allocated && !b->allocated && prev->mapped == b->mapped)
             return errbuf_set(err, errlen, -EINVAL, "mem_pool: segment %p: adjacent free blocks",
                               (void *)s->base);
         if (!mem_pool_listed(p, b))
             return errbuf_set(err, errlen, -EINVAL, "mem_pool: segment %p: block %zu unlisted",
                               (void *)s->base, n);
         off += b->size_bytes;
+        mapped += b->mapped ? b->size_bytes : 0;
         n_alloc += b->allocated;
         t->alloc_bytes += b->allocated ? b->size_bytes : 0;
-        t->n_free[k] += !b->allocated;
+        t->n_free[k] += !b->allocated && b->mapped;
     }
-    if (off != s->size_bytes || n != s->n_blocks || n_alloc != s->n_allocated)
+    if (off != s->va_bytes || mapped != s->size_bytes || n != s->n_blocks ||
+        n_alloc != s->n_allocated || (s->expandable && p->pools[k].expand != s))
         return errbuf_set(err, errlen, -EINVAL, "mem_pool: segment %p: blocks do not tile it",
                           (void *)s->base);
     t->n_blocks[k] += n;

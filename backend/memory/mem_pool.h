@@ -1,5 +1,7 @@
 /* Best-fit caching allocator over a backend's raw allocations, modelled on PyTorch's
- * CUDACachingAllocator: segments split into blocks, small and large pools, coalescing. */
+ * CUDACachingAllocator: segments split into blocks, small and large pools, coalescing, and
+ * PyTorch's settings: max_split_size_mb, garbage_collection_threshold, a memory fraction and
+ * expandable segments. */
 #ifndef RINGSIDE_BACKEND_MEMORY_MEM_POOL_H
 #define RINGSIDE_BACKEND_MEMORY_MEM_POOL_H
 
@@ -20,6 +22,17 @@ struct mem_raw_ops {
     int (*alloc)(void *ctx, size_t bytes, void **out);
     /* Release a pointer from alloc with its size. */
     void (*free)(void *ctx, void *ptr, size_t bytes);
+    /* Expandable segments (all four, or none: NULL, and segments stay fixed). Reserve an
+     * address range of bytes with no memory behind it: 0 and *base set, or a negative error. */
+    int (*reserve)(void *ctx, size_t bytes, void **base);
+    /* Put memory behind [ptr, ptr + bytes) of a reserved range, unmapped until now (whole
+     * pages of the pool's): 0, -ENOMEM when the device is full, or another error. */
+    int (*map)(void *ctx, void *ptr, size_t bytes);
+    /* Take the memory behind [ptr, ptr + bytes) back (mapped, and no block there in use;
+     * work already queued on it may still run: release it after that work). */
+    void (*unmap)(void *ctx, void *ptr, size_t bytes);
+    /* Give back a range from reserve, with its size (nothing in it mapped any more). */
+    void (*unreserve)(void *ctx, void *base, size_t bytes);
 };
 
 struct mem_stats {
@@ -31,8 +44,11 @@ struct mem_stats {
     uint32_t active_blocks, free_blocks, segments;
     double frag; /* 1 - largest_free / total_free; 0 when nothing is free */
     uint64_t peak_allocated_bytes, peak_reserved_bytes;
+    uint64_t limit_bytes; /* the memory limit (per_process_memory_fraction of the device's
+                             memory) reserved bytes stay under; 0: none */
     /* counters since creation */
     uint64_t n_alloc, n_free, n_cache_hits, n_raw_alloc, n_raw_free, n_oom_retries, n_oom;
+    uint64_t n_gc_frees; /* cached segments garbage collection released */
 };
 
 /* One block of a segment, for the segment map. */
@@ -65,9 +81,11 @@ int mem_pool_create(struct mem_pool **out, const struct mem_conf *conf,
 /* Frees every segment (live blocks included) through the raw ops. */
 void mem_pool_destroy(struct mem_pool *p);
 
-/* Allocate bytes (> 0). Best fit in the matching pool, else a new segment; on raw OOM, free
- * the cached segments and retry once (counted as an OOM retry). 0 and *out set, -ENOMEM, or
- * the raw allocator's own error when it fails otherwise (not counted as an OOM). */
+/* Allocate bytes (> 0). Best fit in the matching pool; else, past the garbage collection
+ * threshold, cached segments are released oldest first; then a new segment (or more pages of
+ * the expandable one); on raw OOM, or past the memory limit, free the cached segments and
+ * retry once (counted as an OOM retry). 0 and *out set, -ENOMEM, or the raw allocator's own
+ * error when it fails otherwise (not counted as an OOM). */
 int mem_pool_alloc(struct mem_pool *p, size_t bytes, void **out);
 /* Return a block to the cache, coalescing with free neighbours. NULL is a no-op.
  * A pointer that is not a live block returns -EINVAL (and changes nothing). */
@@ -78,7 +96,17 @@ int mem_pool_free(struct mem_pool *p, void *ptr);
  * retry and an OOM, -ENOMEM. */
 void mem_pool_refuse_next(struct mem_pool *p);
 
-/* Release every wholly free segment to the raw allocator; returns bytes released. */
+/* The device's memory in bytes (0: unknown), for the memory limit (the conf's
+ * memory_fraction of it) and the address range of an expandable segment (9/8 of it, as
+ * PyTorch reserves). Call before the first allocation. */
+void mem_pool_set_device_bytes(struct mem_pool *p, uint64_t bytes);
+
+/* Whether the pool's segments are expandable: asked for (expandable_segments:True) and the
+ * raw allocator maps memory piecewise. */
+bool mem_pool_expandable(const struct mem_pool *p);
+
+/* Release every wholly free segment to the raw allocator, and unmap the free pages of an
+ * expandable segment (giving it back once nothing in it is mapped); returns bytes released. */
 uint64_t mem_pool_empty_cache(struct mem_pool *p);
 
 void mem_pool_stats(const struct mem_pool *p, struct mem_stats *out);

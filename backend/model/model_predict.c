@@ -26,7 +26,9 @@ static int model_rows_build(struct compute *c, const struct model *m, const stru
         if (vpoc_sessions_check(vb, ss, &m->feat.vpoc, why, sizeof(why)) != 0)
             rc = errbuf_set(err, errlen, -EINVAL, "%s", why);
     }
-    rc = rc ? rc : compute_vpoc_all(c, vb, ss, &m->feat.vpoc, chunk, res, err, errlen);
+    rc = rc ? rc
+            : compute_vpoc_all(c, vb, ss, &m->feat.vpoc, chunk, COMPUTE_VPOC_PACKED, res, err,
+                               errlen);
     struct feat_opts o = m->feat;
     o.all_bars = true;
     o.target = FEAT_TARGET_RETURN_BPS; /* the realised return, whatever the model predicts */

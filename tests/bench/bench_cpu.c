@@ -550,7 +550,8 @@ static void bench_cpu_raw_free(void *ctx, void *ptr, size_t bytes) {
     free(ptr);
 }
 
-static const struct mem_raw_ops bench_cpu_raw_ops = {bench_cpu_raw_alloc, bench_cpu_raw_free};
+static const struct mem_raw_ops bench_cpu_raw_ops = {.alloc = bench_cpu_raw_alloc,
+                                                     .free = bench_cpu_raw_free};
 
 /* Sizes log-uniform in 1 B..64 KiB, one in 128 uniform in 1..8 MiB; slots uniform. */
 static void bench_cpu_alloc_seq(struct bench_cpu_alloc *a) {

@@ -211,7 +211,9 @@ static int bg_vpoc_loop(struct compute *c, const struct vpoc_bar *bars,
     struct compute_vpoc_set *s = NULL;
     struct compute_event ev[2];
     char err[512] = "";
-    int rc = res ? compute_vpoc_set_create(c, bars, ss, 0, 1, &p, chunk, &s, err, sizeof(err)) : -1;
+    int rc = res ? compute_vpoc_set_create(c, bars, ss, 0, 1, &p, chunk, COMPUTE_VPOC_PACKED, &s,
+                                           err, sizeof(err))
+                 : -1;
     rc = rc ? rc : compute_vpoc_set_run(c, s, res, NULL, NULL, err, sizeof(err));
     size_t bad = rc == 0 && check ? bg_vpoc_bad(bars, VPOC_CLOSE, res) : 0;
     if (rc == 0 && check)

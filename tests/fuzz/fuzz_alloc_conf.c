@@ -15,8 +15,8 @@
 
 static bool fuzz_alloc_conf_same(const struct mem_conf *a, const struct mem_conf *b) {
     return a->max_split_size_bytes == b->max_split_size_bytes &&
-           a->gc_threshold == b->gc_threshold && a->expandable_segments == b->expandable_segments &&
-           a->round_bytes == b->round_bytes;
+           a->gc_threshold == b->gc_threshold && a->memory_fraction == b->memory_fraction &&
+           a->expandable_segments == b->expandable_segments && a->round_bytes == b->round_bytes;
 }
 
 /* A parsed configuration within the ranges mem_conf.h documents. */
@@ -25,6 +25,8 @@ static void fuzz_alloc_conf_check_ok(const struct mem_conf *c) {
     FUZZ_CHECK(split == UINT64_MAX ||
                (split % FUZZ_ALLOC_CONF_MIB == 0 && split >= 20 * FUZZ_ALLOC_CONF_MIB));
     FUZZ_CHECK(c->gc_threshold == 0.0 || (c->gc_threshold > 0.0 && c->gc_threshold < 1.0));
+    FUZZ_CHECK(c->memory_fraction == 0.0 ||
+               (c->memory_fraction > 0.0 && c->memory_fraction <= 1.0));
     FUZZ_CHECK(c->round_bytes == 512);
 }
 
@@ -112,6 +114,9 @@ const char *const fuzz_fragments[] = {
     "garbage_collection_threshold:1e-300",
     "garbage_collection_threshold:nan",
     "garbage_collection_threshold:0x0.8p0",
+    "per_process_memory_fraction:0.5",
+    "per_process_memory_fraction:1",
+    "per_process_memory_fraction:0",
     "expandable_segments:True",
     "expandable_segments:False",
     "expandable_segments:true",

@@ -130,9 +130,10 @@ Test(gpu, vpoc_matches_cpu_60_days) {
     tg_vpoc_dataset(60, 303);
 }
 
-/* ---- 2. the packed path: every session at once, chunk by chunk ---- */
+/* ---- 2. the whole-data-set path: every session at once, chunk by chunk, with the packed
+ * kernel and the dense one ---- */
 
-Test(gpu, vpoc_packed_pass) {
+Test(gpu, vpoc_set_passes_both_kernels) {
     struct compute *c = tg_open_hip(NULL);
     vsc_check_all(c, 20, 404);
     TG_GPU(rs_gpu_last_error());

@@ -1,9 +1,10 @@
-/* The packed VPOC path (compute_vpoc_set_*) against the CPU reference, on whichever backend the
- * including test opens: synthetic days plus sessions made to cross every edge of the packed
- * format (a long one, one that packs but is too wide for a one-warp block, one too wide to pack,
- * one with volumes too large to pack, one bar), both
- * profiles, chunk sizes from 1 bar to whole sessions, every session or every other one. Header
- * only: each test binary includes it once, with Criterion. */
+/* The VPOC path of whole data sets (compute_vpoc_set_*), with the packed kernel and the dense
+ * one, against the CPU reference and against each other, on whichever backend the including
+ * test opens: synthetic days plus sessions made to cross every edge of the packed format (a
+ * long one, one that packs but is too wide for a one-warp block, one too wide to pack, one with
+ * volumes too large to pack, one bar), both profiles, chunk sizes from 1 bar to whole sessions
+ * and past them, every session or every other one. Header only: each test binary includes it
+ * once, with Criterion. */
 #ifndef RINGSIDE_TESTS_SUPPORT_VPOC_SET_CHECK_H
 #define RINGSIDE_TESTS_SUPPORT_VPOC_SET_CHECK_H
 
@@ -95,19 +96,22 @@ static void vsc_data_fini(struct vsc_data *d) {
     free(d->ss.s);
 }
 
-/* One set (sessions start, start + stride, ...) at one chunk size: every member equal to the
- * reference, every other session untouched, events in order, the pool empty afterwards. */
-static void vsc_check_one(struct compute *c, const struct vsc_data *d, const struct vpoc_params *p,
-                          size_t chunk, size_t start, size_t stride) {
-    char what[160], err[512] = "";
-    snprintf(what, sizeof(what), "%s, %s profile, chunk %zu, sessions %zu + %zu k", c->ops->name,
+/* One set (sessions start, start + stride, ...) at one chunk size with one kernel: every
+ * member equal to the reference, every other session untouched, events in order, the pool
+ * empty afterwards. Returns the results (d->ss.n, the caller frees them). */
+static struct vpoc_result *vsc_check_one(struct compute *c, const struct vsc_data *d,
+                                         const struct vpoc_params *p, size_t chunk, size_t start,
+                                         size_t stride, enum compute_vpoc_kernel kernel) {
+    char what[192], err[512] = "";
+    snprintf(what, sizeof(what), "%s, %s kernel, %s profile, chunk %zu, sessions %zu + %zu k",
+             c->ops->name, compute_vpoc_kernel_name(kernel),
              p->profile == VPOC_CLOSE ? "close" : "range", chunk, start, stride);
     struct vpoc_result *res = malloc(d->ss.n * sizeof(*res));
     cr_assert_not_null(res);
     memset(res, 0xA5, d->ss.n * sizeof(*res)); /* what no result is */
     struct compute_vpoc_set *s = NULL;
-    int rc =
-        compute_vpoc_set_create(c, d->bars, &d->ss, start, stride, p, chunk, &s, err, sizeof(err));
+    int rc = compute_vpoc_set_create(c, d->bars, &d->ss, start, stride, p, chunk, kernel, &s, err,
+                                     sizeof(err));
     cr_assert_eq(rc, 0, "%s: create: %s", what, err);
     size_t longest = 0;
     for (size_t k = start; k < d->ss.n; k += stride) {
@@ -160,7 +164,29 @@ static void vsc_check_one(struct compute *c, const struct vsc_data *d, const str
     mem_pool_stats(c->pool, &st);
     cr_assert_eq(st.allocated_bytes, 0, "%s: %llu bytes still allocated", what,
                  (unsigned long long)st.allocated_bytes);
-    free(res);
+    return res;
+}
+
+/* The two kernels on one set: each as the reference, and field for field the same. */
+static void vsc_check_kernels(struct compute *c, const struct vsc_data *d,
+                              const struct vpoc_params *p, size_t chunk, size_t start,
+                              size_t stride) {
+    struct vpoc_result *packed = vsc_check_one(c, d, p, chunk, start, stride, COMPUTE_VPOC_PACKED);
+    struct vpoc_result *dense = vsc_check_one(c, d, p, chunk, start, stride, COMPUTE_VPOC_DENSE);
+    for (size_t k = start; k < d->ss.n; k += stride) {
+        const struct vpoc_result *a = &packed[k], *b = &dense[k];
+        cr_assert(a->poc_level == b->poc_level && a->vah_level == b->vah_level &&
+                      a->val_level == b->val_level && a->total_fix == b->total_fix &&
+                      a->poc == b->poc && a->vah == b->vah && a->val == b->val,
+                  "%s, chunk %zu: session %zu (%s): dense %lld/%lld/%lld (total %lld), packed "
+                  "%lld/%lld/%lld (total %lld)",
+                  c->ops->name, chunk, k, d->ss.s[k].label, (long long)b->poc_level,
+                  (long long)b->vah_level, (long long)b->val_level, (long long)b->total_fix,
+                  (long long)a->poc_level, (long long)a->vah_level, (long long)a->val_level,
+                  (long long)a->total_fix);
+    }
+    free(packed);
+    free(dense);
 }
 
 /* Every combination on backend c over days synthetic days. */
@@ -172,8 +198,8 @@ static void vsc_check_all(struct compute *c, int days, uint64_t seed) {
     for (size_t pk = 0; pk < 2; pk++) {
         struct vpoc_params p = {kinds[pk], VSC_TICK, 0.70};
         for (size_t ci = 0; ci < sizeof(chunks) / sizeof(chunks[0]); ci++) {
-            vsc_check_one(c, &d, &p, chunks[ci], 0, 1);
-            vsc_check_one(c, &d, &p, chunks[ci], 1, 2);
+            vsc_check_kernels(c, &d, &p, chunks[ci], 0, 1);
+            vsc_check_kernels(c, &d, &p, chunks[ci], 1, 2);
         }
     }
     vsc_data_fini(&d);

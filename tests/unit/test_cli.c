@@ -1235,3 +1235,30 @@ Test(cli, watch_refuses_training_flags_with_its_own_hint) {
     CLI_TEST_RUN("watch", "--bogus");
     CLI_TEST_USAGE("; see 'ringside watch --help'", "unknown option '--bogus'");
 }
+
+/* `vpoc --vpoc-kernel dense` prints what the packed kernel prints, byte for byte, on 60
+ * synthetic days (a window of 47 sessions, then the rest) at several chunk sizes and both
+ * profiles; an unknown kernel is a usage error. */
+Test(cli, vpoc_dense_kernel_prints_the_packed_output) {
+    const char *csv = cli_test_path("syn.csv");
+    CLI_TEST_RUN("synth", "--days", "60", "--out", csv);
+    cli_test_status(0);
+    static const char *const chunks[] = {"250", "1000", "0"}, *const profiles[] = {"close",
+                                                                                   "range"};
+    static char packed[CLI_TEST_OUT_BYTES];
+    for (size_t i = 0; i < 3; i++)
+        for (size_t k = 0; k < 2; k++) {
+            CLI_TEST_RUN("vpoc", "--data", csv, "--backend", "cpu", "--chunk", chunks[i],
+                         "--profile", profiles[k]);
+            cli_test_status(0);
+            cr_assert_eq(cli_test_count(cli_test_res.out, "\n"), 60);
+            snprintf(packed, sizeof(packed), "%s", cli_test_res.out);
+            CLI_TEST_RUN("vpoc", "--data", csv, "--backend", "cpu", "--chunk", chunks[i],
+                         "--profile", profiles[k], "--vpoc-kernel", "dense");
+            cli_test_status(0);
+            cr_assert_str_eq(cli_test_res.out, packed, "chunk %s, %s profile", chunks[i],
+                             profiles[k]);
+        }
+    CLI_TEST_RUN("vpoc", "--data", csv, "--vpoc-kernel", "sparse");
+    CLI_TEST_USAGE(CLI_HINT_VPOC, "--vpoc-kernel: 'sparse' is not one of packed, dense");
+}

@@ -153,6 +153,7 @@ Test(config, defaults_and_keys) {
                                        "session-start-hour",
                                        "chunk",
                                        "profile",
+                                       "vpoc-kernel",
                                        "tick",
                                        "value-area",
                                        "vpoc-refresh",
@@ -206,6 +207,8 @@ Test(config, defaults_and_keys) {
         cfg_key(j, keys[i]);
     cr_assert_eq(cfg_int(j, "epochs"), 0); /* until stopped */
     cr_assert_eq(cfg_int(j, "vpoc-refresh"), 1);
+    cr_assert_str_eq(cfg_str(j, "vpoc-kernel"), "dense"); /* the pool follows the chunk */
+    cr_assert_eq(cfg_int(j, "chunk"), 250);               /* + + is 1000 */
     cr_assert_eq(cfg_int(j, "delay"), 5);
     cr_assert_eq(cfg_int(j, "kmsg-backlog"), 0);
     cr_assert_eq(json_object_get_boolean(cfg_key(j, "no-kmsg")), 0);
@@ -218,6 +221,8 @@ Test(config, defaults_and_keys) {
     j = cfg_json();
     cr_assert_eq(cfg_int(j, "epochs"), 10);
     cr_assert_eq(cfg_int(j, "vpoc-refresh"), 0);
+    cr_assert_str_eq(cfg_str(j, "vpoc-kernel"), "packed");
+    cr_assert_eq(cfg_int(j, "chunk"), 500);
     cr_assert_str_eq(cfg_str(j, "jsonl"), "-");
     cr_assert_str_eq(cfg_str(j, "hidden"), "32,16");
     json_object_put(j);
@@ -262,6 +267,27 @@ Test(config, print_config_round_trips_headless) {
                                          "max_split_size_mb:64",
                                          "--print-config",
                                          NULL});
+}
+
+/* The dashboard's kernel and chunk are only defaults: a flag or the file sets either. */
+Test(config, dashboard_vpoc_defaults_give_way) {
+    CFG_RUN("--vpoc-kernel", "packed", "--chunk", "500", "--print-config");
+    json_object *j = cfg_json();
+    cr_assert_str_eq(cfg_str(j, "vpoc-kernel"), "packed");
+    cr_assert_eq(cfg_int(j, "chunk"), 500);
+    json_object_put(j);
+    cfg_write("xdg/ringside", "{\"vpoc-kernel\": \"packed\", \"chunk\": 0}");
+    CFG_RUN("--print-config");
+    j = cfg_json();
+    cr_assert_str_eq(cfg_str(j, "vpoc-kernel"), "packed");
+    cr_assert_eq(cfg_int(j, "chunk"), 0);
+    json_object_put(j);
+    CFG_RUN("train", "--headless", "--vpoc-kernel", "dense", "--print-config");
+    j = cfg_json();
+    cr_assert_str_eq(cfg_str(j, "vpoc-kernel"), "dense");
+    json_object_put(j);
+    CFG_RUN("train", "--vpoc-kernel", "onehot");
+    CFG_EXPECT_ERROR("--vpoc-kernel: 'onehot' is not one of packed, dense");
 }
 
 Test(config, print_config_round_trips_dashboard) {
@@ -485,7 +511,7 @@ Test(config, recording_and_metadata_hold_the_printed_configuration) {
     cr_assert(json_object_object_get_ex(meta, "config", &mc));
     cr_assert(json_object_equal(rec, mc), "recording %s, metadata %s",
               json_object_to_json_string(rec), json_object_to_json_string(mc));
-    cr_assert_eq(json_object_object_length(rec), 37, "%s", json_object_to_json_string(rec));
+    cr_assert_eq(json_object_object_length(rec), 38, "%s", json_object_to_json_string(rec));
     cr_assert_str_eq(cfg_str(rec, "hidden"), "8,4");
     cr_assert_str_eq(cfg_str(rec, "alloc-conf"), "max_split_size_mb:64");
     cr_assert_str_eq(cfg_str(rec, "inject"), "slow-sync:forward:1");

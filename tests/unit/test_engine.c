@@ -1,5 +1,6 @@
 /* Tests for the engine: a whole run on the CPU backend, commands at safe points, and the
  * JSON-lines schema of its events. */
+#include "backend/data/data_synth.h"
 #include "backend/engine/engine.h"
 #include "backend/mlp/mlp_ckpt.h"
 #include "backend/vpoc/vpoc.h"
@@ -559,6 +560,69 @@ Test(engine, chunk_size_shapes_the_vpoc_peak) {
     cr_assert_lt(whole.vpoc_peak.allocated_bytes, 6u * 1380u * 8u + 16u * 1024u);
     cr_assert_leq(whole.vpoc_peak.active_blocks, 3);
     cr_assert_geq(small.vpoc_peak.active_blocks, 198);
+}
+
+/* The dense kernel in the loop, on the default 60 days: what a pass adds to the pool at its
+ * peak is the packed bars (0.7 MiB, the same at every chunk) and the largest launch's volume
+ * matrix, every session's chunk x the widest session's levels x 8 bytes, as its block in the
+ * pool; the packed kernel adds only the bars. */
+static struct engine_snap eng_vpoc_of(int chunk, enum compute_vpoc_kernel kernel) {
+    char dir[256];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    struct engine_conf c;
+    eng_conf(&c, dir);
+    c.synthetic_days = 60;
+    c.epochs = 0;
+    c.chunk_bars = chunk;
+    c.vpoc_kernel = kernel;
+    struct engine_snap s;
+    eng_run(&c, NULL, &s);
+    rs_test_rmtree(dir);
+    cr_assert(s.has_vpoc_peak);
+    cr_assert_eq(s.vpoc_peak_chunk, chunk);
+    return s;
+}
+
+static uint64_t eng_vpoc_added(const struct engine_snap *s) {
+    return s->vpoc_peak.allocated_bytes - s->vpoc_base.allocated_bytes;
+}
+
+Test(engine, dense_kernel_peak_follows_the_chunk) {
+    struct data_series ds;
+    struct data_sessions ss = {0};
+    struct data_synth_opts o = {.days = 60, .seed = 42, .start_hour = 18, .tick = 0.25};
+    data_series_init(&ds);
+    cr_assert_eq(data_synth_generate(&o, &ds), 0);
+    cr_assert_eq(data_sessions_split(&ds, 18, &ss), 0);
+    struct vpoc_bar *vb = malloc(ds.n * sizeof(*vb));
+    vpoc_bars_from_series(ds.bars, ds.n, vb);
+    struct vpoc_params p = {VPOC_CLOSE, 0.25, 0.70};
+    int64_t levels = 0;
+    for (size_t k = 0; k < ss.n; k++) {
+        int64_t lo, hi;
+        vpoc_level_range(vb + ss.s[k].first, ss.s[k].n, &p, &lo, &hi);
+        levels = hi - lo + 1 > levels ? hi - lo + 1 : levels;
+    }
+    uint64_t bars_bytes = ds.n * sizeof(uint64_t), mib = 1u << 20;
+    static const int chunks[] = {250, 1000};
+    uint64_t added[2];
+    for (size_t i = 0; i < 2; i++) {
+        uint64_t matrix = (uint64_t)ss.n * (uint64_t)chunks[i] * (uint64_t)levels * 8u;
+        struct engine_snap dense = eng_vpoc_of(chunks[i], COMPUTE_VPOC_DENSE);
+        added[i] = eng_vpoc_added(&dense);
+        cr_assert_geq(added[i], bars_bytes + matrix, "chunk %d: +%llu bytes", chunks[i],
+                      (unsigned long long)added[i]);
+        cr_assert_lt(added[i], bars_bytes + matrix + 2 * mib, "chunk %d: +%llu bytes", chunks[i],
+                     (unsigned long long)added[i]);
+        cr_assert_geq(dense.vpoc_peak.reserved_bytes, matrix);
+        struct engine_snap packed = eng_vpoc_of(chunks[i], COMPUTE_VPOC_PACKED);
+        cr_assert_lt(eng_vpoc_added(&packed), bars_bytes + 64u * 1024u);
+        cr_assert_lt(packed.vpoc_peak.reserved_bytes, matrix);
+    }
+    cr_assert_gt(added[1], 3 * added[0]);
+    free(vb);
+    data_sessions_fini(&ss);
+    data_series_fini(&ds);
 }
 
 /* ---- rehearsed faults (--inject) ---- */

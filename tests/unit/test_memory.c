@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define KIB ((size_t)1 << 10)
 #define MIB ((size_t)1 << 20)
@@ -62,6 +63,114 @@ static void fake_free(void *ctx, void *ptr, size_t bytes) {
 
 static const struct mem_raw_ops fake_ops = {.alloc = fake_alloc, .free = fake_free};
 
+/* ---- fake address ranges (expandable segments): reserved without memory, mapped in 2 MiB
+ * units, each unit checked to be mapped once and unmapped once, its bytes in the budget ---- */
+
+#define FAKE_UNIT (2 * MIB)
+#define FAKE_VMAX 4
+
+struct fake_vm {
+    struct fake_raw raw; /* first: the ops' ctx is either */
+    unsigned n_reserve, n_map, n_unmap;
+    size_t n_ranges;
+    struct {
+        char *base;
+        size_t bytes;
+        unsigned char *mapped; /* one byte a unit */
+    } range[FAKE_VMAX];
+};
+
+static int fake_reserve(void *ctx, size_t bytes, void **base) {
+    struct fake_vm *v = ctx;
+    cr_assert_lt(v->n_ranges, FAKE_VMAX);
+    cr_assert_eq(bytes % FAKE_UNIT, 0, "reserve of %zu bytes", bytes);
+    void *b = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    cr_assert_neq(b, MAP_FAILED);
+    v->range[v->n_ranges].base = b;
+    v->range[v->n_ranges].bytes = bytes;
+    v->range[v->n_ranges].mapped = calloc(bytes / FAKE_UNIT, 1);
+    v->n_ranges++;
+    v->n_reserve++;
+    *base = b;
+    return 0;
+}
+
+/* The units [ptr, ptr + bytes) cover in their range, checked to lie inside one. */
+static unsigned char *fake_units(struct fake_vm *v, void *ptr, size_t bytes) {
+    for (size_t i = 0; i < v->n_ranges; i++) {
+        char *b = v->range[i].base, *q = ptr;
+        if (q < b || q + bytes > b + v->range[i].bytes)
+            continue;
+        cr_assert_eq((size_t)(q - b) % FAKE_UNIT, 0, "a map or unmap off a page");
+        cr_assert_eq(bytes % FAKE_UNIT, 0, "a map or unmap of %zu bytes at %zu", bytes,
+                     (size_t)(q - b));
+        return v->range[i].mapped + (size_t)(q - b) / FAKE_UNIT;
+    }
+    cr_assert_fail("map or unmap outside every reserved range");
+    return NULL;
+}
+
+static int fake_map(void *ctx, void *ptr, size_t bytes) {
+    struct fake_vm *v = ctx;
+    struct fake_raw *f = &v->raw;
+    if (f->fail_next > 0 || f->in_use_bytes + bytes > f->budget_bytes) {
+        f->fail_next -= f->fail_next > 0;
+        f->n_fail++;
+        return -ENOMEM;
+    }
+    unsigned char *u = fake_units(v, ptr, bytes);
+    for (size_t i = 0; i < bytes / FAKE_UNIT; i++) {
+        cr_assert_eq(u[i], 0, "a page mapped twice");
+        u[i] = 1;
+    }
+    f->in_use_bytes += bytes;
+    v->n_map++;
+    return 0;
+}
+
+static void fake_unmap(void *ctx, void *ptr, size_t bytes) {
+    struct fake_vm *v = ctx;
+    unsigned char *u = fake_units(v, ptr, bytes);
+    for (size_t i = 0; i < bytes / FAKE_UNIT; i++) {
+        cr_assert_eq(u[i], 1, "an unmapped page unmapped");
+        u[i] = 0;
+    }
+    v->raw.in_use_bytes -= bytes;
+    v->n_unmap++;
+}
+
+static void fake_unreserve(void *ctx, void *base, size_t bytes) {
+    struct fake_vm *v = ctx;
+    for (size_t i = 0; i < v->n_ranges; i++) {
+        if (v->range[i].base != base)
+            continue;
+        cr_assert_eq(v->range[i].bytes, bytes);
+        for (size_t k = 0; k < bytes / FAKE_UNIT; k++)
+            cr_assert_eq(v->range[i].mapped[k], 0, "a range given back with pages mapped");
+        munmap(base, bytes);
+        free(v->range[i].mapped);
+        v->range[i] = v->range[--v->n_ranges];
+        return;
+    }
+    cr_assert_fail("unreserve of a range the fake never reserved");
+}
+
+/* pool_done for a pool over fake_vm_ops: every range given back too. */
+static void vm_done(struct mem_pool *p, struct fake_vm *v) {
+    mem_pool_destroy(p);
+    cr_assert_eq(v->raw.n_live, 0, "destroy left raw segments behind");
+    cr_assert_eq(v->raw.in_use_bytes, 0, "destroy left pages mapped");
+    cr_assert_eq(v->n_ranges, 0, "destroy left an address range reserved");
+    free(v);
+}
+
+static const struct mem_raw_ops fake_vm_ops = {.alloc = fake_alloc,
+                                               .free = fake_free,
+                                               .reserve = fake_reserve,
+                                               .map = fake_map,
+                                               .unmap = fake_unmap,
+                                               .unreserve = fake_unreserve};
+
 static struct fake_raw *fake_new(size_t budget_bytes) {
     struct fake_raw *f = calloc(1, sizeof(*f));
     cr_assert_not_null(f);
@@ -69,13 +178,21 @@ static struct fake_raw *fake_new(size_t budget_bytes) {
     return f;
 }
 
-static struct mem_pool *pool_new(struct fake_raw *f, const char *conf) {
+/* A pool over the fake's raw ops (ctx: f, or the fake_vm it is the first member of), on a
+ * device of 512 MiB (what the memory fraction and address ranges are shares of). */
+static struct mem_pool *pool_new_ops(struct fake_raw *f, const char *conf,
+                                     const struct mem_raw_ops *ops) {
     struct mem_conf c;
     char err[256];
     cr_assert_eq(mem_conf_parse(conf, &c, err, sizeof(err)), 0, "%s", err);
     struct mem_pool *p = NULL;
-    cr_assert_eq(mem_pool_create(&p, &c, &fake_ops, f), 0);
+    cr_assert_eq(mem_pool_create(&p, &c, ops, f), 0);
+    mem_pool_set_device_bytes(p, 512 * MIB);
     return p;
+}
+
+static struct mem_pool *pool_new(struct fake_raw *f, const char *conf) {
+    return pool_new_ops(f, conf, &fake_ops);
 }
 
 static void pool_done(struct mem_pool *p, struct fake_raw *f) {
@@ -540,14 +657,23 @@ static int stress_cmp(const void *a, const void *b) {
     return x->ptr < y->ptr ? -1 : x->ptr > y->ptr;
 }
 
-/* Invariants visible from outside, plus the pool's own walk. */
+/* Whether [ptr, ptr + bytes) lies inside one of the fake's reserved ranges (none: NULL). */
+static bool stress_in_range(const struct fake_vm *v, const char *ptr, size_t bytes) {
+    for (size_t i = 0; v && i < v->n_ranges; i++)
+        if (ptr >= v->range[i].base && ptr + bytes <= v->range[i].base + v->range[i].bytes)
+            return true;
+    return false;
+}
+
+/* Invariants visible from outside, plus the pool's own walk. v: the fake's ranges, when the
+ * pool has expandable segments. */
 static void stress_check(const struct mem_pool *p, const struct fake_raw *f,
-                         struct stress_live *live, size_t n) {
+                         const struct fake_vm *v, struct stress_live *live, size_t n) {
     struct mem_stats s = stats_of(p);
     uint64_t requested = 0;
     cr_assert_eq(s.allocated_bytes + s.total_free_bytes, s.reserved_bytes);
     cr_assert_eq(s.reserved_bytes, f->in_use_bytes);
-    cr_assert_eq(s.segments, f->n_live);
+    cr_assert_eq(s.segments, f->n_live + (v ? v->n_ranges : 0));
     cr_assert_eq(s.active_blocks, n);
     qsort(live, n, sizeof(*live), stress_cmp);
     for (size_t i = 0; i < n; i++) {
@@ -560,17 +686,20 @@ static void stress_check(const struct mem_pool *p, const struct fake_raw *f,
                !(live[i].ptr >= f->live[seg].ptr && live[i].ptr + mem_pool_round(live[i].bytes) <=
                                                         f->live[seg].ptr + f->live[seg].bytes))
             seg++;
-        cr_assert_lt(seg, f->n_live, "block outside every segment");
+        cr_assert(seg < f->n_live || stress_in_range(v, live[i].ptr, mem_pool_round(live[i].bytes)),
+                  "block outside every segment");
     }
     cr_assert_eq(s.requested_bytes, requested);
     cr_assert_geq(s.allocated_bytes, requested);
     check_ok(p);
 }
 
-static void stress_run(const char *conf, uint64_t seed) {
+static void stress_run(const char *conf, uint64_t seed, bool vm) {
     enum { OPS = 6000, MAXLIVE = 200 };
-    struct fake_raw *f = fake_new(320 * MIB);
-    struct mem_pool *p = pool_new(f, conf);
+    struct fake_vm *v = vm ? calloc(1, sizeof(*v)) : NULL;
+    struct fake_raw *f = v ? &v->raw : fake_new(320 * MIB);
+    f->budget_bytes = 320 * MIB;
+    struct mem_pool *p = vm ? pool_new_ops(f, conf, &fake_vm_ops) : pool_new(f, conf);
     struct stress_live *live = calloc(MAXLIVE, sizeof(*live));
     size_t n = 0;
     uint64_t rng = seed, n_ok = 0, n_oom = 0;
@@ -592,7 +721,7 @@ static void stress_run(const char *conf, uint64_t seed) {
             n_ok += rc == 0;
             n_oom += rc != 0;
         }
-        stress_check(p, f, live, n);
+        stress_check(p, f, v, live, n);
     }
     struct mem_stats s = stats_of(p);
     cr_assert_eq(s.n_alloc, n_ok);
@@ -600,15 +729,179 @@ static void stress_run(const char *conf, uint64_t seed) {
     cr_assert_gt(s.n_cache_hits, 0);
     cr_assert_geq(s.n_oom_retries, s.n_oom); /* every final OOM came after a retry */
     free(live);
-    pool_done(p, f);
+    if (v)
+        vm_done(p, v);
+    else
+        pool_done(p, f);
 }
 
 Test(memory, stress_default) {
-    stress_run("", 0x9E3779B97F4A7C15ull);
+    stress_run("", 0x9E3779B97F4A7C15ull, false);
 }
 
 Test(memory, stress_max_split) {
-    stress_run("max_split_size_mb:24", 12345);
+    stress_run("max_split_size_mb:24", 12345, false);
+}
+
+Test(memory, stress_expandable) {
+    stress_run("expandable_segments:True", 777, true);
+}
+
+Test(memory, stress_gc_and_limit) {
+    stress_run("garbage_collection_threshold:0.6,per_process_memory_fraction:0.5", 4242, false);
+}
+
+/* ---- the settings against a dense VPOC pass ----
+ * A dense pass on the default data (60 sessions of 1380 bars, 137 levels) takes one volume
+ * matrix a launch, 60 x its bars x 137 x 8 bytes, and gives it back before the next, beside
+ * the set's own buffers (0.7 MiB, in the small pool). The dashboard's + and - move the chunk
+ * through 125, 250, 500, 1000 bars and whole sessions. */
+
+#define DP_ROW   ((size_t)60 * 137 * 8) /* bytes a bar of every session adds to a matrix */
+#define DP_BARS  1380
+#define DP_WHOLE 0
+
+struct dp_pass {
+    struct mem_stats peak, after; /* at the largest matrix, and once the pass is over */
+};
+
+static struct dp_pass dp_run(struct mem_pool *p, size_t chunk) {
+    struct dp_pass r = {0};
+    size_t step = chunk ? chunk : DP_BARS;
+    for (size_t a = 0; a < DP_BARS; a += step) {
+        size_t n = DP_BARS - a < step ? DP_BARS - a : step;
+        void *m = xalloc(p, n * DP_ROW);
+        struct mem_stats st = stats_of(p);
+        if (st.allocated_bytes > r.peak.allocated_bytes)
+            r.peak = st;
+        cr_assert_eq(mem_pool_free(p, m), 0);
+    }
+    r.after = stats_of(p);
+    check_ok(p);
+    return r;
+}
+
+/* The set's buffers, then passes at each chunk of the list (0 ends it). */
+static struct dp_pass dp_steps(struct mem_pool *p, const size_t *chunks, size_t n) {
+    struct dp_pass r = {0};
+    xalloc(p, 700 * KIB);
+    for (size_t i = 0; i < n; i++)
+        r = dp_run(p, chunks[i]);
+    return r;
+}
+
+static const size_t dp_up[] = {250, 500, 1000}; /* + + from the dashboard's 250 */
+static const size_t dp_up_down[] = {250, 500, 1000, 500, 250, 125}; /* then - - - */
+
+/* Fixed segments: one a matrix size (16, 32 and 64 MiB, 2 MiB rounded), all cached, the
+ * largest free block the 64 MiB one: 43% fragmented. expandable_segments: the large pool's one
+ * segment grows in 20 MiB pages as the matrices grow (20, 40, 80 MiB) and holds them all:
+ * reserved 82 MiB in 2 segments, one free block, no fragmentation. Down the ladder neither
+ * grows; emptying the cache unmaps the free pages and gives the range back. */
+Test(memory, expandable_segments_grow_one_segment) {
+    struct fake_raw *f = fake_new(SIZE_MAX);
+    struct mem_pool *p = pool_new(f, "");
+    struct dp_pass fixed = dp_steps(p, dp_up, 3);
+    cr_assert_eq(fixed.after.reserved_bytes, (2 + 16 + 32 + 64) * MIB);
+    cr_assert_eq(fixed.after.segments, 4);
+    cr_assert_eq(fixed.after.largest_free_bytes, 64 * MIB);
+    cr_assert_gt(fixed.after.frag, 0.4);
+    cr_assert_eq(fixed.peak.reserved_bytes, (2 + 16 + 32 + 64) * MIB);
+    pool_done(p, f);
+
+    struct fake_vm *v = calloc(1, sizeof(*v));
+    v->raw.budget_bytes = SIZE_MAX;
+    p = pool_new_ops(&v->raw, "expandable_segments:True", &fake_vm_ops);
+    cr_assert(mem_pool_expandable(p));
+    struct dp_pass grow = dp_steps(p, dp_up, 3);
+    cr_assert_eq(grow.after.reserved_bytes, (2 + 80) * MIB);
+    cr_assert_eq(grow.after.segments, 2);
+    cr_assert_eq(grow.after.largest_free_bytes, 80 * MIB);
+    cr_assert_lt(grow.after.frag, 0.05);
+    cr_assert_eq(v->n_reserve, 2); /* a range a pool, never another */
+    for (size_t i = 3; i < 6; i++)
+        grow = dp_run(p, dp_up_down[i]);
+    cr_assert_eq(grow.after.reserved_bytes, (2 + 80) * MIB, "nothing grows down the ladder");
+    cr_assert_eq(mem_pool_empty_cache(p), 80 * MIB); /* the small pool's page holds the set */
+    grow.after = stats_of(p);
+    cr_assert_eq(grow.after.reserved_bytes, 2 * MIB);
+    cr_assert_eq(grow.after.segments, 1);
+    check_ok(p);
+    grow = dp_run(p, 1000); /* mapped again as needed: 4 pages */
+    cr_assert_eq(grow.after.reserved_bytes, (2 + 80) * MIB);
+    vm_done(p, v);
+}
+
+/* max_split_size_mb:20 keeps the matrices' blocks whole: the 1000-bar pass's last launch (24
+ * MiB) and the steps down cannot carve 24, 31 or 16 MiB out of the cached 64 MiB block (an
+ * oversize block serves only requests within 20 MiB of it), so each takes a segment of its
+ * own (64, 24, 32, 16 MiB: 138 MiB in 5 segments) where the default splits the 64 MiB block
+ * and reserves nothing more (66 MiB). */
+Test(memory, max_split_keeps_matrix_blocks_whole) {
+    static const size_t down[] = {1000, 500, 250};
+    struct fake_raw *f = fake_new(SIZE_MAX);
+    struct mem_pool *p = pool_new(f, "");
+    struct dp_pass split = dp_steps(p, down, 3);
+    cr_assert_eq(split.after.reserved_bytes, (2 + 64) * MIB);
+    cr_assert_eq(split.after.segments, 2);
+    cr_assert_gt(split.peak.frag, 0.0); /* the 64 MiB block cut: its rest is free */
+    pool_done(p, f);
+    f = fake_new(SIZE_MAX);
+    p = pool_new(f, "max_split_size_mb:20");
+    struct dp_pass whole = dp_steps(p, down, 3);
+    cr_assert_eq(whole.after.reserved_bytes, (2 + 64 + 24 + 32 + 16) * MIB, "%llu MiB",
+                 (unsigned long long)(whole.after.reserved_bytes / MIB));
+    cr_assert_eq(whole.after.segments, 5);
+    cr_assert_eq(whole.after.largest_free_bytes, 64 * MIB);
+    pool_done(p, f);
+}
+
+/* garbage_collection_threshold:0.5 with per_process_memory_fraction:0.25 of a 512 MiB device
+ * (a 128 MiB limit, collection past 64 MiB): after + + the cache holds 16, 32 and 64 MiB
+ * segments (114 MiB with the set's); a whole-session pass (88 MiB) misses it, and collection
+ * releases the segments at least as old as the average: the 16 MiB one (unused since the
+ * 250-bar pass), then the 64 MiB one, keeping the 32 MiB one the last launch used: 122 MiB
+ * reserved. The threshold alone does nothing (as in PyTorch: no limit, no collection): 202
+ * MiB. The fraction alone: the pass meets the limit and the whole cache goes first: 90 MiB. */
+Test(memory, gc_threshold_releases_the_oldest_cached_segments) {
+    static const size_t up_whole[] = {250, 500, 1000, DP_WHOLE};
+    static const struct {
+        const char *conf;
+        size_t reserved_mib;
+        uint64_t gc_frees, oom_retries;
+    } cases[] = {
+        {"garbage_collection_threshold:0.5,per_process_memory_fraction:0.25", 2 + 32 + 88, 2, 0},
+        {"garbage_collection_threshold:0.5", 2 + 16 + 32 + 64 + 88, 0, 0},
+        {"per_process_memory_fraction:0.25", 2 + 88, 0, 1},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        struct fake_raw *f = fake_new(SIZE_MAX);
+        struct mem_pool *p = pool_new(f, cases[i].conf);
+        struct dp_pass r = dp_steps(p, up_whole, 4);
+        cr_assert_eq(r.after.reserved_bytes, cases[i].reserved_mib * MIB, "%s: %llu MiB reserved",
+                     cases[i].conf, (unsigned long long)(r.after.reserved_bytes / MIB));
+        cr_assert_eq(r.after.n_gc_frees, cases[i].gc_frees, "%s", cases[i].conf);
+        cr_assert_eq(r.after.n_oom_retries, cases[i].oom_retries, "%s", cases[i].conf);
+        cr_assert_eq(r.after.n_oom, 0);
+        cr_assert_eq(r.after.limit_bytes, strstr(cases[i].conf, "fraction") ? 128 * MIB : 0);
+        pool_done(p, f);
+    }
+}
+
+/* The limit is a hard one: a matrix that cannot fit under it even with the cache emptied is
+ * refused as out of memory, the raw allocator never asked. */
+Test(memory, memory_fraction_refuses_past_the_limit) {
+    struct fake_raw *f = fake_new(SIZE_MAX);
+    struct mem_pool *p = pool_new(f, "per_process_memory_fraction:0.125"); /* 64 MiB */
+    void *ptr = NULL;
+    cr_assert_eq(mem_pool_alloc(p, 63 * MIB, &ptr), 0);
+    cr_assert_eq(mem_pool_free(p, ptr), 0);
+    cr_assert_eq(mem_pool_alloc(p, 65 * MIB, &ptr), -ENOMEM);
+    struct mem_stats st = stats_of(p);
+    cr_assert_eq(st.n_oom, 1);
+    cr_assert_eq(st.reserved_bytes, 0, "the cache was emptied for the retry");
+    cr_assert_eq(f->n_fail, 0);
+    pool_done(p, f);
 }
 
 /* ---- alloc-conf parsing ---- */
@@ -665,6 +958,13 @@ Test(memory, conf_valid) {
                  0, "%s", err);
     cr_assert_float_eq(c.gc_threshold, 0.5, 1e-12);
     cr_assert_eq(c.max_split_size_bytes, UINT64_MAX);
+    cr_assert_float_eq(c.memory_fraction, 0.0, 1e-12);
+    cr_assert_eq(mem_conf_parse("per_process_memory_fraction:0.25", &c, err, sizeof(err)), 0, "%s",
+                 err);
+    cr_assert_float_eq(c.memory_fraction, 0.25, 1e-12);
+    cr_assert_eq(mem_conf_parse("per_process_memory_fraction:1", &c, err, sizeof(err)), 0, "%s",
+                 err);
+    cr_assert_float_eq(c.memory_fraction, 1.0, 1e-12);
     cr_assert_eq(mem_conf_parse("roundup_power2_divisions:[256:1, 512:2,>:4],"
                                 "max_split_size_mb:99999999999999999999",
                                 &c, err, sizeof(err)),
@@ -678,7 +978,8 @@ struct conf_bad {
 
 static const struct conf_bad conf_bad_cases[] = {
     {"max_split_mb:128", "alloc-conf: unknown key 'max_split_mb' (known: max_split_size_mb, "
-                         "garbage_collection_threshold, expandable_segments, "
+                         "garbage_collection_threshold, per_process_memory_fraction, "
+                         "expandable_segments, "
                          "roundup_power2_divisions, pinned_use_host_register, "
                          "release_lock_on_cudamalloc)"},
     {"Max_Split_Size_MB:128", "alloc-conf: unknown key 'Max_Split_Size_MB' (known:"},
@@ -695,6 +996,10 @@ static const struct conf_bad conf_bad_cases[] = {
     {"garbage_collection_threshold:high",
      "alloc-conf: garbage_collection_threshold: 'high' is not a number"},
     {"garbage_collection_threshold:nan", "alloc-conf: garbage_collection_threshold: 'nan' is not"},
+    {"per_process_memory_fraction:0", "alloc-conf: per_process_memory_fraction: '0' is out of"},
+    {"per_process_memory_fraction:1.5", "alloc-conf: per_process_memory_fraction: '1.5' is out"},
+    {"per_process_memory_fraction:half",
+     "alloc-conf: per_process_memory_fraction: 'half' is not a number"},
     {"expandable_segments:true", "alloc-conf: expandable_segments: 'true' is not True or False"},
     {"expandable_segments:1", "alloc-conf: expandable_segments: '1' is not True or False"},
     {"pinned_use_host_register:yes", "alloc-conf: pinned_use_host_register: 'yes' is not True"},

@@ -38,8 +38,13 @@ static const char cli_train_help[] =
     "                           day after the next contract trades more\n"
     "  --session-start-hour H   trading day D starts at D-1 H:00 UTC (default 18; 0 = calendar)\n"
     "VPOC:\n"
-    "  --chunk N                bars per VPOC chunk, 0 = whole session (default 500)\n"
+    "  --chunk N                bars per VPOC chunk, 0 = whole session (default 500;\n"
+    "                           250 in the dashboard, where + + makes it 1000)\n"
     "  --profile close|range    volume at the close, or spread over low..high (default close)\n"
+    "  --vpoc-kernel packed|dense  packed: 8 bytes a bar, profiles on chip; dense: a bars x\n"
+    "                           levels matrix a chunk from the pool, as PyTorch code does, so\n"
+    "                           the pool follows the chunk (default packed; dense in the\n"
+    "                           dashboard)\n"
     "  --tick T                 price increment (default 0.25)\n"
     "  --value-area F           value-area fraction (default 0.70)\n"
     "  --vpoc-refresh N         re-run VPOC every N epochs, 0 = only before training\n"
@@ -130,6 +135,7 @@ enum cli_opt_id {
     OPT_START_HOUR,
     OPT_CHUNK,
     OPT_PROFILE,
+    OPT_VPOC_KERNEL,
     OPT_TICK,
     OPT_VALUE_AREA,
     OPT_HORIZON,
@@ -190,6 +196,7 @@ static const struct option cli_train_longopts[] = {
     {"session-start-hour", required_argument, NULL, OPT_START_HOUR},
     {"chunk", required_argument, NULL, OPT_CHUNK},
     {"profile", required_argument, NULL, OPT_PROFILE},
+    {"vpoc-kernel", required_argument, NULL, OPT_VPOC_KERNEL},
     {"tick", required_argument, NULL, OPT_TICK},
     {"value-area", required_argument, NULL, OPT_VALUE_AREA},
     {"horizon", required_argument, NULL, OPT_HORIZON},
@@ -397,6 +404,10 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
         rc = cli_enum("--profile", v, "close", "range", &k, err, errlen);
         c->vpoc.profile = k ? VPOC_RANGE : VPOC_CLOSE;
         return rc;
+    case OPT_VPOC_KERNEL:
+        rc = cli_enum("--vpoc-kernel", v, "packed", "dense", &k, err, errlen);
+        c->vpoc_kernel = k ? COMPUTE_VPOC_DENSE : COMPUTE_VPOC_PACKED;
+        return rc;
     case OPT_TICK:
         return cli_parse_double("--tick", v, 1e-9, 1e9, &c->vpoc.tick, err, errlen);
     case OPT_VALUE_AREA:
@@ -502,7 +513,7 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
 /* Parser state for the training options. */
 struct cli_train_ctx {
     struct cli_train_opts *o;
-    bool epochs_set, refresh_set, print_config;
+    bool epochs_set, refresh_set, chunk_set, kernel_set, print_config;
     uint64_t seen;     /* bit (id - OPT_DATA) per long option given on the command line */
     uint64_t cfg_seen; /* ... and in the config file */
 };
@@ -514,6 +525,12 @@ static int cli_train_modes(struct cli_train_ctx *t, char *err, size_t errlen) {
         o->run.conf.epochs = 0; /* until stopped: the demo keeps training while it is watched */
     if (!o->headless && !t->refresh_set)
         o->run.conf.vpoc_refresh = 1; /* the memory and phase panels keep showing VPOC chunks */
+    /* the dense kernel, so the pool shows what the chunk does, from 250 bars: + + is 4x that,
+     * 1000 bars, still below a session's 1380 */
+    if (!o->headless && !t->kernel_set)
+        o->run.conf.vpoc_kernel = COMPUTE_VPOC_DENSE;
+    if (!o->headless && !t->chunk_set)
+        o->run.conf.chunk_bars = 250;
     if (o->run.record[0] && o->headless)
         return errbuf_set(err, errlen, -EINVAL,
                           "--record is for the dashboard; headless mode writes --jsonl");
@@ -629,6 +646,8 @@ static int cli_train_on_opt(int id, const char *v, void *ctx, char *err, size_t 
     struct cli_train_ctx *t = ctx;
     t->epochs_set |= id == OPT_EPOCHS;
     t->refresh_set |= id == OPT_VPOC_REFRESH;
+    t->chunk_set |= id == OPT_CHUNK;
+    t->kernel_set |= id == OPT_VPOC_KERNEL;
     t->print_config |= id == OPT_PRINT_CONFIG;
     if (id >= OPT_DATA && id - OPT_DATA < 64)
         t->seen |= CLI_SEEN(id);

@@ -21,7 +21,7 @@
 static const char cli_vpoc_usage[] =
     "usage: ringside vpoc --data FILE [--chunk N] [--profile close|range] [--tick T] "
     "[--value-area F] [--session-start-hour H] [--skip-bad-rows] [--symbol NAME] [--columns LIST] "
-    "[--tz ZONE] [--continuous front] [--backend B]";
+    "[--tz ZONE] [--continuous front] [--vpoc-kernel packed|dense] [--backend B]";
 
 static const char cli_vpoc_help[] =
     "Print one JSON object per session: session, bars, volume, poc, vah, val.\n"
@@ -33,6 +33,8 @@ static const char cli_vpoc_help[] =
     "  --chunk N                bars per chunk, 0 = whole session (default 500); the output\n"
     "                           is identical for every chunk size\n"
     "  --profile close|range    volume at the close's level, or spread low..high (close)\n"
+    "  --vpoc-kernel packed|dense  the packed kernel (default) or the dense one (a bars x\n"
+    "                           levels matrix a chunk, as PyTorch code does): the same output\n"
     "  --tick T                 price increment (default 0.25)\n"
     "  --value-area F           value-area fraction (default 0.70)\n"
     "  --session-start-hour H   trading day D starts at D-1 H:00 UTC (default 18)\n"
@@ -44,6 +46,7 @@ struct cli_vpoc_opts {
     char backend[16];
     long chunk, start_hour;
     struct vpoc_params p;
+    enum compute_vpoc_kernel kernel;
 };
 
 static int cli_vpoc_opt(int id, const char *v, void *ctx, char *err, size_t n) {
@@ -67,6 +70,11 @@ static int cli_vpoc_opt(int id, const char *v, void *ctx, char *err, size_t n) {
             return errbuf_set(err, n, -EINVAL, "--profile: '%s' is not one of close, range", v);
         o->p.profile = strcmp(v, "range") == 0 ? VPOC_RANGE : VPOC_CLOSE;
         return 0;
+    case 'k':
+        if (compute_vpoc_kernel_parse(v, &o->kernel) != 0)
+            return errbuf_set(err, n, -EINVAL, "--vpoc-kernel: '%s' is not one of packed, dense",
+                              v);
+        return 0;
     default:
         return errbuf_set(err, n, -EINVAL, "internal: unhandled option");
     }
@@ -76,14 +84,18 @@ static int cli_vpoc_parse(int argc, char **argv, struct cli_vpoc_opts *o) {
     static const struct option longopts[] = {CLI_DATA_LONGOPTS,
                                              {"chunk", required_argument, NULL, 'c'},
                                              {"profile", required_argument, NULL, 'p'},
+                                             {"vpoc-kernel", required_argument, NULL, 'k'},
                                              {"tick", required_argument, NULL, 't'},
                                              {"value-area", required_argument, NULL, 'a'},
                                              {"session-start-hour", required_argument, NULL, 'H'},
                                              {"backend", required_argument, NULL, 'b'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    *o = (struct cli_vpoc_opts){
-        .chunk = 500, .start_hour = 18, .backend = "auto", .p = {VPOC_CLOSE, 0.25, 0.70}};
+    *o = (struct cli_vpoc_opts){.chunk = 500,
+                                .start_hour = 18,
+                                .backend = "auto",
+                                .p = {VPOC_CLOSE, 0.25, 0.70},
+                                .kernel = COMPUTE_VPOC_PACKED};
     int rc = cli_getopt_run(argc, argv, "vpoc", cli_vpoc_usage, cli_vpoc_help, ":h", longopts,
                             cli_vpoc_opt, o);
     if (rc != 0)
@@ -164,8 +176,8 @@ static int cli_vpoc_flush(struct compute *c, const struct cli_vpoc_opts *o,
         fprintf(stderr, "ringside vpoc: %s: %s\n", o->in.data, err);
         return RS_EXIT_USAGE;
     }
-    if (compute_vpoc_all(c, w->vb, &w->ss, &o->p, o->chunk > 0 ? (size_t)o->chunk : 0, w->res, err,
-                         sizeof(err)) != 0) {
+    if (compute_vpoc_all(c, w->vb, &w->ss, &o->p, o->chunk > 0 ? (size_t)o->chunk : 0, o->kernel,
+                         w->res, err, sizeof(err)) != 0) {
         fprintf(stderr, "ringside vpoc: %s\n", err);
         return 1;
     }

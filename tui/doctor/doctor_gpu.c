@@ -307,7 +307,7 @@ static void doctor_t_vpoc(struct doctor_gpu_run *g, struct doctor_out *o) {
         vpoc_bars_from_series(ds.bars, ds.n, bars);
     struct vpoc_result *got = rc || !bars ? NULL : calloc(ss.n ? ss.n : 1, sizeof(*got));
     if (got) /* the training loop's path: every session at once, chunks of 500 bars */
-        rc = compute_vpoc_all(g->c, bars, &ss, &p, 500, got, err, sizeof(err));
+        rc = compute_vpoc_all(g->c, bars, &ss, &p, 500, COMPUTE_VPOC_PACKED, got, err, sizeof(err));
     double ms = (double)(mono_now_ns() - t0) / 1e6; /* packing, upload and one pass */
     for (size_t k = 0; got && rc == 0 && k < ss.n; k++) {
         struct vpoc_result want;
