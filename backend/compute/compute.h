@@ -350,9 +350,11 @@ size_t compute_vpoc_set_chunk(const struct compute_vpoc_set *s);
 size_t compute_vpoc_set_sessions(const struct compute_vpoc_set *s);
 
 /* What the last pass held beyond the set's own buffers at its high-water mark: the dense
- * kernel's largest volume matrix, its block's bytes and 1 block (*bytes 0, *blocks 0 for the
- * packed kernel, which allocates nothing in a pass). */
-void compute_vpoc_set_scratch(const struct compute_vpoc_set *s, uint64_t *bytes, uint32_t *blocks);
+ * kernel's largest volume matrix, its block's bytes and 1 block, and the bytes the matrix
+ * asked for (bars x levels x 8: what follows the chunk); all 0 for the packed kernel, which
+ * allocates nothing in a pass. */
+void compute_vpoc_set_scratch(const struct compute_vpoc_set *s, uint64_t *bytes, uint32_t *blocks,
+                              uint64_t *asked_bytes);
 
 /* Enqueue one pass of the packed sessions: ev (NULL, or launches + 1 events) gets an event
  * before the first launch and after each. Results are valid after a sync that covers it. The

@@ -19,7 +19,8 @@ struct compute_vpoc_set {
     void **slabs;       /* one pool buffer a chunk: the offsets (int64_t[n + 1]), then the words */
     size_t *slab_words; /* words in each chunk */
     struct compute_pool_peek peak;  /* dense: the pool at the last pass's high-water mark, */
-    uint64_t scratch_bytes;         /* ... the volume matrix live then */
+    uint64_t scratch_bytes;         /* ... the volume matrix live then (its block) */
+    uint64_t scratch_asked;         /* ... and the bytes it asked for */
     struct vpoc_pack_session *sess; /* host copy of the session table */
     void *d_sess, *d_acc;
     int max_levels;
@@ -204,9 +205,11 @@ size_t compute_vpoc_set_sessions(const struct compute_vpoc_set *s) {
     return s->n;
 }
 
-void compute_vpoc_set_scratch(const struct compute_vpoc_set *s, uint64_t *bytes, uint32_t *blocks) {
+void compute_vpoc_set_scratch(const struct compute_vpoc_set *s, uint64_t *bytes, uint32_t *blocks,
+                              uint64_t *asked_bytes) {
     *bytes = s->scratch_bytes;
     *blocks = s->scratch_bytes ? 1 : 0;
+    *asked_bytes = s->scratch_bytes ? s->scratch_asked : 0;
 }
 
 /* A dense launch's volume matrix, a->n_words rows of a->max_levels int64, from the pool into
@@ -232,6 +235,7 @@ static int vpoc_set_dense_take(struct compute *c, struct compute_vpoc_set *s,
         s->peak.stats = at;
         mem_pool_layout(c->pool, &s->peak.layout);
         s->scratch_bytes = at.allocated_bytes - before.allocated_bytes;
+        s->scratch_asked = (uint64_t)a->n_words * row;
     }
     return 0;
 }

@@ -137,6 +137,9 @@ struct engine_snap {
     struct mem_stats vpoc_peak; /* the pool at the last VPOC pass's high-water mark */
     struct mem_stats vpoc_base; /* the pool when that pass began */
     int32_t vpoc_peak_chunk;    /* the chunk size of that pass (0 = whole session) */
+    uint64_t vpoc_matrix_bytes; /* of what that pass added: the dense kernel's volume matrix as
+                                   asked (bars x levels x 8), the part that follows the chunk
+                                   (0: the packed kernel) */
     bool has_vpoc_peak;
     /* syncs per op, and what is in flight */
     struct trace_sync_summary sync[SYNC_OP_COUNT];

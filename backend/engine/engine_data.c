@@ -144,7 +144,7 @@ static int engine_vpoc_pass(struct engine_dev *d, size_t chunk, char *err, size_
         rc = errbuf_set(err, errlen, -ENOMEM, "out of memory");
     rc = rc ? rc : compute_vpoc_set_run(d->c, d->vset, d->e->vpoc, ev, &d->peek, err, errlen);
     if (rc == 0) {
-        compute_vpoc_set_scratch(d->vset, &d->scratch_bytes, &d->scratch_blocks);
+        compute_vpoc_set_scratch(d->vset, &d->scratch_bytes, &d->scratch_blocks, &d->scratch_asked);
         engine_vpoc_emit(d, ev, n);
     }
     free(ev);
@@ -189,6 +189,7 @@ int engine_vpoc_all(struct engine_dev *d, char *err, size_t errlen) {
         d->s.vpoc_base.allocated_bytes -= d->vset_bytes + d->scratch_bytes;
         d->s.vpoc_base.active_blocks -= d->vset_blocks + d->scratch_blocks;
         d->s.vpoc_peak_chunk = chunk;
+        d->s.vpoc_matrix_bytes = d->scratch_asked;
         d->s.has_vpoc_peak = true;
         engine_publish(d, true);
     }

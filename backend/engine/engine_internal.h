@@ -44,6 +44,7 @@ struct engine_dev {
     uint32_t vset_blocks;          /* and blocks (a packed pass on a kept set allocates nothing) */
     uint64_t scratch_bytes;        /* what the last pass held beyond the set at its peak (the */
     uint32_t scratch_blocks;       /* dense kernel's volume matrix), bytes and blocks */
+    uint64_t scratch_asked;        /* ... and the bytes the matrix asked for */
 
     /* device buffers */
     struct compute_mlp *model;

@@ -67,7 +67,7 @@ run_variant() {
     wait_for "'+': header shows chunk 500 bars" 10 header_has "chunk 500 bars"
     wait_for "'+': events panel shows set_chunk" 10 events_has "set_chunk"
     # the dense kernel's matrix at the next pass: the memory panel names that pass's chunk
-    wait_for "'+': memory panel shows the VPOC peak at chunk 500" 60 has "VPOC peak (chunk 500)"
+    wait_for "'+': memory panel shows the VPOC peak at chunk 500" 60 has "VPOC peak (chunk 500"
 
     tm send-keys -t "$SESSION" c
     wait_for "'c': cleanup result with bytes released" 15 events_has "cleanup:.*released"

@@ -2,7 +2,8 @@
 # End-to-end test of the dashboard's layout and its ends, on the default run (training until
 # stopped): at 120x40, 200x60 and 250x70 no band of more than 3 blank rows inside the frame and
 # an events panel of at least 8 rows; at 80x24 the header keeps loss, val, chunk and samples/s;
-# the val loss's best epoch in the header; a run given --epochs ends with its summary and a
+# the val loss's best epoch in the header; + + from the default chunk makes the VPOC pass's
+# matrix 4x, and c after - - - releases more than 1 MiB; a run given --epochs ends with its summary and a
 # clock that has stopped; a replay of a recording cut short says ENDED and, whole, why.
 #
 # usage: layout.sh RINGSIDE SCRATCH_DIR
@@ -49,13 +50,41 @@ tidy_at() { # WxH: the frame at that size, training, evaluated, without blank ba
 }
 
 # ---- the default run at four sizes ----
-start live 120 40 --backend cpu --synthetic-days 10 --telemetry none --no-kmsg --output out
+start live 120 40 --backend cpu --telemetry none --no-kmsg --output out
 wait_for "120x40: training, the best val in the header, no blank band, events >= 8 rows" 90 \
     tidy_at 120x40
 for size in 200x60 250x70; do
     resize $size
     wait_for "$size: no band of more than 3 blank rows, events >= 8 rows" 30 tidy_at $size
 done
+# ---- the chunk keys act on what the pool holds ----
+resize 120x40
+# the dense matrix of the last VPOC pass, in bytes, at chunk $1
+matrix_at() {
+    printf '%s\n' "$SCREEN" | grep -oE "VPOC peak \(chunk $1, dense\): \+[0-9.]+ [KMG]iB matrix" |
+        awk '{ v = $(NF - 2); sub(/^\+/, "", v); u = $(NF - 1)
+               print v * (u == "KiB" ? 1024 : u == "MiB" ? 1048576 : 1073741824) }'
+}
+wait_for "the first pass's matrix at chunk 250" 30 eval '[ -n "$(matrix_at 250)" ]'
+m250=$(matrix_at 250)
+tm send-keys -t "$SESSION" +
+wait_for "'+': a pass at chunk 500" 60 eval '[ -n "$(matrix_at 500)" ]'
+tm send-keys -t "$SESSION" +
+wait_for "'+' '+': a pass at chunk 1000" 60 eval '[ -n "$(matrix_at 1000)" ]'
+m1000=$(matrix_at 1000)
+STEP="two steps up make the pass's working set 4x"
+awk -v a="$m250" -v b="$m1000" 'BEGIN { exit !(b >= 3.99 * a) }' ||
+    fail "matrix $m250 bytes at chunk 250, $m1000 at 1000: not 4x"
+for _ in 1 2 3; do tm send-keys -t "$SESSION" -; done
+wait_for "'-' x3: a pass at chunk 125" 90 eval '[ -n "$(matrix_at 125)" ]'
+tm send-keys -t "$SESSION" c
+released() {
+    local n
+    n=$(printf '%s\n' "$SCREEN" | grep -oE 'released [0-9]+ bytes' | head -n 1 | grep -oE '[0-9]+')
+    [ -n "$n" ] && [ "$n" -gt 1048576 ]
+}
+wait_for "'c' after stepping down releases more than 1 MiB" 30 released
+
 resize 80x24
 header_80() {
     size_is 80x24 && footer_ok && header_row 3 | grep -q 'loss [0-9]' &&

@@ -245,10 +245,24 @@ static void panel_memory_full(struct panel *p, const struct engine_snap *sn, uns
             snprintf(chunk, sizeof(chunk), "chunk %d", sn->vpoc_peak_chunk);
         else
             snprintf(chunk, sizeof(chunk), "whole sessions");
-        w_text(p->win, y++, 1, w, THEME_DIM, f,
-               "VPOC peak (%s): +%s in +%u blocks, reserved %s, frag %.0f%%", chunk, pa,
-               pk->active_blocks > b0->active_blocks ? pk->active_blocks - b0->active_blocks : 0,
-               pr, pk->frag * 100.0);
+        unsigned blocks =
+            pk->active_blocks > b0->active_blocks ? pk->active_blocks - b0->active_blocks : 0;
+        if (sn->vpoc_matrix_bytes) { /* the dense kernel: its matrix follows the chunk */
+            char mx[24], bars[24];
+            uint64_t added = pk->allocated_bytes > b0->allocated_bytes
+                                 ? pk->allocated_bytes - b0->allocated_bytes
+                                 : 0;
+            ui_fmt_bytes(mx, sizeof(mx), sn->vpoc_matrix_bytes);
+            ui_fmt_bytes(bars, sizeof(bars),
+                         added > sn->vpoc_matrix_bytes ? added - sn->vpoc_matrix_bytes : 0);
+            w_text(p->win, y++, 1, w, THEME_DIM, f,
+                   "VPOC peak (%s, dense): +%s matrix, +%s bars, reserved %s, frag %.0f%%", chunk,
+                   mx, bars, pr, pk->frag * 100.0);
+        } else {
+            w_text(p->win, y++, 1, w, THEME_DIM, f,
+                   "VPOC peak (%s): +%s in +%u blocks, reserved %s, frag %.0f%%", chunk, pa, blocks,
+                   pr, pk->frag * 100.0);
+        }
     }
     if (y < p->h - 1)
         y = panel_memory_driver(p, y, panel_memory_gpu(f, k), f);
