@@ -99,7 +99,7 @@ static void app_overlay_box(struct app *a, const char *title, const struct app_o
  * what each panel shows. */
 static void app_draw_help(struct app *a) {
     static char keys[KEYMAP_ROWS_MAX][KEYMAP_HELP_BYTES];
-    static char panels[APP_PANELS][512];
+    static char panels[APP_PANELS][1024]; /* the timeline's help lists every phase letter */
     struct app_overlay_src src[APP_HELP_LINES];
     int n = 0, n_keys = (int)keymap_help_lines(a->where, keys, KEYMAP_ROWS_MAX);
     for (int k = 0; k < n_keys; k++)

@@ -10,7 +10,7 @@ E2E_NAME="replay e2e"
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 # The synchronize panel's stream row with a non-zero count.
-stream_row() { printf '%s\n' "$SCREEN" | grep -Eq '^ stream +[1-9][0-9]* '; }
+stream_row() { printf '%s\n' "$SCREEN" | grep -Eq '^ stream +x?[1-9][0-9]* '; }
 finished_with_data() {
     header_has "FINISHED" && header_has "epoch 2/2" && has "memory pool" && stream_row &&
         has "checkpoint written"

@@ -52,7 +52,9 @@ clock_s() {
 
 # ---- a hung call, live, at three sizes ----
 start hang 80 24 --inject hang:cleanup:40 --sync-timeout 5
-hang_live() { size_is "$1" && live HANG sync && phase_live cleanup; }
+# ... and the synchronize panel's in-flight row, whole, whatever the rows left to it
+inflight_hang() { has "in flight: device sync in cleanup for" && has "[HANG]"; }
+hang_live() { size_is "$1" && live HANG sync && phase_live cleanup && inflight_hang; }
 for size in 80x24 120x40 200x60; do
     [ "$size" = 80x24 ] || resize "$size"
     wait_for "$size: the hung cleanup and its call drawn up to now, the wait row HANG" 20 \

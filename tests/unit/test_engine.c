@@ -572,7 +572,7 @@ static struct engine_snap eng_vpoc_of(int chunk, enum compute_vpoc_kernel kernel
     struct engine_conf c;
     eng_conf(&c, dir);
     c.synthetic_days = 60;
-    c.epochs = 0;
+    c.epochs = 1; /* the pass before training is the one measured */
     c.chunk_bars = chunk;
     c.vpoc_kernel = kernel;
     struct engine_snap s;
