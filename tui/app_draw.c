@@ -211,10 +211,15 @@ static void app_draw_keys(struct app *a, WINDOW *w, int cols) {
     struct keymap_hint hints[KEYMAP_ROWS_MAX];
     size_t n = keymap_hints(a->where, hints, sizeof(hints) / sizeof(hints[0]));
     mvwaddnstr(w, 0, 0, " ", cols);
+    /* whole hints only, as many as fit with the last one (the help's) kept */
+    int last = n ? (int)strlen(hints[n - 1].keys) + 1 + (int)strlen(hints[n - 1].label) : 0;
     for (size_t k = 0; k < n; k++) {
         char hint[64];
         snprintf(hint, sizeof(hint), "%s %s%s", hints[k].keys, hints[k].label,
                  k + 1 < n ? "  " : "");
+        int room = cols - getcurx(w) - (k + 1 < n ? last : 0);
+        if ((int)strlen(hint) > room && k + 1 < n)
+            continue;
         bool dim = hints[k].loop && run->control_off[0];
         if (dim)
             wattron(w, A_DIM);
@@ -234,12 +239,17 @@ static void app_draw_footer(struct app *a) {
     werase(w);
     wattron(w, ui_attr(&a->frame, THEME_FOOTER));
     mvwhline(w, 0, 0, ' ', cols);
+    char more[32] = "";
+    if (a->lay.hidden > 0 && cols > 30)
+        snprintf(more, sizeof(more), " +%d panel%s: Tab ", a->lay.hidden,
+                 a->lay.hidden == 1 ? "" : "s");
+    int keys = cols - (int)strlen(more); /* the keys stop short of the hidden panels' mark */
     if (notice)
         mvwaddnstr(w, 0, 0, a->notice, cols);
     else
-        app_draw_keys(a, w, cols);
-    if (a->lay.hidden > 0 && !notice && cols > 30)
-        mvwprintw(w, 0, cols - 24, " %d more panel(s): Tab ", a->lay.hidden);
+        app_draw_keys(a, w, keys);
+    if (more[0] && !notice)
+        mvwaddnstr(w, 0, keys, more, cols - keys);
     wattroff(w, ui_attr(&a->frame, THEME_FOOTER));
     wnoutrefresh(w);
 }
