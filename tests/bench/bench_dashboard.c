@@ -244,7 +244,8 @@ static int bd_windows(void) {
     struct ui_rect rects[BD_PANELS];
     struct layout_out lay;
     for (int k = 0; k < BD_PANELS; k++)
-        items[k] = (struct layout_item){bd_ops[k]->min_h, bd_ops[k]->pref_h, bd_ops[k]->column, bd_ops[k]->grow, bd_ops[k]->extra};
+        items[k] = (struct layout_item){bd_ops[k]->min_h, bd_ops[k]->pref_h, bd_ops[k]->column,
+                                        bd_ops[k]->grow, bd_ops[k]->extra};
     layout_compute(BD_ROWS, BD_COLS, items, BD_PANELS, 0, &lay, rects);
     for (int k = 0; k < BD_PANELS; k++) {
         struct ui_rect r = rects[k];

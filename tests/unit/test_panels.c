@@ -869,7 +869,8 @@ Test(panels, every_device_shown_or_counted_at_each_size) {
                                       &panel_sync_ops, &panel_events_ops};
     struct layout_item items[5];
     for (int k = 0; k < 5; k++)
-        items[k] = (struct layout_item){ops[k]->min_h, ops[k]->pref_h, ops[k]->column, ops[k]->grow, ops[k]->extra};
+        items[k] = (struct layout_item){ops[k]->min_h, ops[k]->pref_h, ops[k]->column, ops[k]->grow,
+                                        ops[k]->extra};
     pt_open(60, 200);
     for (int s = 0; s < 3; s++) {
         struct layout_out lo;
