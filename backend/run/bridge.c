@@ -38,9 +38,12 @@ int bridge_default_path(char *out, size_t outlen) {
     return n < 0 || (size_t)n >= outlen || (size_t)n >= BRIDGE_PATH_MAX ? -ENAMETOOLONG : 0;
 }
 
-/* The socket's directory, private: made 0700, or an existing one of ours that others cannot
- * enter. */
-static int bridge_dir(const char *path, char *err, size_t errlen) {
+/* The socket's directory, private: made 0700, or an existing one that another user cannot
+ * use to reach the socket. The default one (own: true) must be ours, not a symlink, with no
+ * access for group or others: a directory someone else made in /tmp would let them replace
+ * the socket and take the job's stream and its controls. One the user names must not be a
+ * symlink, nor writable by others unless sticky (as /tmp is). */
+static int bridge_dir(const char *path, bool own, char *err, size_t errlen) {
     char dir[BRIDGE_PATH_MAX];
     snprintf(dir, sizeof(dir), "%s", path);
     char *slash = strrchr(dir, '/');
@@ -50,10 +53,29 @@ static int bridge_dir(const char *path, char *err, size_t errlen) {
     if (mkdir(dir, 0700) != 0 && errno != EEXIST)
         return errbuf_set(err, errlen, -errno, "cannot create %s: %s", dir, strerror(errno));
     struct stat st;
-    if (stat(dir, &st) != 0)
+    if (lstat(dir, &st) != 0)
         return errbuf_set(err, errlen, -errno, "%s: %s", dir, strerror(errno));
+    if (S_ISLNK(st.st_mode))
+        return errbuf_set(err, errlen, -EPERM,
+                          "%s: a symbolic link, not a directory of yours: remove it (the bridge "
+                          "socket goes only in a directory you own)",
+                          dir);
     if (!S_ISDIR(st.st_mode))
         return errbuf_set(err, errlen, -ENOTDIR, "%s: not a directory", dir);
+    if (own && st.st_uid != geteuid())
+        return errbuf_set(err, errlen, -EPERM,
+                          "%s: owned by uid %u, not by you (uid %u): another user made it; "
+                          "remove it, or set XDG_RUNTIME_DIR or --socket",
+                          dir, (unsigned)st.st_uid, (unsigned)geteuid());
+    if (own && (st.st_mode & 077))
+        return errbuf_set(err, errlen, -EPERM,
+                          "%s: mode %04o lets others in: chmod 700 it (or remove it)", dir,
+                          (unsigned)(st.st_mode & 07777));
+    if (!own && (st.st_mode & 022) && !(st.st_mode & S_ISVTX))
+        return errbuf_set(err, errlen, -EPERM,
+                          "%s: others can write there (mode %04o), so they could replace the "
+                          "socket: choose a directory only you can write",
+                          dir, (unsigned)(st.st_mode & 07777));
     return 0;
 }
 
@@ -80,7 +102,8 @@ int bridge_open(struct bridge **out, const char *path, char *err, size_t errlen)
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     char def[BRIDGE_PATH_MAX];
     *out = NULL;
-    if (!path || !path[0]) {
+    bool own = !path || !path[0];
+    if (own) {
         if (bridge_default_path(def, sizeof(def)) != 0)
             return errbuf_set(err, errlen, -ENAMETOOLONG, "the socket path is too long");
         path = def;
@@ -91,7 +114,7 @@ int bridge_open(struct bridge **out, const char *path, char *err, size_t errlen)
                           "(%zu bytes)",
                           path, sizeof(sa.sun_path) - 1);
     memcpy(sa.sun_path, path, strlen(path) + 1);
-    int rc = bridge_dir(path, err, errlen);
+    int rc = bridge_dir(path, own, err, errlen);
     rc = rc ? rc : bridge_clear_stale(&sa, err, errlen);
     if (rc != 0)
         return rc;

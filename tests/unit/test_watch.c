@@ -335,3 +335,46 @@ Test(watch, keys_go_to_the_selected_job_or_its_group) {
     close(r1);
     tw_fix_close(&f);
 }
+
+/* The default socket's directory is refused unless it is this user's own with no access for
+ * anyone else: made by another user, open to others, or a symbolic link, someone else could
+ * replace the socket and take the job's stream and its controls. One line says what and what
+ * to do; a private directory of ours is taken. */
+Test(watch, the_default_socket_directory_must_be_private) {
+    char dir[256], rt[300], sub[320], real[320], err[512];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    snprintf(rt, sizeof(rt), "%s/rt", dir);
+    snprintf(sub, sizeof(sub), "%s/ringside", rt);
+    cr_assert_eq(mkdir(rt, 0700), 0);
+    cr_assert_eq(setenv("XDG_RUNTIME_DIR", rt, 1), 0);
+    struct bridge *b = NULL;
+
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    cr_assert_eq(chmod(sub, 0777), 0); /* as a stranger would leave it for us */
+    cr_assert_eq(bridge_open(&b, NULL, err, sizeof(err)), -EPERM);
+    cr_assert_null(b);
+    cr_assert(strstr(err, sub) && strstr(err, "mode 0777") && strstr(err, "chmod 700"), "%s", err);
+    cr_assert_null(strchr(err, '\n'), "one line: %s", err);
+
+    if (geteuid() == 0) { /* made by another user: only root can hand it over to test it */
+        cr_assert_eq(chmod(sub, 0700), 0);
+        cr_assert_eq(chown(sub, 65534, 65534), 0);
+        cr_assert_eq(bridge_open(&b, NULL, err, sizeof(err)), -EPERM);
+        cr_assert(strstr(err, "owned by uid 65534, not by you"), "%s", err);
+        cr_assert_eq(chown(sub, 0, 0), 0);
+    }
+
+    cr_assert_eq(rmdir(sub), 0); /* a symbolic link to a private directory */
+    snprintf(real, sizeof(real), "%s/elsewhere", dir);
+    cr_assert_eq(mkdir(real, 0700), 0);
+    cr_assert_eq(symlink(real, sub), 0);
+    cr_assert_eq(bridge_open(&b, NULL, err, sizeof(err)), -EPERM);
+    cr_assert(strstr(err, "a symbolic link"), "%s", err);
+
+    cr_assert_eq(unlink(sub), 0); /* ours and private: taken */
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    cr_assert_eq(bridge_open(&b, NULL, err, sizeof(err)), 0, "%s", err);
+    bridge_close(b);
+    unsetenv("XDG_RUNTIME_DIR");
+    rs_test_rmtree(dir);
+}
