@@ -371,6 +371,10 @@ class Bridge:
                 time.sleep(0.05)  # paused: hold the training thread here
                 continue
             rc, text = 0, None
+            if arg is None:
+                self._event({"type": "command", "t_ns": _now(), "cmd": cmd, "arg": 0, "rc": -1,
+                             "result": "%s refused: its argument is not an integer" % cmd})
+                continue
             try:
                 if self._callback is not None:
                     text = self._callback(cmd, arg)
@@ -431,26 +435,50 @@ class Bridge:
         except OSError:
             pass
 
+    _LINE_MAX = 65536  # a command line longer than this is not one: dropped, up to its newline
+
     def _reader(self):
-        buf, sock = b"", self._sock
-        while True:
-            try:
-                data = sock.recv(65536)
-            except OSError:
-                return
-            if not data:
-                return
-            buf += data
-            while b"\n" in buf:
-                raw, buf = buf.split(b"\n", 1)
+        """The dashboard's commands. A line without its newline past _LINE_MAX is dropped (a
+        peer cannot grow the buffer without limit), a malformed command is refused with an
+        answer, and the socket's end resumes a pause: a job is never left held by a dashboard
+        that has gone."""
+        buf, sock, skipping = b"", self._sock, False
+        try:
+            while True:
                 try:
-                    msg = json.loads(raw)
-                except ValueError:
-                    continue
-                if msg.get("type") == "command" and msg.get("cmd") in _COMMANDS:
-                    if msg["cmd"] == "resume":
-                        self._paused = False
-                    self._commands.put((msg["cmd"], int(msg.get("arg", 0))))
+                    data = sock.recv(65536)
+                except OSError:
+                    return
+                if not data:
+                    return
+                buf += data
+                while b"\n" in buf:
+                    raw, buf = buf.split(b"\n", 1)
+                    if skipping:  # the end of an overlong line
+                        skipping = False
+                        continue
+                    self._reader_line(raw)
+                if len(buf) > self._LINE_MAX:
+                    buf, skipping = b"", True
+        finally:
+            self._paused = False
+
+    def _reader_line(self, raw):
+        try:
+            msg = json.loads(raw)
+        except ValueError:
+            return
+        if not isinstance(msg, dict) or msg.get("type") != "command":
+            return
+        cmd, arg = msg.get("cmd"), msg.get("arg", 0)
+        if cmd not in _COMMANDS:
+            return
+        if isinstance(arg, bool) or not isinstance(arg, int):
+            self._commands.put((cmd, None))  # refused where commands are answered
+            return
+        if cmd == "resume":
+            self._paused = False
+        self._commands.put((cmd, arg))
 
     def _memory(self):
         while not self._closed and self.enabled:
