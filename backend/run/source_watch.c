@@ -27,6 +27,9 @@ struct watch_job {
     char name[64];
     bool control; /* takes commands */
     int rank;     /* its rank in a process group, or -1 */
+    int local_rank, world_size; /* -1 and 0 when not told */
+    char host[64];
+    char group_backend[16];
     unsigned dev;
     struct replay_snap *snap;
     bool in_call; /* blocked in a call it announced */
@@ -97,10 +100,21 @@ static void watch_view(struct watch *w) {
         }
     r->n_devices = w->n_shown ? w->n_shown : 1;
     bool control = false;
+    memset(r->ranks, 0, sizeof(r->ranks));
     for (unsigned i = 0; i < w->n_shown; i++) {
         struct watch_job *j = &w->jobs[w->shown[i]];
+        struct run_rank *rk = &r->ranks[i];
         r->devices[i] = (uint16_t)j->dev;
         control |= j->open && j->control;
+        *rk = (struct run_rank){.valid = true,
+                                .rank = j->rank,
+                                .local_rank = j->local_rank,
+                                .world_size = j->world_size,
+                                .pid = (int32_t)j->pid,
+                                .open = j->open};
+        snprintf(rk->name, sizeof(rk->name), "%s", j->name);
+        snprintf(rk->host, sizeof(rk->host), "%s", j->host);
+        snprintf(rk->group_backend, sizeof(rk->group_backend), "%s", j->group_backend);
     }
     if (w->n_shown) {
         const struct watch_job *j = &w->jobs[w->shown[0]];
@@ -120,20 +134,47 @@ static void watch_view(struct watch *w) {
                          : "the job takes no commands (ringside.connect(control=True))");
 }
 
+/* An int member of o in [lo, hi], else dflt. */
+static int watch_int(json_object *o, const char *key, int lo, int hi, int dflt) {
+    json_object *v = NULL;
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+        return dflt;
+    int64_t x = json_object_get_int64(v);
+    return x >= lo && x <= hi ? (int)x : dflt;
+}
+
+/* A string member of o into out ("" unless it is one). */
+static void watch_str(json_object *o, const char *key, char *out, size_t n) {
+    json_object *v = NULL;
+    if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
+        snprintf(out, n, "%s", json_object_get_string(v));
+}
+
+/* Who the job is in its process group (a run line's or a rank line's members). */
+static void watch_job_rank(struct watch_job *j, json_object *o) {
+    j->rank = watch_int(o, "rank", 0, 1 << 20, j->rank);
+    j->local_rank = watch_int(o, "local_rank", 0, 1 << 20, j->local_rank);
+    j->world_size = watch_int(o, "world_size", 1, 1 << 20, j->world_size);
+    char be[sizeof(j->group_backend)] = "";
+    watch_str(o, "group_backend", be, sizeof(be));
+    if (be[0])
+        memcpy(j->group_backend, be, sizeof(be));
+}
+
 /* A run line's fields for the bridge: who the job is and whether it takes commands. */
 static void watch_job_extra(struct watch_job *j, const char *line, size_t len) {
     json_object *o = NULL, *v = NULL;
     char why[64];
     j->control = false;
-    j->rank = -1;
+    j->rank = j->local_rank = -1;
+    j->world_size = 0;
     if (json_text_parse(line, len, &o, why, sizeof(why)) != 0)
         return;
-    if (json_object_object_get_ex(o, "name", &v) && json_object_is_type(v, json_type_string))
-        snprintf(j->name, sizeof(j->name), "%s", json_object_get_string(v));
+    watch_str(o, "name", j->name, sizeof(j->name));
+    watch_str(o, "host", j->host, sizeof(j->host));
     if (json_object_object_get_ex(o, "control", &v))
         j->control = json_object_get_boolean(v);
-    if (json_object_object_get_ex(o, "rank", &v) && json_object_is_type(v, json_type_int))
-        j->rank = json_object_get_int(v);
+    watch_job_rank(j, o);
     json_object_put(o);
 }
 
