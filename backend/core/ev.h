@@ -102,7 +102,10 @@ enum ev_cmd_id {
     X(INIT, "init")                                                                                \
     X(ALLREDUCE, "allreduce")                                                                      \
     X(BARRIER, "barrier")                                                                          \
-    X(DESTROY, "destroy")
+    X(DESTROY, "destroy")                                                                          \
+    X(BROADCAST, "broadcast")                                                                      \
+    X(ALLGATHER, "allgather")                                                                      \
+    X(REDUCE_SCATTER, "reduce_scatter")
 
 enum ev_coll_op {
 #define X(id, name) EV_COLL_##id,
