@@ -95,6 +95,11 @@ static const struct tele_snap *app_tele(struct app *a) {
     return a->tele ? tele_snap_read(a->tele, NULL) : NULL;
 }
 
+static const char *app_note(void *ctx, uint64_t t_ns, uint16_t dev, uint8_t code) {
+    struct source *src = ctx;
+    return src->ops->note ? src->ops->note(src, t_ns, dev, code) : NULL;
+}
+
 /* Every training device's snapshot into the frame (the first is snap's). */
 static void app_frame_devices(struct app *a) {
     struct ui_frame *f = &a->frame;
@@ -179,6 +184,8 @@ static void app_build_frame(struct app *a) {
     f->source_status = a->src->ops->status(a->src);
     f->source_done = a->src->ops->done(a->src);
     f->tele = app_tele(a);
+    f->note = app_note;
+    f->note_ctx = a->src;
     f->tele_train = gpu_view_training(f->tele, f->snap);
     const struct source *src = a->src;
     f->kmsg_reason = "";

@@ -46,6 +46,10 @@ struct ui_frame {
     bool has_kmsg;                /* a kernel-log watcher runs: kmsg holds its counters */
     struct kmsg_stats kmsg;
     const char *kmsg_reason; /* why /dev/kmsg is unreadable, or "" */
+    /* More for an event's details than its line carries (a watched rank's hang diagnosis and
+     * stacks), or NULL; note may be NULL. Asked when the details open. */
+    const char *(*note)(void *ctx, uint64_t t_ns, uint16_t dev, uint8_t code);
+    void *note_ctx;
 };
 
 /* The attribute for a role: its colour pair when colours are on; in monochrome, bold for

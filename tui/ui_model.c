@@ -224,7 +224,7 @@ void ui_model_list_add(struct ui_model *m, struct ui_event *u) {
     m->cat_count[u->category]++;
     struct ui_event *newest =
         m->event_count ? &m->events[(m->event_head + UI_EVENTS - 1) % UI_EVENTS] : NULL;
-    if (newest && newest->category == u->category &&
+    if (newest && newest->category == u->category && newest->dev == u->dev &&
         ui_model_same_but_numbers(newest->text, u->text)) {
         u->repeat = newest->repeat + 1;
         *newest = *u;

@@ -10,15 +10,15 @@
 
 /* Who a watched job is, as its script knows it (ringside watch): a training device's row. */
 struct run_rank {
-    bool valid;          /* the row is a watched job (the rest is meaningful) */
-    int32_t rank;        /* its rank in the default process group, or -1 (not in one, or not
-                            told yet) */
-    int32_t local_rank;  /* its rank on its host, or -1 */
-    int32_t world_size;  /* ranks in the group, or 0 when not told */
-    int32_t pid;         /* the job's process (0: unknown) */
-    bool open;           /* still connected (false: it ended or went away) */
-    char name[32];       /* the job's name (its script's, or connect(name=)) */
-    char host[64];       /* its host, or "" */
+    bool valid;             /* the row is a watched job (the rest is meaningful) */
+    int32_t rank;           /* its rank in the default process group, or -1 (not in one, or not
+                               told yet) */
+    int32_t local_rank;     /* its rank on its host, or -1 */
+    int32_t world_size;     /* ranks in the group, or 0 when not told */
+    int32_t pid;            /* the job's process (0: unknown) */
+    bool open;              /* still connected (false: it ended or went away) */
+    char name[32];          /* the job's name (its script's, or connect(name=)) */
+    char host[64];          /* its host, or "" */
     char group_backend[16]; /* the process group's backend ("gloo", "nccl"), or "" */
 };
 

@@ -27,6 +27,8 @@ struct bridge_conn {
 struct bridge {
     int listen_fd;
     char path[BRIDGE_PATH_MAX];
+    dev_t sock_dev; /* the socket file this bridge made: removed at close only if still there */
+    ino_t sock_ino;
     struct bridge_conn c[BRIDGE_MAX_JOBS];
 };
 
@@ -136,6 +138,11 @@ int bridge_open(struct bridge **out, const char *path, char *err, size_t errlen)
         free(b);
         return rc;
     }
+    struct stat sst;
+    if (lstat(path, &sst) == 0) {
+        b->sock_dev = sst.st_dev;
+        b->sock_ino = sst.st_ino;
+    }
     *out = b;
     return 0;
 }
@@ -155,7 +162,9 @@ void bridge_close(struct bridge *b) {
         if (b->c[k].fd >= 0)
             bridge_drop(b, k);
     close(b->listen_fd);
-    unlink(b->path);
+    struct stat sst; /* a dashboard that took the path over since keeps its socket */
+    if (lstat(b->path, &sst) == 0 && sst.st_dev == b->sock_dev && sst.st_ino == b->sock_ino)
+        unlink(b->path);
     free(b);
 }
 
@@ -185,7 +194,13 @@ static void bridge_accept(struct bridge *b, const struct bridge_sink *s) {
         struct ucred cred = {0};
         socklen_t len = sizeof(cred);
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
-            cred.pid = 0;
+            cred.pid = 0, cred.uid = geteuid();
+        if (cred.uid != geteuid() && cred.uid != 0) { /* a stranger: not even read */
+            close(fd);
+            if (s->refused)
+                s->refused(s->ctx, cred.pid, cred.uid);
+            continue;
+        }
         b->c[k].fd = fd;
         if (s->opened)
             s->opened(s->ctx, k, cred.pid);

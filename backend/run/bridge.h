@@ -43,6 +43,9 @@ struct bridge_sink {
     void (*overlong)(void *ctx, unsigned job);                           /* a line skipped */
     void (*closed)(void *ctx, unsigned job);
     void *ctx;
+    /* Optional: a process of another user (not root) connected and was closed at once (the
+     * socket's mode keeps others out; a --socket in a shared place may not). */
+    void (*refused)(void *ctx, pid_t pid, uid_t uid);
 };
 
 /* Accept what is waiting and read what every connection has sent, at most max_bytes in all

@@ -104,6 +104,8 @@ static void bundle_body(FILE *f, const struct bundle_src *b) {
     fprintf(f, "\"hang\":{\"dev\":%u,\"t_ns\":%llu,", (unsigned)b->hang->dev,
             (unsigned long long)b->hang->t_ns);
     bundle_string(f, "message", b->hang->u.text.text, "},\n");
+    if (b->diagnosis)
+        bundle_string(f, "diagnosis", b->diagnosis, ",\n");
     bundle_versions(f);
     bundle_engine(f, b->snap);
     json_object *conf = run_opts_json(b->o); /* in the config file's words */

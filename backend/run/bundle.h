@@ -30,6 +30,7 @@ struct bundle_src {
     const struct tele_snap *tele;
     const struct bundle_ring *ring;
     const struct ev *hang; /* the watchdog's HANG alert */
+    const char *diagnosis; /* a watched rank's verdict, evidence and stacks, or NULL */
 };
 
 /* Write <output>/hang-<YYYYmmdd-HHMMSS>.json atomically; its path into path. 0, or -errno

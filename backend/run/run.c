@@ -553,6 +553,10 @@ const struct remedies *run_remedies(struct run *r) {
     return r->remedies;
 }
 
+const struct run_opts *run_options(const struct run *r) {
+    return r->c.o;
+}
+
 struct trace_watch *run_watch(struct run *r) {
     return r->watch;
 }

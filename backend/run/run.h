@@ -133,6 +133,8 @@ struct tele *run_tele(struct run *r);
 struct kmsg_watch *run_kmsg(struct run *r);
 const struct remedies *run_remedies(struct run *r);
 struct trace_watch *run_watch(struct run *r);
+/* The options the run was made with (borrowed, as run_conf.o). */
+const struct run_opts *run_options(const struct run *r);
 /* Events the loop's ring dropped. */
 uint64_t run_dropped(struct run *r);
 

@@ -71,6 +71,10 @@ struct source_ops {
      * dashboard has selected, told before each action: a watch sends the loop's keys to the
      * selected job (and the other ranks of its process group). */
     void (*select)(struct source *s, unsigned k);
+    /* Optional (NULL: none). More for an alert's details than its line carries (a watched
+     * rank's hang diagnosis and the Python stacks it names), asked when the details open: the
+     * alert's t_ns, dev and code name it. NULL when it has none; valid until the next call. */
+    const char *(*note)(struct source *s, uint64_t t_ns, uint16_t dev, uint8_t code);
 };
 
 struct source {

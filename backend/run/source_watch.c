@@ -9,6 +9,7 @@
 #include "backend/core/mono.h"
 #include "backend/record/replay_snap.h"
 #include "backend/run/run.h"
+#include "backend/run/source_watch_internal.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -17,47 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WATCH_QUEUE      8192       /* events between two drains */
-#define WATCH_POLL_BYTES (8u << 20) /* read at most this much a drain */
-
-struct watch_job {
-    bool open;     /* connected now */
-    bool have_run; /* its run line came: it is shown */
-    pid_t pid;
-    char name[64];
-    bool control; /* takes commands */
-    int rank;     /* its rank in a process group, or -1 */
-    int local_rank, world_size; /* -1 and 0 when not told */
-    char host[64];
-    char group_backend[16];
-    unsigned dev;
-    struct replay_snap *snap;
-    bool in_call; /* blocked in a call it announced */
-    struct trace_inflight call;
-    char call_name[48];
-    uint64_t lines, bad;
-};
-
-struct watch {
-    struct source src;
-    struct run *run;
-    struct bridge *b;
-    struct watch_job jobs[BRIDGE_MAX_JOBS];
-    struct replay_item *item;
-    struct ev q[WATCH_QUEUE];
-    size_t head, n;
-    uint64_t dropped, bad;
-    unsigned shown[RUN_MAX_DEVICES]; /* the jobs shown, by device */
-    unsigned n_shown;
-    struct engine_snap idle;
-    bool stopped;
-    char status[256];
-    char other[4][24]; /* the jobs' own phase names (shown as "other"), the first four */
-    unsigned n_other;
-    unsigned selected; /* the shown job (index into shown) the dashboard has selected */
-};
-
-static void watch_push(struct watch *w, const struct ev *e) {
+void watch_push(struct watch *w, const struct ev *e) {
     if (w->n == WATCH_QUEUE) { /* the oldest goes */
         w->head = (w->head + 1) % WATCH_QUEUE;
         w->n--;
@@ -67,13 +28,14 @@ static void watch_push(struct watch *w, const struct ev *e) {
     w->n++;
 }
 
-static void watch_log(struct watch *w, enum ev_severity sev, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void watch_log(struct watch *w, enum ev_severity sev, const char *fmt, ...) {
+/* A log line about job k (BRIDGE_MAX_JOBS: about none). */
+static void watch_log(struct watch *w, unsigned k, enum ev_severity sev, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void watch_log(struct watch *w, unsigned k, enum ev_severity sev, const char *fmt, ...) {
     struct ev e;
     memset(&e, 0, sizeof(e));
     e.kind = EV_LOG;
-    e.dev = EV_DEV_NONE;
+    e.dev = k < BRIDGE_MAX_JOBS ? (uint16_t)k : EV_DEV_NONE;
     e.t_ns = mono_now_ns();
     e.u.text.severity = (uint8_t)sev;
     va_list ap;
@@ -81,6 +43,20 @@ static void watch_log(struct watch *w, enum ev_severity sev, const char *fmt, ..
     vsnprintf(e.u.text.text, sizeof(e.u.text.text), fmt, ap);
     va_end(ap);
     watch_push(w, &e);
+}
+
+/* The order of the view: ranks first by number, then the other jobs by device. */
+static bool watch_before(const struct watch_job *a, const struct watch_job *b) {
+    if ((a->rank >= 0) != (b->rank >= 0))
+        return a->rank >= 0;
+    return a->rank >= 0 ? a->rank < b->rank : a->dev < b->dev;
+}
+
+void watch_who(const struct watch_job *j, char *out, size_t n) {
+    if (j->rank >= 0)
+        snprintf(out, n, "rank %d", j->rank);
+    else
+        snprintf(out, n, "job %.40s", j->name);
 }
 
 /* The view: every job with a run line, open ones and (until another job comes) the last
@@ -91,9 +67,9 @@ static void watch_view(struct watch *w) {
     for (unsigned k = 0; k < BRIDGE_MAX_JOBS && w->n_shown < RUN_MAX_DEVICES; k++)
         if (w->jobs[k].have_run)
             w->shown[w->n_shown++] = k;
-    for (unsigned i = 1; i < w->n_shown; i++) /* insertion sort by device */
-        for (unsigned j = i; j > 0 && w->jobs[w->shown[j]].dev < w->jobs[w->shown[j - 1]].dev;
-             j--) {
+    for (unsigned i = 1; i < w->n_shown; i++) /* insertion sort by rank, then device */
+        for (unsigned j = i;
+             j > 0 && watch_before(&w->jobs[w->shown[j]], &w->jobs[w->shown[j - 1]]); j--) {
             unsigned t = w->shown[j];
             w->shown[j] = w->shown[j - 1];
             w->shown[j - 1] = t;
@@ -104,7 +80,7 @@ static void watch_view(struct watch *w) {
     for (unsigned i = 0; i < w->n_shown; i++) {
         struct watch_job *j = &w->jobs[w->shown[i]];
         struct run_rank *rk = &r->ranks[i];
-        r->devices[i] = (uint16_t)j->dev;
+        r->devices[i] = (uint16_t)w->shown[i]; /* its events' device: the job's slot */
         control |= j->open && j->control;
         *rk = (struct run_rank){.valid = true,
                                 .rank = j->rank,
@@ -178,33 +154,100 @@ static void watch_job_extra(struct watch_job *j, const char *line, size_t len) {
     json_object_put(o);
 }
 
+static int watch_enum(const char *name, const char *(*name_of)(unsigned), unsigned count,
+                      int dflt) {
+    for (unsigned k = 0; name && k < count; k++)
+        if (strcmp(name, name_of(k)) == 0)
+            return (int)k;
+    return dflt;
+}
+
+/* The call of job k with id (the newest one for id 0, the id of a bridge without ids). */
+static struct watch_call *watch_call_find(struct watch_job *j, uint32_t id) {
+    struct watch_call *found = NULL;
+    for (unsigned c = 0; c < WATCH_CALLS; c++) {
+        struct watch_call *x = &j->calls[c];
+        if (x->used && x->id == id && (!found || x->inf.start_ns > found->inf.start_ns))
+            found = x;
+    }
+    return found;
+}
+
+/* A free slot for a call (the oldest goes when every one is used: its end will not come). */
+static struct watch_call *watch_call_slot(struct watch_job *j) {
+    struct watch_call *oldest = &j->calls[0];
+    for (unsigned c = 0; c < WATCH_CALLS; c++) {
+        if (!j->calls[c].used)
+            return &j->calls[c];
+        if (j->calls[c].inf.start_ns < oldest->inf.start_ns)
+            oldest = &j->calls[c];
+    }
+    return oldest;
+}
+
 /* A "call" line: the job enters a call that may block (end: it left it). */
-static int watch_call(struct watch_job *j, const char *line, size_t len, char *why, size_t n) {
+static int watch_call(struct watch *w, unsigned k, const char *line, size_t len, char *why,
+                      size_t n) {
+    struct watch_job *j = &w->jobs[k];
     json_object *o = NULL, *v = NULL;
     int rc = json_text_parse(line, len, &o, why, n);
     if (rc != 0)
         return rc;
     bool end = json_object_object_get_ex(o, "end", &v) && json_object_get_boolean(v);
-    j->in_call = !end;
-    if (!end) {
-        const char *op = json_object_object_get_ex(o, "op", &v) ? json_object_get_string(v) : "";
-        const char *ph = json_object_object_get_ex(o, "phase", &v) ? json_object_get_string(v) : "";
-        const char *call =
-            json_object_object_get_ex(o, "call", &v) ? json_object_get_string(v) : "";
-        j->call.op = SYNC_OP_DEVICE;
-        for (unsigned k = 0; op && k < SYNC_OP_COUNT; k++)
-            if (strcmp(op, ev_sync_op_name(k)) == 0)
-                j->call.op = (uint8_t)k;
-        j->call.phase = PHASE_COUNT;
-        for (unsigned k = 0; ph && k < PHASE_COUNT; k++)
-            if (strcmp(ph, ev_phase_name(k)) == 0)
-                j->call.phase = (uint8_t)k;
-        j->call.start_ns = json_object_object_get_ex(o, "start_ns", &v)
-                               ? (uint64_t)json_object_get_int64(v)
-                               : mono_now_ns();
-        snprintf(j->call_name, sizeof(j->call_name), "%s", call ? call : "");
+    uint32_t id = (uint32_t)watch_int(o, "id", 0, INT32_MAX, 0);
+    if (end) {
+        struct watch_call *c = watch_call_find(j, id);
+        if (c) {
+            watch_hang_left(w, k, c, mono_now_ns(), false);
+            if (c->coll >= 0 && c->group == 0 && c->cseq > j->cseq_done)
+                j->cseq_done = c->cseq;
+            c->used = false;
+        }
+        json_object_put(o);
+        return 0;
     }
+    struct watch_call *c = watch_call_slot(j);
+    if (c->used) /* the oldest, whose end never came */
+        watch_hang_left(w, k, c, mono_now_ns(), false);
+    memset(c, 0, sizeof(*c));
+    c->used = true;
+    c->id = id;
+    const char *op = json_object_object_get_ex(o, "op", &v) ? json_object_get_string(v) : "";
+    const char *ph = json_object_object_get_ex(o, "phase", &v) ? json_object_get_string(v) : "";
+    const char *coll = json_object_object_get_ex(o, "coll", &v) ? json_object_get_string(v) : NULL;
+    c->inf.op = (uint8_t)watch_enum(op, ev_sync_op_name, SYNC_OP_COUNT, SYNC_OP_DEVICE);
+    c->inf.phase = (uint8_t)watch_enum(ph, ev_phase_name, PHASE_COUNT, PHASE_COUNT);
+    c->coll = coll ? watch_enum(coll, ev_coll_op_name, EV_COLL_COUNT, -1) : -1;
+    c->group = watch_int(o, "group", 0, INT32_MAX, 0);
+    json_object *cs = NULL;
+    if (json_object_object_get_ex(o, "cseq", &cs) && json_object_is_type(cs, json_type_int) &&
+        json_object_get_int64(cs) > 0)
+        c->cseq = (uint64_t)json_object_get_int64(cs);
+    c->inf.start_ns = json_object_object_get_ex(o, "start_ns", &v)
+                          ? (uint64_t)json_object_get_int64(v)
+                          : mono_now_ns();
+    watch_str(o, "call", c->name, sizeof(c->name));
+    if (c->coll >= 0 && c->group == 0 && c->cseq > j->cseq_entered)
+        j->cseq_entered = c->cseq;
     json_object_put(o);
+    return 0;
+}
+
+/* A "rank" line: the job joined its process group and says who it is there. */
+static int watch_rank_line(struct watch *w, unsigned k, const char *line, size_t len, char *why,
+                           size_t n) {
+    json_object *o = NULL;
+    int rc = json_text_parse(line, len, &o, why, n);
+    if (rc != 0)
+        return rc;
+    struct watch_job *j = &w->jobs[k];
+    int was = j->rank;
+    watch_job_rank(j, o);
+    json_object_put(o);
+    watch_view(w);
+    if (was != j->rank)
+        watch_log(w, k, SEV_INFO, "job %s (pid %d) is rank %d of %d (%s)", j->name, (int)j->pid,
+                  j->rank, j->world_size, j->group_backend[0] ? j->group_backend : "backend ?");
     return 0;
 }
 
@@ -220,40 +263,76 @@ static void watch_other_name(struct watch *w, const char *name) {
     memcpy(w->other[w->n_other++], name, n + 1);
 }
 
-static void watch_item(struct watch *w, struct watch_job *j, const char *line, size_t len) {
+/* A new job came: the ones that ended go from the view, unless a rank of a group that has
+ * members still open (the group's view keeps every rank). */
+static void watch_forget_ended(struct watch *w) {
+    bool group_open = false;
+    for (unsigned k = 0; k < BRIDGE_MAX_JOBS; k++)
+        group_open |= w->jobs[k].open && w->jobs[k].have_run && w->jobs[k].rank >= 0;
+    for (unsigned k = 0; k < BRIDGE_MAX_JOBS; k++)
+        if (!w->jobs[k].open && w->jobs[k].have_run && !(group_open && w->jobs[k].rank >= 0))
+            w->jobs[k].have_run = false;
+}
+
+static void watch_item(struct watch *w, unsigned k, const char *line, size_t len) {
+    struct watch_job *j = &w->jobs[k];
     struct replay_item *it = w->item;
     switch (it->kind) {
     case REPLAY_RUN:
         replay_snap_init(j->snap, &it->run, &it->extra);
         j->snap->snaps[0].pid = (int32_t)j->pid;
         j->dev = it->run.n_devices ? it->run.devices[0] : 0;
+        j->snap->snaps[0].device = (int)k; /* the view numbers the jobs by slot */
         j->have_run = true;
         watch_job_extra(j, line, len);
-        for (unsigned k = 0; k < BRIDGE_MAX_JOBS; k++) /* a new job: the ended ones go */
-            if (!w->jobs[k].open && w->jobs[k].have_run)
-                w->jobs[k].have_run = false;
+        watch_forget_ended(w);
         watch_view(w);
-        watch_log(w, SEV_INFO, "job %s (pid %d%s) attached on device %u%s", j->name, (int)j->pid,
-                  j->rank >= 0 ? ", a rank" : "", j->dev,
-                  j->control ? "" : "; it takes no commands");
+        char who[48] = "";
+        if (j->rank >= 0)
+            snprintf(who, sizeof(who), ", rank %d of %d", j->rank, j->world_size);
+        watch_log(w, k, SEV_INFO, "job %s (pid %d%s) attached on device %u%s", j->name, (int)j->pid,
+                  who, j->dev, j->control ? "" : "; it takes no commands");
         return;
     case REPLAY_EVENT:
-        if (it->ev.kind == EV_SYNC || it->ev.kind == EV_COLLECTIVE)
-            j->in_call = false; /* what it was blocked in returned */
+        if (it->ev.kind == EV_SYNC || it->ev.kind == EV_COLLECTIVE) {
+            struct watch_call *c = watch_call_find(j, 0); /* a bridge without call ids */
+            if (c && (c->coll < 0) == (it->ev.kind == EV_SYNC)) {
+                watch_hang_left(w, k, c, mono_now_ns(), false);
+                c->used = false;
+            }
+        }
         if (it->ev.kind == EV_PHASE && it->ev.u.phase.phase == PHASE_OTHER)
             watch_other_name(w, it->phase_name);
         replay_snap_apply(j->snap, it);
+        it->ev.dev = (uint16_t)k; /* the view's number for the job */
         watch_push(w, &it->ev);
         return;
     case REPLAY_LAYOUT:
     case REPLAY_SUMMARY:
         replay_snap_apply(j->snap, it);
-        if (it->kind == REPLAY_SUMMARY)
-            watch_log(w, SEV_INFO, "job %s (pid %d) ended", j->name, (int)j->pid);
+        if (it->kind == REPLAY_SUMMARY) {
+            j->ended = true;
+            watch_log(w, k, SEV_INFO, "job %s (pid %d) ended", j->name, (int)j->pid);
+        }
         return;
     default:
         return;
     }
+}
+
+/* Where the value of the line's "type" begins (past its quote), looked for near the start as
+ * the bridge writes it first; left: the bytes from there. NULL when not there. */
+static const char *watch_type(const char *line, size_t len, size_t *left) {
+    const char *t = len > 10 ? memmem(line, len < 48 ? len : 48, "\"type\"", 6) : NULL;
+    if (!t)
+        return NULL;
+    const char *p = t + 6, *end = line + len;
+    while (p < end && (*p == ' ' || *p == ':'))
+        p++;
+    if (p >= end || *p != '"')
+        return NULL;
+    *left = (size_t)(end - p - 1);
+    return p + 1;
 }
 
 static void watch_on_line(void *ctx, unsigned k, const char *line, size_t len) {
@@ -262,17 +341,23 @@ static void watch_on_line(void *ctx, unsigned k, const char *line, size_t len) {
     char why[256] = "";
     int rc = 0;
     j->lines++;
-    if (len > 14 && memmem(line, len < 40 ? len : 40, "\"type\":\"call\"", 13))
-        rc = watch_call(j, line, len, why, sizeof(why));
+    size_t left = 0;
+    const char *type = j->have_run ? watch_type(line, len, &left) : NULL;
+    if (type && left > 5 && memcmp(type, "call\"", 5) == 0)
+        rc = watch_call(w, k, line, len, why, sizeof(why));
+    else if (type && left > 5 && memcmp(type, "rank\"", 5) == 0)
+        rc = watch_rank_line(w, k, line, len, why, sizeof(why));
+    else if (type && left > 6 && memcmp(type, "stack\"", 6) == 0)
+        watch_hang_stack(w, k, line, len);
     else if ((rc = replay_parse_line(line, len, w->item, why, sizeof(why))) == 0 &&
              (j->have_run || w->item->kind == REPLAY_RUN))
-        watch_item(w, j, line, len);
+        watch_item(w, k, line, len);
     else if (rc == 0 && w->item->kind != REPLAY_BLANK)
         rc = -EINVAL, snprintf(why, sizeof(why), "a line before the run line");
     if (rc != 0) {
         w->bad++;
         if (j->bad++ == 0)
-            watch_log(w, SEV_WARNING,
+            watch_log(w, k, SEV_WARNING,
                       "job %s (pid %d): line %llu not understood (%s); such lines "
                       "are skipped and counted",
                       j->name, (int)j->pid, (unsigned long long)j->lines, why);
@@ -287,7 +372,7 @@ static void watch_on_open(void *ctx, unsigned k, pid_t pid) {
     j->snap = snap;
     j->open = true;
     j->pid = pid;
-    j->rank = -1;
+    j->rank = j->local_rank = -1;
     snprintf(j->name, sizeof(j->name), "pid %d", (int)pid);
 }
 
@@ -295,7 +380,7 @@ static void watch_on_overlong(void *ctx, unsigned k) {
     struct watch *w = ctx;
     w->bad++;
     if (w->jobs[k].bad++ == 0)
-        watch_log(w, SEV_WARNING, "job %s: a line longer than %u bytes skipped", w->jobs[k].name,
+        watch_log(w, k, SEV_WARNING, "job %s: a line longer than %u bytes skipped", w->jobs[k].name,
                   BRIDGE_LINE_MAX);
 }
 
@@ -303,15 +388,30 @@ static void watch_on_close(void *ctx, unsigned k) {
     struct watch *w = ctx;
     struct watch_job *j = &w->jobs[k];
     j->open = false;
+    j->gone_ns = mono_now_ns();
     if (!j->have_run)
         return;
     struct engine_snap *s = &j->snap->snaps[0];
-    if (s->state != ENGINE_FINISHED && s->state != ENGINE_FAILED)
-        watch_log(w, j->in_call ? SEV_ERROR : SEV_WARNING,
+    const struct watch_call *in = NULL;
+    for (unsigned c = 0; c < WATCH_CALLS; c++)
+        if (j->calls[c].used && (!in || j->calls[c].inf.start_ns < in->inf.start_ns))
+            in = &j->calls[c];
+    if (s->state != ENGINE_FINISHED && s->state != ENGINE_FAILED && !j->ended)
+        watch_log(w, k, in ? SEV_ERROR : SEV_WARNING,
                   "job %s (pid %d) went away without ending%s%s", j->name, (int)j->pid,
-                  j->in_call ? " while in " : "", j->in_call ? j->call_name : "");
-    j->in_call = false;
+                  in ? " while in " : "", in ? in->name : "");
+    for (unsigned c = 0; c < WATCH_CALLS; c++)
+        if (j->calls[c].used) {
+            watch_hang_left(w, k, &j->calls[c], j->gone_ns, true);
+            j->calls[c].used = false;
+        }
     watch_view(w);
+}
+
+static void watch_on_refused(void *ctx, pid_t pid, uid_t uid) {
+    watch_log(ctx, BRIDGE_MAX_JOBS, SEV_WARNING,
+              "a process of another user (pid %d, uid %u) tried to attach: refused", (int)pid,
+              (unsigned)uid);
 }
 
 static int watch_wake_fd(struct source *s) {
@@ -320,15 +420,30 @@ static int watch_wake_fd(struct source *s) {
 
 static size_t watch_drain(struct source *s, struct ev *out, size_t max) {
     struct watch *w = s->priv;
-    struct bridge_sink sink = {watch_on_open, watch_on_line, watch_on_overlong, watch_on_close, w};
+    struct bridge_sink sink = {watch_on_open,   watch_on_line, watch_on_overlong, watch_on_close, w,
+                               watch_on_refused};
     bridge_poll(w->b, &sink, WATCH_POLL_BYTES);
+    watch_hang_look(w, mono_now_ns());
     size_t n = 0;
     while (n < max / 2 && w->n > 0) {
-        out[n++] = w->q[w->head];
+        out[n] = w->q[w->head];
+        out[n].seq = ++w->out_seq;
+        watch_hang_seen(w, &out[n++]);
         w->head = (w->head + 1) % WATCH_QUEUE;
         w->n--;
     }
-    return n + run_drain(w->run, out + n, max - n);
+    size_t m = run_drain(w->run, out + n, max - n);
+    for (size_t i = n; i < n + m; i++) { /* one numbering, the run's gaps kept in it */
+        if (out[i].kind != EV_KMSG) {
+            if (w->run_seq_seen && out[i].seq > w->run_seq + 1)
+                w->out_seq += out[i].seq - w->run_seq - 1;
+            w->run_seq = out[i].seq;
+            w->run_seq_seen = true;
+            out[i].seq = ++w->out_seq;
+        }
+        watch_hang_seen(w, &out[i]);
+    }
+    return n + m;
 }
 
 static const struct engine_snap *watch_dev_snap(struct source *s, unsigned k) {
@@ -405,55 +520,82 @@ static void watch_stop(struct source *s) {
     ((struct watch *)s->priv)->stopped = true;
 }
 
+/* The oldest call job k has in flight, or NULL. */
+static const struct watch_call *watch_oldest_call(const struct watch_job *j) {
+    const struct watch_call *in = NULL;
+    for (unsigned c = 0; j->open && c < WATCH_CALLS; c++)
+        if (j->calls[c].used && (!in || j->calls[c].inf.start_ns < in->inf.start_ns))
+            in = &j->calls[c];
+    return in;
+}
+
 static bool watch_inflight(struct source *s, unsigned dev, struct trace_inflight *out) {
     struct watch *w = s->priv;
-    for (unsigned i = 0; i < w->n_shown; i++) {
-        const struct watch_job *j = &w->jobs[w->shown[i]];
-        if (j->dev == dev && j->open && j->in_call) {
-            *out = j->call;
-            return true;
-        }
-    }
-    return false;
+    const struct watch_call *c = dev < BRIDGE_MAX_JOBS ? watch_oldest_call(&w->jobs[dev]) : NULL;
+    if (c)
+        *out = c->inf;
+    return c != NULL;
 }
 
 static bool watch_done(struct source *s) {
     return ((struct watch *)s->priv)->stopped;
 }
 
-/* "watching: 2 jobs; rank 1 (pid 42) in destroy_process_group for 35.2 s", or how to attach. */
+static void watch_status_cat(struct watch *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void watch_status_cat(struct watch *w, const char *fmt, ...) {
+    size_t len = strlen(w->status);
+    if (len + 1 >= sizeof(w->status))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->status + len, sizeof(w->status) - len, fmt, ap);
+    va_end(ap);
+}
+
+/* "watching 2 jobs; rank 0 (pid 42) waits in allreduce #57 for 35.2 s: rank 1 has not entered
+ * it (...)", or how to attach. */
 static const char *watch_status(struct source *s) {
     struct watch *w = s->priv;
     unsigned open = 0;
     const struct watch_job *stuck = NULL;
+    const struct watch_call *sc = NULL;
     for (unsigned i = 0; i < w->n_shown; i++) {
         const struct watch_job *j = &w->jobs[w->shown[i]];
+        const struct watch_call *c = watch_oldest_call(j);
         open += j->open;
-        if (j->open && j->in_call && (!stuck || j->call.start_ns < stuck->call.start_ns))
-            stuck = j;
+        if (c && (!sc || c->inf.start_ns < sc->inf.start_ns))
+            stuck = j, sc = c;
     }
     if (!w->n_shown)
         return s->run.idle;
-    int n = snprintf(w->status, sizeof(w->status), "watching %u job%s", open, open == 1 ? "" : "s");
+    w->status[0] = '\0';
+    watch_status_cat(w, "watching %u job%s", open, open == 1 ? "" : "s");
     uint64_t now = mono_now_ns();
-    if (stuck && now > stuck->call.start_ns && n > 0 && (size_t)n < sizeof(w->status)) {
-        char who[32];
-        snprintf(who, sizeof(who), stuck->rank >= 0 ? "rank %d" : "device %d",
-                 stuck->rank >= 0 ? stuck->rank : (int)stuck->dev);
-        snprintf(w->status + n, sizeof(w->status) - (size_t)n, "; %s (pid %d) in %s for %.1f s",
-                 who, (int)stuck->pid, stuck->call_name,
-                 (double)(now - stuck->call.start_ns) / 1e9);
+    if (stuck && now > sc->inf.start_ns) {
+        char who[48];
+        watch_who(stuck, who, sizeof(who));
+        if (sc->coll >= 0 && sc->cseq)
+            watch_status_cat(w, "; %s (pid %d) waits in %s #%llu for %.1f s", who, (int)stuck->pid,
+                             ev_coll_op_name((unsigned)sc->coll), (unsigned long long)sc->cseq,
+                             (double)(now - sc->inf.start_ns) / 1e9);
+        else
+            watch_status_cat(w, "; %s (pid %d) in %s for %.1f s", who, (int)stuck->pid, sc->name,
+                             (double)(now - sc->inf.start_ns) / 1e9);
+        if (sc->state != TRACE_WATCH_OK && w->cause[0])
+            watch_status_cat(w, ": %s", w->cause);
     }
-    for (unsigned k = 0; k < w->n_other && strlen(w->status) + 30 < sizeof(w->status); k++)
-        snprintf(w->status + strlen(w->status), sizeof(w->status) - strlen(w->status), "%s%s",
-                 k ? ", " : "; other = ", w->other[k]);
-    if (w->dropped && strlen(w->status) + 40 < sizeof(w->status))
-        snprintf(w->status + strlen(w->status), sizeof(w->status) - strlen(w->status),
-                 "; %llu events dropped", (unsigned long long)w->dropped);
-    if (w->bad && strlen(w->status) + 40 < sizeof(w->status))
-        snprintf(w->status + strlen(w->status), sizeof(w->status) - strlen(w->status),
-                 "; %llu lines skipped", (unsigned long long)w->bad);
+    for (unsigned k = 0; k < w->n_other; k++)
+        watch_status_cat(w, "%s%s", k ? ", " : "; other = ", w->other[k]);
+    if (w->dropped)
+        watch_status_cat(w, "; %llu events dropped", (unsigned long long)w->dropped);
+    if (w->bad)
+        watch_status_cat(w, "; %llu lines skipped", (unsigned long long)w->bad);
     return w->status;
+}
+
+static const char *watch_note(struct source *s, uint64_t t_ns, uint16_t dev, uint8_t code) {
+    return watch_hang_note(s->priv, t_ns, dev, code);
 }
 
 static void watch_destroy(struct source *s) {
@@ -478,6 +620,7 @@ static const struct source_ops watch_ops = {
     .status = watch_status,
     .destroy = watch_destroy,
     .select = watch_select,
+    .note = watch_note,
 };
 
 int watch_source_create(struct run *run, struct bridge *b, struct source **out) {
@@ -486,6 +629,9 @@ int watch_source_create(struct run *run, struct bridge *b, struct source **out) 
         return -ENOMEM;
     w->run = run;
     w->b = b;
+    w->o = run_options(run);
+    w->slow_ns = w->o ? w->o->sync_slow_ns : 1000000000ull;
+    w->hang_ns = w->o ? w->o->sync_timeout_ns : 30000000000ull;
     w->src.ops = &watch_ops;
     w->src.priv = w;
     w->item = malloc(sizeof(*w->item));

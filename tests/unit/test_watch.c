@@ -2,6 +2,7 @@
  * bridge's lines (as python/ringside does) attaches, its events and snapshot come through,
  * its call in flight is what the hang watch sees, commands go back, bad and overlong lines are
  * counted, and the socket is private and replaced when stale. */
+#include "backend/core/mono.h"
 #include "backend/run/bridge.h"
 #include "backend/run/run.h"
 #include "backend/run/source_watch.h"
@@ -83,7 +84,7 @@ Test(watch, bridge_lines_overlong_commands_and_close) {
     cr_assert_eq(stat(sub, &st), 0);
     cr_assert_eq(st.st_mode & 0777, 0700, "directory mode %o", st.st_mode & 0777);
     struct tw_seen seen = {0};
-    struct bridge_sink sink = {tw_opened, tw_line, tw_overlong, tw_closed, &seen};
+    struct bridge_sink sink = {tw_opened, tw_line, tw_overlong, tw_closed, &seen, NULL};
     int fd = tw_connect(path);
     tw_send(fd, "{\"a\":1}\n{\"b\":");
     TW_UNTIL(b, &sink, seen.lines == 1);
@@ -147,14 +148,15 @@ Test(watch, bridge_replaces_a_stale_socket) {
     rs_test_rmtree(dir);
 }
 
-static struct run *tw_run(struct run_opts *o) {
+static struct run *tw_run(struct run_opts *o, const char *dir, uint64_t slow_ns, uint64_t hang_ns) {
     memset(o, 0, sizeof(*o));
     engine_conf_default(&o->conf);
     tele_conf_default(&o->tele);
     snprintf(o->tele.only, sizeof(o->tele.only), "none");
+    snprintf(o->conf.output_dir, sizeof(o->conf.output_dir), "%s/out", dir);
     o->kmsg.off = true;
-    o->sync_slow_ns = 1000000000ull;
-    o->sync_timeout_ns = 30000000000ull;
+    o->sync_slow_ns = slow_ns;
+    o->sync_timeout_ns = hang_ns;
     struct run_conf c = {.o = o, .cmd = "watch", .train = false, .ring_events = 1024};
     struct run *run = NULL;
     cr_assert_eq(run_create(&run, &c), 0);
@@ -184,13 +186,17 @@ struct tw_fix {
     struct source *src;
 };
 
-static void tw_fix_open(struct tw_fix *f) {
+static void tw_fix_open_with(struct tw_fix *f, uint64_t slow_ns, uint64_t hang_ns) {
     char err[256];
     cr_assert_eq(rs_test_tmpdir(f->dir, sizeof(f->dir)), 0);
     snprintf(f->path, sizeof(f->path), "%s/b.sock", f->dir);
-    f->run = tw_run(&f->o);
+    f->run = tw_run(&f->o, f->dir, slow_ns, hang_ns);
     cr_assert_eq(bridge_open(&f->b, f->path, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(watch_source_create(f->run, f->b, &f->src), 0);
+}
+
+static void tw_fix_open(struct tw_fix *f) {
+    tw_fix_open_with(f, 1000000000ull, 30000000000ull);
 }
 
 static void tw_fix_close(struct tw_fix *f) {
@@ -222,7 +228,9 @@ Test(watch, a_job_through_the_watch_source) {
                 "\"loss\":0.5,\"samples_per_s\":0}\n");
     cr_assert(tw_drain_for(src, EV_METRIC, NULL), "the metric event");
     cr_assert_eq(src->run.n_devices, 1);
-    cr_assert_eq(src->run.devices[0], 2);
+    cr_assert_eq(src->run.devices[0], 0, "the view numbers a job by its slot, not its GPU");
+    cr_assert(src->run.ranks[0].valid);
+    cr_assert_eq(src->run.ranks[0].rank, 1);
     cr_assert_str_eq(src->run.idle, "");
     cr_assert_str_eq(src->run.control_off, "");
     cr_assert_str_eq(src->run.backend, "pytorch-cuda");
@@ -239,16 +247,16 @@ Test(watch, a_job_through_the_watch_source) {
 
     /* the call it announces is what the hang watch sees, by device; its end clears it */
     struct trace_inflight inf;
-    cr_assert_not(src->ops->inflight(src, 2, &inf));
+    cr_assert_not(src->ops->inflight(src, 0, &inf));
     tw_send(fd, "{\"type\":\"call\",\"dev\":2,\"call\":\"torch.distributed.destroy_process_group\","
                 "\"op\":\"device\",\"phase\":\"teardown\",\"start_ns\":1000,\"rank\":1}\n"
                 "{\"type\":\"log\",\"seq\":1,\"t_ns\":6,\"severity\":\"info\","
                 "\"message\":\"marker\"}\n");
     cr_assert(tw_drain_for(src, EV_LOG, "marker"));
-    cr_assert(src->ops->inflight(src, 2, &inf));
+    cr_assert(src->ops->inflight(src, 0, &inf));
     cr_assert_eq(inf.phase, PHASE_TEARDOWN);
     cr_assert_eq(inf.start_ns, 1000);
-    cr_assert_not(src->ops->inflight(src, 0, &inf), "another device");
+    cr_assert_not(src->ops->inflight(src, 1, &inf), "another device");
     const char *st = src->ops->status(src);
     cr_assert_not_null(strstr(st, "rank 1"), "%s", st);
     cr_assert_not_null(strstr(st, "destroy_process_group"), "%s", st);
@@ -275,7 +283,7 @@ Test(watch, a_job_through_the_watch_source) {
     /* it goes away while in the call: said as an error, no longer in flight */
     close(fd);
     cr_assert(tw_drain_for(src, EV_LOG, "went away without ending while in"));
-    cr_assert_not(src->ops->inflight(src, 2, &inf));
+    cr_assert_not(src->ops->inflight(src, 0, &inf));
     tw_fix_close(&f);
 }
 
@@ -377,4 +385,147 @@ Test(watch, the_default_socket_directory_must_be_private) {
     bridge_close(b);
     unsetenv("XDG_RUNTIME_DIR");
     rs_test_rmtree(dir);
+}
+
+/* A run line for rank r of a gloo group of n on the CPU. */
+static void tw_attach_rank(int fd, int r, int n) {
+    char line[512];
+    snprintf(line, sizeof(line),
+             "{\"type\":\"run\",\"version\":1,\"host\":\"h\",\"backend\":\"pytorch-cpu\","
+             "\"device\":\"CPU\",\"arch\":\"\",\"devices\":1,\"device_list\":[0],\"start_ns\":1,"
+             "\"start_wall_ns\":1,\"epochs\":0,\"chunk\":0,\"name\":\"r%d\",\"control\":true,"
+             "\"rank\":%d,\"world_size\":%d,\"group_backend\":\"gloo\"}\n",
+             r, r, n);
+    tw_send(fd, line);
+}
+
+/* A collective call entered (end: left) with its number among the group's. */
+static void tw_coll(int fd, unsigned id, unsigned cseq, bool end) {
+    char line[512];
+    if (end)
+        snprintf(line, sizeof(line),
+                 "{\"type\":\"call\",\"id\":%u,\"end\":true,\"start_ns\":1,\"end_ns\":2,"
+                 "\"rc\":0}\n",
+                 id);
+    else
+        snprintf(line, sizeof(line),
+                 "{\"type\":\"call\",\"id\":%u,\"dev\":0,\"call\":\"torch.distributed.all_reduce\","
+                 "\"op\":\"device\",\"coll\":\"allreduce\",\"group\":0,\"cseq\":%u,\"bytes\":4,"
+                 "\"phase\":\"allreduce\",\"start_ns\":%llu,\"rank\":0}\n",
+                 id, cseq, (unsigned long long)mono_now_ns());
+    tw_send(fd, line);
+}
+
+/* Drain until an event of kind whose text holds text comes: a copy in *out. While draining,
+ * a stack command to answer_fd is answered with a stack in the function held_before_all_reduce
+ * (answered: set once it was). */
+static bool tw_drain_ev(struct source *src, unsigned kind, const char *text, struct ev *out,
+                        int answer_fd, bool *answered) {
+    static struct ev evs[256];
+    for (int i = 0; i < 4000; i++) {
+        char got[512];
+        if (answer_fd >= 0 && !*answered && tw_got(answer_fd, got, sizeof(got)) &&
+            strstr(got, "\"cmd\":\"stack\"")) {
+            tw_send(answer_fd,
+                    "{\"type\":\"stack\",\"t_ns\":1,\"threads\":[{\"name\":\"MainThread\","
+                    "\"ident\":1,\"calls\":[],\"frames\":[{\"file\":\"/x/train.py\",\"line\":9,"
+                    "\"func\":\"main\",\"code\":\"held_before_all_reduce()\"},{\"file\":"
+                    "\"/x/train.py\",\"line\":42,\"func\":\"held_before_all_reduce\","
+                    "\"code\":\"time.sleep(30)\"}]}]}\n");
+            *answered = true;
+        }
+        size_t n = src->ops->drain(src, evs, 2); /* one of the source's at a time: none lost */
+        for (size_t k = 0; k < n; k++)
+            if (evs[k].kind == kind && (!text || strstr(evs[k].u.text.text, text))) {
+                *out = evs[k];
+                return true;
+            }
+        if (n == 0)
+            usleep(1000);
+    }
+    return false;
+}
+
+/* Two ranks line up by collective number: rank 0 waiting in all_reduce #2 that rank 1 has not
+ * entered is slow, then a HANG, each naming rank 1 as the one not entered, its diagnosis and
+ * rank 1's Python stack in the alert's note and in the hang bundle; when both return, rank 0
+ * has recovered. */
+Test(watch, a_collective_names_the_rank_that_has_not_entered_it) {
+    static struct tw_fix f;
+    tw_fix_open_with(&f, 100000000ull, 400000000ull);
+    struct source *src = f.src;
+    struct ev e;
+    bool answered = false;
+    int r0 = tw_connect(f.path), r1 = tw_connect(f.path);
+    tw_attach_rank(r0, 0, 2);
+    tw_attach_rank(r1, 1, 2);
+    cr_assert(tw_drain_ev(src, EV_LOG, "rank 1 of 2", &e, -1, &answered));
+    tw_coll(r0, 1, 1, false);
+    tw_coll(r1, 1, 1, false);
+    tw_coll(r0, 1, 1, true);
+    tw_coll(r1, 1, 1, true);
+    tw_coll(r0, 2, 2, false); /* rank 1 never comes to #2 */
+    cr_assert(tw_drain_ev(src, EV_ALERT, "slow", &e, r1, &answered));
+    const char *t = e.u.text.text;
+    cr_assert_not_null(strstr(t, "rank 0"), "%s", t);
+    cr_assert_not_null(strstr(t, "allreduce #2"), "%s", t);
+    cr_assert_not_null(strstr(t, "rank 1 has not entered it"), "%s", t);
+    cr_assert_eq(e.u.text.code, ALERT_SYNC_SLOW);
+    struct ev hang;
+    cr_assert(tw_drain_ev(src, EV_ALERT, "HANG", &hang, r1, &answered));
+    cr_assert(answered, "rank 1 was asked for its stack");
+    cr_assert(tw_drain_ev(src, EV_LOG, "hang diagnostics written to", &e, r1, &answered));
+    const char *note = src->ops->note(src, hang.t_ns, hang.dev, hang.u.text.code);
+    cr_assert_not_null(note);
+    cr_assert_not_null(strstr(note, "Verdict: a peer rank has not entered the collective"), "%s",
+                       note);
+    cr_assert_not_null(strstr(note, "Python stack of rank 1"), "%s", note);
+    cr_assert_not_null(strstr(note, "in held_before_all_reduce"), "%s", note);
+    const char *path = strstr(e.u.text.text, f.dir);
+    cr_assert_not_null(path, "%s", e.u.text.text);
+    char bundle[512];
+    static char body[1 << 20];
+    snprintf(bundle, sizeof(bundle), "%.*s", (int)strcspn(path, " ;,\n"), path);
+    FILE *bf = fopen(bundle, "r");
+    cr_assert_not_null(bf, "%s", bundle);
+    size_t got = fread(body, 1, sizeof(body) - 1, bf);
+    body[got] = '\0';
+    fclose(bf);
+    cr_assert_not_null(strstr(body, "\"diagnosis\""), "%s", body);
+    cr_assert_not_null(strstr(body, "held_before_all_reduce"));
+    tw_coll(r1, 2, 2, false); /* it comes at last: both return */
+    tw_coll(r0, 2, 2, true);
+    tw_coll(r1, 2, 2, true);
+    cr_assert(tw_drain_ev(src, EV_ALERT, "recovered", &e, -1, &answered));
+    cr_assert_not_null(strstr(e.u.text.text, "rank 0"), "%s", e.u.text.text);
+    close(r0);
+    close(r1);
+    tw_fix_close(&f);
+}
+
+/* A synchronize that takes long is slow, then a HANG, then recovered: three events that stay. */
+Test(watch, a_long_synchronize_leaves_slow_hang_and_recovered) {
+    static struct tw_fix f;
+    tw_fix_open_with(&f, 50000000ull, 150000000ull);
+    struct source *src = f.src;
+    struct ev e;
+    bool answered = false;
+    int fd = tw_connect(f.path);
+    tw_attach_rank(fd, 0, 1);
+    cr_assert(tw_drain_ev(src, EV_LOG, "attached", &e, -1, &answered));
+    char line[512];
+    snprintf(line, sizeof(line),
+             "{\"type\":\"call\",\"id\":7,\"dev\":0,\"call\":\"torch.cuda.synchronize\","
+             "\"op\":\"device\",\"phase\":\"sync\",\"start_ns\":%llu,\"rank\":0}\n",
+             (unsigned long long)mono_now_ns());
+    tw_send(fd, line);
+    cr_assert(tw_drain_ev(src, EV_ALERT, "slow", &e, fd, &answered));
+    cr_assert_not_null(strstr(e.u.text.text, "in torch.cuda.synchronize"), "%s", e.u.text.text);
+    cr_assert(tw_drain_ev(src, EV_ALERT, "HANG", &e, fd, &answered));
+    tw_send(fd, "{\"type\":\"call\",\"id\":7,\"end\":true,\"start_ns\":1,\"end_ns\":2,\"rc\":0}\n");
+    cr_assert(tw_drain_ev(src, EV_ALERT, "recovered", &e, -1, &answered));
+    cr_assert_not_null(strstr(e.u.text.text, "torch.cuda.synchronize returned after"), "%s",
+                       e.u.text.text);
+    close(fd);
+    tw_fix_close(&f);
 }

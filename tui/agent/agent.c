@@ -481,7 +481,7 @@ static void agent_watch_closed(void *ctx, unsigned job) {
 }
 
 static void agent_watch_poll(struct agent *a) {
-    struct bridge_sink sink = {agent_watch_opened, agent_watch_line, NULL, agent_watch_closed, a};
+    struct bridge_sink sink = {agent_watch_opened, agent_watch_line, NULL, agent_watch_closed, a, NULL};
     pthread_mutex_lock(&a->bridge_mu);
     bridge_poll(a->bridge, &sink, 8u << 20);
     pthread_mutex_unlock(&a->bridge_mu);

@@ -19,7 +19,7 @@ struct panel_events {
      * arriving meanwhile do not change what is shown */
     bool composed;
     char head[EV_TEXT_BYTES + 96]; /* the event's line */
-    char text[4096];               /* its fields, what helps */
+    char text[12288];              /* its fields, its note, what helps */
     enum theme_role text_role;
 };
 
@@ -105,6 +105,9 @@ static void panel_events_compose(struct panel_events *pe, const struct ui_event 
     snprintf(pe->head, sizeof(pe->head), "%s%s  %s  %s", e->t_ns < t0 ? "-" : "", when,
              ui_category_name(e->category), e->text);
     panel_events_put(pe, &len, "%s", e->detail);
+    const char *note = f->note ? f->note(f->note_ctx, e->t_ns, e->dev, e->code) : NULL;
+    if (note && note[0])
+        panel_events_put(pe, &len, "\n\n%s", note);
     if (e->kcat != KMSG_CAT_NONE)
         panel_events_remedy(pe, e, &len);
     if (e->code == ALERT_KMSG_OFF && f->kmsg_reason[0])
