@@ -90,7 +90,7 @@ struct ui_series {
 };
 
 #define UI_COARSE      1800 /* seconds of per-second phase totals: 30 minutes */
-#define UI_COARSE_DEVS 4
+#define UI_COARSE_DEVS 16
 
 struct ui_model {
     /* Per-second time spent in each phase (us), for spans the phase ring no longer covers;

@@ -62,11 +62,14 @@ sleep 0.5 # the job is held: its step count must not move (a fixed wait, then a 
 tm send-keys -t "$SESSION" p
 wait_for "p again resumes it" 20 header_has "RUNNING"
 
-STEP="a killed dashboard does not stop the job"
-pkill -KILL -f "watch --socket $SOCK_PATH" || fail "no dashboard to kill"
+tm send-keys -t "$SESSION" p
+wait_for "p pauses it once more" 20 header_has "PAUSED"
+
+STEP="a killed dashboard does not stop the job, nor leave it paused"
 a=$(cat "$SCRATCH/job/steps")
+pkill -KILL -f "watch --socket $SOCK_PATH" || fail "no dashboard to kill"
 moved() { [ "$(cat "$SCRATCH/job/steps")" -gt $((a + 20)) ]; }
-wait_for "the job trains on" 20 moved
+wait_for "the job lets go of the pause and trains on" 5 moved
 kill -0 "$JOB_PID" || fail "the job died with the dashboard"
 : > "$SCRATCH/job/stop"
 STEP="the job ends by itself"

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int tw_connect(const char *path) {
@@ -527,5 +528,55 @@ Test(watch, a_long_synchronize_leaves_slow_hang_and_recovered) {
     cr_assert_not_null(strstr(e.u.text.text, "torch.cuda.synchronize returned after"), "%s",
                        e.u.text.text);
     close(fd);
+    tw_fix_close(&f);
+}
+
+/* What another user's process saw: it could connect, and was then closed on without a word. */
+struct tw_stranger {
+    int connected, closed;
+};
+
+static void tw_stranger_fn(void *ctx, void *out) {
+    struct tw_stranger *o = out;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", (const char *)ctx);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+        return;
+    o->connected = 1;
+    const char run[] = "{\"type\":\"run\",\"version\":1,\"name\":\"stranger\"}\n";
+    if (write(fd, run, sizeof(run) - 1) < 0)
+        return;
+    struct timeval tv = {.tv_sec = 10};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char c;
+    o->closed = read(fd, &c, 1) <= 0;
+    close(fd);
+}
+
+/* A process of another user that reaches the socket (one made reachable on purpose, as a
+ * --socket in a shared place might be) is closed on at once and said; it attaches nothing. */
+Test(watch, another_users_process_is_refused) {
+    if (geteuid() != 0) /* becoming another user takes root */
+        cr_skip_test("needs root to become nobody");
+    static struct tw_fix f;
+    tw_fix_open(&f);
+    cr_assert_eq(chmod(f.dir, 0755), 0);
+    cr_assert_eq(chmod(f.path, 0666), 0);
+    struct tw_stranger got = {0};
+    static struct ev evs[64];
+    f.src->ops->drain(f.src, evs, 64);
+    pid_t child = fork(); /* the dashboard's side drains while the stranger tries */
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        int rc = rs_test_as_nobody(tw_stranger_fn, f.path, &got, sizeof(got));
+        _exit(rc == 0 && got.connected && got.closed ? 0 : 1);
+    }
+    cr_assert(tw_drain_for(f.src, EV_LOG, "tried to attach: refused"));
+    int status = 0;
+    cr_assert_eq(waitpid(child, &status, 0), child);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the stranger was not closed on");
+    cr_assert_eq(f.src->run.n_devices, 1);
+    cr_assert_not(f.src->run.ranks[0].valid, "nothing attached");
     tw_fix_close(&f);
 }
