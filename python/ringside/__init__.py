@@ -31,6 +31,7 @@ import json
 import os
 import queue
 import socket
+import struct
 import sys
 import threading
 import time
@@ -93,6 +94,16 @@ def _torch():
         return torch
     except ImportError:
         return None
+
+
+def _peer_uid(sock):
+    """The uid of the process at the other end of a connected AF_UNIX socket (SO_PEERCRED's
+    struct ucred: pid, uid, gid), or None where the system has no SO_PEERCRED."""
+    opt = getattr(socket, "SO_PEERCRED", None)
+    if opt is None:
+        return None
+    raw = sock.getsockopt(socket.SOL_SOCKET, opt, struct.calcsize("3i"))
+    return struct.unpack("3i", raw)[1] & 0xFFFFFFFF
 
 
 def _env_int(name):
@@ -197,6 +208,8 @@ class Bridge:
                     warnings.warn("ringside: no dashboard at %s (%s): the bridge does nothing"
                                   % (self.path, e.strerror or e), stacklevel=3)
                 return
+        if self._sock is not None and not self._peer_ok(_warn):
+            return
         if record:
             self._record = open(record, "a", buffering=1)
         self.enabled = True
@@ -214,6 +227,24 @@ class Bridge:
         t = threading.Thread(target=target, name=name, daemon=True)
         t.start()
         self._own.add(t.ident)
+
+    def _peer_ok(self, warn):
+        """Whether the dashboard at the socket runs as this user or root (SO_PEERCRED). A
+        socket of another user's (one who replaced it, or listens on a path named for us) would
+        take the job's stream and its controls: refused, and the bridge does nothing."""
+        try:
+            uid = _peer_uid(self._sock)
+        except OSError:
+            uid = None
+        if uid is None or uid in (os.getuid(), 0):
+            return True
+        self._sock.close()
+        self._sock = None
+        if warn:
+            warnings.warn("ringside: the dashboard at %s runs as uid %d, not this user (uid %d) "
+                          "nor root: refused, the bridge does nothing"
+                          % (self.path, uid, os.getuid()), stacklevel=4)
+        return False
 
     # ---- what the script calls ----
 
@@ -930,7 +961,8 @@ def connect(path=None, *, name=None, device=None, rank=None, control=True, memor
     """Attach this process to `ringside watch` (or `ringside agent --watch`) at path, a socket
     path or a unix:PATH URL (default: default_path()). When no
     ringside listens there, the returned bridge does nothing (after one warning), so a script
-    keeps its bridge calls whether or not a dashboard is open. record=FILE also writes the stream to FILE (for `ringside
+    keeps its bridge calls whether or not a dashboard is open; so does one whose dashboard runs
+    as another user (not root). record=FILE also writes the stream to FILE (for `ringside
     replay`). control=False: the dashboard's keys are not taken. name: the job's name in the
     dashboard (default: the script's). device: the CUDA/ROCm device (default: the current
     one). rank: the process-group rank (default: torch.distributed's, else $RANK). epochs,
