@@ -3,7 +3,9 @@ synchronize times, process-group calls and caching-allocator state into `ringsid
 takes the dashboard's commands back.
 
     import ringside
-    rs = ringside.connect()              # a no-op (one warning) when no ringside listens
+    rs = ringside.connect(epochs=3, batch_size=256)   # a no-op (one warning) when no
+                                                      # ringside listens
+    rs.watch_distributed()               # collectives and DDP's gradient buckets, timed
     for epoch in range(epochs):
         for step, (x, y) in enumerate(loader):
             with rs.phase("forward"):
@@ -23,23 +25,51 @@ with connect(record=FILE) plays back with `ringside replay FILE`.
 """
 import atexit
 import collections
+import inspect
+import itertools
 import json
 import os
 import queue
 import socket
+import struct
 import sys
 import threading
 import time
+import traceback
 import warnings
 
-__all__ = ["connect", "Bridge", "default_path", "SCHEMA_VERSION", "PHASES"]
+__version__ = "0.1.0"  # ringside's own version (CMakeLists.txt's project VERSION)
+__all__ = ["connect", "Bridge", "default_path", "SCHEMA_VERSION", "PHASES", "__version__"]
 
 SCHEMA_VERSION = 1
 # The phases ringside colours as its own; any other name is shown as "other".
 PHASES = ("load", "vpoc", "features", "h2d", "cleanup", "forward", "backward", "optimizer",
           "sync", "eval", "checkpoint", "paused", "allreduce", "comm-init", "teardown")
 _QUEUE_LINES = 16384
-_COMMANDS = ("pause", "resume", "chunk_step", "set_chunk", "cleanup", "probe", "stop")
+_COMMANDS = ("pause", "resume", "chunk_step", "set_chunk", "cleanup", "probe", "stop", "stack")
+_STACK_FRAMES = 48  # a thread's innermost frames a stack answer keeps
+_STACK_CODE = 160   # characters of a frame's source line
+
+# torch.distributed's collectives the bridge wraps: name, the wire's "coll", the phase shown
+# while in it, and the argument whose tensor (or list of them) is the call's bytes (nccl-tests'
+# sizes: the whole output of an all-gather, the whole input of a reduce-scatter).
+_COLLECTIVES = (
+    ("init_process_group", "init", "comm-init", None),
+    ("destroy_process_group", "destroy", "teardown", None),
+    ("barrier", "barrier", "allreduce", None),
+    ("all_reduce", "allreduce", "allreduce", "tensor"),
+    ("broadcast", "broadcast", "allreduce", "tensor"),
+    ("all_gather", "allgather", "allreduce", "tensor_list"),
+    ("all_gather_into_tensor", "allgather", "allreduce", "output_tensor"),
+    ("_all_gather_base", "allgather", "allreduce", "output_tensor"),
+    ("reduce_scatter", "reduce_scatter", "allreduce", "input_list"),
+    ("reduce_scatter_tensor", "reduce_scatter", "allreduce", "input"),
+    ("_reduce_scatter_base", "reduce_scatter", "allreduce", "input"),
+)
+
+# Per thread: inside a wrapped collective or a DDP bucket's hook, where torch.distributed
+# calls (the default hook's all_reduce) are that call's own, not more collectives.
+_tls = threading.local()
 
 
 def default_path():
@@ -66,6 +96,31 @@ def _torch():
         return None
 
 
+def _peer_uid(sock):
+    """The uid of the process at the other end of a connected AF_UNIX socket (SO_PEERCRED's
+    struct ucred: pid, uid, gid), or None where the system has no SO_PEERCRED."""
+    opt = getattr(socket, "SO_PEERCRED", None)
+    if opt is None:
+        return None
+    raw = sock.getsockopt(socket.SOL_SOCKET, opt, struct.calcsize("3i"))
+    return struct.unpack("3i", raw)[1] & 0xFFFFFFFF
+
+
+def _env_int(name):
+    v = os.environ.get(name, "")
+    return int(v) if v.isdigit() else None
+
+
+def _nbytes(x):
+    """The bytes of a tensor or a list of them (0 for anything else)."""
+    try:
+        if isinstance(x, (list, tuple)):
+            return sum(t.numel() * t.element_size() for t in x)
+        return x.numel() * x.element_size()
+    except Exception:
+        return 0
+
+
 class _Phase:
     __slots__ = ("bridge", "name", "start")
 
@@ -81,12 +136,22 @@ class _Phase:
         return False
 
 
+class _DDPComm:
+    """What a watched DDP model's buckets go through: the hook (the default all-reduce, or the
+    one the script registered) and its state, and the model's group number."""
+    __slots__ = ("state", "hook", "user", "group")
+
+    def __init__(self, state, hook, group):
+        self.state, self.hook, self.user, self.group = state, hook, False, group
+
+
 class Bridge:
     """A connection to `ringside watch` (or, when there is none, an object whose every call
     does nothing). Made by connect()."""
 
     def __init__(self, path=None, name=None, device=None, rank=None, control=True,
-                 memory_every=20, record=None, on_command=None, _warn=True):
+                 memory_every=20, record=None, on_command=None, epochs=None,
+                 steps_per_epoch=None, batch_size=None, _warn=True):
         path = path or default_path()
         for scheme in ("unix://", "unix:"):  # a URL names the same socket
             if path.startswith(scheme):
@@ -97,46 +162,89 @@ class Bridge:
         self.dropped = 0          # lines the queue had no room for
         self.memory_every = memory_every
         self.control = bool(control)
+        self.epochs = int(epochs) if epochs else 0
+        self.steps_per_epoch = int(steps_per_epoch) if steps_per_epoch else None
+        self.batch_size = int(batch_size) if batch_size else None
         self._callback = on_command
         self._commands = queue.SimpleQueue()
         self._q = collections.deque()  # append and popleft are atomic: no lock on the hot path
-        self._seq = 0
+        self._next_seq = itertools.count().__next__  # atomic: lines come from several threads
+        self._next_id = itertools.count(1).__next__  # call ids
+        self._inflight = {}       # call id -> (thread ident, thread name's JSON)
+        self._tnames = {}         # thread ident -> its name's JSON
+        self._cseq = {}           # group number -> its collective counter's __next__
+        self._groups = {}         # id(process group) -> (its number, the group)
+        self._group_lock = threading.Lock()
         self._epoch, self._step = 0, -1
         self._steps = 0
+        self._rate, self._win_t, self._win_n, self._full = 0.0, 0, 0, False
+        self._call_json = {}      # a call's name -> its JSON
         self._loss = None
         self._phase_heads = {}
         self._reads = 0
         self._largest = 0
         self._paused = False
         self._closed = False
-        self._record = open(record, "a", buffering=1) if record else None
+        self._record = None
+        self._own = set()         # the bridge's own threads
+        self._main = threading.get_ident()  # the training thread: the one that connected
         self._torch = _torch()
         self.device = self._device(device)
-        self.rank = rank if rank is not None else self._dist_rank()
+        self.rank, self.local_rank, self.world_size, self.group_backend = self._dist_info()
+        if rank is not None:
+            self.rank = int(rank)
         self.name = name or os.path.basename(sys.argv[0] or "python")
         self._sock = None
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.settimeout(2.0)
             s.connect(self.path)
             s.settimeout(None)
             self._sock = s
         except OSError as e:
-            if self._record is None:
+            s.close()
+            if record is None:
                 if _warn:
                     warnings.warn("ringside: no dashboard at %s (%s): the bridge does nothing"
                                   % (self.path, e.strerror or e), stacklevel=3)
                 return
+        if self._sock is not None and not self._peer_ok(_warn):
+            return
+        if record:
+            self._record = open(record, "a", buffering=1)
         self.enabled = True
         self._emit(self._run_line())
         if self._sock is not None:
-            threading.Thread(target=self._writer, name="ringside-writer", daemon=True).start()
-            threading.Thread(target=self._reader, name="ringside-reader", daemon=True).start()
+            self._thread(self._writer, "ringside-writer")
+            self._thread(self._reader, "ringside-reader")
         self._mem = threading.Event()
         self._snapshot = threading.Event()
-        threading.Thread(target=self._memory, name="ringside-memory", daemon=True).start()
+        self._thread(self._memory, "ringside-memory")
         self._patch_empty_cache()
         atexit.register(self.close)
+
+    def _thread(self, target, name):
+        t = threading.Thread(target=target, name=name, daemon=True)
+        t.start()
+        self._own.add(t.ident)
+
+    def _peer_ok(self, warn):
+        """Whether the dashboard at the socket runs as this user or root (SO_PEERCRED). A
+        socket of another user's (one who replaced it, or listens on a path named for us) would
+        take the job's stream and its controls: refused, and the bridge does nothing."""
+        try:
+            uid = _peer_uid(self._sock)
+        except OSError:
+            uid = None
+        if uid is None or uid in (os.getuid(), 0):
+            return True
+        self._sock.close()
+        self._sock = None
+        if warn:
+            warnings.warn("ringside: the dashboard at %s runs as uid %d, not this user (uid %d) "
+                          "nor root: refused, the bridge does nothing"
+                          % (self.path, uid, os.getuid()), stacklevel=4)
+        return False
 
     # ---- what the script calls ----
 
@@ -146,20 +254,31 @@ class Bridge:
 
     def step(self, epoch, step, loss=None, val_loss=None, samples_per_s=None):
         """The training position and metrics; also where commands from the dashboard run (in
-        this, the training thread), and every memory_every steps the allocator is read."""
+        this, the training thread), and every memory_every steps the allocator is read. Each
+        metric line carries steps_per_s (these calls a second over the last second or so), and
+        samples_per_s from connect(batch_size=N) when the script gives none."""
         self._epoch, self._step = int(epoch), int(step)
         if not self.enabled:
             return
+        now = _now()
+        self._steps += 1
+        if self._win_t == 0:
+            self._win_t, self._win_n = now, self._steps
+        elif now - self._win_t >= 1000000000:
+            self._rate = (self._steps - self._win_n) * 1e9 / (now - self._win_t)
+            self._win_t, self._win_n, self._full = now, self._steps, True
+        elif not self._full and now > self._win_t:  # the first second: since the first step
+            self._rate = (self._steps - self._win_n) * 1e9 / (now - self._win_t)
         if loss is not None:
             self._loss = float(loss)
         if (loss is not None or val_loss is not None) and _ok(self._loss) and _ok(val_loss):
             val = ',"val_loss":%r' % float(val_loss) if val_loss is not None else ""
+            if samples_per_s is None and self.batch_size:
+                samples_per_s = self.batch_size * self._rate
             self._line('{"type":"metric","seq":%d,"dev":%d,"t_ns":%d,"epoch":%d,"step":%d,'
-                       '"loss":%r,"samples_per_s":%r%s}'
-                       % (self._seq, self.device, _now(), self._epoch, self._step, self._loss,
-                          float(samples_per_s or 0.0), val))
-            self._seq += 1
-        self._steps += 1
+                       '"loss":%r,"samples_per_s":%r,"steps_per_s":%r%s}'
+                       % (self._next_seq(), self.device, now, self._epoch, self._step,
+                          self._loss, float(samples_per_s or 0.0), self._rate, val))
         if self.memory_every and self._steps % self.memory_every == 0:
             self._mem.set()
         self._run_commands()
@@ -170,8 +289,8 @@ class Bridge:
         op = "device"
         if what is not None:
             op = "event" if hasattr(what, "query") and hasattr(what, "elapsed_time") else "stream"
-        start = self._call("torch.cuda.synchronize" if what is None else op + ".synchronize",
-                           op, "sync")
+        cid, start = self._enter("torch.cuda.synchronize" if what is None
+                                 else op + ".synchronize", op, "sync")
         rc = 0
         try:
             if what is not None:
@@ -182,17 +301,22 @@ class Bridge:
             rc = -1
             raise
         finally:
+            self._leave(cid, start, rc)
             self._event({"type": "sync", "dev": self.device, "op": op, "start_ns": start,
                          "dur_ns": _now() - start, "rc": rc})
         return None
 
     def timed(self, call, fn, *args, op="device", phase="sync", **kwargs):
         """fn(*args, **kwargs), announced as `call` while it runs (a HANG names it) and timed."""
-        start = self._call(call, op, phase)
+        cid, start = self._enter(call, op, phase)
+        rc = 0
         try:
             return fn(*args, **kwargs)
+        except BaseException:
+            rc = -1
+            raise
         finally:
-            self._call_end(call, start)
+            self._leave(cid, start, rc)
 
     def snapshot(self):
         """Read the caching allocator's segments now (on the background thread)."""
@@ -204,25 +328,49 @@ class Bridge:
         from the dashboard ("chunk_step" with +1/-1, "set_chunk", "cleanup", "probe", "pause",
         "resume", "stop"); it returns a text for the dashboard, or None. Without a callback,
         cleanup runs synchronize + empty_cache + synchronize, probe reads the allocator's
-        segments, pause holds the training thread in step() until resume."""
+        segments, pause holds the training thread in step() until resume. ("stack" is answered
+        by the bridge itself, at once, from its own thread.)"""
         self._callback = callback
 
     def watch_distributed(self):
         """Announce and time torch.distributed's init_process_group, destroy_process_group,
-        barrier and all_reduce, so a rank stuck in one shows as a HANG naming the rank and
-        the call."""
+        barrier, all_reduce, broadcast, all_gather, reduce_scatter (and the tensor forms where
+        this torch has them), each numbered on its group (cseq) so that the ranks line up, and
+        the gradient buckets of every DistributedDataParallel model made from now on (see
+        watch_ddp). Call it before init_process_group for the rank line, and use the functions
+        as torch.distributed.X (a name imported before this call is not wrapped)."""
         if self._torch is None or not self.enabled:
             return
         dist = self._torch.distributed
-        specs = {"init_process_group": ("init", "comm-init"),
-                 "destroy_process_group": ("destroy", "teardown"),
-                 "barrier": ("barrier", "allreduce"), "all_reduce": ("allreduce", "allreduce")}
-        for fname, (coll, phase) in specs.items():
+        if not dist.is_available():
+            return
+        for fname, coll, phase, data in _COLLECTIVES:
             orig = getattr(dist, fname, None)
             if orig is None or getattr(orig, "_ringside", False):
                 continue
-            wrapper = self._wrap_collective(fname, orig, coll, phase)
-            setattr(dist, fname, wrapper)
+            setattr(dist, fname, self._wrap_collective(fname, orig, coll, phase, data))
+        self._patch_ddp()
+
+    def watch_ddp(self, model):
+        """Time a DistributedDataParallel model's gradient buckets: each bucket's all-reduce is
+        a call (entered in the communication hook, left when its future completes) and a
+        collective named "ddp bucket N". Through a hook that wraps DDP's default all-reduce; a
+        hook the script registers afterwards (register_comm_hook) is wrapped in its place.
+        Models made after watch_distributed() are watched without this. Returns the model."""
+        if self._torch is None or not self.enabled or "_ringside_comm" in model.__dict__:
+            return model
+        try:
+            from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+            register = type(model).register_comm_hook
+            register = getattr(register, "__wrapped__", register)
+            pg = getattr(model, "process_group", None)
+            comm = _DDPComm(pg, default_hooks.allreduce_hook, self._group_no(pg))
+            register(model, comm, self._ddp_hook(comm))
+        except Exception as e:  # e.g. a hook of the script's registered before this
+            warnings.warn("ringside: DDP's gradient buckets are not timed: %s" % e, stacklevel=2)
+            return model
+        model.__dict__["_ringside_comm"] = comm
+        return model
 
     def close(self):
         """Say the job ended and flush what is queued (at most a second)."""
@@ -249,15 +397,32 @@ class Bridge:
             return t.cuda.current_device()
         return 0
 
-    def _dist_rank(self):
+    def _dist_info(self):
+        """(rank, local_rank, world_size, backend) from torch.distributed when it is
+        initialised, else from $RANK, $LOCAL_RANK and $WORLD_SIZE; None where not known."""
         t = self._torch
+        rank, world, backend = _env_int("RANK"), _env_int("WORLD_SIZE"), None
         try:
             if t is not None and t.distributed.is_available() and t.distributed.is_initialized():
-                return t.distributed.get_rank()
+                d = t.distributed
+                rank, world, backend = d.get_rank(), d.get_world_size(), str(d.get_backend())
         except Exception:
             pass
-        r = os.environ.get("RANK")
-        return int(r) if r and r.isdigit() else None
+        local = _env_int("LOCAL_RANK")
+        if local is None and rank is not None and t is not None:
+            try:
+                n = t.cuda.device_count() if t.cuda.is_available() else 0
+                local = rank % n if n else None
+            except Exception:
+                pass
+        return rank, local, world, backend
+
+    def _who(self, line):
+        for key, v in (("rank", self.rank), ("local_rank", self.local_rank),
+                       ("world_size", self.world_size), ("group_backend", self.group_backend)):
+            if v is not None:
+                line[key] = v
+        return line
 
     def _run_line(self):
         t = self._torch
@@ -269,19 +434,20 @@ class Bridge:
             dev_name = props.name
             arch = getattr(props, "gcnArchName", "") or "sm_%d%d" % (props.major, props.minor)
         line = {"type": "run", "version": SCHEMA_VERSION, "ringside": "bridge",
-                "host": socket.gethostname(), "backend": backend, "device": dev_name,
-                "arch": arch, "devices": 1, "device_list": [self.device], "start_ns": _now(),
-                "start_wall_ns": time.time_ns(), "epochs": 0, "chunk": 0,
-                "name": self.name, "pid": os.getpid(), "control": self.control,
+                "bridge": __version__, "host": socket.gethostname(), "backend": backend,
+                "device": dev_name, "arch": arch, "devices": 1, "device_list": [self.device],
+                "start_ns": _now(), "start_wall_ns": time.time_ns(), "epochs": self.epochs,
+                "chunk": 0, "name": self.name, "pid": os.getpid(), "control": self.control,
                 "config": {"script": sys.argv[0] if sys.argv else "", "torch":
                            getattr(t, "__version__", None)}}
-        if self.rank is not None:
-            line["rank"] = int(self.rank)
-        return line
+        if self.steps_per_epoch is not None:
+            line["steps_per_epoch"] = self.steps_per_epoch
+        if self.batch_size is not None:
+            line["batch_size"] = self.batch_size
+        return self._who(line)
 
     def _event(self, line):
-        line["seq"] = self._seq
-        self._seq += 1
+        line["seq"] = self._next_seq()
         self._emit(line)
 
     def _emit(self, obj):
@@ -307,44 +473,238 @@ class Bridge:
                 name if name in PHASES else "other", json.dumps(name), self.device)
             self._phase_heads[name] = head
         self._line('%s"seq":%d,"start_ns":%d,"end_ns":%d,"epoch":%d,"step":%d,"chunk":-1}'
-                   % (head, self._seq, start, end, self._epoch, self._step))
-        self._seq += 1
+                   % (head, self._next_seq(), start, end, self._epoch, self._step))
 
-    def _call(self, call, op, phase):
-        start = _now()
+    def _enter(self, call, op, phase, coll=None, group=0, cseq=0, nbytes=0):
+        """A call entered (its line said): (its id, its start). Any thread may call this."""
+        cid, start = self._next_id(), _now()
+        if not self.enabled:
+            return cid, start
+        ident = threading.get_ident()
+        tname = self._tnames.get(ident)
+        if tname is None:
+            tname = self._tnames[ident] = json.dumps(threading.current_thread().name)
+        self._inflight[cid] = (ident, tname)
+        cj = self._call_json.get(call)
+        if cj is None:
+            cj = self._call_json[call] = json.dumps(call)
+        coll_part = ('"coll":"%s","group":%d,"cseq":%d,"bytes":%d,' % (coll, group, cseq, nbytes)
+                     if coll else "")
+        self._line('{"type":"call","id":%d,"dev":%d,"call":%s,"op":"%s",%s"phase":"%s",'
+                   '"start_ns":%d,"rank":%d,"thread":%s}'
+                   % (cid, self.device, cj, op, coll_part, phase, start,
+                      -1 if self.rank is None else self.rank, tname))
+        return cid, start
+
+    def _leave(self, cid, start, rc):
+        """The call cid left (rc 0, or -1: it raised); its end time."""
+        end = _now()
+        if self._inflight.pop(cid, None) is not None and self.enabled:
+            self._line('{"type":"call","id":%d,"end":true,"start_ns":%d,"end_ns":%d,"rc":%d}'
+                       % (cid, start, end, rc))
+        return end
+
+    def _collective_done(self, cid, start, rc, coll, nbytes, group, cseq, name):
+        end = self._leave(cid, start, rc)
         if self.enabled:
-            self._emit({"type": "call", "dev": self.device, "call": call, "op": op,
-                        "phase": phase, "start_ns": start,
-                        "rank": -1 if self.rank is None else int(self.rank)})
-        return start
+            dur = end - start
+            self._line('{"type":"collective","seq":%d,"dev":%d,"t_ns":%d,"op":"%s","calls":1,'
+                       '"bytes":%d,"start_ns":%d,"dur_ns":%d,"max_ns":%d,"epoch":%d,"step":%d,'
+                       '"rc":%d,"cseq":%d,"group":%d,"name":"%s"}'
+                       % (self._next_seq(), self.device, end, coll, nbytes, start, dur, dur,
+                          self._epoch, self._step, rc, cseq, group, name))
 
-    def _call_end(self, call, start):
-        if self.enabled:
-            self._emit({"type": "call", "dev": self.device, "call": call, "end": True,
-                        "start_ns": start, "end_ns": _now()})
+    def _group_no(self, group):
+        """0 for the default group (None, WORLD), then 1, 2, ... in the order of first use."""
+        if group is None:
+            return 0
+        dist = self._torch.distributed
+        try:
+            if group is dist.group.WORLD or group is dist.GroupMember.WORLD:
+                return 0
+        except Exception:
+            pass
+        got = self._groups.get(id(group))
+        if got is None:
+            with self._group_lock:
+                got = self._groups.get(id(group))
+                if got is None:  # the group kept, so that its id is not another's
+                    got = self._groups[id(group)] = (len(self._groups) + 1, group)
+        return got[0]
 
-    def _wrap_collective(self, fname, orig, coll, phase):
+    def _next_cseq(self, group):
+        nxt = self._cseq.get(group)
+        if nxt is None:
+            with self._group_lock:
+                nxt = self._cseq.setdefault(group, itertools.count(1).__next__)
+        return nxt()  # atomic: DDP's hook counts from the autograd thread
+
+    def _after_init(self):
+        """init_process_group returned: who this process is, in a rank line."""
+        self.rank, self.local_rank, self.world_size, self.group_backend = self._dist_info()
+        if self.rank is not None:
+            self._emit(self._who({"type": "rank", "t_ns": _now()}))
+
+    def _wrap_collective(self, fname, orig, coll, phase, data):
         bridge = self
+        call = "torch.distributed." + fname
+        try:
+            params = list(inspect.signature(orig).parameters)
+        except (TypeError, ValueError):
+            params = []
+
+        def pos(name):
+            return params.index(name) if name in params else -1
+        p_group, p_async, p_data = pos("group"), pos("async_op"), pos(data) if data else -1
+        counted = coll not in ("init", "destroy")
+        non_member = getattr(getattr(self._torch.distributed, "GroupMember", None),
+                             "NON_GROUP_MEMBER", object())
+
+        def arg(args, kwargs, p, name, default=None):
+            if 0 <= p < len(args):
+                return args[p]
+            return kwargs.get(name, default)
 
         def wrapper(*args, **kwargs):
-            start = bridge._call("torch.distributed." + fname, "device", phase)
-            rc = 0
-            try:
+            if not bridge.enabled or getattr(_tls, "depth", 0):
+                return orig(*args, **kwargs)  # off, or a call inside one being timed
+            group = arg(args, kwargs, p_group, "group")
+            if group is non_member:
                 return orig(*args, **kwargs)
-            except Exception:
-                rc = -1
+            g = bridge._group_no(group) if p_group >= 0 else 0
+            cseq = bridge._next_cseq(g) if counted else 0
+            nbytes = _nbytes(arg(args, kwargs, p_data, data)) if p_data >= 0 else 0
+            is_async = p_async >= 0 and bool(arg(args, kwargs, p_async, "async_op", False))
+            cid, start = bridge._enter(call, "device", phase, coll, g, cseq, nbytes)
+            _tls.depth = 1
+            try:
+                r = orig(*args, **kwargs)
+            except BaseException:
+                _tls.depth = 0
+                bridge._collective_done(cid, start, -1, coll, nbytes, g, cseq, fname)
                 raise
-            finally:
-                dur = _now() - start
-                if fname == "init_process_group" and bridge.rank is None:
-                    bridge.rank = bridge._dist_rank()
-                bridge._event({"type": "collective", "dev": bridge.device, "t_ns": _now(),
-                               "op": coll, "calls": 1, "bytes": 0, "start_ns": start,
-                               "dur_ns": dur, "max_ns": dur, "epoch": bridge._epoch,
-                               "step": bridge._step, "rc": rc})
+            _tls.depth = 0
+            if coll == "init":
+                bridge._after_init()
+            if is_async and r is not None and hasattr(r, "get_future"):
+                try:  # timed until the work's future completes
+                    r.get_future().then(
+                        lambda f: bridge._future_done(f, cid, start, coll, nbytes, g, cseq,
+                                                      fname))
+                    return r
+                except Exception:
+                    pass  # no future for this backend: an instant call
+            bridge._collective_done(cid, start, 0, coll, nbytes, g, cseq, fname)
+            return r
         wrapper._ringside = True
         wrapper.__wrapped__ = orig
+        wrapper.__name__ = wrapper.__qualname__ = fname
+        wrapper.__doc__ = orig.__doc__
         return wrapper
+
+    def _future_done(self, fut, cid, start, coll, nbytes, group, cseq, name):
+        try:
+            fut.value()
+            rc = 0
+        except Exception:
+            rc = -1
+        self._collective_done(cid, start, rc, coll, nbytes, group, cseq, name)
+
+    def _ddp_hook(self, comm):
+        """DDP's communication hook: comm's hook (the default all-reduce or the script's) with
+        each bucket announced at the hook and left when its future completes."""
+        bridge = self
+        gb = self._torch.distributed.GradBucket
+        index = getattr(gb, "index", None) or getattr(gb, "get_index")
+        buffer = getattr(gb, "buffer", None) or getattr(gb, "get_tensor")
+
+        def ringside_ddp_hook(state, bucket):
+            if not bridge.enabled:
+                return comm.hook(comm.state, bucket)
+            n = index(bucket)
+            nbytes = _nbytes(buffer(bucket))
+            g = comm.group
+            cseq = bridge._next_cseq(g)
+            name = "ddp bucket %d" % n
+            cid, start = bridge._enter("torch.distributed.all_reduce (%s)" % name, "device",
+                                       "allreduce", "allreduce", g, cseq, nbytes)
+            _tls.depth = 1
+            try:
+                fut = comm.hook(comm.state, bucket)
+            except BaseException:
+                _tls.depth = 0
+                bridge._collective_done(cid, start, -1, "allreduce", nbytes, g, cseq, name)
+                raise
+            _tls.depth = 0
+
+            def done(f):
+                try:
+                    value = f.value()
+                except BaseException:
+                    bridge._collective_done(cid, start, -1, "allreduce", nbytes, g, cseq, name)
+                    raise
+                bridge._collective_done(cid, start, 0, "allreduce", nbytes, g, cseq, name)
+                return value  # what the hook's own future gives: DDP's averaged bucket
+            return fut.then(done)
+        return ringside_ddp_hook
+
+    def _patch_ddp(self):
+        """DistributedDataParallel watched from its construction: our hook registered at the
+        end of __init__ (so before any backward), a hook the script registers later put in the
+        default's place inside ours (DDP takes a single registration)."""
+        try:
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+        except ImportError:
+            return
+        if getattr(DDP.__init__, "_ringside", False):
+            return
+        bridge, orig_init, orig_register = self, DDP.__init__, DDP.register_comm_hook
+
+        def __init__(model, *args, **kwargs):
+            orig_init(model, *args, **kwargs)
+            if bridge.enabled:
+                bridge.watch_ddp(model)
+
+        def register_comm_hook(model, state, hook):
+            comm = model.__dict__.get("_ringside_comm")
+            if comm is None or comm.user:  # not ours, or a second registration: DDP's answer
+                return orig_register(model, state, hook)
+            check = getattr(model, "_check_comm_hook", None)
+            if check is not None:
+                check(hook)
+            try:
+                model.logger._set_comm_hook_name(hook.__qualname__)
+            except Exception:
+                pass
+            comm.state, comm.hook, comm.user = state, hook, True
+
+        builtins = {}
+        kinds = getattr(self._torch.distributed, "BuiltinCommHookType", None)
+        if kinds is not None:
+            builtins = {getattr(kinds, "ALLREDUCE", None): default_hooks.allreduce_hook,
+                        getattr(kinds, "FP16_COMPRESS", None): default_hooks.fp16_compress_hook}
+
+        def builtin(orig):
+            def register_builtin_comm_hook(model, comm_hook_type):
+                comm = model.__dict__.get("_ringside_comm")
+                hook = builtins.get(comm_hook_type)
+                if comm is None or comm.user or hook is None:
+                    return orig(model, comm_hook_type)
+                comm.state, comm.hook, comm.user = model.process_group, hook, True
+            register_builtin_comm_hook._ringside = True
+            register_builtin_comm_hook.__wrapped__ = orig
+            return register_builtin_comm_hook
+
+        for f, orig in ((__init__, orig_init), (register_comm_hook, orig_register)):
+            f._ringside = True
+            f.__wrapped__ = orig
+            f.__doc__ = orig.__doc__
+        DDP.__init__, DDP.register_comm_hook = __init__, register_comm_hook
+        for name in ("_register_builtin_comm_hook", "register_builtin_comm_hook"):
+            orig = DDP.__dict__.get(name)
+            if orig is not None:
+                setattr(DDP, name, builtin(orig))
 
     def _patch_empty_cache(self):
         t = self._torch
@@ -358,6 +718,39 @@ class Bridge:
         empty_cache._ringside = True
         empty_cache.__wrapped__ = orig
         t.cuda.empty_cache = empty_cache
+
+    # ---- stacks ----
+
+    def _stack_line(self):
+        """Where the training thread and every thread with a call in flight are: their Python
+        frames, outermost first, the innermost _STACK_FRAMES kept."""
+        frames = sys._current_frames()
+        names = {t.ident: t.name for t in threading.enumerate()}
+        calls = {}
+        for _ in range(3):  # another thread may add or end a call meanwhile
+            try:
+                inflight = list(self._inflight.items())
+                break
+            except RuntimeError:
+                inflight = []
+        for cid, (ident, tname) in sorted(inflight):
+            calls.setdefault(ident, ([], tname))[0].append(cid)
+        order = [self._main] + [i for i in calls if i != self._main]
+        threads = []
+        for ident in order:
+            if ident in self._own or (ident not in frames and ident not in calls):
+                continue
+            ids, tname = calls.get(ident, ([], None))
+            name = names.get(ident) or (json.loads(tname) if tname else "thread %d" % ident)
+            stack = []
+            f = frames.get(ident)
+            if f is not None:
+                for fs in traceback.extract_stack(f, limit=_STACK_FRAMES):
+                    stack.append({"file": fs.filename, "line": fs.lineno or 0, "func": fs.name,
+                                  "code": (fs.line or "")[:_STACK_CODE]})
+            threads.append({"name": name, "ident": ident, "calls": ids, "frames": stack})
+        del frames
+        return {"type": "stack", "t_ns": _now(), "threads": threads}
 
     # ---- commands ----
 
@@ -430,10 +823,11 @@ class Bridge:
                 self.enabled = False
                 self._sock = None
                 break
-        try:
-            sock.close()
+        try:  # the end of the stream for the dashboard (and for our reader's recv)
+            sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+        sock.close()
 
     _LINE_MAX = 65536  # a command line longer than this is not one: dropped, up to its newline
 
@@ -472,6 +866,12 @@ class Bridge:
             return
         cmd, arg = msg.get("cmd"), msg.get("arg", 0)
         if cmd not in _COMMANDS:
+            return
+        if cmd == "stack":  # answered here and now: the training thread may be the stuck one
+            try:
+                self._emit(self._stack_line())
+            except Exception:
+                pass
             return
         if isinstance(arg, bool) or not isinstance(arg, int):
             self._commands.put((cmd, None))  # refused where commands are answered
@@ -557,13 +957,17 @@ def _nonan(obj):
 
 
 def connect(path=None, *, name=None, device=None, rank=None, control=True, memory_every=20,
-            record=None, on_command=None):
+            record=None, on_command=None, epochs=None, steps_per_epoch=None, batch_size=None):
     """Attach this process to `ringside watch` (or `ringside agent --watch`) at path, a socket
     path or a unix:PATH URL (default: default_path()). When no
     ringside listens there, the returned bridge does nothing (after one warning), so a script
-    keeps its bridge calls whether or not a dashboard is open. record=FILE also writes the
-    stream to FILE (for `ringside replay`). control=False: the dashboard's keys are not taken.
-    name: the job's name in the dashboard (default: the script's). device: the CUDA/ROCm
-    device (default: the current one). rank: the process-group rank (default: $RANK)."""
+    keeps its bridge calls whether or not a dashboard is open; so does one whose dashboard runs
+    as another user (not root). record=FILE also writes the stream to FILE (for `ringside
+    replay`). control=False: the dashboard's keys are not taken. name: the job's name in the
+    dashboard (default: the script's). device: the CUDA/ROCm device (default: the current
+    one). rank: the process-group rank (default: torch.distributed's, else $RANK). epochs,
+    steps_per_epoch, batch_size: the run's plan, told to the dashboard (batch_size also makes
+    samples_per_s from the steps a second)."""
     return Bridge(path, name=name, device=device, rank=rank, control=control,
-                  memory_every=memory_every, record=record, on_command=on_command)
+                  memory_every=memory_every, record=record, on_command=on_command,
+                  epochs=epochs, steps_per_epoch=steps_per_epoch, batch_size=batch_size)

@@ -1,7 +1,9 @@
 """The Python bridge's command reader against a fake dashboard (no torch needed): a malformed
 argument is refused with an answer and the job goes on, an overlong line without its newline
-is dropped without killing the reader, and a dashboard that goes away while the job is
-paused lets it go on."""
+is dropped without killing the reader, a stack request is answered at once by the reader (the
+thread that connected, then a thread blocked in a timed call with that call's id and its
+frames, innermost last), and a dashboard that goes away while the job is paused lets it go
+on."""
 import json
 import os
 import socket
@@ -65,6 +67,37 @@ def main():
     until(lambda: (b.step(1, 1, loss=1.0),
                    any(m.get("type") == "command" and m.get("cmd") == "probe" for m in got))[1],
           "the reader died on an overlong line")
+    # a stack, answered by the bridge's reader at once (no step() runs meanwhile): the thread
+    # that connected first, then a thread blocked in a timed call, with that call's id
+    release = threading.Event()
+
+    def blocked_in_timed():
+        b.timed("test.blocking_call", release.wait, 10.0)
+
+    worker = threading.Thread(target=blocked_in_timed, name="worker-x", daemon=True)
+    worker.start()
+    until(lambda: any(m.get("call") == "test.blocking_call" for m in got), "no call line")
+    cid = [m for m in got if m.get("call") == "test.blocking_call"][0]["id"]
+    send({"type": "command", "cmd": "stack", "arg": "ignored"})
+    until(lambda: any(m.get("type") == "stack" for m in got), "no stack answer")
+    threads = [m for m in got if m.get("type") == "stack"][0]["threads"]
+    if [t["name"] for t in threads] != ["MainThread", "worker-x"]:
+        fail("stack threads: %s" % [t["name"] for t in threads])
+    if threads[0]["calls"] != [] or threads[1]["calls"] != [cid]:
+        fail("stack calls: %s" % [t["calls"] for t in threads])
+    mine = [f["func"] for f in threads[1]["frames"] if f["file"] == os.path.abspath(__file__)]
+    if not mine or mine[-1] != "blocked_in_timed":
+        fail("worker-x's frames of this script: %s" % mine)
+    funcs = [f["func"] for f in threads[1]["frames"]]  # outermost first: ours, timed, waits
+    k = funcs.index("timed") if "timed" in funcs else 0
+    if funcs[k - 1:k + 1] != ["blocked_in_timed", "timed"] or set(funcs[k + 1:]) != {"wait"}:
+        fail("worker-x's innermost frames: %s" % funcs)
+    release.set()
+    worker.join(5.0)
+    until(lambda: any(m.get("type") == "call" and m.get("end") and m.get("id") == cid
+                      for m in got), "the timed call never ended")
+    if any(m.get("type") == "command" and m.get("cmd") == "stack" for m in got):
+        fail("a stack request was answered with a command line")
     # paused, then the dashboard goes away: the training thread is let go
     send({"type": "command", "cmd": "pause", "arg": 0})
     until(lambda: b._commands.qsize() > 0 or b._paused, "pause not taken", 5.0)
