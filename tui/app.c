@@ -300,6 +300,17 @@ static void app_setup_terminal(struct app *a) {
     noecho();
     nodelay(stdscr, TRUE);
     keypad(stdscr, TRUE);
+    /* Home and End as every terminal sends them, whatever TERM says (a terminfo entry of one
+     * terminal under another, e.g. xterm's inside tmux or screen, lacks the other's) */
+    static const struct {
+        const char *seq;
+        int key;
+    } app_alt_keys[] = {{"\033[1~", KEY_HOME}, {"\033[7~", KEY_HOME}, {"\033[H", KEY_HOME},
+                        {"\033OH", KEY_HOME},  {"\033[4~", KEY_END},  {"\033[8~", KEY_END},
+                        {"\033[F", KEY_END},   {"\033OF", KEY_END}};
+    for (size_t k = 0; k < sizeof(app_alt_keys) / sizeof(app_alt_keys[0]); k++)
+        if (key_defined(app_alt_keys[k].seq) == 0) /* not bound yet */
+            define_key(app_alt_keys[k].seq, app_alt_keys[k].key);
     curs_set(0);
     mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED
 #ifdef BUTTON5_PRESSED

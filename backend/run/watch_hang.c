@@ -228,10 +228,10 @@ static struct watch_note *watch_note_add(struct watch *w, const struct ev *e, un
     nt->code = e->u.text.code;
     nt->asked_ns = asked_ns;
     nt->diag_len = diag_format(in, v, nt->text, sizeof(nt->text) / 2);
-    nt->jobs[nt->n_jobs++] = k;
-    for (unsigned p = 0; c->coll >= 0 && p < BRIDGE_MAX_JOBS && nt->n_jobs < 4; p++)
+    for (unsigned p = 0; c->coll >= 0 && p < BRIDGE_MAX_JOBS && nt->n_jobs < 3; p++)
         if (watch_peer_of(w, k, p) && w->jobs[p].open && !watch_entered(&w->jobs[p], c))
-            nt->jobs[nt->n_jobs++] = p;
+            nt->jobs[nt->n_jobs++] = p; /* the ranks waited for first: their line is the cause */
+    nt->jobs[nt->n_jobs++] = k;
     watch_note_stacks(w, nt);
     return nt;
 }

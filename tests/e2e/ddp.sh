@@ -29,14 +29,14 @@ trap '[ -n "$JOB_PID" ] && kill $JOB_PID 2> /dev/null; cleanup' EXIT
 
 start() {
     tm new-session -d -s "$SESSION" -x "$1" -y "$2" \
-        "TERM=xterm-256color '$RINGSIDE' watch --socket '$SOCK_PATH' --no-kmsg -d 0.5 --sync-slow 2 --sync-timeout 5 --output '$SCRATCH/out'; echo exit=\$? > '$SCRATCH/status'" ||
+        "TERM=xterm-256color '$RINGSIDE' watch --socket '$SOCK_PATH' --no-kmsg -d 5 --sync-slow 2 --sync-timeout 5 --output '$SCRATCH/out'; echo exit=\$? > '$SCRATCH/status'" ||
         fail "tmux new-session failed"
     wait_for "the dashboard waits for a job" 20 header_has "WATCHING"
 }
 steps() { cat "$SCRATCH/$1/rank$2.steps" 2> /dev/null || echo 0; }
 
 start 160 50
-RINGSIDE_SOCKET=$SOCK_PATH "$PY" "$JOB" "$SCRATCH/j2" --ranks 2 --epochs 2 --steps 60 \
+RINGSIDE_SOCKET=$SOCK_PATH "$PY" "$JOB" "$SCRATCH/j2" --ranks 2 --epochs 2 --steps 150 \
     --hold-rank 1 --hold-step 25 --hold-s 8 --sync-step 50 --sync-s 6 --destroy-hold-s 7 \
     > "$SCRATCH/j2/out" 2>&1 &
 JOB_PID=$!
@@ -84,11 +84,11 @@ selected || fail "could not select the slow alert"
 tm send-keys -t "$SESSION" Enter
 detail() { has "event detail" && has "Verdict: a peer rank has not entered the collective"; }
 wait_for "its details give the verdict" 10 detail
-tm send-keys -t "$SESSION" End
-stack() { has "Python stack of rank 1" || has "held_before_all_reduce"; }
+tm send-keys -t "$SESSION" NPage # the page keys mean the same in every terminal; End may not
+stack() { has "Python stack of rank 1" && has "in held_before_all_reduce"; }
 wait_for "... and rank 1's Python stack" 10 stack
 tm capture-pane -p -t "$SESSION" > "$SCRATCH/detail.screen"
-tm send-keys -t "$SESSION" Escape
+tm send-keys -t "$SESSION" Escape Home # back to the newest events
 wait_for "rank 0 recovers" 20 has "recovered (back to ok)"
 
 STEP="a 6 s synchronize"
