@@ -99,6 +99,17 @@ static void app_draw_open_progress(WINDOW *w, int cols, const struct ui_frame *f
            s->best_val_loss, s->best_epoch, since, since == 1 ? "" : "s");
 }
 
+/* A job that did not tell its length (epochs and steps per epoch): where it is as it counts,
+ * no fraction and no ETA made up, and what it would take to have them where there is room. */
+static void app_draw_job_open(WINDOW *w, int cols, const struct ui_frame *f) {
+    char at[96];
+    const char *why = ui_header_job_at(f->snap, at, sizeof(at));
+    int n = (int)strlen(at);
+    w_text(w, 1, 0, cols, THEME_TEXT, f, "%s", at);
+    if (n + 4 + (int)strlen(why) <= cols)
+        w_text(w, 1, n + 4, cols - n - 4, THEME_DIM, f, "%s", why);
+}
+
 /* Whether the source has ended with something to say (a recording cut short, the line it
  * stopped at): said in full on the progress row, not cut in the run line. */
 static bool app_ended_status(const struct ui_frame *f) {
@@ -116,9 +127,8 @@ static void app_draw_progress(struct app *a, WINDOW *w) {
         w_text(w, 1, n, cols - n, THEME_WARN, f, "%s", f->source_status);
         return;
     }
-    if (f->run->watch && s->total_steps <= 0) { /* a job that does not say how long it runs */
-        w_text(w, 1, 0, cols, THEME_TEXT, f, "epoch %d  step %lld  (length not known)", s->epoch,
-               (long long)s->step);
+    if (s->job && s->total_steps <= 0) { /* a job that does not say how long it runs */
+        app_draw_job_open(w, cols, f);
         return;
     }
     if (s->epochs <= 0) {
@@ -149,25 +159,19 @@ static void app_draw_progress(struct app *a, WINDOW *w) {
            eta);
 }
 
-/* The loss line: loss (with its sparkline where there is room), val, chunk and samples/s
- * always; VPOC progress where it fits. */
+/* The loss line: loss (with its sparkline where there is room), val, chunk and the rates
+ * always; VPOC progress where it fits and there are sessions to count. */
 static void app_draw_losses(struct app *a, WINDOW *w) {
     const struct engine_snap *s = a->frame.snap;
     const struct ui_frame *f = &a->frame;
     int cols = getmaxx(w);
-    char loss[24] = "n/a", val[24] = "n/a", chunk[32], vpoc[48] = "";
+    char loss[24] = "n/a", vpoc[48] = "";
     if (s->has_loss)
         snprintf(loss, sizeof(loss), "%.4f", s->loss);
-    if (s->has_val)
-        snprintf(val, sizeof(val), "%.4f", s->val_loss);
-    if (s->chunk_bars > 0)
-        snprintf(chunk, sizeof(chunk), "%d bars", s->chunk_bars);
-    else
-        snprintf(chunk, sizeof(chunk), "whole session");
-    char rest[160];
-    int need = snprintf(rest, sizeof(rest), " val %s  chunk %s  samples/s %.0f", val, chunk,
-                        s->samples_per_s);
-    snprintf(vpoc, sizeof(vpoc), "  VPOC %zu/%zu", s->sessions_done, s->sessions);
+    char rest[192];
+    int need = ui_header_rates(s, rest, sizeof(rest));
+    if (s->sessions > 0)
+        snprintf(vpoc, sizeof(vpoc), "  VPOC %zu/%zu", s->sessions_done, s->sessions);
     int spark = cols - 12 - need - 1 - (int)strlen(vpoc);
     if (spark < 8) { /* the VPOC count gives way first, then the sparkline shrinks */
         vpoc[0] = '\0';

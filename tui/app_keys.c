@@ -172,8 +172,12 @@ static void app_act_select_gpu(struct app *a, const struct keymap_row *row, int 
     unsigned k = (unsigned)(ch - '1'), n = a->frame.n_snaps ? a->frame.n_snaps : 1;
     if (k < n) {
         a->frame.gpu = k;
-        if (n > 1)
-            app_notice(a, "device %u (dev%u) selected", k + 1, ui_dev_index(&a->src->run, k));
+        char who[160];
+        ui_devices_who(&a->src->run, k, COLS - 28 > 8 ? COLS - 28 : 8, who, sizeof(who));
+        if (n > 1 && a->src->run.ranks[k].valid) /* a watched job: who it is */
+            app_notice(a, "device %u selected: %s", k + 1, who);
+        else if (n > 1)
+            app_notice(a, "device %u (%s) selected", k + 1, who);
     } else {
         app_notice(a, "no device %u: this run trains on %u device%s", k + 1, n, n == 1 ? "" : "s");
     }

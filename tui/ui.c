@@ -1,6 +1,8 @@
 /* Frame helpers shared by every panel: attributes per role, watchdog state, run state. */
 #include "tui/ui.h"
 
+#include <stdio.h>
+
 attr_t ui_attr(const struct ui_frame *f, enum theme_role r) {
     attr_t a = f->theme && f->theme->c[r].bold ? A_BOLD : A_NORMAL;
     if (f->color)
@@ -62,6 +64,34 @@ double ui_frame_elapsed_s(const struct ui_frame *f) {
     return t1 > t0 ? (double)(t1 - t0) / 1e9 : 0;
 }
 
+int ui_header_rates(const struct engine_snap *s, char *buf, size_t n) {
+    char val[24] = "n/a", chunk[48] = "", samples[24] = "n/a", steps[32] = "";
+    if (s->has_val)
+        snprintf(val, sizeof(val), "%.4f", s->val_loss);
+    if (!(s->na & ENGINE_NA_CHUNK) && s->chunk_bars > 0)
+        snprintf(chunk, sizeof(chunk), "  chunk %d bars", s->chunk_bars);
+    else if (!(s->na & ENGINE_NA_CHUNK))
+        snprintf(chunk, sizeof(chunk), "  chunk whole session");
+    if (!(s->na & ENGINE_NA_SAMPLES))
+        snprintf(samples, sizeof(samples), "%.0f", s->samples_per_s);
+    if (s->job && (s->na & ENGINE_NA_STEPS))
+        snprintf(steps, sizeof(steps), "  steps/s n/a");
+    else if (s->job)
+        snprintf(steps, sizeof(steps), "  steps/s %.1f", s->steps_per_s);
+    return snprintf(buf, n, " val %s%s  samples/s %s%s", val, chunk, samples, steps);
+}
+
+const char *ui_header_job_at(const struct engine_snap *s, char *buf, size_t n) {
+    if (s->epoch <= 0)
+        snprintf(buf, n, "no step yet");
+    else if (s->epochs > 0)
+        snprintf(buf, n, "epoch %d/%d  step %lld", s->epoch, s->epochs, (long long)s->step);
+    else
+        snprintf(buf, n, "epoch %d  step %lld", s->epoch, (long long)s->step);
+    return s->epochs > 0 ? "no ETA: the job did not tell connect(steps_per_epoch=)"
+                         : "no ETA: the job did not tell connect(epochs=, steps_per_epoch=)";
+}
+
 int ui_summary_lines(const struct ui_frame *f, char (*lines)[UI_SUMMARY_COLS], int max) {
     const struct engine_snap *s = f->snap;
     int n = 0;
@@ -85,8 +115,10 @@ int ui_summary_lines(const struct ui_frame *f, char (*lines)[UI_SUMMARY_COLS], i
         UI_SUMMARY_LINE("%-12s not measured (no epoch was evaluated)", "val loss");
     if (s->has_loss)
         UI_SUMMARY_LINE("%-12s %.4f", "train loss", s->loss);
-    if (s->samples_per_s > 0)
+    if (s->samples_per_s > 0 && !(s->na & ENGINE_NA_SAMPLES))
         UI_SUMMARY_LINE("%-12s %.0f", "samples/s", s->samples_per_s);
+    if (s->job && !(s->na & ENGINE_NA_STEPS)) /* a job's rate over its last second or so */
+        UI_SUMMARY_LINE("%-12s %.1f", "steps/s", s->steps_per_s);
     UI_SUMMARY_LINE("%-12s %s", "checkpoint", s->checkpoint_path[0] ? s->checkpoint_path : "none");
     if (s->best_path[0])
         UI_SUMMARY_LINE("%-12s %s (epoch %d)", "best model", s->best_path, s->best_epoch);

@@ -70,6 +70,17 @@ const char *ui_frame_state(const struct ui_frame *f, bool quitting);
  * has ended (finished, failed, or a source with nothing more to come): its time stops there. */
 double ui_frame_elapsed_s(const struct ui_frame *f);
 
+/* The header's loss line after the loss (and its sparkline): " val V  chunk C  samples/s R":
+ * the chunk only where the source has one (a job's only once it told one), n/a for a rate not
+ * measured, never 0; a job's steps/s after its samples/s. Returns the length, as snprintf. */
+int ui_header_rates(const struct engine_snap *s, char *buf, size_t n);
+
+/* The progress of a job that did not tell its length (s->job, no total_steps), into buf:
+ * "epoch 2/3  step 500" (the epochs told), "epoch 2  step 7" (its own counter), "no step yet".
+ * Returns what it would take to have a fraction and an ETA ("no ETA: the job did not tell
+ * connect(steps_per_epoch=)"). */
+const char *ui_header_job_at(const struct engine_snap *s, char *buf, size_t n);
+
 /* The summary of an ended run, a line each (label, then value) into lines (up to max of
  * UI_SUMMARY_COLS bytes): how it ended, epochs and steps in how long, the last and best val
  * loss, the last training loss and samples/s, the checkpoint and best model written. Returns

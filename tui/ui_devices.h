@@ -14,10 +14,34 @@
  * when the run lists no devices (or k is past them). */
 unsigned ui_dev_index(const struct run_info *run, unsigned k);
 
+/* The name the view gives training device k: "dev3" (its index) for a device of ours; a
+ * watched job (run->ranks[k].valid) as its script knows it: "rank 1", or with world "rank 1/2"
+ * (1 of 2, where the world size is known); a job in no process group by its name
+ * ("train.py"), its pid added where another job shown has the same name. Returns the length,
+ * as snprintf. */
+int ui_devices_name(const struct run_info *run, unsigned k, bool world, char *buf, size_t len);
+
+/* ui_devices_name in at most width columns: with the world size where it fits, else without,
+ * else cut with ".." (ui_devices_fit). */
+int ui_devices_name_fit(const struct run_info *run, unsigned k, int width, char *buf, size_t len);
+
+/* What else is known of watched job k, each part whole and led by two spaces, as many as fit
+ * in width columns (<= 0: all): "  local 1  host node2  pid 4242  gloo" (its local rank, its
+ * host where it is not this one, its pid, its process group's backend; where they do not all
+ * fit the local rank goes first, then the backend, the pid, the host). "" for a device of
+ * ours or a part not known. Returns the length, as snprintf. */
+int ui_devices_who_more(const struct run_info *run, unsigned k, int width, char *buf, size_t len);
+
+/* Device k named in full within width columns (<= 0: no limit): ui_devices_name_fit, then as
+ * much of ui_devices_who_more as the rest holds ("rank 1/2  local 1  pid 4242  gloo"). */
+int ui_devices_who(const struct run_info *run, unsigned k, int width, char *buf, size_t len);
+
 /* The training devices for the header: "1 device: NAME", "2 devices: NVIDIA H100 x2",
  * "3 devices: A x2, B" (names in rank order of first appearance). A device's name is its
  * snapshot's (snaps[k], k < n; NULL entries and n 0 fall back to run->dev_name); the count is
- * run->n_devices (at least n, at least 1). Returns the length it would have, as snprintf. */
+ * run->n_devices (at least n, at least 1). Watched jobs are counted as what they are: "2 ranks
+ * (gloo): CPU x2", "2 of 4 ranks (nccl): ..." (fewer attached than the world size), "3 jobs:
+ * ...", "3 jobs, 2 ranks: ...". Returns the length it would have, as snprintf. */
 int ui_devices_label(const struct run_info *run, const struct engine_snap *const *snaps, unsigned n,
                      char *buf, size_t len);
 
@@ -52,16 +76,19 @@ struct ui_skew {
  * step time yet. */
 bool ui_devices_skew(const struct engine_snap *const *snaps, unsigned n, struct ui_skew *out);
 
-/* The sync panel's line for one device (dev: its index; sel: the selected one, starred):
+/* The sync panel's line for device k of run (s: its snapshot; sel: the selected one,
+ * starred), its name (ui_devices_name with the world size) padded to name_w columns:
  * "dev1* step 12.1ms  sync x120 p99 1.2ms  allreduce x14 p50 310.0us p99 1.1ms" (no step,
- * sync or all-reduce part while there is none of it). A part that would go past width
+ * sync or all-reduce part while there is none of it), then for a watched job what else is
+ * known of it as far as it goes (ui_devices_who_more). A part that would go past width
  * columns is left out whole, never cut inside a number (width <= 0: no limit). Returns the
  * length, as snprintf. */
-int ui_devices_sync_line(const struct engine_snap *s, unsigned dev, bool sel, int width, char *buf,
-                         size_t n);
+int ui_devices_sync_line(const struct engine_snap *s, const struct run_info *run, unsigned k,
+                         int name_w, bool sel, int width, char *buf, size_t n);
 
-/* "step skew 1.20ms: dev1 slowest (14.50ms vs 13.30ms on dev0)" for sk over run's devices.
- * Returns the length, as snprintf. */
+/* "step skew 1.20ms: dev1 slowest (14.50ms vs 13.30ms on dev0)" for sk over run's devices
+ * (named as ui_devices_name does: "rank 1 slowest (... on rank 0)"). Returns the length, as
+ * snprintf. */
 int ui_devices_skew_line(const struct ui_skew *sk, const struct run_info *run, char *buf, size_t n);
 
 /* Which of n devices to show where only room of them fit, keeping rank sel in view: returns

@@ -103,6 +103,16 @@ enum engine_state {
     ENGINE_FAILED,
 };
 
+/* Fields of struct engine_snap a source did not measure (its na bits): shown n/a, never as a
+ * made-up 0. The loop of ours measures them all (na 0); a PyTorch job's snapshot (job) starts
+ * with every bit and loses each with the first line that reports it. */
+enum engine_na {
+    ENGINE_NA_CHUNK = 1u << 0,   /* chunk_bars: the job has no VPOC chunk it told of */
+    ENGINE_NA_SAMPLES = 1u << 1, /* samples_per_s */
+    ENGINE_NA_STEPS = 1u << 2,   /* steps_per_s */
+    ENGINE_NA_MEM = 1u << 3,     /* mem and layout: no allocator lines (a CPU job) */
+};
+
 /* Everything the UI shows that is not an event: copied by value, published a few times a
  * second and at every state change. One per training device: progress and losses are the
  * run's (the same on every device), the rest the device's own. */
@@ -131,6 +141,13 @@ struct engine_snap {
     double loss, val_loss, best_val_loss;
     bool has_loss, has_val;
     double samples_per_s;
+    /* A PyTorch job's (the Python bridge's stream, watched or recorded), not the loop of ours:
+     * its epochs are the total it told (0: not told, not "until stopped"), its step the steps
+     * done in the run when it told its steps per epoch, else its own counter; steps_per_s its
+     * rate as it reports it. na: what it (or any source) did not measure. */
+    bool job;
+    uint32_t na;
+    double steps_per_s; /* valid unless ENGINE_NA_STEPS, for a job; the loop of ours has none */
     /* memory */
     struct mem_stats mem;
     struct mem_layout layout;

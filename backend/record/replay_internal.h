@@ -35,8 +35,19 @@ struct replay_summary {
 /* The run line's fields beyond struct run_info. */
 struct replay_run_extra {
     int64_t version;
-    int32_t epochs; /* epochs of the recorded invocation */
+    int32_t epochs; /* epochs of the recorded invocation; a job's: its total (0: not told) */
     int chunk_bars;
+    /* A PyTorch job's stream (the Python bridge's run line, "ringside": "bridge"): what it
+     * tells of its length, 0 where it does not (steps_per_epoch, batch_size). */
+    bool job;
+    int64_t steps_per_epoch, batch_size;
+};
+
+/* A metric line's members beyond struct ev_metric: which rates it has (a job's lines may
+ * lack samples_per_s; steps_per_s is the bridge's own). */
+struct replay_metric_extra {
+    bool has_samples_per_s, has_steps_per_s;
+    double steps_per_s;
 };
 
 /* One line. t_ns is when it happened on the run's clock (phase: end, sync: start + duration);
@@ -52,6 +63,7 @@ struct replay_item {
     struct replay_run_extra extra;
     char phase_name[32]; /* PHASE: the line's own "name" string, when it has one (a bridge job's
                             phase of its own, recorded as phase "other"); "" otherwise */
+    struct replay_metric_extra metric; /* METRIC */
 };
 
 /* Parse one line (len bytes, no newline needed) into it. 0, or -EINVAL with why: "invalid

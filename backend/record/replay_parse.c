@@ -143,7 +143,9 @@ static uint16_t replay_p_dev(struct replay_p *p) {
     return replay_p_has(p, "dev") ? (uint16_t)replay_p_int(p, "dev", 0, 0xFFFF) : EV_DEV_NONE;
 }
 
-static void replay_parse_metric(struct replay_p *p, struct ev *e) {
+/* A metric line; a job's may leave samples_per_s out (it does not know its batch) and adds
+ * steps_per_s (the bridge counts its steps). */
+static void replay_parse_metric(struct replay_p *p, struct ev *e, struct replay_metric_extra *x) {
     struct ev_metric *m = &e->u.metric;
     e->dev = replay_p_dev(p);
     e->t_ns = replay_p_u64(p, "t_ns");
@@ -152,7 +154,11 @@ static void replay_parse_metric(struct replay_p *p, struct ev *e) {
     m->loss = replay_p_num(p, "loss");
     m->has_val = replay_p_has(p, "val_loss");
     m->val_loss = m->has_val ? replay_p_num(p, "val_loss") : 0;
-    m->samples_per_s = replay_p_num(p, "samples_per_s");
+    memset(x, 0, sizeof(*x));
+    if ((x->has_samples_per_s = replay_p_has(p, "samples_per_s")))
+        m->samples_per_s = replay_p_num(p, "samples_per_s");
+    if ((x->has_steps_per_s = replay_p_has(p, "steps_per_s")))
+        x->steps_per_s = replay_p_num(p, "steps_per_s");
 }
 
 static void replay_parse_command(struct replay_p *p, struct ev *e) {
@@ -282,7 +288,7 @@ static void replay_parse_event(struct replay_p *p, unsigned kind, struct replay_
         replay_parse_mem(p, e);
         break;
     case EV_METRIC:
-        replay_parse_metric(p, e);
+        replay_parse_metric(p, e, &it->metric);
         break;
     case EV_COMMAND:
         replay_parse_command(p, e);
@@ -409,6 +415,20 @@ static void replay_parse_device_list(struct replay_p *p, struct run_info *r) {
     }
 }
 
+/* Whether the run line is a PyTorch job's (the bridge writes "ringside": "bridge", a loop
+ * of ours its version), and the length it tells: 0 where it does not. */
+static void replay_parse_job(struct replay_p *p, struct replay_run_extra *x) {
+    json_object *v = NULL;
+    x->job = p->rc == 0 && json_object_object_get_ex(p->o, "ringside", &v) &&
+             json_object_is_type(v, json_type_string) &&
+             strcmp(json_object_get_string(v), "bridge") == 0;
+    x->steps_per_epoch = x->batch_size = 0;
+    if (replay_p_has(p, "steps_per_epoch"))
+        x->steps_per_epoch = replay_p_int(p, "steps_per_epoch", 0, INT32_MAX);
+    if (replay_p_has(p, "batch_size"))
+        x->batch_size = replay_p_int(p, "batch_size", 0, INT32_MAX);
+}
+
 static void replay_parse_run(struct replay_p *p, struct replay_item *it) {
     struct run_info *r = &it->run;
     memset(r, 0, sizeof(*r));
@@ -428,6 +448,7 @@ static void replay_parse_run(struct replay_p *p, struct replay_item *it) {
     r->start_wall_ns = replay_p_u64(p, "start_wall_ns");
     it->extra.epochs = (int32_t)replay_p_int(p, "epochs", 0, INT32_MAX);
     it->extra.chunk_bars = (int)replay_p_int(p, "chunk", 0, INT32_MAX);
+    replay_parse_job(p, &it->extra);
     it->t_ns = r->start_ns;
 }
 
@@ -447,7 +468,8 @@ static void replay_parse_typed(struct replay_p *p, struct replay_item *it) {
         replay_parse_summary(p, it);
     else if (strcmp(type, "run") == 0)
         replay_parse_run(p, it);
-    else if (strcmp(type, "call") == 0) /* the Python bridge's: for a live hang watch only */
+    else if (strcmp(type, "call") == 0 || strcmp(type, "rank") == 0 ||
+             strcmp(type, "stack") == 0) /* the Python bridge's: for a live watch only */
         it->kind = REPLAY_BLANK;
     else
         p->rc = errbuf_set(p->why, p->whylen, -EINVAL, "unknown type '%s'", type);

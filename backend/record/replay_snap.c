@@ -24,6 +24,52 @@ static void replay_snap_step_seen(struct replay_snap *rs, int64_t step) {
         rs->snaps[0].step = step;
 }
 
+/* a * b, saturated (a job can tell any length) */
+static int64_t replay_snap_mul(int64_t a, int64_t b) {
+    return a > 0 && b > INT64_MAX / a ? INT64_MAX : a * b;
+}
+
+/* A job's position as its script counts it (rs.step(epoch, step); a phase carries the last
+ * one, epoch 0 and step -1 before the first) into the snapshot's: its epoch 1-based, and its
+ * step the steps done in the run where it told its steps per epoch: (epoch - 1) * per + step
+ * for a counter within the epoch, the step itself for one that runs on (one past per says
+ * which), each + 1 for a counter from 0. Without per, its own counter. */
+static void replay_snap_job_seen(struct replay_snap *rs, int32_t epoch, int64_t step) {
+    struct engine_snap *s = &rs->snaps[0];
+    if (epoch == 0 && step >= 0)
+        rs->job_epoch0 = true;
+    if (step < 0 || epoch < 0 || (epoch == 0 && !rs->job_epoch0))
+        return;
+    if (epoch < rs->job_epoch || (epoch == rs->job_epoch && step < rs->job_step))
+        return; /* behind what it said already (a phase after its metric) */
+    rs->job_epoch = epoch;
+    rs->job_step = step;
+    rs->job_step0 |= step == 0;
+    int64_t per = s->steps_per_epoch, at = step + rs->job_step0; /* steps done, as counted */
+    rs->job_global |= per > 0 && at > per;
+    int32_t e = epoch + (rs->job_epoch0 && epoch < INT32_MAX);
+    s->epoch = e > s->epoch ? e : s->epoch;
+    if (s->epochs > 0 && e > s->epochs) /* it runs on past the epochs it told */
+        s->epochs = e;
+    if (per <= 0) {
+        s->step = step;
+        return;
+    }
+    int64_t before = rs->job_global ? 0 : replay_snap_mul(e - 1, per);
+    s->step = before > INT64_MAX - at ? INT64_MAX : before + at;
+    s->total_steps = replay_snap_mul(s->epochs, per);
+}
+
+/* An event's epoch and step: a job's as replay_snap_job_seen reads them, else the largest. */
+static void replay_snap_pos(struct replay_snap *rs, int32_t epoch, int64_t step) {
+    if (rs->job) {
+        replay_snap_job_seen(rs, epoch, step);
+        return;
+    }
+    replay_snap_epoch_seen(rs, epoch);
+    replay_snap_step_seen(rs, step);
+}
+
 unsigned replay_snap_rank(const struct replay_snap *rs, unsigned dev) {
     for (unsigned k = 0; k < rs->n_devs; k++)
         if (rs->devs[k] == dev)
@@ -50,6 +96,9 @@ static void replay_snap_share(struct replay_snap *rs) {
         b->has_loss = a->has_loss;
         b->has_val = a->has_val;
         b->samples_per_s = a->samples_per_s;
+        b->job = a->job;
+        b->steps_per_s = a->steps_per_s;
+        b->na = (a->na & ~(uint32_t)ENGINE_NA_MEM) | (b->na & ENGINE_NA_MEM); /* its own pool */
     }
 }
 
@@ -69,6 +118,7 @@ static void replay_snap_sync(struct replay_snap *rs, unsigned k, const struct ev
 
 static void replay_snap_mem(struct replay_snap *rs, unsigned k, const struct ev_mem *m) {
     struct mem_stats *s = &rs->snaps[k].mem;
+    rs->snaps[k].na &= ~(uint32_t)ENGINE_NA_MEM;
     s->allocated_bytes = m->allocated_bytes;
     s->reserved_bytes = m->reserved_bytes;
     s->largest_free_bytes = m->largest_free_bytes;
@@ -82,13 +132,29 @@ static void replay_snap_mem(struct replay_snap *rs, unsigned k, const struct ev_
         s->peak_reserved_bytes = s->reserved_bytes;
 }
 
-static void replay_snap_metric(struct replay_snap *rs, const struct ev_metric *m) {
+/* A job's rates from a metric line (x: its members; NULL: samples_per_s alone, as a loop of
+ * ours writes it). Its samples a second are measured where the line has them and they are not
+ * the 0 a bridge sends for "no batch size" (a real 0 comes with steps_per_s 0). */
+static void replay_snap_job_rates(struct engine_snap *s, const struct ev_metric *m,
+                                  const struct replay_metric_extra *x) {
+    bool steps = x && x->has_steps_per_s;
+    bool samples = x ? x->has_samples_per_s : true;
+    samples = samples && (m->samples_per_s > 0 || (steps && !(x->steps_per_s > 0)));
+    s->na = samples ? s->na & ~(uint32_t)ENGINE_NA_SAMPLES : s->na | ENGINE_NA_SAMPLES;
+    s->na = steps ? s->na & ~(uint32_t)ENGINE_NA_STEPS : s->na | ENGINE_NA_STEPS;
+    s->samples_per_s = samples ? m->samples_per_s : 0;
+    s->steps_per_s = steps ? x->steps_per_s : 0;
+}
+
+static void replay_snap_metric(struct replay_snap *rs, const struct ev_metric *m,
+                               const struct replay_metric_extra *x) {
     struct engine_snap *s = &rs->snaps[0];
-    replay_snap_epoch_seen(rs, m->epoch);
-    replay_snap_step_seen(rs, m->step);
+    replay_snap_pos(rs, m->epoch, m->step);
     s->loss = m->loss;
     s->has_loss = true;
     s->samples_per_s = m->samples_per_s;
+    if (rs->job)
+        replay_snap_job_rates(s, m, x);
     if (!m->has_val)
         return;
     if (!s->has_val || m->val_loss < s->best_val_loss) {
@@ -97,7 +163,9 @@ static void replay_snap_metric(struct replay_snap *rs, const struct ev_metric *m
     }
     s->val_loss = m->val_loss;
     s->has_val = true;
-    if (m->epoch > 0 && m->step > 0) { /* at an epoch's end, step = epoch * steps per epoch */
+    /* at an epoch's end of a loop of ours, step = epoch * steps per epoch (a job tells its own
+     * length, or none: never guessed from its counters) */
+    if (!rs->job && m->epoch > 0 && m->step > 0) {
         s->steps_per_epoch = m->step / m->epoch;
         int64_t per = s->steps_per_epoch, n = s->epochs; /* saturated: a recording can lie */
         s->total_steps = n > 0 && per > INT64_MAX / n ? INT64_MAX : per * n;
@@ -108,9 +176,10 @@ static void replay_snap_command(struct replay_snap *rs, const struct ev_command 
     struct engine_snap *s = &rs->snaps[0];
     if (c->rc != 0)
         return;
-    if (c->cmd == CMD_SET_CHUNK)
+    if (c->cmd == CMD_SET_CHUNK) {
         s->chunk_bars = (int)c->arg;
-    else if (c->cmd == CMD_PAUSE && s->state == ENGINE_RUNNING)
+        s->na &= ~(uint32_t)ENGINE_NA_CHUNK; /* a job that takes a chunk size has one */
+    } else if (c->cmd == CMD_PAUSE && s->state == ENGINE_RUNNING)
         s->state = ENGINE_PAUSED;
     else if (c->cmd == CMD_RESUME && s->state == ENGINE_PAUSED)
         s->state = ENGINE_RUNNING;
@@ -146,13 +215,14 @@ static void replay_snap_coll(struct replay_snap *rs, unsigned k, uint64_t t_ns,
     d->last_coll_step = c->step;
 }
 
-void replay_snap_event(struct replay_snap *rs, const struct ev *e) {
+/* An event, with a metric line's members beyond the event (x: NULL for an event alone). */
+static void replay_snap_event_x(struct replay_snap *rs, const struct ev *e,
+                                const struct replay_metric_extra *x) {
     unsigned k = replay_snap_rank(rs, e->dev);
     switch ((enum ev_kind)e->kind) {
     case EV_PHASE:
         rs->snaps[k].phase = (enum ev_phase_id)e->u.phase.phase;
-        replay_snap_epoch_seen(rs, e->u.phase.epoch);
-        replay_snap_step_seen(rs, e->u.phase.step);
+        replay_snap_pos(rs, e->u.phase.epoch, e->u.phase.step);
         break;
     case EV_SYNC:
         replay_snap_sync(rs, k, &e->u.sync);
@@ -161,7 +231,7 @@ void replay_snap_event(struct replay_snap *rs, const struct ev *e) {
         replay_snap_mem(rs, k, &e->u.mem);
         return;
     case EV_METRIC:
-        replay_snap_metric(rs, &e->u.metric);
+        replay_snap_metric(rs, &e->u.metric, x);
         break;
     case EV_COMMAND:
         replay_snap_command(rs, &e->u.command);
@@ -178,14 +248,22 @@ void replay_snap_event(struct replay_snap *rs, const struct ev *e) {
     replay_snap_share(rs);
 }
 
+void replay_snap_event(struct replay_snap *rs, const struct ev *e) {
+    replay_snap_event_x(rs, e, NULL);
+}
+
 static void replay_snap_summary(struct replay_snap *rs, const struct replay_summary *sum) {
     struct engine_snap *s = &rs->snaps[0];
     s->state = sum->failed ? ENGINE_FAILED : ENGINE_FINISHED;
     for (unsigned k = 0; k < rs->n_devs; k++)
         rs->snaps[k].phase = PHASE_COUNT;
-    if (sum->epochs > s->epoch)
-        s->epoch = sum->epochs;
-    replay_snap_step_seen(rs, sum->steps);
+    if (rs->job) {
+        replay_snap_job_seen(rs, sum->epochs, sum->steps);
+    } else {
+        if (sum->epochs > s->epoch)
+            s->epoch = sum->epochs;
+        replay_snap_step_seen(rs, sum->steps);
+    }
     if (sum->has_val) {
         s->val_loss = sum->val_loss;
         s->best_val_loss = sum->best_val_loss;
@@ -224,14 +302,27 @@ void replay_snap_init(struct replay_snap *rs, const struct run_info *run,
             trace_hist_init(&rs->d[k].hist[op]);
         for (unsigned op = 0; op < EV_COLL_COUNT; op++)
             trace_hist_init(&rs->d[k].coll[op]);
+        if (extra->job) { /* what it tells, and nothing it has not */
+            s->job = true;
+            s->na = ENGINE_NA_CHUNK | ENGINE_NA_SAMPLES | ENGINE_NA_STEPS | ENGINE_NA_MEM;
+            s->chunk_bars = 0;
+            s->steps_per_epoch = extra->steps_per_epoch > 0 ? extra->steps_per_epoch : 0;
+            s->total_steps = replay_snap_mul(s->epochs, s->steps_per_epoch);
+        }
     }
+    rs->job = extra->job;
+    rs->epochs_known = extra->job; /* a job's epochs are its total, not this invocation's */
+    rs->job_epoch = -1;
+    rs->job_step = -1;
 }
 
 void replay_snap_apply(struct replay_snap *rs, const struct replay_item *it) {
-    if (it->kind == REPLAY_EVENT)
-        replay_snap_event(rs, &it->ev);
-    else if (it->kind == REPLAY_LAYOUT)
-        rs->snaps[replay_snap_rank(rs, it->dev)].layout = it->layout;
-    else if (it->kind == REPLAY_SUMMARY)
+    if (it->kind == REPLAY_EVENT) {
+        replay_snap_event_x(rs, &it->ev, it->ev.kind == EV_METRIC ? &it->metric : NULL);
+    } else if (it->kind == REPLAY_LAYOUT) {
+        struct engine_snap *s = &rs->snaps[replay_snap_rank(rs, it->dev)];
+        s->layout = it->layout;
+        s->na &= ~(uint32_t)ENGINE_NA_MEM;
+    } else if (it->kind == REPLAY_SUMMARY)
         replay_snap_summary(rs, &it->sum);
 }

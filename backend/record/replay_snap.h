@@ -31,11 +31,21 @@ struct replay_snap {
     int32_t run_epochs;             /* epochs of the recorded invocation (the run line's) */
     bool epochs_known;              /* the total was worked out from the first epoch seen */
     struct replay_snap_dev d[RUN_MAX_DEVICES];
+    /* A PyTorch job's counters (its run line's extra.job), as its script passes them to
+     * rs.step(epoch, step): its epochs count from 0 once an epoch 0 came with a step, its steps
+     * from 0 once a step 0 came, and its steps run on over the epochs (global) once one went
+     * past its steps per epoch (else they count within the epoch, as `for step in range(n)`
+     * does). job_epoch and job_step: the furthest position it said (-1: none yet). */
+    bool job, job_epoch0, job_step0, job_global;
+    int32_t job_epoch;
+    int64_t job_step;
 };
 
 /* Start from a run line: state running, no phase, backend, device and start time from run,
  * one snapshot per device of run->devices (at least one), chunk size and epochs from extra,
- * empty histograms. Overwrites all of rs. */
+ * empty histograms. A job's (extra->job): its epochs and steps per epoch as it told them
+ * (total_steps their product), everything it has not reported yet marked na. Overwrites all
+ * of rs. */
 void replay_snap_init(struct replay_snap *rs, const struct run_info *run,
                       const struct replay_run_extra *extra);
 

@@ -899,6 +899,144 @@ Test(panels, every_device_shown_or_counted_at_each_size) {
     pt_close();
 }
 
+/* ---- watched PyTorch jobs: two gloo ranks on the CPU ---- */
+
+/* Ranks 0 and 1 of a world of 2, both their device 0, with no allocator lines (a CPU job), the
+ * job's rates told. */
+static void pt_ranks(void) {
+    pt_devices(2);
+    pt_run.watch = true;
+    snprintf(pt_run.dev_name, sizeof(pt_run.dev_name), "CPU");
+    pt_frame.tele = NULL;
+    pt_frame.tele_train = -1;
+    for (unsigned k = 0; k < 2; k++) {
+        pt_run.devices[k] = 0;
+        pt_run.ranks[k] = (struct run_rank){.valid = true,
+                                            .rank = (int32_t)k,
+                                            .local_rank = (int32_t)k,
+                                            .world_size = 2,
+                                            .pid = 4242 + (int32_t)k,
+                                            .open = true};
+        snprintf(pt_run.ranks[k].name, sizeof(pt_run.ranks[k].name), "train_ddp");
+        snprintf(pt_run.ranks[k].group_backend, sizeof(pt_run.ranks[k].group_backend), "gloo");
+        struct engine_snap *s = &pt_devs[k];
+        memset(&s->mem, 0, sizeof(s->mem));
+        memset(&s->layout, 0, sizeof(s->layout));
+        s->has_vpoc_peak = false;
+        s->dev.mem_valid = false;
+        snprintf(s->dev.name, sizeof(s->dev.name), "CPU");
+        snprintf(s->backend, sizeof(s->backend), "pytorch-cpu");
+        s->job = true;
+        s->na = ENGINE_NA_CHUNK | ENGINE_NA_MEM;
+        s->samples_per_s = 2808;
+        s->steps_per_s = 43.9;
+        s->step_ms = k ? 22.4 : 21.3;
+    }
+}
+
+/* The rows of w as one text, for messages. */
+static const char *pt_all(WINDOW *w) {
+    static char all[8192];
+    all[0] = '\0';
+    for (int y = 0; y < getmaxy(w); y++)
+        snprintf(all + strlen(all), sizeof(all) - strlen(all), "|%s\n", pt_row(w, y));
+    return all;
+}
+
+Test(panels, watched_cpu_ranks_have_no_pool_numbers) {
+    pt_open(40, 120);
+    pt_ranks();
+    struct panel p = {0};
+    cr_assert_eq(panel_memory_ops.rows(&p, &pt_frame, 120), 3, "the title, n/a and why");
+    WINDOW *w = pt_draw(&panel_memory_ops, &p, 3, 80);
+    cr_assert(pt_has(w, "allocated n/a  reserved n/a  largest free n/a  frag n/a"), "%s",
+              pt_all(w));
+    cr_assert(pt_has(w, "no allocator lines: a CPU job has no caching allocator"), "%s", pt_all(w));
+    cr_assert_not(pt_has(w, "0 B"), "%s", pt_all(w));
+    /* one of the two with allocator lines: the grid, n/a in the other's cell */
+    pt_devs[1].na &= ~(uint32_t)ENGINE_NA_MEM;
+    pt_devs[1].mem.reserved_bytes = 2u << 20;
+    w = pt_draw(&panel_memory_ops, &p, 5, 80);
+    cr_assert(pt_has(w, "rank 0/2* alloc n/a res n/a"), "%s", pt_all(w));
+    cr_assert(pt_has(w, "rank 1/2  alloc 0 B res 2.0 MiB"), "%s", pt_all(w));
+    cr_assert(pt_has(w, "free n/a  frag n/a"), "%s", pt_all(w));
+    /* the GPU panel's training line: pools and the runtime n/a, each once */
+    pt_devs[1].na |= ENGINE_NA_MEM;
+    w = pt_draw(&panel_gpu_ops, &p, 3, 120);
+    cr_assert(pt_has(w, "2 jobs training (rank 0, rank 1): pools n/a (no allocator lines)"), "%s",
+              pt_all(w));
+    pt_frame.n_snaps = 1;
+    w = pt_draw(&panel_gpu_ops, &p, 3, 120);
+    cr_assert(pt_has(w, "training: pool n/a, runtime n/a on CPU"), "%s", pt_all(w));
+    cr_assert_not(pt_has(w, "n/a/n/a"), "%s", pt_all(w));
+    pt_close();
+}
+
+Test(panels, watched_ranks_each_have_a_row) {
+    pt_open(40, 120);
+    pt_ranks();
+    struct panel p = {0};
+    /* the sync panel at its least: both ranks' lines before the skew line */
+    WINDOW *w = pt_draw(&panel_sync_ops, &p, 4, 80);
+    cr_assert(pt_has(w, "rank 0/2* step 21.3ms"), "%s", pt_all(w));
+    cr_assert(pt_has(w, "rank 1/2  step 22.4ms"), "%s", pt_all(w));
+    cr_assert_not(pt_has(w, "dev0"), "%s", pt_all(w));
+    w = pt_draw(&panel_sync_ops, &p, 8, 120);
+    cr_assert(pt_has(w, "step skew 1.10ms: rank 1 slowest (22.40ms vs 21.30ms on rank 0)"), "%s",
+              pt_all(w));
+    cr_assert(pt_has(w, "pid 4243  gloo"), "%s", pt_all(w));
+    /* the timeline: a row each, named */
+    w = pt_draw(&panel_timeline_ops, &p, 10, 120);
+    cr_assert(pt_has(w, " rank 0/2*  "), "%s", pt_all(w));
+    cr_assert(pt_has(w, " rank 1/2   "), "%s", pt_all(w));
+    cr_assert(pt_has(w, "rank 0/2  last"), "%s", pt_all(w));
+    cr_assert_not(pt_has(w, "dev0"), "%s", pt_all(w));
+    pt_close();
+}
+
+/* The header's loss line: the loop of ours as it always was; a job with what it reported,
+ * n/a for what it did not, no chunk nor VPOC of its own. */
+Test(panels, header_rates_of_the_loop_and_of_a_job) {
+    struct engine_snap s = {
+        .has_val = true, .val_loss = 0.8586, .chunk_bars = 250, .samples_per_s = 202403};
+    char buf[192];
+    ui_header_rates(&s, buf, sizeof(buf));
+    cr_assert_str_eq(buf, " val 0.8586  chunk 250 bars  samples/s 202403");
+    s.chunk_bars = 0;
+    s.samples_per_s = 0; /* a loop of ours that measured 0 */
+    ui_header_rates(&s, buf, sizeof(buf));
+    cr_assert_str_eq(buf, " val 0.8586  chunk whole session  samples/s 0");
+    struct engine_snap j = {
+        .job = true, .na = ENGINE_NA_CHUNK | ENGINE_NA_SAMPLES | ENGINE_NA_STEPS | ENGINE_NA_MEM};
+    ui_header_rates(&j, buf, sizeof(buf));
+    cr_assert_str_eq(buf, " val n/a  samples/s n/a  steps/s n/a");
+    j.na = ENGINE_NA_CHUNK;
+    j.samples_per_s = 2808;
+    j.steps_per_s = 43.87;
+    ui_header_rates(&j, buf, sizeof(buf));
+    cr_assert_str_eq(buf, " val n/a  samples/s 2808  steps/s 43.9");
+    j.na = 0; /* a job that told its chunk */
+    j.chunk_bars = 500;
+    ui_header_rates(&j, buf, sizeof(buf));
+    cr_assert_str_eq(buf, " val n/a  chunk 500 bars  samples/s 2808  steps/s 43.9");
+}
+
+Test(panels, header_progress_of_a_job_without_a_length) {
+    struct engine_snap j = {.job = true};
+    char buf[96];
+    const char *why = ui_header_job_at(&j, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "no step yet");
+    cr_assert_str_eq(why, "no ETA: the job did not tell connect(epochs=, steps_per_epoch=)");
+    j.epoch = 2;
+    j.step = 7;
+    ui_header_job_at(&j, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "epoch 2  step 7");
+    j.epochs = 3;
+    why = ui_header_job_at(&j, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "epoch 2/3  step 7");
+    cr_assert_str_eq(why, "no ETA: the job did not tell connect(steps_per_epoch=)");
+}
+
 /* The header's state: a call past the timeout on any device is HUNG even when the first
  * device has finished (a watched job's rank 0 left while rank 1 hangs); a watch with no job
  * says WATCHING. */

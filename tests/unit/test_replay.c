@@ -1,12 +1,14 @@
 /* Recording and replay: rec_* writes a run, replay_open plays it back on a manual clock, and the
  * events, snapshot and error reporting are checked against hand-computed values. */
 #include "backend/record/record.h"
+#include "backend/record/replay_snap.h"
 #include "backend/run/replay.h"
 #include "tests/support/rs_test.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -886,4 +888,152 @@ Test(replay, fixture_two_devices) {
     cr_assert_eq(sa + sb, syncs);
     cr_assert_gt(b->mem.reserved_bytes, 0);
     src->ops->destroy(src);
+}
+
+/* A PyTorch job's stream (the Python bridge's lines) folded into a snapshot, line by line. */
+static struct replay_snap replay_test_rs;
+static struct replay_item replay_test_it;
+
+static void replay_test_job_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void replay_test_job_line(const char *fmt, ...) {
+    char line[1024], why[256] = "";
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    cr_assert_eq(replay_parse_line(line, strlen(line), &replay_test_it, why, sizeof(why)), 0,
+                 "%s: %s", line, why);
+    if (replay_test_it.kind == REPLAY_RUN)
+        replay_snap_init(&replay_test_rs, &replay_test_it.run, &replay_test_it.extra);
+    else
+        replay_snap_apply(&replay_test_rs, &replay_test_it);
+}
+
+/* The bridge's run line with more members (", ..." or ""). */
+static void replay_test_job_run(const char *more) {
+    replay_test_job_line("{\"type\":\"run\",\"version\":1,\"ringside\":\"bridge\",\"host\":\"h\","
+                         "\"backend\":\"pytorch-cpu\",\"device\":\"CPU\",\"arch\":\"\","
+                         "\"devices\":1,\"device_list\":[0],\"start_ns\":1,\"start_wall_ns\":1,"
+                         "\"chunk\":0,\"name\":\"train\",\"pid\":7,\"control\":true,\"rank\":1,"
+                         "\"world_size\":2,\"group_backend\":\"gloo\"%s}",
+                         more);
+}
+
+static void replay_test_job_step(int epoch, long long step, const char *rates) {
+    replay_test_job_line("{\"type\":\"phase\",\"phase\":\"forward\",\"name\":\"forward\","
+                         "\"dev\":0,\"seq\":1,\"start_ns\":2,\"end_ns\":3,\"epoch\":%d,"
+                         "\"step\":%lld,\"chunk\":-1}",
+                         epoch, step - 1);
+    replay_test_job_line("{\"type\":\"metric\",\"seq\":2,\"dev\":0,\"t_ns\":4,\"epoch\":%d,"
+                         "\"step\":%lld,\"loss\":0.5%s}",
+                         epoch, step, rates);
+}
+
+Test(replay, job_length_from_its_epochs_and_steps_per_epoch) {
+    replay_test_job_run(",\"epochs\":3,\"steps_per_epoch\":400,\"batch_size\":64");
+    const struct engine_snap *s = &replay_test_rs.snaps[0];
+    cr_assert(replay_test_it.extra.job);
+    cr_assert_eq(replay_test_it.extra.batch_size, 64);
+    cr_assert(s->job);
+    cr_assert_eq(s->epochs, 3);
+    cr_assert_eq(s->total_steps, 1200);
+    cr_assert_eq(s->na, ENGINE_NA_CHUNK | ENGINE_NA_SAMPLES | ENGINE_NA_STEPS | ENGINE_NA_MEM);
+    /* a counter within the epoch (1..400): the second epoch's 100th step is the 500th */
+    replay_test_job_step(1, 400, ",\"samples_per_s\":3200.0,\"steps_per_s\":50.0");
+    cr_assert_eq(s->step, 400);
+    replay_test_job_step(2, 100, ",\"samples_per_s\":3200.0,\"steps_per_s\":50.0");
+    cr_assert_eq(s->epoch, 2);
+    cr_assert_eq(s->step, 500);
+    cr_assert_eq(s->epochs, 3, "never the epochs seen");
+    cr_assert_eq(s->total_steps, 1200);
+    cr_assert_eq(s->na, ENGINE_NA_CHUNK | ENGINE_NA_MEM);
+    cr_assert_float_eq(s->steps_per_s, 50.0, 1e-9);
+    cr_assert_float_eq(s->samples_per_s, 3200.0, 1e-9);
+    /* a val loss does not make a length up from the counters */
+    replay_test_job_line("{\"type\":\"metric\",\"seq\":3,\"dev\":0,\"t_ns\":5,\"epoch\":2,"
+                         "\"step\":400,\"loss\":0.5,\"val_loss\":0.4,\"steps_per_s\":50}");
+    cr_assert_eq(s->step, 800);
+    cr_assert_eq(s->total_steps, 1200);
+    cr_assert_eq(s->steps_per_epoch, 400);
+    cr_assert(s->na & ENGINE_NA_SAMPLES, "no samples_per_s in that line");
+    /* the summary at its end: the last epoch's last step */
+    replay_test_job_line("{\"type\":\"summary\",\"state\":\"completed\",\"epochs\":3,"
+                         "\"steps\":400}");
+    cr_assert_eq(s->step, 1200);
+    cr_assert_eq(s->state, ENGINE_FINISHED);
+}
+
+Test(replay, job_counters_from_0_and_global) {
+    /* from 0 within the epoch: step 99 of epoch 2 is the 500th */
+    replay_test_job_run(",\"epochs\":3,\"steps_per_epoch\":400");
+    const struct engine_snap *s = &replay_test_rs.snaps[0];
+    replay_test_job_step(1, 0, "");
+    cr_assert_eq(s->step, 1);
+    replay_test_job_step(1, 399, "");
+    cr_assert_eq(s->step, 400);
+    replay_test_job_step(2, 99, "");
+    cr_assert_eq(s->step, 500);
+    /* a counter that runs on over the epochs: known once it passes 400 */
+    replay_test_job_run(",\"epochs\":3,\"steps_per_epoch\":400");
+    replay_test_job_step(1, 400, "");
+    cr_assert_eq(s->step, 400);
+    replay_test_job_step(2, 401, "");
+    cr_assert_eq(s->step, 401);
+    replay_test_job_step(2, 600, "");
+    cr_assert_eq(s->step, 600);
+    replay_test_job_step(3, 801, "");
+    cr_assert_eq(s->step, 801);
+    cr_assert_eq(s->epoch, 3);
+    /* epochs from 0 (range(3)): epoch 0 is the first */
+    replay_test_job_run(",\"epochs\":3,\"steps_per_epoch\":10");
+    replay_test_job_step(0, 10, "");
+    cr_assert_eq(s->epoch, 1);
+    cr_assert_eq(s->step, 10);
+    replay_test_job_step(2, 5, "");
+    cr_assert_eq(s->epoch, 3);
+    cr_assert_eq(s->step, 25);
+}
+
+Test(replay, job_without_a_length_keeps_its_counter) {
+    replay_test_job_run(",\"epochs\":0");
+    const struct engine_snap *s = &replay_test_rs.snaps[0];
+    replay_test_job_step(1, 40, ",\"samples_per_s\":0.0");
+    replay_test_job_step(2, 7, ",\"samples_per_s\":0.0");
+    cr_assert_eq(s->epoch, 2);
+    cr_assert_eq(s->epochs, 0, "not told: no total made up");
+    cr_assert_eq(s->step, 7, "its own counter");
+    cr_assert_eq(s->total_steps, 0);
+    /* the 0 a bridge sends for "no batch size" is not a rate; 0 with steps_per_s 0 is */
+    cr_assert(s->na & ENGINE_NA_SAMPLES);
+    cr_assert(s->na & ENGINE_NA_STEPS);
+    replay_test_job_step(2, 8, ",\"samples_per_s\":0.0,\"steps_per_s\":0.0");
+    cr_assert_not(s->na & (ENGINE_NA_SAMPLES | ENGINE_NA_STEPS));
+    cr_assert_float_eq(s->steps_per_s, 0.0, 1e-9);
+    /* only its allocator's lines make its memory known */
+    cr_assert(s->na & ENGINE_NA_MEM);
+    replay_test_job_line("{\"type\":\"mem\",\"seq\":9,\"dev\":0,\"t_ns\":9,\"allocated\":1024,"
+                         "\"reserved\":2048,\"largest_free\":1024,\"free_blocks\":1,"
+                         "\"segments\":1,\"frag\":0}");
+    cr_assert_not(s->na & ENGINE_NA_MEM);
+    cr_assert_eq(s->mem.reserved_bytes, 2048);
+    /* the bridge's rank and stack lines are known, for a live watch alone */
+    replay_test_job_line("{\"type\":\"rank\",\"t_ns\":9,\"rank\":1,\"world_size\":2}");
+    cr_assert_eq(replay_test_it.kind, REPLAY_BLANK);
+    replay_test_job_line("{\"type\":\"stack\",\"t_ns\":9,\"threads\":[]}");
+    cr_assert_eq(replay_test_it.kind, REPLAY_BLANK);
+}
+
+Test(replay, loop_of_ours_measures_everything) {
+    /* a recording of ours: as before, no bit set, the total from the first epoch's end */
+    replay_test_job_line("{\"type\":\"run\",\"version\":1,\"ringside\":\"0.1\",\"host\":\"h\","
+                         "\"backend\":\"cpu\",\"device\":\"d\",\"arch\":\"a\",\"devices\":1,"
+                         "\"start_ns\":5,\"start_wall_ns\":6,\"epochs\":2,\"chunk\":500}");
+    const struct engine_snap *s = &replay_test_rs.snaps[0];
+    cr_assert_not(s->job);
+    cr_assert_eq(s->na, 0);
+    cr_assert_eq(s->chunk_bars, 500);
+    replay_test_job_line("{\"type\":\"metric\",\"seq\":2,\"dev\":0,\"t_ns\":4,\"epoch\":1,"
+                         "\"step\":50,\"loss\":0.5,\"val_loss\":0.4,\"samples_per_s\":0}");
+    cr_assert_eq(s->total_steps, 100);
+    cr_assert_eq(s->na, 0, "a loop of ours that says 0 samples/s measured 0");
 }

@@ -200,8 +200,7 @@ Test(ui_devices, header_gives_way_host_first_then_status_then_names) {
 }
 
 Test(ui_devices, sync_line_leaves_out_what_does_not_fit_whole) {
-    struct run_info run = ud_run(2, "x");
-    (void)run;
+    struct run_info run = ud_run(2, "x"); /* rank 1 is dev3 */
     struct engine_snap *s = &ud_snaps[1];
     s->step_ms = 12.1;
     s->sync[0].count = 120;
@@ -209,12 +208,12 @@ Test(ui_devices, sync_line_leaves_out_what_does_not_fit_whole) {
     s->coll[EV_COLL_ALLREDUCE] =
         (struct comm_op_stats){.calls = 14, .p50_ns = 310000, .p99_ns = 1100000};
     char buf[256];
-    ui_devices_sync_line(s, 3, true, 0, buf, sizeof(buf));
+    ui_devices_sync_line(s, &run, 1, 0, true, 0, buf, sizeof(buf));
     cr_assert_str_eq(buf, "dev3* step 12.1ms  sync x120 p99 1.2ms  allreduce x14 p50 310.0us "
                           "p99 1.1ms");
-    ui_devices_sync_line(s, 3, false, 60, buf, sizeof(buf));
+    ui_devices_sync_line(s, &run, 1, 0, false, 60, buf, sizeof(buf));
     cr_assert_str_eq(buf, "dev3  step 12.1ms  sync x120 p99 1.2ms");
-    ui_devices_sync_line(s, 3, false, 10, buf, sizeof(buf));
+    ui_devices_sync_line(s, &run, 1, 0, false, 10, buf, sizeof(buf));
     cr_assert_str_eq(buf, "dev3 ");
 }
 
@@ -225,4 +224,156 @@ Test(ui_devices, columns_at_the_dashboard_widths) {
     cr_assert_eq(ui_devices_columns(118, 34, 8), 3);
     cr_assert_eq(ui_devices_columns(98, 34, 8), 2);
     cr_assert_eq(ui_devices_columns(118, 34, 2), 2);
+}
+
+/* Two watched jobs as ranks 0 and 1 of a gloo group on this host (pids 4242, 4243). */
+static struct run_info ud_ranks(unsigned n, int32_t world) {
+    struct run_info run = ud_run(n, "CPU");
+    snprintf(run.host, sizeof(run.host), "box");
+    run.watch = true;
+    for (unsigned k = 0; k < n; k++) {
+        run.devices[k] = 0; /* every CPU job is its device 0 */
+        struct run_rank *r = &run.ranks[k];
+        *r = (struct run_rank){.valid = true,
+                               .rank = (int32_t)k,
+                               .local_rank = (int32_t)k,
+                               .world_size = world,
+                               .pid = 4242 + (int32_t)k,
+                               .open = true};
+        snprintf(r->name, sizeof(r->name), "train_ddp");
+        snprintf(r->host, sizeof(r->host), "box");
+        snprintf(r->group_backend, sizeof(r->group_backend), "gloo");
+    }
+    return run;
+}
+
+Test(ui_devices, a_watched_job_is_named_as_its_script_knows_it) {
+    struct run_info run = ud_ranks(2, 2);
+    char buf[96];
+    ui_devices_name(&run, 1, true, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "rank 1/2");
+    ui_devices_name(&run, 1, false, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "rank 1");
+    run.ranks[1].world_size = 0; /* not told: the rank alone */
+    ui_devices_name(&run, 1, true, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "rank 1");
+    /* in no process group: its name, with its pid where another job has the same */
+    run.ranks[0].rank = run.ranks[1].rank = -1;
+    ui_devices_name(&run, 0, true, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "train_ddp pid 4242");
+    snprintf(run.ranks[1].name, sizeof(run.ranks[1].name), "eval.py");
+    ui_devices_name(&run, 0, true, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "train_ddp");
+    ui_devices_name(&run, 1, true, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "eval.py");
+    /* a device of ours, or past the list, as it always was */
+    struct run_info ours = ud_run(2, "x");
+    ui_devices_name(&ours, 1, true, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "dev3");
+    ui_devices_name(&run, 5, true, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "dev5");
+}
+
+Test(ui_devices, name_fit_gives_up_the_world_size_then_cuts) {
+    struct run_info run = ud_ranks(2, 16);
+    run.ranks[1].rank = 12;
+    char buf[32];
+    ui_devices_name_fit(&run, 1, 10, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "rank 12/16");
+    ui_devices_name_fit(&run, 1, 9, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "rank 12");
+    ui_devices_name_fit(&run, 1, 5, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "ran..");
+    run.ranks[1].rank = -1;
+    snprintf(run.ranks[1].name, sizeof(run.ranks[1].name), "a_rather_long_script_name");
+    ui_devices_name_fit(&run, 1, 9, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "a_rathe..");
+}
+
+Test(ui_devices, who_says_more_where_there_is_room) {
+    struct run_info run = ud_ranks(2, 2);
+    char buf[160];
+    ui_devices_who(&run, 1, 0, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "rank 1/2  local 1  pid 4243  gloo"); /* its host is this one */
+    snprintf(run.ranks[1].host, sizeof(run.ranks[1].host), "node2");
+    ui_devices_who(&run, 1, 0, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "rank 1/2  local 1  host node2  pid 4243  gloo");
+    /* narrower: the local rank goes first, then the backend, the pid, the host */
+    ui_devices_who(&run, 1, 40, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "rank 1/2  host node2  pid 4243  gloo");
+    ui_devices_who(&run, 1, 30, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "rank 1/2  host node2  pid 4243");
+    ui_devices_who(&run, 1, 20, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "rank 1/2  host node2");
+    ui_devices_who(&run, 1, 12, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "rank 1/2");
+    ui_devices_who(&run, 1, 7, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "rank 1");
+    for (int w = 1; w <= 60; w++)
+        cr_assert_leq(ui_devices_who(&run, 1, w, buf, sizeof(buf)), w, "width %d: %s", w, buf);
+    /* what is not known is left out; a device of ours has nothing more */
+    run.ranks[1] = (struct run_rank){.valid = true, .rank = 1, .local_rank = -1};
+    ui_devices_who(&run, 1, 0, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "rank 1");
+    struct run_info ours = ud_run(2, "x");
+    ui_devices_who(&ours, 0, 0, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "dev1");
+}
+
+Test(ui_devices, header_counts_ranks_and_jobs) {
+    struct run_info run = ud_ranks(2, 2);
+    char buf[128];
+    ui_devices_label(&run, ud_ptrs, 2, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "2 ranks (gloo): CPU x2");
+    run = ud_ranks(2, 4); /* two of a world of four attached */
+    snprintf(run.ranks[1].group_backend, sizeof(run.ranks[1].group_backend), "nccl");
+    ui_devices_label(&run, ud_ptrs, 2, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "2 of 4 ranks: CPU x2", "backends differ: none said");
+    run = ud_ranks(1, 1);
+    ui_devices_label(&run, ud_ptrs, 1, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "1 rank (gloo): CPU");
+    run = ud_ranks(3, 2);
+    run.ranks[2].rank = -1;
+    ui_devices_label(&run, ud_ptrs, 3, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "3 jobs, 2 ranks (gloo): CPU x3");
+    run.ranks[0].rank = run.ranks[1].rank = -1;
+    ui_devices_label(&run, ud_ptrs, 3, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "3 jobs: CPU x3");
+    ui_devices_label_fit(&run, ud_ptrs, 3, 10, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "3 jobs: ..");
+}
+
+Test(ui_devices, sync_line_of_a_rank) {
+    struct run_info run = ud_ranks(2, 2);
+    struct engine_snap *s = &ud_snaps[1];
+    s->step_ms = 22.4;
+    s->sync[0].count = 252;
+    s->sync[0].p99_ns = 3100000;
+    s->coll[EV_COLL_ALLREDUCE] =
+        (struct comm_op_stats){.calls = 252, .p50_ns = 2100000, .p99_ns = 3500000};
+    char buf[256];
+    ui_devices_sync_line(s, &run, 1, 8, true, 0, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "rank 1/2* step 22.4ms  sync x252 p99 3.1ms  allreduce x252 p50 2.1ms "
+                          "p99 3.5ms  local 1  pid 4243  gloo");
+    /* who it is takes what the figures leave, never a figure's place */
+    ui_devices_sync_line(s, &run, 1, 8, false, 90, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "rank 1/2  step 22.4ms  sync x252 p99 3.1ms  allreduce x252 p50 2.1ms "
+                          "p99 3.5ms  pid 4243");
+    ui_devices_sync_line(s, &run, 1, 8, false, 60, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "rank 1/2  step 22.4ms  sync x252 p99 3.1ms");
+    /* names padded to one column */
+    run.ranks[1].world_size = 0;
+    ui_devices_sync_line(s, &run, 1, 8, false, 30, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "rank 1    step 22.4ms");
+}
+
+Test(ui_devices, skew_line_names_the_ranks) {
+    struct run_info run = ud_ranks(2, 2);
+    struct ui_skew sk = {.slow = 1, .fast = 0, .slow_ms = 22.53, .fast_ms = 21.36, .skew_ms = 1.17};
+    char buf[128];
+    ui_devices_skew_line(&sk, &run, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "step skew 1.17ms: rank 1 slowest (22.53ms vs 21.36ms on rank 0)");
+    struct run_info ours = ud_run(2, "x");
+    ui_devices_skew_line(&sk, &ours, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "step skew 1.17ms: dev3 slowest (22.53ms vs 21.36ms on dev1)");
 }

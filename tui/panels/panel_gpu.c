@@ -143,21 +143,39 @@ static int panel_gpu_why(WINDOW *win, int y, int w, int rows, const struct ui_fr
     return shown;
 }
 
-/* Several training devices: their pools summed, and the devices by index. */
+/* Several training devices: their pools summed (those with allocator numbers; n/a when none
+ * has), and the devices by index, or watched jobs by name. */
 static void panel_gpu_train_many(struct panel *p, int y, const struct ui_frame *f) {
     uint64_t res = 0, live = 0;
-    char pool[24], alloc[24], devs[64] = "";
+    unsigned measured = 0;
+    bool jobs = f->run->watch && f->run->ranks[0].valid;
+    char pools[64] = "n/a", pool[24], alloc[24], devs[160] = "";
     for (unsigned k = 0; k < f->n_snaps; k++) {
-        res += f->snaps[k]->mem.reserved_bytes;
-        live += f->snaps[k]->mem.allocated_bytes;
+        if (!(f->snaps[k]->na & ENGINE_NA_MEM)) {
+            res += f->snaps[k]->mem.reserved_bytes;
+            live += f->snaps[k]->mem.allocated_bytes;
+            measured++;
+        }
         size_t at = strlen(devs);
-        if (at + 8 < sizeof(devs))
-            snprintf(devs + at, sizeof(devs) - at, "%s%u", k ? "," : "", ui_dev_index(f->run, k));
+        char nm[96];
+        if (jobs)
+            ui_devices_name(f->run, k, false, nm, sizeof(nm));
+        else
+            snprintf(nm, sizeof(nm), "%u", ui_dev_index(f->run, k));
+        if (at + strlen(nm) + 8 < sizeof(devs))
+            snprintf(devs + at, sizeof(devs) - at, "%s%s", k ? (jobs ? ", " : ",") : "", nm);
     }
-    ui_fmt_bytes(pool, sizeof(pool), res);
-    ui_fmt_bytes(alloc, sizeof(alloc), live);
-    w_text(p->win, y, 1, p->w - 2, THEME_DIM, f, "*training on %u devices (%s): pools %s (%s live)",
-           f->n_snaps, devs, pool, alloc);
+    if (measured) {
+        ui_fmt_bytes(pool, sizeof(pool), res);
+        ui_fmt_bytes(alloc, sizeof(alloc), live);
+        snprintf(pools, sizeof(pools), "%s (%s live)", pool, alloc);
+    }
+    if (jobs)
+        w_text(p->win, y, 1, p->w - 2, THEME_DIM, f, "%u jobs training (%s): pools %s%s",
+               f->n_snaps, devs, pools, measured ? "" : " (no allocator lines)");
+    else
+        w_text(p->win, y, 1, p->w - 2, THEME_DIM, f, "*training on %u devices (%s): pools %s",
+               f->n_snaps, devs, pools);
 }
 
 /* The runtime's and the pool's numbers for the device the loop runs on. */
@@ -167,16 +185,19 @@ static void panel_gpu_train(struct panel *p, int y, const struct ui_frame *f) {
         return;
     }
     const struct engine_snap *s = f->snap;
-    char pool[24], alloc[24], used[24] = "n/a", total[24] = "n/a";
-    ui_fmt_bytes(pool, sizeof(pool), s->mem.reserved_bytes);
-    ui_fmt_bytes(alloc, sizeof(alloc), s->mem.allocated_bytes);
-    if (s->dev.mem_valid && s->dev.mem_total_bytes >= s->dev.mem_free_bytes) {
-        ui_fmt_bytes(used, sizeof(used), s->dev.mem_total_bytes - s->dev.mem_free_bytes);
-        ui_fmt_bytes(total, sizeof(total), s->dev.mem_total_bytes);
+    char pool[64] = "n/a", runtime[48] = "n/a", a[24], b[24];
+    if (!(s->na & ENGINE_NA_MEM)) {
+        ui_fmt_bytes(a, sizeof(a), s->mem.reserved_bytes);
+        ui_fmt_bytes(b, sizeof(b), s->mem.allocated_bytes);
+        snprintf(pool, sizeof(pool), "%s (%s live)", a, b);
     }
-    w_text(p->win, y, 1, p->w - 2, THEME_DIM, f,
-           "%straining: pool %s (%s live), runtime %s/%s on %s", f->tele_train >= 0 ? "*" : "",
-           pool, alloc, used, total, s->dev.name);
+    if (s->dev.mem_valid && s->dev.mem_total_bytes >= s->dev.mem_free_bytes) {
+        ui_fmt_bytes(a, sizeof(a), s->dev.mem_total_bytes - s->dev.mem_free_bytes);
+        ui_fmt_bytes(b, sizeof(b), s->dev.mem_total_bytes);
+        snprintf(runtime, sizeof(runtime), "%s/%s", a, b); /* used/total */
+    }
+    w_text(p->win, y, 1, p->w - 2, THEME_DIM, f, "%straining: pool %s, runtime %s on %s",
+           f->tele_train >= 0 ? "*" : "", pool, runtime, s->dev.name);
 }
 
 /* The title: the backend, the GPUs, "+N more" for those scrolled out of view (up and down

@@ -8,8 +8,17 @@
 #include "tui/widgets.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #define PANEL_MEMORY_COL_MIN 34 /* a device's column beside others */
+
+/* bytes as text, or "n/a" where the source has no allocator numbers (a CPU job). */
+static void panel_memory_bytes(const struct engine_snap *s, char *buf, size_t n, uint64_t bytes) {
+    if (s->na & ENGINE_NA_MEM)
+        snprintf(buf, n, "n/a");
+    else
+        ui_fmt_bytes(buf, n, bytes);
+}
 
 /* The largest free block of the listed layout: segment and block index, or -1. */
 static void panel_memory_largest(const struct mem_layout *l, int *seg, int *blk) {
@@ -212,14 +221,18 @@ static void panel_memory_full(struct panel *p, const struct engine_snap *sn, uns
     if (m->n_oom) /* a refusal is the fact to see first */
         snprintf(info, sizeof(info), "%sOOM %llu  frag %.0f%%", dev, (unsigned long long)m->n_oom,
                  m->frag * 100.0);
+    else if (sn->na & ENGINE_NA_MEM)
+        snprintf(info, sizeof(info), "%sfrag n/a", dev);
     else
         snprintf(info, sizeof(info), "%sfrag %.0f%%", dev, m->frag * 100.0);
     w_title(p->win, "memory pool", info, p->focused, f);
-    ui_fmt_bytes(al, sizeof(al), m->allocated_bytes);
-    ui_fmt_bytes(re, sizeof(re), m->reserved_bytes);
-    ui_fmt_bytes(lf, sizeof(lf), m->largest_free_bytes);
+    panel_memory_bytes(sn, al, sizeof(al), m->allocated_bytes);
+    panel_memory_bytes(sn, re, sizeof(re), m->reserved_bytes);
+    panel_memory_bytes(sn, lf, sizeof(lf), m->largest_free_bytes);
     int w = p->w - 2;
-    if (w >= 90)
+    if (sn->na & ENGINE_NA_MEM) /* this one sent no allocator lines: no counts either */
+        w_text(p->win, 1, 1, w, THEME_TEXT, f, "alloc n/a  reserved n/a  largest free n/a");
+    else if (w >= 90)
         w_text(p->win, 1, 1, w, THEME_TEXT, f,
                "allocated %s  reserved %s  largest free %s  free blocks %u  segments %u", al, re,
                lf, m->free_blocks, m->segments);
@@ -281,14 +294,17 @@ static void panel_memory_column(struct panel *p, int y0, int x, int h, int w, un
     const struct engine_snap *sn = f->snaps[k];
     const struct mem_stats *m = &sn->mem;
     const struct mem_layout *l = &sn->layout;
-    char al[24], re[24], lf[24];
-    ui_fmt_bytes(al, sizeof(al), m->allocated_bytes);
-    ui_fmt_bytes(re, sizeof(re), m->reserved_bytes);
-    ui_fmt_bytes(lf, sizeof(lf), m->largest_free_bytes);
-    w_text(p->win, y0, x, w, k == f->gpu ? THEME_TITLE : THEME_TEXT, f, "dev%u%s alloc %s res %s",
-           ui_dev_index(f->run, k), k == f->gpu ? "*" : " ", al, re);
+    char al[24], re[24], lf[24], nm[96];
+    panel_memory_bytes(sn, al, sizeof(al), m->allocated_bytes);
+    panel_memory_bytes(sn, re, sizeof(re), m->reserved_bytes);
+    panel_memory_bytes(sn, lf, sizeof(lf), m->largest_free_bytes);
+    ui_devices_name(f->run, k, true, nm, sizeof(nm));
+    w_text(p->win, y0, x, w, k == f->gpu ? THEME_TITLE : THEME_TEXT, f, "%s%s alloc %s res %s", nm,
+           k == f->gpu ? "*" : " ", al, re);
     int y = y0 + 1, end = y0 + h < p->h ? y0 + h : p->h;
-    if (y < end)
+    if (y < end && (sn->na & ENGINE_NA_MEM))
+        w_text(p->win, y++, x, w, THEME_DIM, f, "  free n/a  frag n/a");
+    else if (y < end)
         w_text(p->win, y++, x, w,
                m->n_oom        ? THEME_ERROR
                : m->frag > 0.5 ? THEME_WARN
@@ -327,8 +343,46 @@ static void panel_memory_grid(struct panel *p, unsigned n, unsigned cols,
                             cw, first + c, f);
 }
 
+/* Whether no device shown has allocator numbers (watched CPU jobs): then the panel is the
+ * n/a line and why, not a chart or a grid of n/a. */
+static bool panel_memory_none(const struct ui_frame *f) {
+    unsigned n = f->n_snaps ? f->n_snaps : 1;
+    for (unsigned k = 0; k < n; k++) {
+        const struct engine_snap *s = k < f->n_snaps && f->snaps[k] ? f->snaps[k] : f->snap;
+        if (!(s->na & ENGINE_NA_MEM))
+            return false;
+    }
+    return true;
+}
+
+/* The pool of jobs that sent no allocator lines: n/a for every number, and why. */
+static void panel_memory_draw_none(struct panel *p, const struct ui_frame *f) {
+    int w = p->w - 2;
+    unsigned n = f->n_snaps ? f->n_snaps : 1;
+    char info[32] = "";
+    if (n > 1)
+        snprintf(info, sizeof(info), "%u devices", n);
+    w_title(p->win, "memory pool", info, p->focused, f);
+    w_text(p->win, 1, 1, w, THEME_TEXT, f,
+           w >= 60 ? "allocated n/a  reserved n/a  largest free n/a  frag n/a"
+                   : "alloc n/a  reserved n/a  largest free n/a");
+    if (p->h < 3)
+        return;
+    const char *why = strstr(f->snap->backend, "cpu") ? "a CPU job has no caching allocator"
+                                                      : "none from the job yet";
+    char line[256];
+    snprintf(line, sizeof(line), "no allocator lines: %s", why);
+    char cut[256];
+    ui_devices_fit(cut, sizeof(cut), line, w);
+    w_text(p->win, 2, 1, w, THEME_DIM, f, "%s", cut);
+}
+
 static void panel_memory_draw(struct panel *p, const struct ui_frame *f) {
     unsigned n = f->n_snaps;
+    if (panel_memory_none(f)) {
+        panel_memory_draw_none(p, f);
+        return;
+    }
     if (n <= 1) { /* one device: as it always was */
         panel_memory_full(p, f->snap, 0, "", f);
         return;
@@ -336,8 +390,9 @@ static void panel_memory_draw(struct panel *p, const struct ui_frame *f) {
     unsigned cols = ui_devices_columns(p->w - 2, PANEL_MEMORY_COL_MIN, n);
     if (cols < 2) { /* no room beside each other: the selected device */
         unsigned k = f->gpu < n ? f->gpu : 0;
-        char dev[48];
-        snprintf(dev, sizeof(dev), "dev%u  +%u more (1-9)  ", ui_dev_index(f->run, k), n - 1);
+        char dev[128], nm[96];
+        ui_devices_name(f->run, k, true, nm, sizeof(nm));
+        snprintf(dev, sizeof(dev), "%s  +%u more (1-9)  ", nm, n - 1);
         panel_memory_full(p, f->snaps[k], k, dev, f);
         return;
     }
@@ -349,6 +404,8 @@ static void panel_memory_draw(struct panel *p, const struct ui_frame *f) {
 static int panel_memory_rows(const struct panel *p, const struct ui_frame *f, int w) {
     (void)p;
     unsigned n = f->n_snaps;
+    if (panel_memory_none(f))
+        return 3; /* the title, the n/a line and why */
     if (n <= 1)
         return panel_memory_fixed_rows(f->snap, w, f) + 1;
     unsigned cols = ui_devices_columns(w - 2, PANEL_MEMORY_COL_MIN, n);

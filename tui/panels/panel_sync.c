@@ -116,34 +116,43 @@ static void panel_sync_compact(struct panel *p, int y, const struct ui_frame *f)
     }
 }
 
-/* Several devices: the skew line where a device line still fits under it, then a line per
+/* Several devices: the skew line where two device lines still fit under it, then a line per
  * device (a window around the selected one); when some are left out, the last line shown
  * carries "+N more" at its right end, so the mark is there whatever the rows. Returns the
  * next row. */
 static int panel_sync_devices(struct panel *p, int y, int rows, const struct ui_frame *f) {
-    char line[256];
+    char line[512];
     struct ui_skew sk;
     if (rows <= 0)
         return y;
-    if (rows >= 2 && ui_devices_skew(f->snaps, f->n_snaps, &sk)) {
+    /* the skew line where two device lines still fit under it: else the devices' own lines
+     * (their step times) say it */
+    unsigned n = f->n_snaps;
+    bool skew = rows >= 3;
+    if (skew && ui_devices_skew(f->snaps, f->n_snaps, &sk)) {
         ui_devices_skew_line(&sk, f->run, line, sizeof(line));
         w_text(p->win, y++, 1, p->w - 2, THEME_TEXT, f, "%s", line);
         rows--;
-    } else if (rows >= 2) {
+    } else if (skew) {
         w_text(p->win, y++, 1, p->w - 2, THEME_DIM, f, "step skew: n/a until every device steps");
         rows--;
     }
-    unsigned shown, n = f->n_snaps;
+    unsigned shown;
     unsigned first = ui_devices_window(n, (unsigned)rows, f->gpu, &shown);
     char more[32] = "";
     if (shown < n) {
         ui_devices_more(n - shown, more, sizeof(more));
         snprintf(more + strlen(more), sizeof(more) - strlen(more), " (1-9)");
     }
-    int mw = more[0] ? (int)strlen(more) + 2 : 0;
+    int mw = more[0] ? (int)strlen(more) + 2 : 0, name_w = 0;
+    for (unsigned k = first; k < first + shown; k++) { /* the names in one column */
+        char nm[96];
+        int l = ui_devices_name(f->run, k, true, nm, sizeof(nm));
+        name_w = l > name_w ? l : name_w;
+    }
     for (unsigned k = first; k < first + shown; k++) {
         bool last = k + 1 == first + shown;
-        ui_devices_sync_line(f->snaps[k], ui_dev_index(f->run, k), k == f->gpu,
+        ui_devices_sync_line(f->snaps[k], f->run, k, name_w, k == f->gpu,
                              p->w - 2 - (last ? mw : 0), line, sizeof(line));
         w_text(p->win, y, 1, p->w - 2 - (last ? mw : 0), k == f->gpu ? THEME_TITLE : THEME_TEXT, f,
                "%s", line);

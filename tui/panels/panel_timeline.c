@@ -85,8 +85,12 @@ static void panel_timeline_row(struct panel *p, int y, unsigned k, bool sync, in
         from = alarm == THEME_DIM ? width : panel_timeline_sync_cell(f, width);
         w_text(p->win, y, 1, x0 - 1, alarm, f, "%s", lab);
     } else {
-        w_text(p->win, y, 1, x0 - 1, k == f->gpu ? THEME_TITLE : THEME_DIM, f, "dev%u%s", dev,
-               k == f->gpu && f->n_snaps > 1 ? "*" : "");
+        char nm[PANEL_TIMELINE_LABEL + 1];
+        bool star = k == f->gpu && f->n_snaps > 1;
+        /* its name, the star and a blank column before the cells */
+        ui_devices_name_fit(f->run, k, x0 - 2 - star, nm, sizeof(nm));
+        w_text(p->win, y, 1, x0 - 1, k == f->gpu ? THEME_TITLE : THEME_DIM, f, "%s%s", nm,
+               star ? "*" : "");
     }
     struct w_row row;
     w_row_begin(&row, p->win, y, x0, f);
@@ -298,7 +302,9 @@ static void panel_timeline_info(struct panel *p, unsigned hidden, size_t n_marks
         else
             kinfo[0] = '\0';
         const char *parts[] = {kinfo, more, drop < 2 ? quiet : "", drop < 1 ? "< >" : ""};
-        int at = snprintf(info, sizeof(info), "dev%u  last %s", ui_dev_index(f->run, f->gpu), span);
+        char nm[96];
+        ui_devices_name(f->run, f->gpu, true, nm, sizeof(nm));
+        int at = snprintf(info, sizeof(info), "%s  last %s", nm, span);
         for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
             if (parts[k][0] && (size_t)at < sizeof(info))
                 at += snprintf(info + at, sizeof(info) - (size_t)at, "  %s", parts[k]);
