@@ -145,8 +145,7 @@ static void app_frame_inflight(struct app *a) {
 /* A run that has ended is shown as it was at its end: the clock, the timeline's window and the
  * ages stop at the last device's last snapshot. */
 static void app_frame_end(struct ui_frame *f) {
-    enum engine_state st = f->snap->state;
-    if (st != ENGINE_FINISHED && st != ENGINE_FAILED)
+    if (!ui_frame_ended(f, NULL))
         return;
     uint64_t end = 0;
     for (unsigned k = 0; k < f->n_snaps; k++)
@@ -364,6 +363,7 @@ static int app_run(struct app *a, struct source *src, const struct app_view *v,
     a->zoom = 1; /* 10 s */
     ui_model_init_zeroed(&a->model);
     ui_model_use_remedies(&a->model, svc->remedies);
+    ui_model_use_run(&a->model, &src->run);
     if (src->run.n_devices > 1) /* the memory sparklines follow the first device */
         ui_model_series_dev(&a->model, src->run.devices[0]);
     char err[512];

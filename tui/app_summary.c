@@ -9,8 +9,7 @@
 
 static bool app_summary_ended(const struct app *a) {
     const struct ui_frame *f = &a->frame;
-    return f->snap && (f->snap->state == ENGINE_FINISHED || f->snap->state == ENGINE_FAILED ||
-                       (f->source_done && f->run->replay));
+    return f->snap && (ui_frame_ended(f, NULL) || (f->source_done && f->run->replay));
 }
 
 void app_summary_follow(struct app *a) {

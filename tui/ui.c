@@ -30,6 +30,19 @@ const struct engine_snap *ui_frame_sel(const struct ui_frame *f) {
     return f->snap;
 }
 
+bool ui_frame_ended(const struct ui_frame *f, bool *failed) {
+    bool ended = true, bad = false;
+    unsigned n = f->n_snaps ? f->n_snaps : 1;
+    for (unsigned k = 0; k < n; k++) {
+        const struct engine_snap *s = k == 0 || !f->snaps[k] ? f->snap : f->snaps[k];
+        ended &= s->state == ENGINE_FINISHED || s->state == ENGINE_FAILED;
+        bad |= s->state == ENGINE_FAILED;
+    }
+    if (failed)
+        *failed = bad;
+    return ended;
+}
+
 const char *ui_frame_state(const struct ui_frame *f, bool quitting) {
     uint64_t age;
     enum engine_state s = f->snap->state;
@@ -40,10 +53,16 @@ const char *ui_frame_state(const struct ui_frame *f, bool quitting) {
     if (f->has_oldest && f->now_ns > f->oldest.start_ns &&
         f->now_ns - f->oldest.start_ns > f->sync_timeout_ns)
         return "HUNG";
-    if (s == ENGINE_FINISHED)
-        return "FINISHED";
-    if (s == ENGINE_FAILED)
-        return "FAILED";
+    bool failed;
+    if (ui_frame_ended(f, &failed))
+        return failed ? "FAILED" : "FINISHED";
+    if (s == ENGINE_FINISHED || s == ENGINE_FAILED) /* another device goes on: its state */
+        for (unsigned k = 1; k < f->n_snaps; k++)
+            if (f->snaps[k] && f->snaps[k]->state != ENGINE_FINISHED &&
+                f->snaps[k]->state != ENGINE_FAILED) {
+                s = f->snaps[k]->state;
+                break;
+            }
     if (f->source_done && f->run && f->run->replay) /* a recording that ends before its run */
         return "ENDED";
     if (quitting)
@@ -57,8 +76,7 @@ const char *ui_frame_state(const struct ui_frame *f, bool quitting) {
 
 double ui_frame_elapsed_s(const struct ui_frame *f) {
     uint64_t t0 = f->run->start_ns, t1 = f->now_ns;
-    enum engine_state st = f->snap->state;
-    bool ended = st == ENGINE_FINISHED || st == ENGINE_FAILED || f->source_done;
+    bool ended = ui_frame_ended(f, NULL) || f->source_done;
     if (ended && f->snap->t_ns > t0 && f->snap->t_ns < t1)
         t1 = f->snap->t_ns;
     return t1 > t0 ? (double)(t1 - t0) / 1e9 : 0;

@@ -59,6 +59,10 @@ attr_t ui_attr(const struct ui_frame *f, enum theme_role r);
 /* State of the sync in flight (and its age) against the slow and timeout thresholds. */
 enum ui_watch ui_frame_watch(const struct ui_frame *f, uint64_t *age_ns);
 
+/* Whether the run has ended: every training device's snapshot finished or failed (a watched
+ * group's rank 0 that left while rank 1 goes on has not ended the run). *failed: one failed. */
+bool ui_frame_ended(const struct ui_frame *f, bool *failed);
+
 /* The selected training device's snapshot (snaps[gpu], else snap). */
 const struct engine_snap *ui_frame_sel(const struct ui_frame *f);
 

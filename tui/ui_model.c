@@ -1,6 +1,7 @@
 /* The dashboard's memory of recent events, and its formatting helpers. */
 #include "tui/ui_model.h"
 
+#include "tui/ui_devices.h"
 #include "tui/ui_model_internal.h"
 
 #include <math.h>
@@ -29,11 +30,25 @@ void ui_model_series_dev(struct ui_model *m, unsigned dev) {
     m->series_dev = dev >= EV_DEV_NONE ? EV_DEV_NONE : (uint16_t)dev;
 }
 
-int ui_model_coll_text(const struct ev *e, char *buf, size_t n) {
+/* "dev 1 " or, for a watched job, "rank 1 " (its name when it is no rank). */
+static void ui_model_dev_name(const struct run_info *run, uint16_t dev, char *buf, size_t n) {
+    buf[0] = '\0';
+    if (dev == EV_DEV_NONE)
+        return;
+    for (unsigned k = 0; run && k < run->n_devices && k < RUN_MAX_DEVICES; k++)
+        if (run->devices[k] == dev && run->ranks[k].valid) {
+            int l = ui_devices_name(run, k, false, buf, n);
+            if (l > 0 && (size_t)l + 1 < n)
+                snprintf(buf + l, n - (size_t)l, " ");
+            return;
+        }
+    snprintf(buf, n, "dev %u ", dev);
+}
+
+int ui_model_coll_text(const struct ev *e, const struct run_info *run, char *buf, size_t n) {
     const struct ev_coll *c = &e->u.coll;
-    char dev[16] = "", bytes[24] = "", mx[16];
-    if (e->dev != EV_DEV_NONE)
-        snprintf(dev, sizeof(dev), "dev %u ", e->dev);
+    char dev[48] = "", bytes[24] = "", mx[16];
+    ui_model_dev_name(run, e->dev, dev, sizeof(dev));
     if (c->bytes)
         ui_fmt_bytes(bytes, sizeof(bytes), c->bytes);
     ui_fmt_ns(mx, sizeof(mx), c->max_ns);
@@ -45,11 +60,12 @@ int ui_model_coll_text(const struct ev *e, char *buf, size_t n) {
 }
 
 /* The list entry for a collective event: its line, and every field for the details. */
-static void ui_model_coll_entry(const struct ev *e, struct ui_event *u) {
+static void ui_model_coll_entry(const struct ev *e, const struct run_info *run,
+                                struct ui_event *u) {
     const struct ev_coll *c = &e->u.coll;
     u->severity = c->rc == 0 ? SEV_INFO : SEV_WARNING;
     u->category = c->rc == 0 ? UI_CAT_INFO : UI_CAT_WARNING;
-    ui_model_coll_text(e, u->text, sizeof(u->text));
+    ui_model_coll_text(e, run, u->text, sizeof(u->text));
     char dev[8] = "-";
     if (e->dev != EV_DEV_NONE)
         snprintf(dev, sizeof(dev), "%u", e->dev);
@@ -59,6 +75,10 @@ static void ui_model_coll_entry(const struct ev *e, struct ui_event *u) {
              dev, ev_coll_op_name(c->op), c->calls, (unsigned long long)c->bytes,
              (unsigned long long)c->dur_ns, (unsigned long long)c->max_ns, c->epoch,
              (long long)c->step, c->rc);
+}
+
+void ui_model_use_run(struct ui_model *m, const struct run_info *run) {
+    m->run = run;
 }
 
 void ui_model_use_remedies(struct ui_model *m, const struct remedies *r) {
@@ -160,7 +180,7 @@ static void ui_model_sync(struct ui_model *m, const struct ev *e) {
 }
 
 /* The list entry for a command, alert or log event. */
-static bool ui_model_entry(const struct ev *e, struct ui_event *u) {
+static bool ui_model_entry(const struct ev *e, const struct run_info *run, struct ui_event *u) {
     memset(u, 0, sizeof(*u));
     u->t_ns = e->t_ns;
     u->dev = e->dev;
@@ -169,7 +189,7 @@ static bool ui_model_entry(const struct ev *e, struct ui_event *u) {
          * went well come thousands a second and are the sync panel's numbers, not entries */
         if (e->u.coll.op == EV_COLL_ALLREDUCE && e->u.coll.rc == 0)
             return false;
-        ui_model_coll_entry(e, u);
+        ui_model_coll_entry(e, run, u);
         return true;
     }
     if (e->kind == EV_COMMAND) {
@@ -242,7 +262,7 @@ void ui_model_list_add(struct ui_model *m, struct ui_event *u) {
  * thousands of phases a second then need no room for an entry on the stack). */
 __attribute__((noinline)) static void ui_model_list_event(struct ui_model *m, const struct ev *e) {
     struct ui_event u;
-    if (ui_model_entry(e, &u))
+    if (ui_model_entry(e, m->run, &u))
         ui_model_list_add(m, &u);
 }
 

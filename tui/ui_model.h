@@ -118,6 +118,7 @@ struct ui_model {
     uint64_t kmsg_seen, kmsg_last_seq;
     uint64_t kmsg_gaps; /* kernel-log events dropped in a flood (their own ring's seq gaps) */
     const struct remedies *remedies; /* what kernel-log events are matched against (or NULL) */
+    const struct run_info *run;      /* the run's devices, for naming them in lines (or NULL) */
     uint16_t series_dev; /* the device whose memory events feed the series (EV_DEV_NONE: any) */
 };
 
@@ -130,6 +131,9 @@ void ui_model_init_zeroed(struct ui_model *m);
 /* Match kernel-log events against r (borrowed: it must outlive the model; NULL: no rules)
  * from now on, as they come. */
 void ui_model_use_remedies(struct ui_model *m, const struct remedies *r);
+/* Name the devices in the lines as the run does (a watched job's "rank 1"); run (borrowed)
+ * outlives the model. NULL: "dev N". */
+void ui_model_use_run(struct ui_model *m, const struct run_info *run);
 
 /* Feed the memory series (allocated, reserved, frag) from device index dev's memory events
  * alone (EV_DEV_NONE, the default: every one), so several devices' pools do not interleave. */
@@ -137,7 +141,7 @@ void ui_model_series_dev(struct ui_model *m, unsigned dev);
 
 /* A collective event as a list line: "dev 1 allreduce x14 147.1 KiB max 1.1ms" (", failed:
  * rc -110" when it did). Returns the length it would have, as snprintf. */
-int ui_model_coll_text(const struct ev *e, char *buf, size_t n);
+int ui_model_coll_text(const struct ev *e, const struct run_info *run, char *buf, size_t n);
 
 /* Fold one event into the model. A list entry that repeats the newest one but for its
  * numbers ("checkpoint written ... (epoch 7)") replaces it and counts the repeat, so a

@@ -396,10 +396,12 @@ static void watch_on_close(void *ctx, unsigned k) {
     for (unsigned c = 0; c < WATCH_CALLS; c++)
         if (j->calls[c].used && (!in || j->calls[c].inf.start_ns < in->inf.start_ns))
             in = &j->calls[c];
-    if (s->state != ENGINE_FINISHED && s->state != ENGINE_FAILED && !j->ended)
+    if (s->state != ENGINE_FINISHED && s->state != ENGINE_FAILED && !j->ended) {
+        s->state = ENGINE_FAILED; /* gone mid-run: it did not finish */
         watch_log(w, k, in ? SEV_ERROR : SEV_WARNING,
                   "job %s (pid %d) went away without ending%s%s", j->name, (int)j->pid,
                   in ? " while in " : "", in ? in->name : "");
+    }
     for (unsigned c = 0; c < WATCH_CALLS; c++)
         if (j->calls[c].used) {
             watch_hang_left(w, k, &j->calls[c], j->gone_ns, true);
@@ -572,7 +574,8 @@ static const char *watch_status(struct source *s) {
     w->status[0] = '\0';
     watch_status_cat(w, "watching %u job%s", open, open == 1 ? "" : "s");
     uint64_t now = mono_now_ns();
-    if (stuck && now > sc->inf.start_ns) {
+    if (stuck && now > sc->inf.start_ns && now - sc->inf.start_ns >= w->slow_ns / 2) {
+        /* a call said once it lasts (the many short ones would make the line flicker) */
         char who[48];
         watch_who(stuck, who, sizeof(who));
         if (sc->coll >= 0 && sc->cseq)
