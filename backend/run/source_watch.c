@@ -227,6 +227,8 @@ static int watch_call(struct watch *w, unsigned k, const char *line, size_t len,
                           ? (uint64_t)json_object_get_int64(v)
                           : mono_now_ns();
     watch_str(o, "call", c->name, sizeof(c->name));
+    c->inf.coll = (uint8_t)(c->coll > 0 ? c->coll : EV_COLL_NONE);
+    c->inf.coll_seq = c->cseq;
     if (c->coll >= 0 && c->group == 0 && c->cseq > j->cseq_entered)
         j->cseq_entered = c->cseq;
     json_object_put(o);

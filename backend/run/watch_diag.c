@@ -194,6 +194,14 @@ void diag_proc_read(const char *proc_root, pid_t pid, const struct diag_proc *pr
         }
         bool found;
         uint64_t was = diag_prev_ticks(prev, tid, &found);
+        if (tid == (int32_t)pid) {
+            out->main_state = state;
+            snprintf(out->main_wchan, sizeof(out->main_wchan), "%s",
+                     state == 'R' || strcmp(wchan, "0") == 0 ? "" : wchan);
+            if (found && span_s > 0.05 && hz > 0)
+                out->main_pct =
+                    (double)(ticks - (ticks > was ? was : ticks)) / (double)hz / span_s * 100;
+        }
         sum += ticks;
         sum_prev += found ? was : ticks; /* a new thread counts from now */
         if (found && span_s > 0.05 && hz > 0) {

@@ -23,7 +23,11 @@ struct diag_proc {
     unsigned running, sleeping, disk, other; /* threads in R, S, D, any other state */
     char disk_wchan[32];                     /* a D thread's wchan (the driver call), or "" */
     char top_wchan[32];                      /* the wchan most sleeping threads wait in, or "" */
-    bool has_cpu;                            /* the CPU figures below span two looks */
+    char main_state;       /* the main thread's (tid = pid: Python's, usually the training one)
+                              state, or 0 when not read */
+    char main_wchan[32];   /* ... and where it sleeps ("" running) */
+    double main_pct;       /* ... its CPU (valid with has_cpu) */
+    bool has_cpu;          /* the CPU figures below span two looks */
     double cpu_pct;        /* the process's CPU since the look before (100 = one core) */
     double top_thread_pct; /* its busiest thread's */
     char top_thread[16];   /* ... and that thread's name */

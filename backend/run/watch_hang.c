@@ -77,6 +77,12 @@ static void watch_threads_words(const struct diag_proc *p, char *out, size_t n) 
         return;
     if (p->disk)
         snprintf(out, n, "a thread in D state%s%s", p->disk_wchan[0] ? " in " : "", p->disk_wchan);
+    else if (p->main_state == 'S' || p->main_state == 'D')
+        snprintf(out, n, "its main thread %s%s%s", p->main_state == 'S' ? "sleeping" : "in D state",
+                 p->main_wchan[0] ? " in " : "", p->main_wchan);
+    else if (p->main_state == 'R')
+        snprintf(out, n, "its main thread running%s",
+                 p->has_cpu && p->main_pct >= 50 ? " flat out" : "");
     else if (p->has_cpu && p->top_thread_pct >= 80)
         snprintf(out, n, "running at %.0f%% CPU (%s)", p->top_thread_pct, p->top_thread);
     else if (p->running == 0)

@@ -25,8 +25,10 @@ struct trace_pos {
 /* A synchronize in flight on one device (valid while start_ns != 0). */
 struct trace_inflight {
     uint64_t start_ns;
-    uint8_t op;    /* enum ev_sync_op */
-    uint8_t phase; /* enum ev_phase_id current when the sync started */
+    uint8_t op;        /* enum ev_sync_op */
+    uint8_t phase;     /* enum ev_phase_id current when the sync started */
+    uint8_t coll;      /* a watched job's collective: its enum ev_coll_op (EV_COLL_NONE: a sync) */
+    uint64_t coll_seq; /* ... and its number in its group (0: not numbered) */
 };
 
 /* Summary of one (device, op) histogram, for snapshots. */

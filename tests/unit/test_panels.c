@@ -284,11 +284,18 @@ Test(panels, sync_shows_percentiles_and_watch_state) {
     delwin(w);
     /* a stream sync in flight for 2 s is SLOW; for 40 s it is a HANG */
     pt_frame.has_inflight = true;
-    pt_frame.inflight =
-        (struct trace_inflight){pt_frame.now_ns - 2000000000ull, SYNC_OP_STREAM, PHASE_CLEANUP};
+    pt_frame.inflight = (struct trace_inflight){pt_frame.now_ns - 2000000000ull, SYNC_OP_STREAM,
+                                                PHASE_CLEANUP, EV_COLL_NONE, 0};
     w = pt_draw(&panel_sync_ops, &p, 8, 100);
     cr_assert(pt_has(w, "stream sync in cleanup for 2.0s  [SLOW]"));
     delwin(w);
+    /* a watched job's collective: its name and number, not a sync's words */
+    pt_frame.inflight.coll = EV_COLL_ALLREDUCE;
+    pt_frame.inflight.coll_seq = 243;
+    w = pt_draw(&panel_sync_ops, &p, 8, 100);
+    cr_assert(pt_has(w, "in flight: allreduce #243 for 2.0s  [SLOW]"));
+    delwin(w);
+    pt_frame.inflight.coll = EV_COLL_NONE;
     pt_frame.now_ns = 60000000000ull; /* a minute into the run, the sync began at 20 s */
     pt_frame.inflight.start_ns = 20000000000ull;
     w = pt_draw(&panel_sync_ops, &p, 4, 80); /* compact: the watch line comes first */
@@ -323,7 +330,8 @@ Test(panels, sync_hang_shows_the_latest_driver_failures) {
     }
     pt_frame.now_ns = 60000000000ull; /* a minute into the run, the sync began at 20 s */
     pt_frame.has_inflight = true;
-    pt_frame.inflight = (struct trace_inflight){20000000000ull, SYNC_OP_DEVICE, PHASE_CLEANUP};
+    pt_frame.inflight =
+        (struct trace_inflight){20000000000ull, SYNC_OP_DEVICE, PHASE_CLEANUP, EV_COLL_NONE, 0};
     struct panel p = {0};
     WINDOW *w = pt_draw(&panel_sync_ops, &p, 11, 100);
     const char *mes = NULL, *ring = NULL;
@@ -414,7 +422,8 @@ static void pt_hang_fixture(void) {
     pt_snap.phase_start_ns = since - 1000000;
     pt_snap.has_phase_start = true;
     pt_frame.has_inflight = true;
-    pt_frame.inflight = (struct trace_inflight){since, SYNC_OP_DEVICE, PHASE_CLEANUP};
+    pt_frame.inflight =
+        (struct trace_inflight){since, SYNC_OP_DEVICE, PHASE_CLEANUP, EV_COLL_NONE, 0};
     pt_frame.sync_timeout_ns = 5000000000ull;
 }
 

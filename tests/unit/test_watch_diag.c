@@ -59,6 +59,8 @@ Test(watch_diag, a_look_at_the_threads_counts_states_and_cpu) {
     cr_assert_str_eq(a.disk_wchan, "amdgpu_fence_wait");
     cr_assert_str_eq(a.top_wchan, "futex_wait_queue");
     cr_assert_not(a.has_cpu, "one look has no CPU figure");
+    cr_assert_eq(a.main_state, 'S', "the thread whose id is the pid's");
+    cr_assert_str_eq(a.main_wchan, "futex_wait_queue");
     a.t_ns -= 1000000000ull; /* as if a second ago */
     long hz = sysconf(_SC_CLK_TCK);
     td_thread(root, 7, 7, 'R', 100 + (unsigned)hz, "0"); /* a whole core for that second */
@@ -67,6 +69,8 @@ Test(watch_diag, a_look_at_the_threads_counts_states_and_cpu) {
     cr_assert_eq(b.running, 1);
     cr_assert_float_eq(b.top_thread_pct, 100.0, 5.0);
     cr_assert_float_eq(b.cpu_pct, 100.0, 5.0);
+    cr_assert_eq(b.main_state, 'R');
+    cr_assert_float_eq(b.main_pct, 100.0, 5.0);
     diag_proc_read(root, 99, NULL, &b);
     cr_assert_not(b.read);
     cr_assert_neq(b.why[0], '\0');

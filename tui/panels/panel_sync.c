@@ -65,6 +65,14 @@ static void panel_sync_inflight(struct panel *p, int y, const struct ui_frame *f
     enum theme_role r = st == UI_WATCH_HANG   ? THEME_ERROR
                         : st == UI_WATCH_SLOW ? THEME_WARN
                                               : THEME_OK;
+    if (f->inflight.coll != EV_COLL_NONE && f->inflight.coll < EV_COLL_COUNT) {
+        char num[24] = "";
+        if (f->inflight.coll_seq)
+            snprintf(num, sizeof(num), " #%llu", (unsigned long long)f->inflight.coll_seq);
+        w_text(p->win, y, 1, p->w - 2, r, f, "in flight: %s%s for %s  [%s]",
+               ev_coll_op_name(f->inflight.coll), num, a, panel_sync_watch_names[st]);
+        return;
+    }
     w_text(p->win, y, 1, p->w - 2, r, f, "in flight: %s sync in %s for %s  [%s]",
            ev_sync_op_name(f->inflight.op), ev_phase_name(f->inflight.phase), a,
            panel_sync_watch_names[st]);
