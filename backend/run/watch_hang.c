@@ -49,12 +49,21 @@ static bool watch_entered(const struct watch_job *p, const struct watch_call *c)
     return false;
 }
 
-/* A telemetry GPU of the job: the one whose process list has its pid. */
-static const struct tele_gpu *watch_gpu(const struct tele_snap *t, pid_t pid) {
+/* A telemetry GPU of job j: the one whose process list has its pid, else (a process list
+ * that does not show it: another PID namespace, no permission) the one at its device index
+ * when it runs on a GPU (*by_index then set). */
+static const struct tele_gpu *watch_gpu(const struct tele_snap *t, const struct watch_job *j,
+                                        bool *by_index) {
+    *by_index = false;
     for (unsigned g = 0; t && g < t->n_gpus; g++)
         for (int i = 0; i < t->gpus[g].n_procs; i++)
-            if (t->gpus[g].procs[i].pid == (int32_t)pid)
+            if (t->gpus[g].procs[i].pid == (int32_t)j->pid)
                 return &t->gpus[g];
+    const char *be = j->snap->snaps[0].backend;
+    if (t && j->dev < t->n_gpus && be[0] && !strstr(be, "cpu")) {
+        *by_index = true;
+        return &t->gpus[j->dev];
+    }
     return NULL;
 }
 
@@ -140,11 +149,14 @@ static void watch_diag_in(struct watch *w, unsigned k, const struct watch_call *
     in->proc = &j->proc;
     struct tele *t = run_tele(w->run);
     const struct tele_snap *ts = t ? tele_snap_read(t, NULL) : NULL;
-    const struct tele_gpu *g = watch_gpu(ts, j->pid);
+    bool by_index;
+    const struct tele_gpu *g = watch_gpu(ts, j, &by_index);
     const char *pci = g ? g->pci : "";
     if (g) {
         in->has_gpu = true;
-        snprintf(in->gpu, sizeof(in->gpu), "GPU %s (%s)", g->pci, g->name[0] ? g->name : "?");
+        in->gpu[0] = '\0';
+        watch_cat(in->gpu, sizeof(in->gpu), "GPU %s%s", g->pci,
+                  by_index ? " (its device index)" : "");
         if ((in->has_busy = g->src[TELE_F_BUSY] != 0))
             in->busy_pct = g->f[TELE_F_BUSY];
         if ((in->has_power = g->src[TELE_F_POWER] != 0))

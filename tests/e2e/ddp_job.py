@@ -2,6 +2,7 @@
 streams every rank into `ringside watch` through the bridge, for the DDP test; faults on demand.
 
 usage: ddp_job.py OUT_DIR [--ranks N] [--epochs E] [--steps S] [--step-ms MS] [--plain]
+                          [--device cpu|cuda] [--backend gloo|nccl] [--kernel-step K --kernel-s SEC]
                           [--hold-rank R --hold-step K --hold-s SEC]
                           [--sync-step K --sync-s SEC] [--destroy-hold-s SEC]
                           [--exit-rank R --exit-step K]
@@ -15,6 +16,8 @@ Faults:
   --sync-step K: at step K rank 0's timed synchronize takes SEC (a stream whose synchronize
                  sleeps: the CPU has no device to wait for)
   --destroy-hold-s: the last rank stays SEC in destroy_process_group after the others left
+  --kernel-step K: at step K rank 0 launches a kernel that runs SEC (torch.cuda._sleep) and
+                 waits for it in a timed synchronize: the GPU busy all along (--device cuda)
   --exit-rank R: rank R exits (os._exit(3)) 3 s into its all_reduce of step K (one that waits
                  for a held rank: with --hold-rank)
 It ends when the steps are done, or at once when OUT_DIR/stop appears (every rank looks).
@@ -49,6 +52,10 @@ def held_before_all_reduce(s):
 
 def rank_main(rank, a, port):
     torch.manual_seed(rank)
+    dev = torch.device("cpu")
+    if a.device == "cuda":
+        dev = torch.device("cuda", rank % torch.cuda.device_count())
+        torch.cuda.set_device(dev)
     rs = ringside.connect(name="ddp_job", epochs=a.epochs, steps_per_epoch=a.steps,
                           batch_size=64)
     real_destroy = dist.destroy_process_group
@@ -60,13 +67,22 @@ def rank_main(rank, a, port):
 
     dist.destroy_process_group = destroy
     rs.watch_distributed()
-    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank,
+    dist.init_process_group(a.backend, init_method="tcp://127.0.0.1:%d" % port, rank=rank,
                             world_size=a.ranks)
-    model = torch.nn.Sequential(torch.nn.Linear(24, 64), torch.nn.SiLU(), torch.nn.Linear(64, 1))
+    model = torch.nn.Sequential(torch.nn.Linear(24, 64), torch.nn.SiLU(),
+                                torch.nn.Linear(64, 1)).to(dev)
     if not a.plain:
-        model = torch.nn.parallel.DistributedDataParallel(model)
+        model = torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[dev.index] if dev.type == "cuda" else None)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    x, y = torch.randn(1024, 24), torch.randn(1024, 1)
+    x, y = torch.randn(1024, 24, device=dev), torch.randn(1024, 1, device=dev)
+    cycles = 0
+    if a.kernel_s and rank == 0:  # how many cycles the sleep kernel spins in a second
+        torch.cuda.synchronize()
+        t = time.monotonic()
+        torch.cuda._sleep(100000000)
+        torch.cuda.synchronize()
+        cycles = int(100000000 / (time.monotonic() - t) * a.kernel_s)
     stop = os.path.join(a.out, "stop")
     done = 0
     for epoch in range(1, a.epochs + 1):
@@ -86,6 +102,9 @@ def rank_main(rank, a, port):
                 threading.Timer(3.0, os._exit, (3,)).start()  # 3 s into its all_reduce
             if rank == 0 and done == a.sync_step:
                 rs.synchronize(SlowStream(a.sync_s))
+            if rank == 0 and done == a.kernel_step and cycles:
+                torch.cuda._sleep(cycles)  # a kernel that runs for kernel_s
+                rs.synchronize()
             mean = loss.detach().clone()
             with rs.phase("allreduce"):
                 dist.all_reduce(mean)
@@ -127,6 +146,10 @@ def main():
     ap.add_argument("--sync-step", type=int, default=-1)
     ap.add_argument("--sync-s", type=float, default=0)
     ap.add_argument("--destroy-hold-s", type=float, default=0)
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--backend", choices=("gloo", "nccl"), default="gloo")
+    ap.add_argument("--kernel-step", type=int, default=-1)
+    ap.add_argument("--kernel-s", type=float, default=0)
     ap.add_argument("--exit-rank", type=int, default=-1)
     ap.add_argument("--exit-step", type=int, default=-1)
     a = ap.parse_args()
