@@ -559,17 +559,21 @@ static size_t fx_fatbin(uint8_t *p, const uint32_t *sass, const uint32_t *ptx) {
     return n;
 }
 
-/* A small ELF64 library as nvcc links them: a .text, then .nv_fatbin with two fatbins (the
- * second after 8 bytes of padding: sm_75 only), then .shstrtab and the section headers. */
+/* A small ELF64 library as nvcc links them: a .text, then .nv_fatbin with three fatbins, 8
+ * bytes of padding after the first: cubins for sm_75, sm_80 and sm_90 in all three, sm_86 in
+ * the last two (a walk that stops at the padding misses it), sm_89 in one (a kernel's own:
+ * not most), PTX for compute_90 in the first two; then .shstrtab and the section headers. */
 static void fx_cuda_library(const char *rel) {
     static uint8_t buf[4096];
     static const char names[] = "\0.text\0.nv_fatbin\0.shstrtab";
-    static const uint32_t sass1[] = {80, 90, 0}, ptx1[] = {90, 0}, sass2[] = {75, 0}, none[] = {0};
+    static const uint32_t sass1[] = {75, 80, 90, 0}, sass2[] = {75, 80, 86, 90, 0},
+                          sass3[] = {75, 80, 86, 89, 90, 0}, ptx[] = {90, 0}, none[] = {0};
     memset(buf, 0, sizeof(buf));
     size_t text = sizeof(Elf64_Ehdr), fat = text + 32;
-    size_t n = fx_fatbin(buf + fat, sass1, ptx1);
+    size_t n = fx_fatbin(buf + fat, sass1, ptx);
     n += 8; /* padding between fatbins */
-    n += fx_fatbin(buf + fat + n, sass2, none);
+    n += fx_fatbin(buf + fat + n, sass2, ptx);
+    n += fx_fatbin(buf + fat + n, sass3, none);
     size_t strs = fat + n, shoff = (strs + sizeof(names) + 7) & ~(size_t)7;
     memcpy(buf + strs, names, sizeof(names));
     Elf64_Shdr sh[4];
@@ -646,9 +650,9 @@ Test(doctor, torch_egg_info_file_newest) {
     FX_HAS(remedy, "PyTorch archs", "torch/version.py");
 }
 
-/* pip's CUDA wheel: version.py as 2.x writes it, the archs from libtorch_cuda.so's fatbins
- * (cubins for sm_75, sm_80, sm_90, PTX for compute_90): an sm_86 runs sm_80's cubins, an
- * sm_120 compute_90's PTX, an sm_70 nothing. */
+/* pip's CUDA wheel: version.py as 2.x writes it, the archs of most of libtorch_cuda.so's
+ * fatbins (cubins for sm_75, sm_80, sm_86, sm_90, PTX for compute_90): an sm_89 runs sm_86's
+ * cubins, an sm_120 compute_90's PTX, an sm_70 nothing. */
 Test(doctor, torch_cuda_wheel_archs) {
     const char *site = "usr/lib/python3.12/site-packages";
     char rel[256];
@@ -667,13 +671,14 @@ Test(doctor, torch_cuda_wheel_archs) {
     doctor_facts_read(&fx.e, &f);
     cr_assert_str_eq(f.torch_cuda, "12.1");
     cr_assert_str_empty(f.torch_hip);
-    cr_assert_str_eq(f.torch_archs, "sm_75 sm_80 sm_90 compute_90");
-    fx_gpu("NVIDIA RTX A6000", "sm_86", false);
+    cr_assert_str_eq(f.torch_archs, "sm_75 sm_80 sm_86 sm_90 compute_90");
+    fx_gpu("NVIDIA L40S", "sm_89", false);
     fx_gpu("NVIDIA RTX PRO 6000", "sm_120", false);
     fx_run();
     FX_HAS(value, "PyTorch", "2.5.1+cu121 (CUDA 12.1) at");
     FX_EXPECT("PyTorch archs", DOCTOR_OK);
-    FX_HAS(value, "PyTorch archs", "sm_75 sm_80 sm_90 compute_90; every GPU's arch is included");
+    FX_HAS(value, "PyTorch archs",
+           "sm_75 sm_80 sm_86 sm_90 compute_90; every GPU's arch is included");
     fx_gpu("Tesla V100", "sm_70", false);
     fx_run();
     FX_EXPECT("PyTorch archs", DOCTOR_WARN);

@@ -98,9 +98,9 @@ struct doctor_facts {
 void doctor_facts_read(const struct doctor_env *e, struct doctor_facts *f);
 
 /* The build of the PyTorch at f->torch_path (doctor_facts_read calls it): torch/version.py's
- * CUDA and HIP versions, and the archs found without running Python: the cubins and PTX in
- * torch/lib/libtorch_cuda.so's .nv_fatbin (CUDA builds), the gfx names of the kernel files in
- * torch/lib/rocblas/library (ROCm wheels). */
+ * CUDA and HIP versions, and the archs found without running Python: those of the cubins and
+ * PTX that most fatbins in torch/lib/libtorch_cuda.so's .nv_fatbin carry (CUDA builds), the
+ * gfx names of the kernel files in torch/lib/rocblas/library (ROCm wheels). */
 void doctor_torch_build(const struct doctor_env *e, struct doctor_facts *f);
 
 /* Whether a GPU of arch ("sm_86", "gfx90a:xnack-") runs kernels of the space-separated list

@@ -37,46 +37,53 @@ static bool doctor_torch_pread(int fd, void *buf, size_t n, uint64_t off) {
 #define DOCTOR_FATBIN_MAGIC 0xBA55ED50u
 #define DOCTOR_ARCH_MAX     1024 /* archs are sm numbers: 50, 90, 120 */
 
+/* Per arch, how many fatbins have a cubin (PTX) of it, and the last fatbin counted. */
 struct doctor_torch_archs {
-    bool sass[DOCTOR_ARCH_MAX], ptx[DOCTOR_ARCH_MAX];
-    bool any;
+    unsigned sass[DOCTOR_ARCH_MAX], ptx[DOCTOR_ARCH_MAX];
+    unsigned sass_at[DOCTOR_ARCH_MAX], ptx_at[DOCTOR_ARCH_MAX];
+    unsigned blobs; /* fatbins with an entry of either */
 };
 
-/* One fatbin's entries (size bytes at off): each a header (kind: 1 PTX, 2 a cubin; its header
- * size at 4, its payload's at 8, the arch at 28) and its payload. */
-static void doctor_torch_entries(int fd, uint64_t off, uint64_t size,
+/* Fatbin number blob's entries (size bytes at off): each a header (kind: 1 PTX, 2 a cubin; its
+ * header size at 4, its payload's at 8, the arch at 28) and its payload. */
+static void doctor_torch_entries(int fd, uint64_t off, uint64_t size, unsigned blob,
                                  struct doctor_torch_archs *a) {
     uint64_t pos = 0;
+    bool any = false;
     for (unsigned k = 0; k < 4096 && size - pos >= 32; k++) {
         uint8_t h[32];
         uint16_t kind;
         uint32_t hsize, arch;
         uint64_t psize;
         if (!doctor_torch_pread(fd, h, sizeof(h), off + pos))
-            return;
+            break;
         memcpy(&kind, h, 2);
         memcpy(&hsize, h + 4, 4);
         memcpy(&psize, h + 8, 8);
         memcpy(&arch, h + 28, 4);
         if (hsize < 32 || hsize > size - pos || psize > size - pos - hsize)
-            return;
+            break;
         if (arch < DOCTOR_ARCH_MAX && (kind == 1 || kind == 2)) {
-            (kind == 2 ? a->sass : a->ptx)[arch] = true;
-            a->any = true;
+            unsigned *at = kind == 2 ? a->sass_at : a->ptx_at;
+            if (at[arch] != blob + 1) { /* each fatbin counted once an arch */
+                at[arch] = blob + 1;
+                (kind == 2 ? a->sass : a->ptx)[arch]++;
+            }
+            any = true;
         }
         pos += hsize + psize;
     }
+    a->blobs += any;
 }
 
 /* The fatbins of a .nv_fatbin section (size bytes at off), one after another (magic, version,
- * header size, the entries' size), maybe padded to 8 bytes. Every translation unit is built for
- * the same archs, mostly: the first 256 fatbins' entries are read, then every 32nd's, and
- * only the headers of the rest (a few thousand small reads of a library of gigabytes). */
+ * header size, the entries' size), maybe padded to 8 bytes: a few thousand small reads of a
+ * library of hundreds of megabytes (libtorch_cuda.so of 2.11: 444 fatbins, 2789 entries). */
 static void doctor_torch_fatbins(int fd, uint64_t off, uint64_t size,
                                  struct doctor_torch_archs *a) {
     uint64_t pos = 0;
     unsigned blobs = 0, gaps = 0;
-    while (size - pos >= 16 && gaps < 64) {
+    while (size - pos >= 16 && gaps < 64 && blobs < 65536) {
         uint8_t h[16];
         uint32_t magic;
         uint16_t hsize;
@@ -94,9 +101,7 @@ static void doctor_torch_fatbins(int fd, uint64_t off, uint64_t size,
         gaps = 0;
         if (hsize < 16 || hsize > size - pos || fsize > size - pos - hsize)
             return;
-        if (blobs < 256 || blobs % 32 == 0)
-            doctor_torch_entries(fd, off + pos + hsize, fsize, a);
-        blobs++;
+        doctor_torch_entries(fd, off + pos + hsize, fsize, blobs++, a);
         pos += hsize + fsize;
     }
 }
@@ -208,17 +213,22 @@ void doctor_torch_build(const struct doctor_env *e, struct doctor_facts *f) {
     struct doctor_torch_archs *a = calloc(1, sizeof(*a));
     if (!a)
         return;
-    for (size_t i = 0; i < 2 && !a->any; i++) {
+    for (size_t i = 0; i < 2 && !a->blobs; i++) {
         snprintf(path, sizeof(path), "%s%s/torch/lib/%s", e->root, site, libs[i]);
         doctor_torch_elf(path, a);
     }
-    for (int pass = 0; pass < 2; pass++) /* the cubins, then the PTX */
-        for (unsigned k = 0; k < DOCTOR_ARCH_MAX; k++)
-            if ((pass ? a->ptx : a->sass)[k]) {
-                size_t u = strlen(f->torch_archs);
-                snprintf(f->torch_archs + u, sizeof(f->torch_archs) - u, "%s%s_%u", u ? " " : "",
-                         pass ? "compute" : "sm", k);
-            }
+    /* The archs of most of its fatbins: TORCH_CUDA_ARCH_LIST, as torch.cuda.get_arch_list()
+     * says (a few kernels are built for more: 2.11's for sm_89, sm_103 and sm_121 besides);
+     * the cubins, then the PTX. */
+    for (int pass = 0; pass < 2; pass++)
+        for (unsigned k = 0; k < DOCTOR_ARCH_MAX; k++) {
+            unsigned in = (pass ? a->ptx : a->sass)[k];
+            if (in == 0 || in * 2 < a->blobs)
+                continue;
+            size_t u = strlen(f->torch_archs);
+            snprintf(f->torch_archs + u, sizeof(f->torch_archs) - u, "%s%s_%u", u ? " " : "",
+                     pass ? "compute" : "sm", k);
+        }
     free(a);
 }
 
