@@ -16,10 +16,12 @@ bridge last sent it.
 --ddp: the cost of watch_distributed()'s hooks. The same MLP under DistributedDataParallel in a
 process group of one rank (gloo on the CPU; NCCL on the GPU when there is one), each step also
 all-reducing its loss; rounds alternate plain (a DDP model made before watch_distributed(), the
-unwrapped all_reduce), hooked (a DDP model made after it: each gradient bucket through the
-bridge's hook, the wrapped all_reduce, nothing else of the bridge's) and bridged (hooked, plus
-the phases and rs.step()). Prints each one's steps/s and the hooks' and the whole bridge's cost
-against plain. Without --socket (and no `ringside watch` at the default path) the lines go to a
+unwrapped all_reduce), pyhook (the same with the default hook's Python twin registered: what
+any Python communication hook costs DDP), hooked (a DDP model made after it: each gradient
+bucket through the bridge's hook, the wrapped all_reduce, nothing else of the bridge's) and
+bridged (hooked, plus the phases and rs.step() with loss.item()). Prints each one's steps/s and
+the costs: a Python hook's and the hooks' against plain, the hooks' against pyhook (the
+bridge's own share), the whole bridge's against plain. Without --socket (and no `ringside watch` at the default path) the lines go to a
 sink process of its own that reads and drops them.
 """
 import argparse
@@ -171,10 +173,16 @@ def ddp_main(a):
     dist.init_process_group(backend, rank=0, world_size=1)
     plain_model = DDP(mlp())  # made before the hooks: DDP's own all-reduce
     all_reduce = dist.all_reduce
+
+    def python_allreduce(state, bucket):  # the default hook without the bridge's all_reduce
+        t = bucket.buffer().div_(dist.get_world_size())
+        return all_reduce(t, async_op=True).get_future().then(lambda f: f.value()[0])
+    pyhook_model = DDP(mlp())
+    pyhook_model.register_comm_hook(None, python_allreduce)
     rs.watch_distributed()
     hooked_model = DDP(mlp())  # made after: its buckets through the bridge's hook
-    hooked_model.load_state_dict(plain_model.state_dict())
-    opts = {id(m): torch.optim.AdamW(m.parameters(), lr=1e-4) for m in (plain_model, hooked_model)}
+    models = (plain_model, pyhook_model, hooked_model)
+    opts = {id(m): torch.optim.AdamW(m.parameters(), lr=1e-4) for m in models}
 
     def sync():
         if cuda:
@@ -184,6 +192,15 @@ def ddp_main(a):
         opt = opts[id(plain_model)]
         for _ in range(n):
             loss = torch.nn.functional.mse_loss(plain_model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            all_reduce(loss.detach())
+
+    def pyhook(n):
+        opt = opts[id(pyhook_model)]
+        for _ in range(n):
+            loss = torch.nn.functional.mse_loss(pyhook_model(x), y)
             loss.backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
@@ -211,10 +228,10 @@ def ddp_main(a):
                 opt.step()
                 opt.zero_grad(set_to_none=True)
             dist.all_reduce(loss.detach())
-            rs.step(1, step[0], loss=float(loss))
+            rs.step(1, step[0], loss=loss.item())
             step[0] += 1
 
-    modes = (("plain", plain), ("hooked", hooked), ("bridged", bridged))
+    modes = (("plain", plain), ("pyhook", pyhook), ("hooked", hooked), ("bridged", bridged))
     for _, fn in modes:  # warm up every path
         fn(10)
     rates = {k: [] for k, _ in modes}
@@ -232,7 +249,9 @@ def ddp_main(a):
                           backend, h, a.batch, a.steps, a.rounds, buckets))
     for k, v in rates.items():
         print("%s_steps_per_s_best=%.1f median=%.1f" % (k, best[k], sorted(v)[len(v) // 2]))
+    print("python_hook_cost_vs_plain_pct=%.2f" % (100 * (1 - best["pyhook"] / best["plain"])))
     print("hooks_cost_vs_plain_pct=%.2f" % (100 * (1 - best["hooked"] / best["plain"])))
+    print("hooks_cost_vs_python_hook_pct=%.2f" % (100 * (1 - best["hooked"] / best["pyhook"])))
     print("bridge_cost_vs_plain_pct=%.2f" % (100 * (1 - best["bridged"] / best["plain"])))
     print("lines_dropped=%d" % rs.dropped)
     sys.stdout.flush()
