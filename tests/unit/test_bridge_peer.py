@@ -46,6 +46,8 @@ class Server:
                 self.data += chunk
         except socket.timeout:
             pass
+        conn.close()
+        self.srv.close()
         self.done.set()
 
 
@@ -53,7 +55,7 @@ def attach(path, **kw):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         b = ringside.connect(path, memory_every=0, **kw)
-    return b, [str(w.message) for w in caught]
+    return b, [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
 
 
 def main():

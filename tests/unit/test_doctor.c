@@ -5,8 +5,10 @@
 #include "tui/doctor/doctor.h"
 
 #include <criterion/criterion.h>
+#include <elf.h>
 #include <errno.h>
 #include <json-c/json.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -511,6 +513,237 @@ Test(doctor, facts_open_module_and_a_venv_on_the_path) {
     cr_assert_str_eq(f.torch, "2.11.0");
     cr_assert(strstr(f.torch_path, "/opt/torch/.venv/lib/python3.12/site-packages/"), "%s",
               f.torch_path);
+}
+
+/* ---- PyTorch: pip's and Debian's layouts, its build and its kernels' archs ---- */
+
+/* root/rel with n bytes of data (its directories made first). */
+static void fx_bytes(const char *rel, const void *data, size_t n) {
+    char dir[512], path[1024];
+    snprintf(dir, sizeof(dir), "%s", rel);
+    *strrchr(dir, '/') = '\0';
+    fx_mkdirs(dir);
+    snprintf(path, sizeof(path), "%s/%s", fx.root, rel);
+    FILE *f = fopen(path, "wb");
+    cr_assert(f, "open %s", path);
+    cr_assert_eq(fwrite(data, 1, n, f), n);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* One fatbin (magic, version 1, header size 16, the entries' size) of entries for the cubin
+ * archs sass and the PTX archs ptx (0-terminated lists), each entry a 64-byte header (kind at
+ * 0, header size at 4, payload size at 8, arch at 28) and a 16-byte payload. */
+static size_t fx_fatbin(uint8_t *p, const uint32_t *sass, const uint32_t *ptx) {
+    size_t n = 16;
+    for (int pass = 0; pass < 2; pass++)
+        for (const uint32_t *a = pass ? ptx : sass; *a; a++) {
+            uint16_t kind = pass ? 1 : 2, ver = 0x0101;
+            uint32_t hsize = 64;
+            uint64_t psize = 16;
+            memset(p + n, 0, 64);
+            memcpy(p + n, &kind, 2);
+            memcpy(p + n + 2, &ver, 2);
+            memcpy(p + n + 4, &hsize, 4);
+            memcpy(p + n + 8, &psize, 8);
+            memcpy(p + n + 28, a, 4);
+            memcpy(p + n + 64, "a payload (16 B)", 16);
+            n += 80;
+        }
+    uint32_t magic = 0xBA55ED50u;
+    uint16_t ver = 1, hsize = 16;
+    uint64_t fsize = n - 16;
+    memcpy(p, &magic, 4);
+    memcpy(p + 4, &ver, 2);
+    memcpy(p + 6, &hsize, 2);
+    memcpy(p + 8, &fsize, 8);
+    return n;
+}
+
+/* A small ELF64 library as nvcc links them: a .text, then .nv_fatbin with three fatbins, 8
+ * bytes of padding after the first: cubins for sm_75, sm_80 and sm_90 in all three, sm_86 in
+ * the last two (a walk that stops at the padding misses it), sm_89 in one (a kernel's own:
+ * not most), PTX for compute_90 in the first two; then .shstrtab and the section headers. */
+static void fx_cuda_library(const char *rel) {
+    static uint8_t buf[4096];
+    static const char names[] = "\0.text\0.nv_fatbin\0.shstrtab";
+    static const uint32_t sass1[] = {75, 80, 90, 0}, sass2[] = {75, 80, 86, 90, 0},
+                          sass3[] = {75, 80, 86, 89, 90, 0}, ptx[] = {90, 0}, none[] = {0};
+    memset(buf, 0, sizeof(buf));
+    size_t text = sizeof(Elf64_Ehdr), fat = text + 32;
+    size_t n = fx_fatbin(buf + fat, sass1, ptx);
+    n += 8; /* padding between fatbins */
+    n += fx_fatbin(buf + fat + n, sass2, ptx);
+    n += fx_fatbin(buf + fat + n, sass3, none);
+    size_t strs = fat + n, shoff = (strs + sizeof(names) + 7) & ~(size_t)7;
+    memcpy(buf + strs, names, sizeof(names));
+    Elf64_Shdr sh[4];
+    memset(sh, 0, sizeof(sh));
+    sh[1] = (Elf64_Shdr){.sh_name = 1, .sh_type = SHT_PROGBITS, .sh_offset = text, .sh_size = 32};
+    sh[2] = (Elf64_Shdr){.sh_name = 7, .sh_type = SHT_PROGBITS, .sh_offset = fat, .sh_size = n};
+    sh[3] = (Elf64_Shdr){
+        .sh_name = 18, .sh_type = SHT_STRTAB, .sh_offset = strs, .sh_size = sizeof(names)};
+    memcpy(buf + shoff, sh, sizeof(sh));
+    Elf64_Ehdr eh = {.e_type = ET_DYN,
+                     .e_machine = EM_X86_64,
+                     .e_version = EV_CURRENT,
+                     .e_shoff = shoff,
+                     .e_ehsize = sizeof(Elf64_Ehdr),
+                     .e_shentsize = sizeof(Elf64_Shdr),
+                     .e_shnum = 4,
+                     .e_shstrndx = 3};
+    memcpy(eh.e_ident, ELFMAG, SELFMAG);
+    eh.e_ident[EI_CLASS] = ELFCLASS64;
+    eh.e_ident[EI_DATA] = ELFDATA2LSB;
+    eh.e_ident[EI_VERSION] = EV_CURRENT;
+    memcpy(buf, &eh, sizeof(eh));
+    cr_assert_lt(shoff + sizeof(sh), sizeof(buf));
+    fx_bytes(rel, buf, shoff + sizeof(sh));
+}
+
+/* Debian's python3-torch: an egg-info directory in /usr/lib/python3/dist-packages, a CPU build
+ * (1.13's version.py: cuda = None, hip = None): fine without GPUs, a warning with one. */
+Test(doctor, torch_debian_egg_info_cpu_build) {
+    const char *site = "usr/lib/python3/dist-packages";
+    char rel[256];
+    snprintf(rel, sizeof(rel), "%s/torch-1.13.0a0+gitunknown.egg-info/PKG-INFO", site);
+    fx_file(rel, "Metadata-Version: 2.1\nName: torch\nVersion: 1.13.0a0+gitunknown\n", 0644);
+    snprintf(rel, sizeof(rel), "%s/torch/version.py", site);
+    fx_file(rel,
+            "__version__ = '1.13.0a0'\ndebug = False\ncuda = None\ngit_version = 'Unknown'\n"
+            "hip = None\n",
+            0644);
+    struct doctor_facts f;
+    doctor_facts_read(&fx.e, &f);
+    cr_assert_str_eq(f.torch, "1.13.0a0+gitunknown");
+    cr_assert(strstr(f.torch_path, "/usr/lib/python3/dist-packages/torch-1.13.0a0+gitunknown"
+                                   ".egg-info"),
+              "%s", f.torch_path);
+    cr_assert(f.torch_build);
+    cr_assert_str_empty(f.torch_cuda);
+    cr_assert_str_empty(f.torch_hip);
+    cr_assert_str_empty(f.torch_archs);
+    fx_run();
+    FX_EXPECT("PyTorch", DOCTOR_OK);
+    FX_HAS(value, "PyTorch", "1.13.0a0+gitunknown (CPU only) at /usr/lib/python3/dist-packages");
+    FX_EXPECT("PyTorch archs", DOCTOR_OK);
+    FX_HAS(value, "PyTorch archs", "CPU-only");
+    fx_gpu("NVIDIA H100", "sm_90", false);
+    fx_run();
+    FX_EXPECT("PyTorch archs", DOCTOR_WARN);
+    FX_HAS(remedy, "PyTorch archs", "install a CUDA or ROCm build");
+}
+
+/* An egg-info that is a file, with its Python tag, newer than a dist-info elsewhere; no
+ * version.py beside it: the build is not known. */
+Test(doctor, torch_egg_info_file_newest) {
+    fx_file("usr/lib/python3/dist-packages/torch-2.1.0-py3.11.egg-info", "Name: torch\n", 0644);
+    fx_file("usr/local/lib/python3.11/dist-packages/torch-2.0.1.dist-info/METADATA", "", 0644);
+    struct doctor_facts f;
+    doctor_facts_read(&fx.e, &f);
+    cr_assert_str_eq(f.torch, "2.1.0");
+    cr_assert(strstr(f.torch_path, "/usr/lib/python3/dist-packages/torch-2.1.0-py3.11.egg-info"),
+              "%s", f.torch_path);
+    cr_assert(!f.torch_build);
+    fx_run();
+    FX_HAS(value, "PyTorch", "2.1.0 (build not known)");
+    FX_EXPECT("PyTorch archs", DOCTOR_SKIP);
+    FX_HAS(remedy, "PyTorch archs", "torch/version.py");
+}
+
+/* pip's CUDA wheel: version.py as 2.x writes it, the archs of most of libtorch_cuda.so's
+ * fatbins (cubins for sm_75, sm_80, sm_86, sm_90, PTX for compute_90): an sm_89 runs sm_86's
+ * cubins, an sm_120 compute_90's PTX, an sm_70 nothing. */
+Test(doctor, torch_cuda_wheel_archs) {
+    const char *site = "usr/lib/python3.12/site-packages";
+    char rel[256];
+    snprintf(rel, sizeof(rel), "%s/torch-2.5.1+cu121.dist-info/METADATA", site);
+    fx_file(rel, "Name: torch\n", 0644);
+    snprintf(rel, sizeof(rel), "%s/torch/version.py", site);
+    fx_file(rel,
+            "from typing import Optional\n\n__all__ = ['__version__', 'debug', 'cuda', "
+            "'git_version', 'hip']\n__version__ = '2.5.1+cu121'\ndebug = False\n"
+            "cuda: Optional[str] = '12.1'\ngit_version = 'a8d6afb511a'\n"
+            "hip: Optional[str] = None\n",
+            0644);
+    snprintf(rel, sizeof(rel), "%s/torch/lib/libtorch_cuda.so", site);
+    fx_cuda_library(rel);
+    struct doctor_facts f;
+    doctor_facts_read(&fx.e, &f);
+    cr_assert_str_eq(f.torch_cuda, "12.1");
+    cr_assert_str_empty(f.torch_hip);
+    cr_assert_str_eq(f.torch_archs, "sm_75 sm_80 sm_86 sm_90 compute_90");
+    fx_gpu("NVIDIA L40S", "sm_89", false);
+    fx_gpu("NVIDIA RTX PRO 6000", "sm_120", false);
+    fx_run();
+    FX_HAS(value, "PyTorch", "2.5.1+cu121 (CUDA 12.1) at");
+    FX_EXPECT("PyTorch archs", DOCTOR_OK);
+    FX_HAS(value, "PyTorch archs",
+           "sm_75 sm_80 sm_86 sm_90 compute_90; every GPU's arch is included");
+    fx_gpu("Tesla V100", "sm_70", false);
+    fx_run();
+    FX_EXPECT("PyTorch archs", DOCTOR_WARN);
+    FX_HAS(value, "PyTorch archs", "not for gpu 2 (sm_70)");
+    FX_HAS(remedy, "PyTorch archs", "no kernel image is available");
+
+    cr_assert(doctor_torch_runs_on("sm_80", "sm_86"));
+    cr_assert(!doctor_torch_runs_on("sm_86", "sm_80"));
+    cr_assert(!doctor_torch_runs_on("sm_80 sm_86", "sm_90"));
+    cr_assert(doctor_torch_runs_on("sm_90 compute_90", "sm_120"));
+    cr_assert(!doctor_torch_runs_on("sm_90", "sm_120"));
+    cr_assert(doctor_torch_runs_on("gfx90a gfx942", "gfx90a:sramecc+:xnack-"));
+    cr_assert(!doctor_torch_runs_on("gfx90a", "gfx908"));
+    cr_assert(!doctor_torch_runs_on("gfx1100", "gfx110"));
+}
+
+/* A CUDA build whose library is not there: its archs are not known. */
+Test(doctor, torch_cuda_archs_not_known) {
+    fx_file("usr/lib/python3.12/site-packages/torch-2.5.1.dist-info/METADATA", "", 0644);
+    fx_file("usr/lib/python3.12/site-packages/torch/version.py", "cuda = \"12.4\"\nhip = None\n",
+            0644);
+    fx_file("usr/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so", "not an ELF file", 0644);
+    fx_gpu("NVIDIA H100", "sm_90", false);
+    fx_run();
+    FX_HAS(value, "PyTorch", "(CUDA 12.4)");
+    FX_EXPECT("PyTorch archs", DOCTOR_SKIP);
+    FX_HAS(value, "PyTorch archs", "not known");
+    FX_HAS(remedy, "PyTorch archs", "get_arch_list");
+}
+
+/* pip's ROCm wheel: hip in version.py, the archs from the names of the rocBLAS kernel files it
+ * carries in torch/lib/rocblas/library. */
+Test(doctor, torch_rocm_wheel_archs) {
+    const char *lib = "usr/lib/python3.12/site-packages/torch/lib/rocblas/library";
+    static const char *const files[] = {
+        "TensileLibrary_lazy_gfx90a.dat",
+        "Kernels.so-000-gfx942-xnack-.hsaco",
+        "TensileLibrary_Type_HH_Contraction_l_Ailk_Bljk_Cijk_Dijk_gfx1100.co",
+        "TensileLibrary_lazy_gfx90a.co",
+        "notgfx1030.txt",
+        "README"};
+    char rel[256];
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        snprintf(rel, sizeof(rel), "%s/%s", lib, files[i]);
+        fx_file(rel, "", 0644);
+    }
+    fx_file("usr/lib/python3.12/site-packages/torch-2.5.1+rocm6.2.dist-info/METADATA", "", 0644);
+    fx_file("usr/lib/python3.12/site-packages/torch/version.py",
+            "__version__ = '2.5.1+rocm6.2'\ncuda: Optional[str] = None\n"
+            "hip: Optional[str] = '6.2.41133-dd7f95766'\n",
+            0644);
+    struct doctor_facts f;
+    doctor_facts_read(&fx.e, &f);
+    cr_assert_str_eq(f.torch_hip, "6.2.41133-dd7f95766");
+    cr_assert_str_empty(f.torch_cuda);
+    cr_assert_str_eq(f.torch_archs, "gfx90a gfx942 gfx1100");
+    fx_gpu("AMD Radeon RX 7900 XTX", "gfx1100", true);
+    fx_run();
+    FX_HAS(value, "PyTorch", "(HIP 6.2.41133-dd7f95766)");
+    FX_EXPECT("PyTorch archs", DOCTOR_OK);
+    fx_gpu("AMD Radeon RX 9070 XT", "gfx1201", true);
+    fx_run();
+    FX_EXPECT("PyTorch archs", DOCTOR_WARN);
+    FX_HAS(value, "PyTorch archs", "not for gpu 1 (gfx1201)");
+    FX_HAS(remedy, "PyTorch archs", "invalid device function");
 }
 
 /* ---- output ---- */

@@ -78,18 +78,35 @@ struct doctor_env {
 
 /* Versions found on the machine, each "" when not found. */
 struct doctor_facts {
-    char kernel[64];      /* /proc/sys/kernel/osrelease: "6.8.0-49-generic" */
-    char amdgpu[32];      /* /sys/module/amdgpu/version (DKMS builds), or "in-tree" when
-                             the module is loaded without one */
-    char nvidia[32];      /* /proc/driver/nvidia/version: "550.54.15" */
-    char rocm[32];        /* /opt/rocm/.info/version, else the newest /opt/rocm-X.Y.Z's */
-    char rocm_path[64];   /* where rocm was found: "/opt/rocm-6.2.4" */
-    char torch[32];       /* the newest torch-X.Y.Z*.dist-info in the Python site dirs */
-    char torch_path[256]; /* that dist-info's directory */
+    char kernel[64];       /* /proc/sys/kernel/osrelease: "6.8.0-49-generic" */
+    char amdgpu[32];       /* /sys/module/amdgpu/version (DKMS builds), or "in-tree" when
+                              the module is loaded without one */
+    char nvidia[32];       /* /proc/driver/nvidia/version: "550.54.15" */
+    char rocm[32];         /* /opt/rocm/.info/version, else the newest /opt/rocm-X.Y.Z's */
+    char rocm_path[64];    /* where rocm was found: "/opt/rocm-6.2.4" */
+    char torch[32];        /* the newest torch-X.Y.Z*.dist-info or .egg-info (pip's or
+                              Debian's python3-torch) in the Python site dirs */
+    char torch_path[256];  /* that dist-info's (egg-info's) path */
+    bool torch_build;      /* torch/version.py beside it was read: */
+    char torch_cuda[16];   /* its cuda = '12.1' ("" for None) */
+    char torch_hip[32];    /* its hip = '6.2.41133-dd7f95766' ("" for None) */
+    char torch_archs[256]; /* the GPU archs its kernels are built for, from its libraries
+                              ("sm_80 sm_90 compute_90", "gfx90a gfx942"); "" when not known */
 };
 
 /* Read the versions under e->root (and $VIRTUAL_ENV, $HOME from e->envp for PyTorch). */
 void doctor_facts_read(const struct doctor_env *e, struct doctor_facts *f);
+
+/* The build of the PyTorch at f->torch_path (doctor_facts_read calls it): torch/version.py's
+ * CUDA and HIP versions, and the archs found without running Python: those of the cubins and
+ * PTX that most fatbins in torch/lib/libtorch_cuda.so's .nv_fatbin carry (CUDA builds), the
+ * gfx names of the kernel files in torch/lib/rocblas/library (ROCm wheels). */
+void doctor_torch_build(const struct doctor_env *e, struct doctor_facts *f);
+
+/* Whether a GPU of arch ("sm_86", "gfx90a:xnack-") runs kernels of the space-separated list
+ * ("sm_80 compute_90", "gfx90a"): a cubin of the same major and an older or equal minor, PTX
+ * of an older or equal arch, the same gfx. */
+bool doctor_torch_runs_on(const char *archs, const char *arch);
 
 /* The value of name in e->envp, or NULL. */
 const char *doctor_getenv(const struct doctor_env *e, const char *name);

@@ -23,6 +23,9 @@ static json_object *doctor_bundle_facts(const struct doctor_facts *f) {
     json_out_put_str(o, "rocm_path", f->rocm_path);
     json_out_put_str(o, "torch", f->torch);
     json_out_put_str(o, "torch_path", f->torch_path);
+    json_out_put_str(o, "torch_cuda", f->torch_cuda);
+    json_out_put_str(o, "torch_hip", f->torch_hip);
+    json_out_put_str(o, "torch_archs", f->torch_archs);
     return o;
 }
 

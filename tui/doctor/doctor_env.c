@@ -109,6 +109,73 @@ static void doctor_env_driver(const struct doctor_env *e, struct doctor_report *
     (void)e;
 }
 
+/* PyTorch: its version and build (CUDA, HIP or CPU only) where it is, then whether its kernels'
+ * archs include every GPU's. */
+static void doctor_env_torch(const struct doctor_env *e, const struct doctor_facts *f,
+                             struct doctor_report *r) {
+    if (!f->torch[0]) {
+        doctor_remedy(doctor_add(r, DOCTOR_ENV, "PyTorch", DOCTOR_SKIP, "not found"),
+                      "no torch-*.dist-info nor torch-*.egg-info in the Python site directories");
+        return;
+    }
+    char build[64];
+    if (!f->torch_build)
+        snprintf(build, sizeof(build), "build not known");
+    else if (f->torch_hip[0])
+        snprintf(build, sizeof(build), "HIP %s", f->torch_hip);
+    else if (f->torch_cuda[0])
+        snprintf(build, sizeof(build), "CUDA %s", f->torch_cuda);
+    else
+        snprintf(build, sizeof(build), "CPU only");
+    doctor_add(r, DOCTOR_ENV, "PyTorch", DOCTOR_OK, "%s (%s) at %.*s", f->torch, build, 160,
+               f->torch_path);
+
+    struct doctor_row *row;
+    bool gpu_build = f->torch_hip[0] || f->torch_cuda[0];
+    if (!f->torch_build) {
+        doctor_remedy(doctor_add(r, DOCTOR_ENV, "PyTorch archs", DOCTOR_SKIP, "not known"),
+                      "no torch/version.py beside %.*s", 200, f->torch_path);
+        return;
+    }
+    if (!gpu_build) {
+        row = doctor_add(r, DOCTOR_ENV, "PyTorch archs", e->n_gpus ? DOCTOR_WARN : DOCTOR_OK,
+                         "none: a CPU-only build");
+        if (e->n_gpus)
+            doctor_remedy(row, "this PyTorch runs nothing on the GPUs: install a CUDA or ROCm "
+                               "build of it (https://pytorch.org/get-started/locally/)");
+        return;
+    }
+    if (!f->torch_archs[0]) {
+        doctor_remedy(doctor_add(r, DOCTOR_ENV, "PyTorch archs", DOCTOR_SKIP, "not known"),
+                      "not found without running Python (%s); python3 -c 'import torch; "
+                      "print(torch.cuda.get_arch_list())' lists them",
+                      f->torch_hip[0] ? "no torch/lib/rocblas/library"
+                                      : "no .nv_fatbin in torch/lib/libtorch_cuda.so");
+        return;
+    }
+    char miss[160] = "";
+    for (size_t i = 0; i < e->n_gpus; i++) {
+        const struct doctor_gpu *g = &e->gpus[i];
+        if (!g->arch[0] || doctor_torch_runs_on(f->torch_archs, g->arch))
+            continue;
+        size_t u = strlen(miss);
+        snprintf(miss + u, sizeof(miss) - u, "%sgpu %zu (%.31s)", u ? ", " : "", i, g->arch);
+    }
+    if (!miss[0]) {
+        doctor_add(r, DOCTOR_ENV, "PyTorch archs", DOCTOR_OK, "%.*s%s", 200, f->torch_archs,
+                   e->n_gpus ? "; every GPU's arch is included" : "");
+        return;
+    }
+    row = doctor_add(r, DOCTOR_ENV, "PyTorch archs", DOCTOR_WARN, "%.*s; not for %.*s", 120,
+                     f->torch_archs, 120, miss);
+    doctor_remedy(row,
+                  "PyTorch %s has no kernels for %.*s: it fails there with %s; install a build of "
+                  "it whose archs include them (https://pytorch.org/get-started/locally/)",
+                  f->torch, 160, miss,
+                  f->torch_hip[0] ? "'HIP error: invalid device function'"
+                                  : "'no kernel image is available for execution on the device'");
+}
+
 static void doctor_env_versions(const struct doctor_env *e, const struct doctor_facts *f,
                                 struct doctor_report *r) {
     struct doctor_row *row;
@@ -152,11 +219,7 @@ static void doctor_env_versions(const struct doctor_env *e, const struct doctor_
     else
         doctor_remedy(doctor_add(r, DOCTOR_ENV, "ROCm", DOCTOR_SKIP, "not found"), "no AMD GPU");
 
-    if (f->torch[0])
-        doctor_add(r, DOCTOR_ENV, "PyTorch", DOCTOR_OK, "%s at %.*s", f->torch, 200, f->torch_path);
-    else
-        doctor_remedy(doctor_add(r, DOCTOR_ENV, "PyTorch", DOCTOR_SKIP, "not found"),
-                      "no torch-*.dist-info in the Python site directories");
+    doctor_env_torch(e, f, r);
 }
 
 /* ---- GPUs and kernel archs ---- */

@@ -1,5 +1,5 @@
 /* ringside doctor: versions found on the machine (kernel, drivers, ROCm, PyTorch), read from
- * files under the environment's root; nothing is run. */
+ * files under the environment's root; nothing is run. (PyTorch's build: doctor_torch.c.) */
 #include "tui/doctor/doctor.h"
 
 #include <ctype.h>
@@ -121,10 +121,13 @@ static void doctor_rocm(const struct doctor_env *e, struct doctor_facts *f) {
     snprintf(f->rocm_path, sizeof(f->rocm_path), "%.63s", path);
 }
 
-/* The newest torch-X.Y.Z dist-info under lib (in python3.N/site-packages or dist-packages),
- * if newer than what f holds. */
+/* The newest torch-X.Y.Z dist-info (pip's) or egg-info (setup.py's, as Debian's
+ * python3-torch: a directory or a file, "torch-1.13.0a0+gitunknown.egg-info", maybe with a
+ * "-py3.11" tag) under lib (in python3.N/site-packages or dist-packages, or Debian's
+ * python3/dist-packages), if newer than what f holds. */
 static void doctor_torch_in(const struct doctor_env *e, const char *lib, struct doctor_facts *f) {
     static const char *const subs[] = {"site-packages", "dist-packages"};
+    static const char *const kinds[] = {".dist-info", ".egg-info"};
     char full[1024];
     snprintf(full, sizeof(full), "%s%s", e->root, lib);
     DIR *d = opendir(full);
@@ -133,16 +136,20 @@ static void doctor_torch_in(const struct doctor_env *e, const char *lib, struct 
     for (struct dirent *de; (de = readdir(d)) != NULL;) {
         if (strncmp(de->d_name, "python3", 7) != 0)
             continue;
-        for (size_t s = 0; s < 2; s++) {
-            char dir[1024];
-            snprintf(dir, sizeof(dir), "%.600s/%.200s/%s", lib, de->d_name, subs[s]);
-            char ver[32] = "", path[256] = "";
-            doctor_newest(e, dir, "torch-", ".dist-info", ver, sizeof(ver), path, sizeof(path));
-            if (ver[0] && (!f->torch[0] || doctor_version_cmp(ver, f->torch) > 0)) {
-                snprintf(f->torch, sizeof(f->torch), "%s", ver);
-                snprintf(f->torch_path, sizeof(f->torch_path), "%s", path);
+        for (size_t s = 0; s < 2; s++)
+            for (size_t k = 0; k < 2; k++) {
+                char dir[1024];
+                snprintf(dir, sizeof(dir), "%.600s/%.200s/%s", lib, de->d_name, subs[s]);
+                char ver[32] = "", path[256] = "";
+                doctor_newest(e, dir, "torch-", kinds[k], ver, sizeof(ver), path, sizeof(path));
+                char *tag = strstr(ver, "-py");
+                if (tag)
+                    *tag = '\0';
+                if (ver[0] && (!f->torch[0] || doctor_version_cmp(ver, f->torch) > 0)) {
+                    snprintf(f->torch, sizeof(f->torch), "%s", ver);
+                    snprintf(f->torch_path, sizeof(f->torch_path), "%s", path);
+                }
             }
-        }
     }
     closedir(d);
 }
@@ -203,6 +210,8 @@ void doctor_facts_read(const struct doctor_env *e, struct doctor_facts *f) {
     doctor_rocm(e, f);
     doctor_torch(e, f);
     doctor_torch_path(e, f);
+    if (f->torch[0])
+        doctor_torch_build(e, f);
 }
 
 void doctor_env_self(struct doctor_env *e) {
