@@ -175,9 +175,13 @@ static void doctor_torch_gfx_dir(const struct doctor_env *e, const char *dir, ch
         }
     closedir(d);
     qsort(seen, k, sizeof(seen[0]), doctor_torch_gfx_cmp);
-    for (size_t j = 0; j < k; j++) {
-        size_t u = strlen(out);
-        snprintf(out + u, n - u, "%s%s", u ? " " : "", seen[j]);
+    for (size_t j = 0; j < k; j++) { /* whole names only, space-separated */
+        size_t u = strlen(out), l = strlen(seen[j]);
+        if (u + (u ? 1 : 0) + l + 1 > n)
+            break;
+        if (u)
+            out[u++] = ' ';
+        memcpy(out + u, seen[j], l + 1);
     }
 }
 
