@@ -73,11 +73,11 @@ sanitize)
         -DRINGSIDE_HIP=OFF
     rm -f "$top/build-asan/tap/"*.tap
     # not here: the Python-driven tests (their time is Python's; the C they drive, the bridge,
-    # the watch source and the model's prediction and export, is under ASan in test_watch and
-    # test_model) and the fault matrix's slice (deadlines of a second or two; the stop
+    # the watch source and its hang watch, and the model's prediction and export, is under ASan
+    # in test_watch, test_watch_diag and test_model; the bridge's own tests are Python alone) and the fault matrix's slice (deadlines of a second or two; the stop
     # deadline's code is under ASan in test_stop_deadline and the signal handler's in test_core)
     ctest --test-dir "$top/build-asan" --output-on-failure -V -j"$jobs" \
-        -E '^(e2e_watch|e2e_model|e2e_chaos)$'
+        -E '^(e2e_watch|e2e_ddp|e2e_ranks|e2e_bridge_peer|test_bridge_[a-z]+|e2e_model|e2e_chaos)$'
     skipped "$top/build-asan"
     # the threaded scenarios are the one test this build runs: only they are built
     BUILD_TARGET=tsan_threads configure_build "$top/build-tsan" -DRS_WERROR=ON \
@@ -95,6 +95,7 @@ amd)
     nobackend+='|test_agent_status|test_agent_metrics|test_kmsg|test_kmsg_fixtures'
     nobackend+='|test_kmsg_inject|test_probe|test_bundle|lint_deps|lint_no_shell'
     nobackend+='|e2e_kmsg|e2e_replay|e2e_telemetry|e2e_rsmi_ns|e2e_enospc|e2e_watch|e2e_model'
+    nobackend+='|e2e_ddp|e2e_ranks|e2e_bridge_peer|test_bridge_[a-z]+|test_watch_diag'
     # nor the end-to-end runs that train with --backend cpu (crash and signals always, the
     # others while E2E_BACKEND is unset): here they would run the CPU backend's code again,
     # which test runs. On a GPU, scripts/gpu-check.sh runs dashboard, hang, inject and agent
