@@ -271,6 +271,16 @@ static void diag_put(struct diag_buf *b, const char *fmt, ...) {
 }
 
 /* The first peer the verdict is about: not entered (or exited, for PEER_EXITED). */
+const struct diag_peer *diag_culprit(const struct diag_in *in, enum diag_verdict v) {
+    if (v != DIAG_PEER_EXITED && v != DIAG_PEER_BEHIND)
+        return NULL;
+    for (unsigned k = 0; k < in->n_peers; k++)
+        if (v == DIAG_PEER_EXITED ? in->peers[k].exited
+                                  : in->peers[k].not_entered && !in->peers[k].exited)
+            return &in->peers[k];
+    return NULL;
+}
+
 static const struct diag_peer *diag_first_peer(const struct diag_in *in, bool exited) {
     for (unsigned k = 0; k < in->n_peers; k++)
         if (exited ? in->peers[k].exited : in->peers[k].not_entered && !in->peers[k].exited)

@@ -100,6 +100,10 @@ const char *diag_verdict_title(enum diag_verdict v);
  * written. Pure. */
 size_t diag_format(const struct diag_in *in, enum diag_verdict v, char *out, size_t n);
 
+/* The rank the verdict blames (the first that has not entered the collective, or that has
+ * exited), or NULL for a verdict about the rank itself. Pure. */
+const struct diag_peer *diag_culprit(const struct diag_in *in, enum diag_verdict v);
+
 /* The one-line cause for an alert: "rank 1 has not entered it (sleeping in hrtimer_nanosleep)"
  * or the verdict's title. Pure. */
 void diag_cause(const struct diag_in *in, enum diag_verdict v, char *out, size_t n);

@@ -297,15 +297,22 @@ static void watch_alert(struct watch *w, unsigned k, struct watch_call *c,
     watch_who(j, who, sizeof(who));
     watch_call_label(c, label, sizeof(label));
     double age = (double)(now - c->inf.start_ns) / 1e9;
+    char over[48];
     if (st == TRACE_WATCH_HANG)
+        snprintf(over, sizeof(over), "over the %g s sync timeout", (double)w->hang_ns / 1e9);
+    else
+        snprintf(over, sizeof(over), "over %.1f s", (double)w->slow_ns / 1e9);
+    const char *grade = st == TRACE_WATCH_HANG ? "HANG" : "slow";
+    const struct diag_peer *late = diag_culprit(in, v);
+    if (late) /* the rank waited for first: what a narrow screen shows is who */
         watch_cat(e.u.text.text, sizeof(e.u.text.text),
-                  "%s (pid %d) %s %s for %.1f s: HANG (over the %g s sync timeout); %.150s", who,
-                  (int)j->pid, c->coll >= 0 ? "waits in" : "in", label, age,
-                  (double)w->hang_ns / 1e9, cause);
+                  "%s %s: rank %d %s; %s (pid %d) waits %.1f s (%s); rank %d: %.120s", label, grade,
+                  late->rank, late->exited ? "has exited" : "has not entered it", who, (int)j->pid,
+                  age, over, late->rank, late->doing);
     else
         watch_cat(e.u.text.text, sizeof(e.u.text.text),
-                  "%s (pid %d) %s %s for %.1f s: slow (over %.1f s); %.150s", who, (int)j->pid,
-                  c->coll >= 0 ? "waits in" : "in", label, age, (double)w->slow_ns / 1e9, cause);
+                  "%s (pid %d) %s %s for %.1f s: %s (%s); %.150s", who, (int)j->pid,
+                  c->coll >= 0 ? "waits in" : "in", label, age, grade, over, cause);
     watch_push(w, &e);
     struct watch_note *nt = watch_note_add(w, &e, k, c, in, v, since);
     if (st == TRACE_WATCH_HANG)
