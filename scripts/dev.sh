@@ -74,10 +74,14 @@ sanitize)
     rm -f "$top/build-asan/tap/"*.tap
     # not here: the Python-driven tests (their time is Python's; the C they drive, the bridge,
     # the watch source and its hang watch, and the model's prediction and export, is under ASan
-    # in test_watch, test_watch_diag and test_model; the bridge's own tests are Python alone) and the fault matrix's slice (deadlines of a second or two; the stop
-    # deadline's code is under ASan in test_stop_deadline and the signal handler's in test_core)
-    ctest --test-dir "$top/build-asan" --output-on-failure -V -j"$jobs" \
-        -E '^(e2e_watch|e2e_ddp|e2e_ranks|e2e_bridge_peer|test_bridge_[a-z]+|e2e_model|e2e_chaos)$'
+    # in test_watch, test_watch_diag and test_model; the bridge's own tests are Python alone),
+    # the fault matrix's slice (deadlines of a second or two; the stop deadline's code is under
+    # ASan in test_stop_deadline and the signal handler's in test_core), and the timeline's and
+    # the layout's runs at three sizes (their drawing is under ASan in test_timeline,
+    # test_layout and test_panels, and e2e_dashboard draws every panel live)
+    asan_skip='^(e2e_watch|e2e_ddp|e2e_ranks|e2e_bridge_peer|test_bridge_[a-z]+|e2e_model'
+    asan_skip+='|e2e_chaos|e2e_timeline|e2e_layout)$'
+    ctest --test-dir "$top/build-asan" --output-on-failure -V -j"$jobs" -E "$asan_skip"
     skipped "$top/build-asan"
     # the threaded scenarios are the one test this build runs: only they are built
     BUILD_TARGET=tsan_threads configure_build "$top/build-tsan" -DRS_WERROR=ON \
@@ -102,6 +106,7 @@ amd)
     # with E2E_BACKEND=hip, and multi.sh takes E2E_BACKEND=hip on a machine with two GPUs.
     # hip_fallback is this build's own: auto falling back to the CPU.
     nobackend+='|e2e_dashboard|e2e_hang|e2e_multi|e2e_crash|e2e_signals|e2e_inject|e2e_agent'
+    nobackend+='|e2e_timeline|e2e_layout|e2e_overlays|e2e_themes'
     nobackend+='|e2e_chaos)$'
     rm -f "$top/build-amd/tap/"*.tap
     ctest --test-dir "$top/build-amd" --output-on-failure -V -j"$jobs" -E "$nobackend"

@@ -424,9 +424,10 @@ static int watch_wake_fd(struct source *s) {
 
 static size_t watch_drain(struct source *s, struct ev *out, size_t max) {
     struct watch *w = s->priv;
-    struct bridge_sink sink = {watch_on_open,   watch_on_line, watch_on_overlong, watch_on_close, w,
-                               watch_on_refused};
-    bridge_poll(w->b, &sink, WATCH_POLL_BYTES);
+    struct bridge_sink sink;
+    watch_source_sink(s, &sink);
+    if (!w->fed)
+        bridge_poll(w->b, &sink, WATCH_POLL_BYTES);
     watch_hang_look(w, mono_now_ns());
     size_t n = 0;
     while (n < max / 2 && w->n > 0) {
@@ -436,7 +437,7 @@ static size_t watch_drain(struct source *s, struct ev *out, size_t max) {
         w->head = (w->head + 1) % WATCH_QUEUE;
         w->n--;
     }
-    size_t m = run_drain(w->run, out + n, max - n);
+    size_t m = w->fed ? 0 : run_drain(w->run, out + n, max - n);
     for (size_t i = n; i < n + m; i++) { /* one numbering, the run's gaps kept in it */
         if (out[i].kind != EV_KMSG) {
             if (w->run_seq_seen && out[i].seq > w->run_seq + 1)
@@ -657,6 +658,27 @@ int watch_source_create(struct run *run, struct bridge *b, struct source **out) 
     watch_view(w);
     *out = &w->src;
     return 0;
+}
+
+int watch_source_create_fed(struct run *run, struct bridge *b, struct source **out) {
+    int rc = watch_source_create(run, b, out);
+    if (rc == 0)
+        ((struct watch *)(*out)->priv)->fed = true;
+    return rc;
+}
+
+void watch_source_sink(struct source *s, struct bridge_sink *out) {
+    *out = (struct bridge_sink){.opened = watch_on_open,
+                                .line = watch_on_line,
+                                .overlong = watch_on_overlong,
+                                .closed = watch_on_close,
+                                .ctx = s->priv,
+                                .refused = watch_on_refused};
+}
+
+unsigned watch_source_job_dev(struct source *s, unsigned slot) {
+    const struct watch *w = s->priv;
+    return slot < BRIDGE_MAX_JOBS && w->jobs[slot].have_run ? w->jobs[slot].dev : EV_DEV_NONE;
 }
 
 void watch_source_counts(struct source *s, uint64_t *bad_lines, uint64_t *dropped) {

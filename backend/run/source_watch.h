@@ -15,6 +15,19 @@ struct run;
  * both borrowed, outliving the source. 0 or -ENOMEM. */
 int watch_source_create(struct run *run, struct bridge *b, struct source **out);
 
+/* The same over a bridge its caller polls (the agent, which serves a job's stream as it
+ * comes): the caller hands every job's lines to the sink watch_source_sink gives as well as
+ * to its own; drain then reads neither the bridge nor the run and hands out what the source
+ * says of the jobs (attach and end lines, the hang watch's alerts, where a hang bundle went)
+ * and the jobs' own events, numbered by the source. The stacks it asks for go out on b, from
+ * the thread that drains (the caller's lock on b held). 0 or -ENOMEM. */
+int watch_source_create_fed(struct run *run, struct bridge *b, struct source **out);
+/* The sink that feeds s (ctx included), for the caller's bridge_poll. */
+void watch_source_sink(struct source *s, struct bridge_sink *out);
+/* The device job slot runs on, as its framework numbers it (what its own lines say), or
+ * EV_DEV_NONE for a slot with no job. */
+unsigned watch_source_job_dev(struct source *s, unsigned slot);
+
 /* Lines read from the jobs that were not understood (each job's first reason goes to the
  * events as a warning), and events dropped because the queue was full. */
 void watch_source_counts(struct source *s, uint64_t *bad_lines, uint64_t *dropped);

@@ -81,6 +81,7 @@ struct watch {
     struct source src;
     struct run *run;
     struct bridge *b;
+    bool fed; /* the caller polls b and hands the lines over; drain reads neither b nor run */
     const struct run_opts *o;
     uint64_t slow_ns, hang_ns;
     struct watch_job jobs[BRIDGE_MAX_JOBS];

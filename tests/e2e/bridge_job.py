@@ -1,11 +1,13 @@
 """A small PyTorch training job that uses the bridge (python/ringside), for the watch test.
 
 usage: bridge_job.py OUT_DIR [--steps N] [--step-ms MS] [--record FILE]
+                        [--slow-sync-at STEP --slow-sync-s SEC]
 
 Trains a 24-32-16-1 MLP on random data (CPU, or the GPU when there is one) with every bridge
 call: phases, step metrics, a timed synchronize every step, a command callback (the commands it
 gets are appended to OUT_DIR/commands, one "cmd arg" a line). It runs until N steps are done
-or OUT_DIR/stop appears, writes OUT_DIR/steps (the step count) every step, and exits 0.
+or OUT_DIR/stop appears, writes OUT_DIR/steps (the step count) every step, and exits 0. With
+--slow-sync-at, that step's timed synchronize takes SEC (a stream whose synchronize sleeps).
 """
 import argparse
 import os
@@ -17,12 +19,24 @@ import ringside  # noqa: E402
 import torch  # noqa: E402
 
 
+class SlowStream:
+    """A stream whose synchronize takes as long as asked."""
+
+    def __init__(self, s):
+        self.s = s
+
+    def synchronize(self):
+        time.sleep(self.s)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--steps", type=int, default=100000)
     ap.add_argument("--step-ms", type=float, default=20)
     ap.add_argument("--record")
+    ap.add_argument("--slow-sync-at", type=int, default=-1)
+    ap.add_argument("--slow-sync-s", type=float, default=0)
     a = ap.parse_args()
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     torch.manual_seed(0)
@@ -54,7 +68,10 @@ def main():
             opt.zero_grad()
         with rs.phase("data-shuffle"):  # a name of the script's own
             pass
-        rs.synchronize()
+        if step == a.slow_sync_at:
+            rs.synchronize(SlowStream(a.slow_sync_s))
+        else:
+            rs.synchronize()
         rs.step(1 + step // 16, step, loss=loss.item())
         step += 1
         with open(os.path.join(a.out, "steps.tmp"), "w") as f:

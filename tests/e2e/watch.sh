@@ -104,12 +104,14 @@ mkdir -p "$SCRATCH/ajob"
 printf 'e2e-%s-secret-of-this-run\n' "$$" > "$SCRATCH/token"
 chmod 600 "$SCRATCH/token"
 "$RINGSIDE" agent --watch --socket "$SCRATCH/a.sock" --listen 127.0.0.1:0 --no-kmsg \
-    --telemetry none --token-file "$SCRATCH/token" --allow-control 2> "$SCRATCH/agent.log" &
+    --telemetry none --token-file "$SCRATCH/token" --allow-control --sync-slow 1 \
+    --sync-timeout 2 --output "$SCRATCH/aout" 2> "$SCRATCH/agent.log" &
 AGENT_PID=$!
 trap 'kill $JOB_PID $AGENT_PID 2> /dev/null; cleanup' EXIT
 wait_for "the agent listens" 20 grep -q "serving http://127.0.0.1:" "$SCRATCH/agent.log"
 URL=http://127.0.0.1:$(sed -n 's|.*serving http://127.0.0.1:\([0-9]*\).*|\1|p' "$SCRATCH/agent.log")
-RINGSIDE_SOCKET=unix://$SCRATCH/a.sock "$PY" "$JOB" "$SCRATCH/ajob" --step-ms 20 > "$SCRATCH/ajob/out" 2>&1 &
+RINGSIDE_SOCKET=unix://$SCRATCH/a.sock "$PY" "$JOB" "$SCRATCH/ajob" --step-ms 20 \
+    --slow-sync-at 40 --slow-sync-s 3 > "$SCRATCH/ajob/out" 2>&1 &
 JOB_PID=$!
 wait_for "the agent serves the job" 30 grep -q "attached: its stream is served" "$SCRATCH/agent.log"
 tm new-session -d -s "$SESSION" -x 160 -y 50 \
@@ -122,6 +124,19 @@ case $reply in *'"ok":true'*) ;; *) fail "POST /control: $reply" ;; esac
 got_remote() { grep -qx "chunk_step -1" "$SCRATCH/ajob/commands" 2> /dev/null; }
 wait_for "POST /control reaches the job" 20 got_remote
 wait_for "... and its answer the attached dashboard" 20 has "chunk_step: chunk now -1"
+STEP="the served job's 3 s synchronize in /events: slow, HANG, recovered, the diagnosis"
+events() { curl -sf -H "Authorization: Bearer $(cat "$SCRATCH/token")" "$URL/events?since=0&follow=0"; }
+hang_events() {
+    events > "$SCRATCH/aevents.jsonl" &&
+        grep -q 'stream.synchronize for [0-9.]* s: slow' "$SCRATCH/aevents.jsonl" &&
+        grep -q 'stream.synchronize for [0-9.]* s: HANG' "$SCRATCH/aevents.jsonl" &&
+        grep -q 'stream.synchronize returned after' "$SCRATCH/aevents.jsonl"
+}
+wait_for "the hang watch's alerts are events" 30 hang_events
+grep -q '"diagnosis":true' "$SCRATCH/aevents.jsonl" || fail "no diagnosis line in /events"
+grep '"diagnosis":true' "$SCRATCH/aevents.jsonl" | grep -q 'Verdict: ' || fail "the diagnosis has no verdict"
+grep -q 'hang diagnostics written to' "$SCRATCH/aevents.jsonl" || fail "no hang bundle said"
+ls "$SCRATCH"/aout/hang-*.json > /dev/null 2>&1 || fail "no hang bundle in $SCRATCH/aout"
 : > "$SCRATCH/ajob/stop"
 STEP="the served job ends"
 wait "$JOB_PID" || fail "$(cat "$SCRATCH/ajob/out")"

@@ -12,6 +12,7 @@
 #include "backend/record/replay_internal.h"
 #include "backend/run/bridge.h"
 #include "backend/run/run.h"
+#include "backend/run/source_watch.h"
 #include "backend/trace/trace_watch.h"
 #include "tui/agent/agent_log.h"
 #include "tui/agent/agent_metrics.h"
@@ -20,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <json-c/json.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -70,6 +72,8 @@ struct agent {
     _Atomic bool loop_ended;  /* no loop commands any more */
     /* --watch: the bridge, the job whose stream is served (its slot, -1: none), a parsed line */
     struct bridge *bridge;
+    struct source *hangs; /* the hang watch over every attached job (fed the lines polled) */
+    struct bridge_sink hangs_sink;
     pthread_mutex_t bridge_mu; /* the loop polls, an HTTP thread sends commands */
     int served;
     pid_t served_pid;
@@ -444,6 +448,7 @@ static void agent_signals(struct agent *a, int sfd, bool *stopping) {
 
 static void agent_watch_opened(void *ctx, unsigned job, pid_t pid) {
     struct agent *a = ctx;
+    a->hangs_sink.opened(a->hangs_sink.ctx, job, pid);
     if (a->served >= 0)
         return; /* one job's stream at a time: the first that attached */
     a->served = (int)job;
@@ -457,6 +462,7 @@ static void agent_watch_opened(void *ctx, unsigned job, pid_t pid) {
 static void agent_watch_line(void *ctx, unsigned job, const char *line, size_t len) {
     struct agent *a = ctx;
     char why[128];
+    a->hangs_sink.line(a->hangs_sink.ctx, job, line, len);
     if ((int)job != a->served || len < 12 || strncmp(line, "{\"type\":\"call\"", 14) == 0)
         return;
     if (replay_parse_line(line, len, a->item, why, sizeof(why)) != 0)
@@ -474,16 +480,61 @@ static void agent_watch_line(void *ctx, unsigned job, const char *line, size_t l
 
 static void agent_watch_closed(void *ctx, unsigned job) {
     struct agent *a = ctx;
+    a->hangs_sink.closed(a->hangs_sink.ctx, job);
     if ((int)job != a->served)
         return;
     agent_say(a, "job (pid %d) detached", (int)a->served_pid);
     a->served = -1;
 }
 
+/* A diagnosis (an alert's note) as a log line after its alert in the stream. */
+static void agent_watch_note(struct agent *a, const struct ev *alert, const char *note) {
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "type", json_object_new_string("log"));
+    json_object_object_add(o, "seq", json_object_new_int64(agent_log_last_seq(a->log) + 1));
+    json_object_object_add(o, "t_ns", json_object_new_int64((int64_t)alert->t_ns));
+    if (alert->dev != EV_DEV_NONE)
+        json_object_object_add(o, "dev", json_object_new_int(alert->dev));
+    json_object_object_add(o, "severity", json_object_new_string("info"));
+    json_object_object_add(o, "message", json_object_new_string(note));
+    json_object_object_add(o, "diagnosis", json_object_new_boolean(1));
+    size_t len = 0;
+    const char *text = json_object_to_json_string_length(
+        o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+    agent_line(a, text, len);
+    json_object_put(o);
+}
+
+/* What the hang watch says of the jobs (SLOW, HANG, back to ok, where a bundle went), into
+ * the stream with each alert's diagnosis after it; the jobs' own lines are served as they
+ * came. */
+static void agent_watch_hangs(struct agent *a) {
+    static struct ev evs[64]; /* the main thread's alone */
+    size_t n;
+    while ((n = a->hangs->ops->drain(a->hangs, evs, 64)) > 0)
+        for (size_t i = 0; i < n; i++) {
+            struct ev *e = &evs[i];
+            if (e->kind != EV_ALERT && !(e->kind == EV_LOG && e->u.text.code == ALERT_HANG_BUNDLE))
+                continue;
+            const char *note = a->hangs->ops->note(a->hangs, e->t_ns, e->dev, e->u.text.code);
+            char *copy = note ? strdup(note) : NULL;
+            unsigned dev =
+                e->dev == EV_DEV_NONE ? EV_DEV_NONE : watch_source_job_dev(a->hangs, e->dev);
+            e->dev = (uint16_t)dev; /* the job's own number for its device, as its lines */
+            agent_on_event(a, e);
+            rec_event(a->rec, e);
+            if (copy)
+                agent_watch_note(a, e, copy);
+            free(copy);
+        }
+}
+
 static void agent_watch_poll(struct agent *a) {
-    struct bridge_sink sink = {agent_watch_opened, agent_watch_line, NULL, agent_watch_closed, a, NULL};
+    struct bridge_sink sink = {agent_watch_opened,   agent_watch_line, NULL, agent_watch_closed, a,
+                               a->hangs_sink.refused};
     pthread_mutex_lock(&a->bridge_mu);
     bridge_poll(a->bridge, &sink, 8u << 20);
+    agent_watch_hangs(a); /* it may ask the jobs for their stacks: under the lock */
     pthread_mutex_unlock(&a->bridge_mu);
 }
 
@@ -553,6 +604,11 @@ static int agent_start(struct agent *a) {
             agent_say(a, "%s", a->item ? err : "out of memory");
             return a->item ? RS_EXIT_USAGE : 1;
         }
+        if ((rc = watch_source_create_fed(a->run, a->bridge, &a->hangs)) != 0) {
+            agent_say(a, "cannot watch the jobs: %s", strerror(-rc));
+            return 1;
+        }
+        watch_source_sink(a->hangs, &a->hangs_sink);
         agent_say(a, "watching for PyTorch jobs at %s", bridge_path(a->bridge));
     }
     if ((rc = run_start(a->run)) != 0)
@@ -586,6 +642,8 @@ static void agent_free(struct agent *a, int sfd) {
     agent_http_stop(a->http); /* ...before the listeners close */
     run_destroy(a->run);
     agent_hup_drain(sfd);
+    if (a->hangs)
+        a->hangs->ops->destroy(a->hangs);
     bridge_close(a->bridge);
     free(a->item);
     pthread_mutex_destroy(&a->bridge_mu);
