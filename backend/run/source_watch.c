@@ -265,12 +265,12 @@ static void watch_other_name(struct watch *w, const char *name) {
     memcpy(w->other[w->n_other++], name, n + 1);
 }
 
-/* A new job came: the ones that ended go from the view, unless a rank of a group that has
- * members still open (the group's view keeps every rank). */
-static void watch_forget_ended(struct watch *w) {
-    bool group_open = false;
+/* A new job (slot fresh) came: the ones that ended go from the view, unless ranks of a group
+ * attached before it are still open (the group's view keeps every rank until all have gone). */
+static void watch_forget_ended(struct watch *w, unsigned fresh) {
+    bool group_open = false; /* a rank attached before the fresh job is still there */
     for (unsigned k = 0; k < BRIDGE_MAX_JOBS; k++)
-        group_open |= w->jobs[k].open && w->jobs[k].have_run && w->jobs[k].rank >= 0;
+        group_open |= k != fresh && w->jobs[k].open && w->jobs[k].have_run && w->jobs[k].rank >= 0;
     for (unsigned k = 0; k < BRIDGE_MAX_JOBS; k++)
         if (!w->jobs[k].open && w->jobs[k].have_run && !(group_open && w->jobs[k].rank >= 0))
             w->jobs[k].have_run = false;
@@ -287,7 +287,7 @@ static void watch_item(struct watch *w, unsigned k, const char *line, size_t len
         j->snap->snaps[0].device = (int)k; /* the view numbers the jobs by slot */
         j->have_run = true;
         watch_job_extra(j, line, len);
-        watch_forget_ended(w);
+        watch_forget_ended(w, k);
         watch_view(w);
         char who[48] = "";
         if (j->rank >= 0)

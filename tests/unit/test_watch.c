@@ -580,3 +580,32 @@ Test(watch, another_users_process_is_refused) {
     cr_assert_not(f.src->run.ranks[0].valid, "nothing attached");
     tw_fix_close(&f);
 }
+
+/* A group that has ended leaves the view when a new job comes, even one that tells its rank
+ * at once: its ranks are not the new job's peers. Ended ranks stay while one of their group is
+ * still attached. */
+Test(watch, an_ended_group_gives_way_to_the_next_job) {
+    static struct tw_fix f;
+    tw_fix_open(&f);
+    struct source *src = f.src;
+    struct ev e;
+    bool answered = false;
+    int r0 = tw_connect(f.path), r1 = tw_connect(f.path);
+    tw_attach_rank(r0, 0, 2);
+    tw_attach_rank(r1, 1, 2);
+    for (int i = 0; i < 2000 && src->run.n_devices < 2; i++)
+        tw_drain_ev(src, EV_LOG, "attached", &e, -1, &answered);
+    cr_assert_eq(src->run.n_devices, 2);
+    close(r0);
+    cr_assert(tw_drain_ev(src, EV_LOG, "went away without ending", &e, -1, &answered));
+    cr_assert_eq(src->run.n_devices, 2, "rank 0 stays beside rank 1, still attached");
+    close(r1);
+    cr_assert(tw_drain_ev(src, EV_LOG, "went away without ending", &e, -1, &answered));
+    int n0 = tw_connect(f.path);
+    tw_attach_rank(n0, 0, 2);
+    cr_assert(tw_drain_ev(src, EV_LOG, "attached", &e, -1, &answered));
+    cr_assert_eq(src->run.n_devices, 1, "the new job alone");
+    cr_assert(src->run.ranks[0].open);
+    close(n0);
+    tw_fix_close(&f);
+}
