@@ -36,8 +36,8 @@ start() {
 steps() { cat "$SCRATCH/$1/rank$2.steps" 2> /dev/null || echo 0; }
 
 start 160 50
-RINGSIDE_SOCKET=$SOCK_PATH "$PY" "$JOB" "$SCRATCH/j2" --ranks 2 --epochs 2 --steps 150 \
-    --hold-rank 1 --hold-step 25 --hold-s 8 --sync-step 50 --sync-s 6 --destroy-hold-s 7 \
+RINGSIDE_SOCKET=$SOCK_PATH "$PY" "$JOB" "$SCRATCH/j2" --ranks 2 --epochs 2 --steps 100 \
+    --hold-rank 1 --hold-step 25 --hold-s 7 --sync-step 50 --sync-s 6 --destroy-hold-s 6 \
     > "$SCRATCH/j2/out" 2>&1 &
 JOB_PID=$!
 
@@ -105,8 +105,8 @@ JOB_PID=
 tm capture-pane -p -t "$SESSION" > "$SCRATCH/j2.screen"
 
 STEP="four ranks, one gone in the middle of an all_reduce"
-RINGSIDE_SOCKET=$SOCK_PATH "$PY" "$JOB" "$SCRATCH/j4" --ranks 4 --epochs 1 --steps 40 --plain \
-    --hold-rank 0 --hold-step 10 --hold-s 6 --exit-rank 3 --exit-step 10 \
+RINGSIDE_SOCKET=$SOCK_PATH "$PY" "$JOB" "$SCRATCH/j4" --ranks 4 --epochs 1 --steps 20 --plain \
+    --hold-rank 0 --hold-step 10 --hold-s 5 --exit-rank 3 --exit-step 10 \
     > "$SCRATCH/j4/out" 2>&1 &
 JOB_PID=$!
 four() { has "rank 0 of 4" && has "rank 1 of 4" && has "rank 2 of 4" && has "rank 3 of 4"; }

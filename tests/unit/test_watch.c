@@ -545,8 +545,11 @@ static void tw_stranger_fn(void *ctx, void *out) {
         return;
     o->connected = 1;
     const char run[] = "{\"type\":\"run\",\"version\":1,\"name\":\"stranger\"}\n";
-    if (write(fd, run, sizeof(run) - 1) < 0)
+    if (send(fd, run, sizeof(run) - 1, MSG_NOSIGNAL) < 0) { /* closed on before it wrote */
+        o->closed = errno == EPIPE || errno == ECONNRESET;
+        close(fd);
         return;
+    }
     struct timeval tv = {.tv_sec = 10};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     char c;
