@@ -135,6 +135,7 @@ static void watch_job_rank(struct watch_job *j, json_object *o) {
     watch_str(o, "group_backend", be, sizeof(be));
     if (be[0])
         memcpy(j->group_backend, be, sizeof(be));
+    watch_str(o, "group_id", j->group_id, sizeof(j->group_id));
 }
 
 /* A run line's fields for the bridge: who the job is and whether it takes commands. */

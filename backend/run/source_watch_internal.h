@@ -44,7 +44,8 @@ struct watch_job {
     int local_rank, world_size; /* -1 and 0 when not told */
     char host[64];
     char group_backend[16];
-    unsigned dev; /* the device it runs on, as its framework numbers it */
+    char group_id[128]; /* where its group's ranks met (the bridge's rank line), or "" */
+    unsigned dev;       /* the device it runs on, as its framework numbers it */
     struct replay_snap *snap;
     struct watch_call calls[WATCH_CALLS];
     uint64_t cseq_entered;   /* the default group's highest collective number entered */

@@ -31,11 +31,13 @@ static void watch_call_label(const struct watch_call *c, char *out, size_t n) {
         snprintf(out, n, "%s", c->name[0] ? c->name : "a call");
 }
 
-/* The other ranks of k's process group that are shown (open or ended). */
+/* The other ranks of k's process group that are shown (open or ended): the same world size
+ * and, where both say where their group met, the same place (another job's ranks are not). */
 static bool watch_peer_of(const struct watch *w, unsigned k, unsigned p) {
     const struct watch_job *a = &w->jobs[k], *b = &w->jobs[p];
     return p != k && b->have_run && a->rank >= 0 && b->rank >= 0 && a->rank != b->rank &&
-           (!a->world_size || !b->world_size || a->world_size == b->world_size);
+           (!a->world_size || !b->world_size || a->world_size == b->world_size) &&
+           (!a->group_id[0] || !b->group_id[0] || strcmp(a->group_id, b->group_id) == 0);
 }
 
 /* Whether peer p has reached the collective c of another rank: by number when both number

@@ -191,6 +191,7 @@ class Bridge:
         self._torch = _torch()
         self.device = self._device(device)
         self.rank, self.local_rank, self.world_size, self.group_backend = self._dist_info()
+        self.group_id = None      # where the group's ranks met, once init_process_group is seen
         if rank is not None:
             self.rank = int(rank)
         self.name = name or os.path.basename(sys.argv[0] or "python")
@@ -539,11 +540,21 @@ class Bridge:
                 nxt = self._cseq.setdefault(group, itertools.count(1).__next__)
         return nxt()  # atomic: DDP's hook counts from the autograd thread
 
-    def _after_init(self):
-        """init_process_group returned: who this process is, in a rank line."""
+    def _after_init(self, init_method=None):
+        """init_process_group returned: who this process is, in a rank line. Its group_id is
+        where the ranks met (the init_method, or env:// with MASTER_ADDR:MASTER_PORT), the same
+        for every rank of the group and another for another job's: the dashboard lines up only
+        the ranks of one group."""
         self.rank, self.local_rank, self.world_size, self.group_backend = self._dist_info()
+        if not isinstance(init_method, str) or init_method in ("", "env://"):
+            addr, port = os.environ.get("MASTER_ADDR"), os.environ.get("MASTER_PORT")
+            init_method = "env://%s:%s" % (addr, port) if addr and port else None
+        self.group_id = init_method
         if self.rank is not None:
-            self._emit(self._who({"type": "rank", "t_ns": _now()}))
+            line = self._who({"type": "rank", "t_ns": _now()})
+            if self.group_id:
+                line["group_id"] = self.group_id[:120]
+            self._emit(line)
 
     def _wrap_collective(self, fname, orig, coll, phase, data):
         bridge = self
@@ -585,7 +596,7 @@ class Bridge:
                 raise
             _tls.depth = 0
             if coll == "init":
-                bridge._after_init()
+                bridge._after_init(kwargs.get("init_method", args[1] if len(args) > 1 else None))
             if is_async and r is not None and hasattr(r, "get_future"):
                 try:  # timed until the work's future completes
                     r.get_future().then(

@@ -142,6 +142,8 @@ def check_rank(rank, lines, stack):
                       ("local_rank", rank)):
         if ranks[0].get(key) != want:
             fail("rank %d: rank line %s=%r, not %r" % (rank, key, ranks[0].get(key), want))
+    if not str(ranks[0].get("group_id", "")).startswith("env://127.0.0.1:"):
+        fail("rank %d: the rank line does not say where the group met: %s" % (rank, ranks[0]))
 
     calls = [m for m in lines if m.get("type") == "call"]
     entered, ended = {}, set()
@@ -257,6 +259,9 @@ def main():
             fail("the ranks did not finish")
 
     results = [check_rank(r, dash[r].lines, stacks[r]) for r in range(2)]
+    met = [[m.get("group_id") for m in dash[r].lines if m.get("type") == "rank"] for r in range(2)]
+    if met[0] != met[1]:
+        fail("the two ranks say they met in different places: %s" % met)
     if results[0][0] != results[1][0]:
         fail("the ranks' nth collectives differ:\n%s\n%s" % (results[0][0], results[1][0]))
     if results[1][2]["func"] != "held_before_all_reduce":

@@ -612,3 +612,42 @@ Test(watch, an_ended_group_gives_way_to_the_next_job) {
     close(n0);
     tw_fix_close(&f);
 }
+
+/* Where the ranks met (a rank line's group_id). */
+static void tw_rank_line(int fd, int r, const char *group) {
+    char line[256];
+    snprintf(line, sizeof(line),
+             "{\"type\":\"rank\",\"t_ns\":1,\"rank\":%d,\"world_size\":2,\"group_backend\":"
+             "\"gloo\",\"group_id\":\"%s\"}\n",
+             r, group);
+    tw_send(fd, line);
+}
+
+/* Two jobs of the same world size at once: a rank of the other job, behind in its own
+ * numbering, is not one the waiting rank's collective waits for. */
+Test(watch, another_jobs_ranks_are_not_peers) {
+    static struct tw_fix f;
+    tw_fix_open_with(&f, 100000000ull, 30000000000ull);
+    struct source *src = f.src;
+    struct ev e;
+    bool answered = false;
+    int a0 = tw_connect(f.path), a1 = tw_connect(f.path), b1 = tw_connect(f.path);
+    tw_attach_rank(a0, 0, 2);
+    tw_attach_rank(a1, 1, 2);
+    tw_attach_rank(b1, 1, 2);
+    tw_rank_line(a0, 0, "tcp://127.0.0.1:1000");
+    tw_rank_line(a1, 1, "tcp://127.0.0.1:1000");
+    tw_rank_line(b1, 1, "tcp://127.0.0.1:2000");
+    for (int i = 0; i < 2000 && src->run.n_devices < 3; i++)
+        tw_drain_ev(src, EV_LOG, "attached", &e, -1, &answered);
+    cr_assert_eq(src->run.n_devices, 3);
+    tw_coll(a0, 1, 1, false); /* job A's ranks both in #1; job B's rank 1 in none */
+    tw_coll(a1, 1, 1, false);
+    cr_assert(tw_drain_ev(src, EV_ALERT, "slow", &e, -1, &answered));
+    cr_assert_null(strstr(e.u.text.text, "has not entered it"),
+                   "the other job's rank taken for a peer: %s", e.u.text.text);
+    close(a0);
+    close(a1);
+    close(b1);
+    tw_fix_close(&f);
+}
