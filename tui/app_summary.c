@@ -12,8 +12,12 @@ static bool app_summary_ended(const struct app *a) {
     return f->snap && (ui_frame_ended(f, NULL) || (f->source_done && f->run->replay));
 }
 
+/* Opened once, when the run has ended and nothing else is open over the panels (help, the GPU
+ * overlay, an event's details): what the user reads is not covered, and its keys stay its own
+ * (the summary takes any key first); it opens when they close it. */
 void app_summary_follow(struct app *a) {
-    if (!a->summary_seen && app_summary_ended(a) && !a->quitting)
+    if (!a->summary_seen && app_summary_ended(a) && !a->quitting && !a->help && !a->gpu_overlay &&
+        !a->detail)
         a->summary = a->summary_seen = true;
 }
 
