@@ -125,8 +125,12 @@ static void fuzz_bridge_raw(const uint8_t *data, size_t size) {
     struct fuzz_bridge_fix *f = &fuzz_bridge_fix;
     struct fuzz_bridge_seen *s = &fuzz_bridge_seen;
     *s = (struct fuzz_bridge_seen){.data = (const char *)data, .size = size};
-    struct bridge_sink sink = {fuzz_bridge_on_open, fuzz_bridge_on_line, fuzz_bridge_on_overlong,
-                               fuzz_bridge_on_close, s, NULL};
+    struct bridge_sink sink = {fuzz_bridge_on_open,
+                               fuzz_bridge_on_line,
+                               fuzz_bridge_on_overlong,
+                               fuzz_bridge_on_close,
+                               s,
+                               NULL};
     uint64_t x = 0x9e3779b97f4a7c15ull ^ size;
     for (size_t i = 0; i < size && i < 64; i++)
         x = (x ^ data[i]) * 0x100000001b3ull;
