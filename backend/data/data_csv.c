@@ -5,6 +5,7 @@
 #include "backend/core/errbuf.h"
 #include "backend/data/data_csv_internal.h"
 #include "backend/data/data_in.h"
+#include "backend/data/data_time.h"
 #include "backend/data/data_tz.h"
 
 #include <errno.h>
@@ -18,18 +19,27 @@
 #define DATA_CSV_LINE_BUF   (DATA_CSV_MAX_LINE + 3) /* content + "\r\n" + NUL */
 #define DATA_CSV_MAX_VOLUME 1e12                    /* profile fixed point overflows above */
 #define DATA_CSV_MAX_PRICE  1e9                     /* price levels must fit in 64 bits */
-#define DATA_CSV_MSG        320
-#define DATA_CSV_RBUF       (64u * 1024u) /* decompressed bytes taken at a time */
+#define DATA_CSV_RBUF       (64u * 1024u)           /* decompressed bytes taken at a time */
 
 static const struct {
     const char *name;
     enum data_csv_col col;
 } data_csv_names[] = {
-    {"timestamp", DATA_CSV_TS},  {"datetime", DATA_CSV_TS},   {"date", DATA_CSV_DATE},
-    {"time", DATA_CSV_TIME},     {"open", DATA_CSV_OPEN},     {"high", DATA_CSV_HIGH},
-    {"low", DATA_CSV_LOW},       {"close", DATA_CSV_CLOSE},   {"volume", DATA_CSV_VOLUME},
-    {"vix", DATA_CSV_VIX},       {"vix_close", DATA_CSV_VIX}, {"ts_event", DATA_CSV_TS},
+    {"timestamp", DATA_CSV_TS},
+    {"datetime", DATA_CSV_TS},
+    {"date", DATA_CSV_DATE},
+    {"time", DATA_CSV_TIME},
+    {"open", DATA_CSV_OPEN},
+    {"high", DATA_CSV_HIGH},
+    {"low", DATA_CSV_LOW},
+    {"close", DATA_CSV_CLOSE},
+    {"volume", DATA_CSV_VOLUME},
+    {"vix", DATA_CSV_VIX},
+    {"vix_close", DATA_CSV_VIX},
+    {"ts_event", DATA_CSV_TS},
     {"symbol", DATA_CSV_SYMBOL},
+    {"rtype", DATA_CSV_RTYPE},
+    {"instrument_id", DATA_CSV_INSTRUMENT},
 };
 
 /* ---- numbers ---- */
@@ -169,7 +179,7 @@ static int data_csv_blank(const char *s) {
 
 /* ---- header ---- */
 
-static int data_csv_name_eq(const char *a, const char *lower) {
+int data_csv_name_eq(const char *a, const char *lower) {
     for (; *a && *lower; a++, lower++) {
         char ch = (*a >= 'A' && *a <= 'Z') ? (char)(*a - 'A' + 'a') : *a;
         if (ch != *lower)
@@ -187,47 +197,18 @@ static void data_csv_map_columns(struct data_csv_ctx *c) {
                 data_csv_name_eq(c->f[i], data_csv_names[k].name))
                 c->col[data_csv_names[k].col] = (long)i;
     c->ncols = c->nf;
-    if (c->col[DATA_CSV_TS] < 0 && c->col[DATA_CSV_DATE] < 0 && c->col[DATA_CSV_TIME] >= 0) {
-        c->col[DATA_CSV_TS] = c->col[DATA_CSV_TIME]; /* time alone: TradingView's epoch seconds */
-        c->col[DATA_CSV_TIME] = -1;
-    }
+    /* time alone is TradingView's timestamp; date alone a daily file's (refused by its rows) */
+    for (int k = DATA_CSV_DATE; k <= DATA_CSV_TIME && c->col[DATA_CSV_TS] < 0; k++)
+        if (c->col[DATA_CSV_DATE + DATA_CSV_TIME - k] < 0 && c->col[k] >= 0) {
+            c->col[DATA_CSV_TS] = c->col[k];
+            c->col[k] = -1;
+        }
     if (c->col[DATA_CSV_TS] < 0 && (c->col[DATA_CSV_DATE] < 0 || c->col[DATA_CSV_TIME] < 0))
         c->col[DATA_CSV_DATE] = c->col[DATA_CSV_TIME] = -1;
-}
-
-/* The layout a header names, for the log. */
-static const char *data_csv_format(const struct data_csv_ctx *c) {
-    const char *ts = c->col[DATA_CSV_TS] >= 0 ? c->f[c->col[DATA_CSV_TS]] : "";
-    if (data_csv_name_eq(ts, "ts_event"))
-        return "Databento OHLCV";
-    if (data_csv_name_eq(ts, "time"))
-        return "TradingView (time in epoch seconds)";
-    return "CSV with a header";
-}
-
-/* NinjaTrader's export: no header, "yyyyMMdd HHmmss;open;high;low;close;volume". */
-static bool data_csv_ninjatrader(const char *s) {
-    long long t;
-    char ts[16];
-    if (strlen(s) < 16 || s[15] != ';' || strspn(s, "0123456789") != 8)
-        return false;
-    memcpy(ts, s, 15);
-    ts[15] = '\0';
-    return data_parse_timestamp(ts, &t) == 0;
-}
-
-/* The NinjaTrader layout for this file: the line just read is its first row. */
-static void data_csv_headerless(struct data_csv_ctx *c, struct data_csv_report *rep) {
-    static const enum data_csv_col order[6] = {DATA_CSV_TS,  DATA_CSV_OPEN,  DATA_CSV_HIGH,
-                                               DATA_CSV_LOW, DATA_CSV_CLOSE, DATA_CSV_VOLUME};
-    for (int k = 0; k < DATA_CSV_NCOL; k++)
-        c->col[k] = -1;
-    for (int k = 0; k < 6; k++)
-        c->col[order[k]] = k;
-    c->ncols = 6;
-    c->sep = ';';
-    c->pending = true;
-    snprintf(rep->format, sizeof(rep->format), "NinjaTrader (no header, ';')");
+    /* Databento without map_symbols: the instrument_id tells the instruments apart */
+    c->rep->by_id = c->col[DATA_CSV_SYMBOL] < 0 && c->col[DATA_CSV_INSTRUMENT] >= 0;
+    if (c->rep->by_id)
+        c->col[DATA_CSV_SYMBOL] = c->col[DATA_CSV_INSTRUMENT];
 }
 
 /* Every missing required column named in one message; a hint when the row looks like data. */
@@ -252,10 +233,10 @@ static int data_csv_check_header(struct data_csv_ctx *c, char *err, size_t errle
     }
     if (!missing)
         return 0;
-    long long t;
+    struct data_time t;
     double x;
-    int numeric =
-        data_parse_timestamp(c->f[0], &t) == 0 || data_csv_number(c->f[0], &x, NULL, 0) == 0;
+    int numeric = data_time_parse(c->f[0], DATA_TIME_AUTO, &t, NULL, 0) == 0 ||
+                  data_csv_number(c->f[0], &x, NULL, 0) == 0;
     return errbuf_set(err, errlen, -EINVAL, "%s: missing required column%s %s%s", where,
                       missing > 1 ? "s" : "", list,
                       numeric && !c->given ? " (the first row looks like data: a header row is "
@@ -265,8 +246,7 @@ static int data_csv_check_header(struct data_csv_ctx *c, char *err, size_t errle
 
 /* The header a file without one is given (--columns), checked as a header row is; a name
  * the reader does not know is refused (a typo would otherwise drop a column), "_" skips one. */
-static int data_csv_given_header(struct data_csv_ctx *c, struct data_csv_report *rep, char *err,
-                                 size_t errlen) {
+static int data_csv_given_header(struct data_csv_ctx *c, char *err, size_t errlen) {
     size_t n = strlen(c->given);
     if (n > DATA_CSV_MAX_LINE)
         return errbuf_set(err, errlen, -EINVAL, "--columns: longer than %u bytes",
@@ -288,16 +268,15 @@ static int data_csv_given_header(struct data_csv_ctx *c, struct data_csv_report 
                               c->f[i]);
     }
     data_csv_map_columns(c);
-    snprintf(rep->format, sizeof(rep->format), "no header, columns from --columns");
+    c->layout = DATA_CSV_GIVEN;
     return data_csv_check_header(c, err, errlen);
 }
 
 /* Read up to and including the header row (or, in a file without one, the first row, left
  * pending). */
-static int data_csv_header(struct data_csv_ctx *c, struct data_csv_report *rep, char *err,
-                           size_t errlen) {
+static int data_csv_header(struct data_csv_ctx *c, char *err, size_t errlen) {
     if (c->given)
-        return data_csv_given_header(c, rep, err, errlen);
+        return data_csv_given_header(c, err, errlen);
     int rc;
     while ((rc = data_csv_read_line(c, err, errlen)) == 1) {
         char *s = c->line;
@@ -305,8 +284,8 @@ static int data_csv_header(struct data_csv_ctx *c, struct data_csv_report *rep, 
             memmove(s, s + 3, strlen(s + 3) + 1);
         if (data_csv_blank(s))
             continue;
-        if (data_csv_ninjatrader(s)) {
-            data_csv_headerless(c, rep);
+        if (data_csv_layout_headerless(c, s)) {
+            c->pending = true; /* the line is the first row */
             break;
         }
         char why[160];
@@ -314,7 +293,7 @@ static int data_csv_header(struct data_csv_ctx *c, struct data_csv_report *rep, 
         if (rc != 0)
             return errbuf_set(err, errlen, rc, "%s:%zu: header: %s", c->name, c->lineno, why);
         data_csv_map_columns(c);
-        snprintf(rep->format, sizeof(rep->format), "%s", data_csv_format(c));
+        c->layout = data_csv_layout_of_header(c);
         rc = data_csv_check_header(c, err, errlen);
         if (rc == 0 && c->continuous && c->col[DATA_CSV_SYMBOL] < 0)
             rc = errbuf_set(err, errlen, -EINVAL,
@@ -337,42 +316,78 @@ static int data_csv_header(struct data_csv_ctx *c, struct data_csv_report *rep, 
 
 /* ---- rows ---- */
 
-static int data_csv_row_time(struct data_csv_ctx *c, int64_t *t, char *why, size_t whylen) {
-    const char *col = "timestamp";
-    const char *s = c->col[DATA_CSV_TS] >= 0 ? c->f[c->col[DATA_CSV_TS]] : NULL;
-    char joined[64];
-    if (!s) {
-        col = "date+time";
-        s = joined;
-        if (snprintf(joined, sizeof(joined), "%s %s", c->f[c->col[DATA_CSV_DATE]],
-                     c->f[c->col[DATA_CSV_TIME]]) >= (int)sizeof(joined))
-            joined[0] = '\0';
+/* The row's timestamp text: its column, or date and time joined; *col names it. */
+static const char *data_csv_time_text(struct data_csv_ctx *c, char joined[64], const char **col) {
+    *col = "timestamp";
+    if (c->col[DATA_CSV_TS] >= 0)
+        return c->f[c->col[DATA_CSV_TS]];
+    *col = "date+time";
+    if (snprintf(joined, 64, "%s %s", c->f[c->col[DATA_CSV_DATE]], c->f[c->col[DATA_CSV_TIME]]) >=
+        64)
+        joined[0] = '\0';
+    return joined;
+}
+
+/* An integer timestamp in another unit than the rows before it is a mistake, not a time. */
+static int data_csv_row_unit(struct data_csv_ctx *c, const struct data_time *t, const char *col,
+                             const char *s, char *why, size_t whylen) {
+    if (t->form != DATA_TIME_EPOCH || c->time_unit != DATA_TIME_AUTO)
+        return 0;
+    if (c->unit_seen == DATA_TIME_AUTO)
+        c->unit_seen = t->unit;
+    c->rep->time_unit = c->unit_seen;
+    if ((int)t->unit == c->unit_seen)
+        return 0;
+    return errbuf_set(why, whylen, -EINVAL,
+                      "%s: %.40s has the digits of epoch %s, the rows before it those of %s "
+                      "(--time-unit s|ms|us|ns reads every row in one unit)",
+                      col, s, data_time_unit_name(t->unit),
+                      data_time_unit_name((enum data_time_unit)c->unit_seen));
+}
+
+/* The row's time, in UTC, checked against the row before. -EDOM for a date without a time
+ * (a daily bar), -EINVAL for any other bad time; why says which. */
+static int data_csv_row_time(struct data_csv_ctx *c, struct data_time *t, char *why,
+                             size_t whylen) {
+    const char *col;
+    char joined[64], inner[DATA_CSV_MSG];
+    const char *s = data_csv_time_text(c, joined, &col);
+    if (data_time_parse(s, (enum data_time_unit)c->time_unit, t, inner, sizeof(inner)) != 0) {
+        if (inner[0])
+            return errbuf_set(why, whylen, -EINVAL, "%s: %.40s is %s", col, s, inner);
+        return errbuf_set(why, whylen, -EINVAL,
+                          "%s: bad timestamp \"%.40s\" (expected YYYY-MM-DD HH:MM[:SS], ISO "
+                          "8601 with or without a UTC offset, yyyyMMdd HHmmss, or an epoch time "
+                          "in s, ms, us or ns)",
+                          col, s);
     }
-    long long v;
-    int rc = data_parse_timestamp(s, &v);
-    size_t n = strlen(s);
-    bool utc = strspn(s, "0123456789") == n || (n > 0 && s[n - 1] == 'Z') ||
-               (n > 6 && strcmp(s + n - 6, "+00:00") == 0);
-    if (rc == 0 && c->tz && !utc) {
-        int64_t u;
-        if (data_tz_to_utc(c->tz, v, c->have_last ? c->last_t : INT64_MIN, &u) != 0)
+    if (t->form == DATA_TIME_DATE)
+        return errbuf_set(why, whylen, -EDOM,
+                          "%s: %.40s is a date without a time of day: daily bars have no "
+                          "intraday profile (VPOC needs minute bars or ticks)",
+                          col, s);
+    int rc = data_csv_row_unit(c, t, col, s, why, whylen);
+    if (rc != 0)
+        return rc;
+    bool ticks = data_csv_layout_ticks(c->layout);
+    int32_t end = data_csv_layout_end_stamp(c->layout);
+    if (t->form == DATA_TIME_WALL && c->tz) { /* the first instant after the last row's stamp */
+        int64_t u, after = c->have_last ? c->last_t + end - ticks : INT64_MIN;
+        if (data_tz_to_utc(c->tz, t->t_s, after, &u) != 0)
             return errbuf_set(why, whylen, -EINVAL,
                               "%s: %.40s does not exist in %s (the clocks went forward)", col, s,
                               c->tz_name);
-        v = u;
+        t->t_s = u;
     }
-    if (rc != 0)
-        return errbuf_set(why, whylen, -EINVAL,
-                          "%s: bad timestamp \"%.40s\" (expected YYYY-MM-DD HH:MM[:SS], ISO "
-                          "8601, yyyyMMdd HHmmss or epoch seconds)",
-                          col, s);
-    if (c->have_last && v <= c->last_t) {
+    t->t_s -= end; /* the bar's start */
+    c->rep->forms |= 1u << t->form;
+    int order = c->have_last ? data_time_cmp(t->t_s, t->ns, c->last_t, c->last_ns) : 1;
+    if (order < 0 || (!ticks && t->t_s <= c->last_t && c->have_last)) {
         char now[20], prev[20];
-        data_format_time(v, now);
+        data_format_time(t->t_s, now);
         data_format_time(c->last_t, prev);
         return errbuf_set(why, whylen, -EINVAL, "%s: not increasing (%s after %s)", col, now, prev);
     }
-    *t = v;
     return 0;
 }
 
@@ -380,6 +395,41 @@ static int data_csv_row_num(struct data_csv_ctx *c, enum data_csv_col k, const c
                             double *out, char *why, size_t whylen) {
     char inner[128];
     if (data_csv_number(c->f[c->col[k]], out, inner, sizeof(inner)) != 0)
+        return errbuf_set(why, whylen, -EINVAL, "%s: %s", name, inner);
+    return 0;
+}
+
+/* A fixed-point price: an integer in 10^-dec units, read as the decimal it stands for (the
+ * point put in the text, so 4700250000000 at 9 reads exactly as 4700.25 does). */
+static int data_csv_scaled(const char *s, int dec, double *out, char *why, size_t whylen) {
+    bool neg = *s == '-';
+    const char *d = s + neg;
+    size_t n = strlen(d);
+    if (n == 0 || n > 40 || strspn(d, "0123456789") != n)
+        return errbuf_set(why, whylen, -EINVAL,
+                          "\"%.40s\" is not an integer, and prices are read in fixed point, "
+                          "1e-%d units (--price-scale 1 reads them as written)",
+                          s, dec);
+    char txt[64];
+    size_t w = 0, lead = (size_t)dec >= n ? (size_t)dec - n + 1 : 0; /* zeros before the digits */
+    txt[w++] = neg ? '-' : '+';
+    for (size_t i = 0; i < lead + n; i++) {
+        if (i == lead + n - (size_t)dec)
+            txt[w++] = '.';
+        txt[w++] = i < lead ? '0' : d[i - lead];
+    }
+    txt[w] = '\0';
+    *out = strtod(txt, NULL);
+    return 0;
+}
+
+/* One of the four prices, as the file's scale says. */
+static int data_csv_row_price(struct data_csv_ctx *c, enum data_csv_col k, const char *name,
+                              double *out, char *why, size_t whylen) {
+    if (c->price_decimals == 0)
+        return data_csv_row_num(c, k, name, out, why, whylen);
+    char inner[DATA_CSV_MSG];
+    if (data_csv_scaled(c->f[c->col[k]], c->price_decimals, out, inner, sizeof(inner)) != 0)
         return errbuf_set(why, whylen, -EINVAL, "%s: %s", name, inner);
     return 0;
 }
@@ -393,13 +443,31 @@ static int data_csv_bound(char *why, size_t whylen, const char *col, double x, c
     return errbuf_set(why, whylen, -EINVAL, "%s: %s is %s %s", col, xs, rel, ls);
 }
 
-static int data_csv_check_bar(const struct data_bar *b, char *why, size_t whylen) {
+/* A price out of range that a scale would bring in: what --price-scale would make of it. */
+static int data_csv_too_big(char *why, size_t whylen, const char *col, double x, bool scaled) {
+    char xs[32], as9[32];
+    data_csv_fmt(x, xs);
+    if (scaled || fabs(x) / 1e9 > DATA_CSV_MAX_PRICE)
+        return errbuf_set(why, whylen, -EINVAL, "%s: %s is beyond the maximum price +/- 1e9", col,
+                          xs);
+    int k = 1;
+    while (fabs(x) / pow(10, k) > DATA_CSV_MAX_PRICE)
+        k++;
+    data_csv_fmt(x / 1e9, as9);
+    return errbuf_set(why, whylen, -EINVAL,
+                      "%s: %s is beyond the maximum price +/- 1e9: prices in fixed point? "
+                      "--price-scale 1e-9 (Databento's) reads it as %s; 1e-%d is the least "
+                      "scale that fits",
+                      col, xs, as9, k);
+}
+
+static int data_csv_check_bar(const struct data_csv_ctx *c, const struct data_bar *b, char *why,
+                              size_t whylen) {
     static const char *const names[4] = {"open", "high", "low", "close"};
     const double px[4] = {b->open, b->high, b->low, b->close};
     for (int k = 0; k < 4; k++)
         if (fabs(px[k]) > DATA_CSV_MAX_PRICE)
-            return data_csv_bound(why, whylen, names[k], px[k], "beyond the maximum price +/-",
-                                  DATA_CSV_MAX_PRICE);
+            return data_csv_too_big(why, whylen, names[k], px[k], c->price_decimals > 0);
     double hi = fmax(b->open, b->close), lo = fmin(b->open, b->close);
     if (b->high < hi)
         return data_csv_bound(why, whylen, "high", b->high, "below max(open, close) =", hi);
@@ -442,6 +510,7 @@ static bool data_csv_symbol(struct data_csv_ctx *c, struct data_csv_report *rep,
         snprintf(c->sym[k].name, sizeof(c->sym[k].name), "%s", s);
         c->sym[k].rows = 1;
         c->n_sym++;
+        rep->n_instruments++;
     } else
         c->rows_more++;
     *kout = k;
@@ -473,20 +542,28 @@ static void data_csv_symbols(const struct data_csv_ctx *c, char *buf, size_t n) 
 
 /* Parse and validate the current row's fields into b. 0, or -EINVAL with why = "column:
  * reason". */
-static int data_csv_row(struct data_csv_ctx *c, struct data_bar *b, char *why, size_t whylen) {
+static int data_csv_row(struct data_csv_ctx *c, struct data_bar *b, struct data_time *t, char *why,
+                        size_t whylen) {
     int rc;
     b->vix = NAN;
-    if ((rc = data_csv_row_time(c, &b->t_s, why, whylen)) != 0 ||
-        (rc = data_csv_row_num(c, DATA_CSV_OPEN, "open", &b->open, why, whylen)) != 0 ||
-        (rc = data_csv_row_num(c, DATA_CSV_HIGH, "high", &b->high, why, whylen)) != 0 ||
-        (rc = data_csv_row_num(c, DATA_CSV_LOW, "low", &b->low, why, whylen)) != 0 ||
-        (rc = data_csv_row_num(c, DATA_CSV_CLOSE, "close", &b->close, why, whylen)) != 0 ||
-        (rc = data_csv_row_num(c, DATA_CSV_VOLUME, "volume", &b->volume, why, whylen)) != 0)
+    if ((rc = data_csv_row_time(c, t, why, whylen)) != 0)
+        return rc;
+    b->t_s = t->t_s;
+    if (data_csv_layout_ticks(c->layout)) { /* one price: the trade's */
+        if ((rc = data_csv_row_price(c, DATA_CSV_CLOSE, "price", &b->close, why, whylen)) != 0)
+            return rc;
+        b->open = b->high = b->low = b->close;
+    } else if ((rc = data_csv_row_price(c, DATA_CSV_OPEN, "open", &b->open, why, whylen)) != 0 ||
+               (rc = data_csv_row_price(c, DATA_CSV_HIGH, "high", &b->high, why, whylen)) != 0 ||
+               (rc = data_csv_row_price(c, DATA_CSV_LOW, "low", &b->low, why, whylen)) != 0 ||
+               (rc = data_csv_row_price(c, DATA_CSV_CLOSE, "close", &b->close, why, whylen)) != 0)
+        return rc;
+    if ((rc = data_csv_row_num(c, DATA_CSV_VOLUME, "volume", &b->volume, why, whylen)) != 0)
         return rc;
     if (c->col[DATA_CSV_VIX] >= 0 &&
         (rc = data_csv_row_num(c, DATA_CSV_VIX, "vix", &b->vix, why, whylen)) != 0)
         return rc;
-    return data_csv_check_bar(b, why, whylen);
+    return data_csv_check_bar(c, b, why, whylen);
 }
 
 /* Record a rejected row; a fatal error unless opts->skip_bad_rows. */
@@ -518,7 +595,8 @@ int data_csv_ctx_end(const struct data_csv_ctx *c, char *err, size_t errlen) {
         char list[512];
         data_csv_symbols(c, list, sizeof(list));
         return errbuf_set(err, errlen, -EINVAL,
-                          "%s: several instruments: %s; pick one with --symbol NAME", c->name,
+                          "%s: several instruments%s: %s; pick one with --symbol NAME", c->name,
+                          c->rep->by_id ? " (by instrument_id: the file has no symbol column)" : "",
                           list);
     }
     if (c->continuous && c->too_many)
@@ -533,6 +611,21 @@ int data_csv_ctx_end(const struct data_csv_ctx *c, char *err, size_t errlen) {
 static void data_csv_last_of(struct data_csv_ctx *c, size_t sym) {
     c->have_last = c->sym_have_last[sym];
     c->last_t = c->sym_have_last[sym] ? c->sym_last_t[sym] : 0;
+    c->last_ns = c->sym_have_last[sym] ? c->sym_last_ns[sym] : 0;
+}
+
+/* The accepted row's time as the last one (of its instrument, when rolling). */
+static void data_csv_accept(struct data_csv_ctx *c, size_t k, const struct data_time *t) {
+    c->last_t = t->t_s;
+    c->last_ns = t->ns;
+    c->have_last = 1;
+    if (c->continuous) {
+        c->sym_last_t[k] = t->t_s;
+        c->sym_last_ns[k] = t->ns;
+        c->sym_have_last[k] = true;
+    }
+    if (c->rep->kept[0] == '\0' && c->col[DATA_CSV_SYMBOL] >= 0 && !c->continuous)
+        snprintf(c->rep->kept, sizeof(c->rep->kept), "%s", c->f[c->col[DATA_CSV_SYMBOL]]);
 }
 
 int data_csv_ctx_next(struct data_csv_ctx *c, struct data_bar *b, size_t *sym, char *err,
@@ -547,24 +640,27 @@ int data_csv_ctx_next(struct data_csv_ctx *c, struct data_bar *b, size_t *sym, c
         c->rep->rows_read++;
         char why[DATA_CSV_MSG];
         rc = data_csv_fields(c, why, sizeof(why));
+        if (rc == 0 && !c->first_done) { /* what the layout's first row says of the rest */
+            c->first_done = true;
+            if ((rc = data_csv_layout_first_row(c, err, errlen)) != 0)
+                return rc;
+        }
         size_t k = 0;
         if (rc == 0 && c->col[DATA_CSV_SYMBOL] >= 0 && !data_csv_symbol(c, c->rep, &k))
             continue;
         if (c->continuous)
             data_csv_last_of(c, k);
+        struct data_time t;
         if (rc == 0)
-            rc = data_csv_row(c, b, why, sizeof(why));
+            rc = data_csv_row(c, b, &t, why, sizeof(why));
+        if (rc == -EDOM && !c->have_last && c->rep->rows_skipped == 0) /* a daily file */
+            return errbuf_set(err, errlen, -EINVAL, "%s:%zu: %s", c->name, c->lineno, why);
         if (rc != 0) {
-            if ((rc = data_csv_reject(c, rc, why, err, errlen)) != 0)
+            if ((rc = data_csv_reject(c, rc == -EDOM ? -EINVAL : rc, why, err, errlen)) != 0)
                 return rc;
             continue;
         }
-        c->last_t = b->t_s;
-        c->have_last = 1;
-        if (c->continuous) {
-            c->sym_last_t[k] = b->t_s;
-            c->sym_have_last[k] = true;
-        }
+        data_csv_accept(c, k, &t);
         *sym = c->continuous ? k : 0;
         return 1;
     }
@@ -582,18 +678,48 @@ static int data_csv_open_input(struct data_csv_ctx *c, const char *path, char *e
     return rc == -ENOTSUP ? -EINVAL : rc; /* a file this build cannot read: bad input */
 }
 
-/* ", times in ZONE" and ", gzip-compressed" after the layout's name. */
-static void data_csv_format_more(struct data_csv_ctx *c) {
+/* The text options (--time-unit, --price-scale, --bar) into c, checked. */
+static int data_csv_text_opts(struct data_csv_ctx *c, const struct data_csv_opts *opts, char *err,
+                              size_t errlen) {
+    const struct {
+        const char *flag, *value;
+    } o[] = {
+        {"--time-unit", opts ? opts->time_unit : NULL},
+        {"--price-scale", opts ? opts->price_scale : NULL},
+        {"--bar", opts ? opts->bar : NULL},
+    };
+    int64_t v[3] = {DATA_TIME_AUTO, -1, 0};
+    for (size_t k = 0; k < 3; k++) {
+        if (!o[k].value || !o[k].value[0])
+            continue;
+        int rc = data_csv_opt_check(o[k].flag, o[k].value, &v[k], err, errlen);
+        if (rc != 0)
+            return rc;
+    }
+    c->time_unit = (int)v[0];
+    c->price_decimals = v[1] < 0 ? 0 : (int)v[1];
+    c->price_pending = v[1] < 0; /* the layout decides */
+    c->bar_s = v[2];
+    return 0;
+}
+
+/* What the layout implies once the header is read: the bar length, the prices' scale, the
+ * report's fields. */
+static void data_csv_layout_apply(struct data_csv_ctx *c) {
     struct data_csv_report *rep = c->rep;
-    if (c->tz) {
-        size_t used = strlen(rep->format);
-        snprintf(rep->format + used, sizeof(rep->format) - used, ", times in %s", c->tz_name);
-    }
-    if (strcmp(data_in_kind(c->in), "plain") != 0) {
-        size_t used = strlen(rep->format);
-        snprintf(rep->format + used, sizeof(rep->format) - used, ", %s-compressed",
-                 data_in_kind(c->in));
-    }
+    data_csv_layout_name(c->layout, NULL, rep->format, sizeof(rep->format));
+    if (strcmp(data_in_kind(c->in), "plain") != 0)
+        snprintf(rep->compression, sizeof(rep->compression), "%s", data_in_kind(c->in));
+    rep->ticks = data_csv_layout_ticks(c->layout);
+    if (c->bar_s == 0 && rep->ticks)
+        c->bar_s = 60;
+    rep->bar_s = c->bar_s;
+    if (c->price_pending && c->layout != DATA_CSV_DATABENTO)
+        c->price_pending = false; /* as written */
+    rep->price_decimals = c->price_decimals;
+    rep->time_unit = c->time_unit;
+    if (c->tz_name)
+        snprintf(rep->tz, sizeof(rep->tz), "%s", c->tz_name);
 }
 
 int data_csv_ctx_init(struct data_csv_ctx *c, const char *path, const struct data_csv_opts *opts,
@@ -607,16 +733,20 @@ int data_csv_ctx_init(struct data_csv_ctx *c, const char *path, const struct dat
         .continuous = opts && opts->continuous,
         .rep = rep,
     };
-    int rc = data_csv_open_input(c, path, err, errlen);
+    int rc = data_csv_text_opts(c, opts, err, errlen);
+    if (rc == 0)
+        rc = data_csv_open_input(c, path, err, errlen);
     if (rc == 0 && opts && opts->tz && opts->tz[0]) {
         c->tz_name = opts->tz;
         rc = data_tz_open(opts->tz, &c->tz, err, errlen);
         rc = rc == -ENOENT ? -EINVAL : rc; /* a zone that is not there: a bad --tz */
     }
     if (rc == 0)
-        rc = data_csv_header(c, rep, err, errlen);
-    if (rc == 0)
-        data_csv_format_more(c);
+        rc = data_csv_header(c, err, errlen);
+    if (rc == 0) {
+        data_csv_layout_apply(c);
+        rc = data_csv_layout_check(c, err, errlen);
+    }
     return rc;
 }
 

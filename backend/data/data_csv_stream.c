@@ -103,7 +103,7 @@ static int data_csv_read_front(struct data_csv *r, char *err, size_t errlen) {
     struct data_bar b;
     size_t k = 0;
     int rc;
-    while ((rc = data_csv_ctx_next(&r->c, &b, &k, err, errlen)) == 1)
+    while ((rc = data_csv_ctx_bar(&r->c, &b, &k, err, errlen)) == 1)
         if (data_series_push(&per[k], &b) != 0) {
             rc = errbuf_set(err, errlen, -ENOMEM, "%s: out of memory", r->c.name);
             break;
@@ -125,7 +125,7 @@ static int data_csv_read_front(struct data_csv *r, char *err, size_t errlen) {
 static int data_csv_pull(struct data_csv *r, struct data_bar *b, char *err, size_t errlen) {
     size_t sym;
     if (!r->c.continuous)
-        return data_csv_ctx_next(&r->c, b, &sym, err, errlen);
+        return data_csv_ctx_bar(&r->c, b, &sym, err, errlen);
     if (!r->rolled) {
         int rc = data_csv_read_front(r, err, errlen);
         if (rc != 0)

@@ -1,7 +1,5 @@
-/* Bar storage, civil time (dates, timestamp parsing), session splitting and the fingerprint. */
+/* Bar storage, civil time (dates), session splitting and the fingerprint. */
 #include "backend/data/data_series.h"
-
-#include "backend/data/data_csv.h"
 
 #include <errno.h>
 #include <math.h>
@@ -59,83 +57,10 @@ void data_civil_from_days(int64_t days, int *y, int *m, int *d) {
     *y = (int)(yoe + era * 400 + (*m <= 2));
 }
 
-/* Exactly n decimal digits at s into *v. */
-static int data_series_digits(const char *s, int n, int *v) {
-    *v = 0;
-    for (int i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -EINVAL;
-        *v = *v * 10 + (s[i] - '0');
-    }
-    return 0;
-}
-
-static int data_series_epoch(const char *s, long long *t_s) {
-    const char *p = s + (*s == '-');
-    if (*p == '\0' || strspn(p, "0123456789") != strlen(p) || strlen(p) > 12)
-        return -EINVAL;
-    long long v = 0;
-    for (; *p; p++)
-        v = v * 10 + (*p - '0');
-    v = *s == '-' ? -v : v;
-    if (v < DATA_TIME_MIN_S || v > DATA_TIME_MAX_S)
-        return -EINVAL;
-    *t_s = v;
-    return 0;
-}
-
 int data_days_in_month(int y, int m) {
     static const int dim[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
     return dim[m - 1] + (m == 2 && leap);
-}
-
-/* A calendar time, checked: 0 and *t_s, or -EINVAL. */
-static int data_series_civil(int y, int mo, int d, int h, int mi, int sec, long long *t_s) {
-    if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > data_days_in_month(y, mo) || h > 23 || mi > 59 ||
-        sec > 59)
-        return -EINVAL;
-    *t_s = (long long)data_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
-    return 0;
-}
-
-/* What ISO 8601 may put after the minutes: ":SS", then a fraction of a second (dropped: bars
- * start on whole seconds), then the UTC designator ("Z" or "+00:00"). 0 with *sec, or
- * -EINVAL (another offset included: local times need --tz). */
-static int data_series_iso_rest(const char *r, int *sec) {
-    *sec = 0;
-    if (*r == ':') {
-        if (data_series_digits(r + 1, 2, sec))
-            return -EINVAL;
-        r += 3;
-        if (*r == '.') {
-            size_t n = strspn(r + 1, "0123456789");
-            if (n == 0 || n > 9)
-                return -EINVAL;
-            r += 1 + n;
-        }
-    }
-    return *r == '\0' || strcmp(r, "Z") == 0 || strcmp(r, "+00:00") == 0 ? 0 : -EINVAL;
-}
-
-int data_parse_timestamp(const char *s, long long *t_s) {
-    size_t len = strlen(s);
-    int y, mo, d, h, mi, sec = 0;
-    if (len == 15 && s[8] == ' ') { /* yyyyMMdd HHmmss (NinjaTrader) */
-        if (data_series_digits(s, 4, &y) || data_series_digits(s + 4, 2, &mo) ||
-            data_series_digits(s + 6, 2, &d) || data_series_digits(s + 9, 2, &h) ||
-            data_series_digits(s + 11, 2, &mi) || data_series_digits(s + 13, 2, &sec))
-            return -EINVAL;
-        return data_series_civil(y, mo, d, h, mi, sec, t_s);
-    }
-    if (len < 16 || data_series_digits(s, 4, &y) || s[4] != '-' ||
-        data_series_digits(s + 5, 2, &mo) || s[7] != '-' || data_series_digits(s + 8, 2, &d) ||
-        (s[10] != ' ' && s[10] != 'T') || data_series_digits(s + 11, 2, &h) || s[13] != ':' ||
-        data_series_digits(s + 14, 2, &mi))
-        return data_series_epoch(s, t_s);
-    if (data_series_iso_rest(s + 16, &sec) != 0)
-        return -EINVAL;
-    return data_series_civil(y, mo, d, h, mi, sec, t_s);
 }
 
 int64_t data_floor_div(int64_t a, int64_t b) {

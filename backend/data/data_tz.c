@@ -264,11 +264,27 @@ void data_tz_close(struct data_tz *tz) {
     free(tz);
 }
 
+/* UTC itself, without a zone file (a machine without tzdata still reads --tz UTC). */
+static int data_tz_utc(struct data_tz **out) {
+    struct data_tz *tz = calloc(1, sizeof(*tz));
+    if (!tz || !(tz->utoff = calloc(1, sizeof(*tz->utoff)))) {
+        free(tz);
+        return -ENOMEM;
+    }
+    tz->n_types = 1;
+    *out = tz;
+    return 0;
+}
+
 int data_tz_open(const char *name, struct data_tz **out, char *err, size_t errlen) {
     *out = NULL;
     if (!name[0] || name[0] == '/' || strstr(name, ".."))
         return errbuf_set(err, errlen, -EINVAL,
                           "--tz %s: not a zone name (an IANA name such as America/Chicago)", name);
+    if (strcmp(name, "UTC") == 0 || strcmp(name, "Etc/UTC") == 0)
+        return data_tz_utc(out) == 0
+                   ? 0
+                   : errbuf_set(err, errlen, -ENOMEM, "--tz %s: out of memory", name);
     const char *dir = getenv("TZDIR");
     dir = dir && dir[0] ? dir : "/usr/share/zoneinfo";
     char path[1024];

@@ -9,8 +9,8 @@
 
 struct data_tz;
 
-/* Open zone name ("America/Chicago", "Europe/London", "UTC") from $TZDIR or
- * /usr/share/zoneinfo. 0; -ENOENT (no such zone: err says where it looked and that tzdata
+/* Open zone name ("America/Chicago", "Europe/London") from $TZDIR or /usr/share/zoneinfo; "UTC"
+ * and "Etc/UTC" need no file. 0; -ENOENT (no such zone: err says where it looked and that tzdata
  * provides the files), -EINVAL (a name with "..", or a file that is not a zone file), or
  * -ENOMEM. */
 int data_tz_open(const char *name, struct data_tz **out, char *err, size_t errlen);

@@ -765,6 +765,10 @@ int engine_start(struct engine *e) {
     return 0;
 }
 
+const char *engine_data_said(const struct engine *e) {
+    return e->data_said;
+}
+
 const struct engine_snap *engine_snap_read(struct engine *e, bool *fresh) {
     return snap_read(engine_dev0(e)->snap, fresh);
 }

@@ -28,9 +28,12 @@ struct engine_conf {
     bool skip_bad_rows;
     char symbol[DATA_CSV_SYMBOL_MAX]; /* --symbol: the instrument to keep from a file of several;
                                          "": the file must hold one */
-    char columns[256]; /* --columns: the names of a headerless file's columns; "": a header */
-    char tz[64];       /* --tz: the IANA zone of the file's local times; "": UTC */
-    bool continuous;   /* --continuous front: the front month rolled from several instruments */
+    char columns[256];    /* --columns: the names of a headerless file's columns; "": a header */
+    char tz[64];          /* --tz: the IANA zone of the file's local times; "": UTC */
+    bool continuous;      /* --continuous front: the front month rolled from several instruments */
+    char time_unit[8];    /* --time-unit s|ms|us|ns; "": integer times by their digits */
+    char price_scale[16]; /* --price-scale 1e-N; "": as the layout says */
+    char bar[16];         /* --bar LENGTH; "": ticks into 1m bars, bars as they are */
     int session_start_hour;
     /* VPOC */
     int chunk_bars; /* bars per chunk; 0 = whole session */
@@ -222,6 +225,10 @@ void engine_command(struct engine *e, enum ev_cmd_id cmd, int64_t arg);
 const struct engine_snap *engine_snap_read(struct engine *e, bool *fresh);
 /* ... of the device of rank k (< engine_devices()); NULL past the end. One reader thread. */
 const struct engine_snap *engine_snap_read_dev(struct engine *e, unsigned k, bool *fresh);
+
+/* What the data file was read as, in one line ("FILE: read as Databento OHLCV-1m; times in
+ * epoch nanoseconds (UTC); ..."), or "" for synthetic data. Set by engine_create; e's. */
+const char *engine_data_said(const struct engine *e);
 
 /* The training devices, in rank order, into out (room for ENGINE_MAX_DEVICES); their count. */
 unsigned engine_devices(const struct engine *e, unsigned *out);

@@ -17,6 +17,9 @@ static void engine_conf_json_data(json_object *j, const struct engine_conf *c) {
     json_out_put_str(j, "columns", c->columns);
     json_out_put_str(j, "tz", c->tz);
     json_out_put_str(j, "continuous", c->continuous ? "front" : "");
+    json_out_put_str(j, "time-unit", c->time_unit);
+    json_out_put_str(j, "price-scale", c->price_scale);
+    json_out_put_str(j, "bar", c->bar);
     json_out_put_int(j, "session-start-hour", c->session_start_hour);
     json_out_put_int(j, "chunk", c->chunk_bars);
     json_out_put_str(j, "profile", c->vpoc.profile == VPOC_RANGE ? "range" : "close");

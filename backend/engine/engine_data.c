@@ -21,7 +21,10 @@ int engine_data_load(struct engine *e, char *err, size_t errlen) {
                                   .symbol = e->conf.symbol,
                                   .columns = e->conf.columns,
                                   .tz = e->conf.tz,
-                                  .continuous = e->conf.continuous};
+                                  .continuous = e->conf.continuous,
+                                  .time_unit = e->conf.time_unit,
+                                  .price_scale = e->conf.price_scale,
+                                  .bar = e->conf.bar};
         struct data_csv_report rep = {0};
         rc = data_csv_load(e->conf.data_path, &o, &e->ds, &rep, err, errlen);
         for (size_t k = 0; rc == 0 && k < rep.n_rolls && k < DATA_CSV_ROLLS; k++) {
@@ -32,10 +35,12 @@ int engine_data_load(struct engine *e, char *err, size_t errlen) {
             engine_log(e, SEV_INFO, "front month: %s to %s after %s (%.0f traded against %.0f)",
                        r->from, r->to, day, r->to_volume, r->from_volume);
         }
-        if (rc == 0)
-            engine_log(e, SEV_INFO, "%s: read as %s%s%s%s", e->conf.data_path, rep.format,
-                       e->conf.symbol[0] ? ", instrument " : "", e->conf.symbol,
-                       rep.rows_other ? " (rows of other instruments left out)" : "");
+        if (rc == 0) {
+            char said[1000];
+            data_csv_describe(&rep, said, sizeof(said));
+            snprintf(e->data_said, sizeof(e->data_said), "%s: read as %s", e->conf.data_path, said);
+            engine_log(e, SEV_INFO, "%s", e->data_said);
+        }
         if (rc == 0 && rep.rows_skipped > 0)
             engine_log(e, SEV_WARNING, "%s: skipped %zu bad rows of %zu (first: %s)",
                        e->conf.data_path, rep.rows_skipped, rep.rows_read, rep.first_skip);

@@ -107,7 +107,8 @@ struct engine {
 
     /* run state */
     uint64_t start_wall_ns;
-    atomic_int chunk_bars; /* rank 0 sets it; every device's VPOC reads it */
+    char data_said[ENGINE_PATH_MAX + 1024]; /* what the data file was read as ("" synthetic) */
+    atomic_int chunk_bars;                  /* rank 0 sets it; every device's VPOC reads it */
     int vpoc_logged_chunk;
     /* Pause and stop, shared by the devices: rank 0 decides (at a control point when several
      * devices train), the others wait on cv while paused. */

@@ -109,6 +109,9 @@ int run_create(struct run **out, const struct run_conf *c) {
         run_destroy(r);
         return rc == -ENOMEM ? 1 : RS_EXIT_USAGE;
     }
+    if (c->train && engine_data_said(r->e)[0]) { /* once, before the terminal is taken */
+        run_say(r, "%s", engine_data_said(r->e));
+    }
     if (r->e) {
         r->n_devs = engine_devices(r->e, r->devs);
         r->dev = r->devs[0];

@@ -150,6 +150,9 @@ Test(config, defaults_and_keys) {
                                        "columns",
                                        "tz",
                                        "continuous",
+                                       "time-unit",
+                                       "price-scale",
+                                       "bar",
                                        "session-start-hour",
                                        "chunk",
                                        "profile",
@@ -511,7 +514,7 @@ Test(config, recording_and_metadata_hold_the_printed_configuration) {
     cr_assert(json_object_object_get_ex(meta, "config", &mc));
     cr_assert(json_object_equal(rec, mc), "recording %s, metadata %s",
               json_object_to_json_string(rec), json_object_to_json_string(mc));
-    cr_assert_eq(json_object_object_length(rec), 38, "%s", json_object_to_json_string(rec));
+    cr_assert_eq(json_object_object_length(rec), 41, "%s", json_object_to_json_string(rec));
     cr_assert_str_eq(cfg_str(rec, "hidden"), "8,4");
     cr_assert_str_eq(cfg_str(rec, "alloc-conf"), "max_split_size_mb:64");
     cr_assert_str_eq(cfg_str(rec, "inject"), "slow-sync:forward:1");

@@ -3,6 +3,7 @@
 #include "backend/data/data_csv.h"
 #include "backend/data/data_series.h"
 #include "backend/data/data_synth.h"
+#include "backend/data/data_time.h"
 #include "backend/data/data_tz.h"
 #include "tests/support/rs_test.h"
 
@@ -38,12 +39,15 @@ static void test_data_teardown(void) {
 
 TestSuite(data, .init = test_data_setup, .fini = test_data_teardown);
 
+/* The --tz test_data_load_text gives (NULL: none). */
+static const char *test_data_zone;
+
 /* Write text to <tmp>/data.csv and load it. */
 static int test_data_load_text(const char *text, bool skip) {
     cr_assert_eq(
         rs_test_write_file(test_data_dir, "data.csv", text, test_data_path, sizeof(test_data_path)),
         0);
-    struct data_csv_opts o = {.skip_bad_rows = skip};
+    struct data_csv_opts o = {.skip_bad_rows = skip, .tz = test_data_zone};
     return data_csv_load(test_data_path, &o, &test_data_ds, &test_data_rep, test_data_err,
                          sizeof(test_data_err));
 }
@@ -120,9 +124,9 @@ Test(data, compressed_files_read_as_the_plain_one) {
     static const struct {
         const char *file, *format, *kind;
         bool built;
-    } files[] = {{"csv/basic.csv.gz", ", gzip-compressed", "gzip", TEST_DATA_GZIP},
-                 {"csv/basic.csv.zst", ", zstd-compressed", "zstd", TEST_DATA_ZSTD},
-                 {"csv/basic_members.csv.gz", ", gzip-compressed", "gzip", TEST_DATA_GZIP}};
+    } files[] = {{"csv/basic.csv.gz", "gzip-compressed", "gzip", TEST_DATA_GZIP},
+                 {"csv/basic.csv.zst", "zstd-compressed", "zstd", TEST_DATA_ZSTD},
+                 {"csv/basic_members.csv.gz", "gzip-compressed", "gzip", TEST_DATA_GZIP}};
     for (size_t k = 0; k < 3; k++) {
         data_series_fini(&test_data_ds);
         data_series_init(&test_data_ds);
@@ -135,8 +139,10 @@ Test(data, compressed_files_read_as_the_plain_one) {
         cr_assert_eq(test_data_ds.n, 3, "%s", files[k].file);
         test_data_assert_bar(0, T_0102_1430, 4700.25, 4702.5, 4699, 4701.75, 1234);
         test_data_assert_bar(2, T_0102_1430 + 120, 4702, 4702.25, 4698.5, 4699.25, 0);
-        cr_assert(strstr(test_data_rep.format, files[k].format), "%s: %s", files[k].file,
-                  test_data_rep.format);
+        char said[1024];
+        data_csv_describe(&test_data_rep, said, sizeof(said));
+        cr_assert_str_eq(test_data_rep.compression, files[k].kind);
+        cr_assert(strstr(said, files[k].format), "%s: %s", files[k].file, said);
     }
 }
 
@@ -218,31 +224,79 @@ Test(data, numbers_ignore_lc_numeric) {
 
 /* ---- timestamps ---- */
 
+/* s parses (unit AUTO) to the instant t_s + ns of the given form. */
+static void test_data_time(const char *s, int64_t t_s, int32_t ns, enum data_time_form form) {
+    struct data_time t;
+    char why[256];
+    cr_assert_eq(data_time_parse(s, DATA_TIME_AUTO, &t, why, sizeof(why)), 0, "'%s': %s", s, why);
+    cr_assert_eq(t.t_s, t_s, "'%s': %lld", s, (long long)t.t_s);
+    cr_assert_eq(t.ns, ns, "'%s': ns %d", s, t.ns);
+    cr_assert_eq(t.form, form, "'%s': form %d", s, t.form);
+}
+
 Test(data, parse_timestamp_accepts) {
-    long long t = 0;
-    cr_assert_eq(data_parse_timestamp("2024-01-02 14:30:00", &t), 0);
-    cr_assert_eq(t, T_0102_1430);
-    cr_assert_eq(data_parse_timestamp("2024-01-02T14:30", &t), 0);
-    cr_assert_eq(t, T_0102_1430);
-    cr_assert_eq(data_parse_timestamp("1704205800", &t), 0);
-    cr_assert_eq(t, T_0102_1430);
-    cr_assert_eq(data_parse_timestamp("0", &t), 0);
-    cr_assert_eq(t, 0);
-    cr_assert_eq(data_parse_timestamp("2024-02-29 00:00", &t), 0); /* leap day */
-    cr_assert_eq(t, 1709164800LL);
-    cr_assert_eq(data_parse_timestamp("2000-02-29 23:59:59", &t), 0); /* 400-year leap */
-    cr_assert_eq(t, 951868799LL);
-    cr_assert_eq(data_parse_timestamp("1970-01-01 00:00:59", &t), 0);
-    cr_assert_eq(t, 59);
-    /* ISO 8601 in UTC as Databento writes it (the fraction dropped), NinjaTrader's compact form */
-    static const char *const same[] = {"2024-01-02T14:30:00.000000000Z", "2024-01-02T14:30:00.999Z",
-                                       "2024-01-02 14:30:00Z", "2024-01-02T14:30:00+00:00",
-                                       "20240102 143000"};
-    for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
-        t = 0;
-        cr_assert_eq(data_parse_timestamp(same[i], &t), 0, "'%s' refused", same[i]);
-        cr_assert_eq(t, T_0102_1430, "'%s': %lld", same[i], t);
+    test_data_time("2024-01-02 14:30:00", T_0102_1430, 0, DATA_TIME_WALL);
+    test_data_time("2024-01-02T14:30", T_0102_1430, 0, DATA_TIME_WALL);
+    test_data_time("2024-02-29 00:00", 1709164800LL, 0, DATA_TIME_WALL);   /* leap day */
+    test_data_time("2000-02-29 23:59:59", 951868799LL, 0, DATA_TIME_WALL); /* 400-year leap */
+    test_data_time("20240102 143000", T_0102_1430, 0, DATA_TIME_WALL);     /* NinjaTrader */
+    test_data_time("20240102 143000 1234567", T_0102_1430, 123456700, DATA_TIME_WALL);
+    /* ISO 8601 with an offset is an instant: 08:30 at -06:00 is 14:30 UTC, whatever --tz says */
+    static const char *const utc[] = {"2024-01-02T14:30:00Z",      "2024-01-02 14:30:00Z",
+                                      "2024-01-02T14:30:00+00:00", "2024-01-02T08:30:00-06:00",
+                                      "2024-01-02T09:30-05:00",    "2024-01-02T20:00:00+0530",
+                                      "2024-01-03T00:30:00+10"};
+    for (size_t i = 0; i < sizeof(utc) / sizeof(utc[0]); i++)
+        test_data_time(utc[i], T_0102_1430, 0, DATA_TIME_OFFSET);
+    test_data_time("2024-01-02T14:30:00.000000000Z", T_0102_1430, 0, DATA_TIME_OFFSET);
+    test_data_time("2024-01-02T14:30:00.999Z", T_0102_1430, 999000000, DATA_TIME_OFFSET);
+    /* epoch integers by their digits */
+    test_data_time("1704205800", T_0102_1430, 0, DATA_TIME_EPOCH);
+    test_data_time("1704205800123", T_0102_1430, 123000000, DATA_TIME_EPOCH);
+    test_data_time("1704205800123456", T_0102_1430, 123456000, DATA_TIME_EPOCH);
+    test_data_time("1704205800123456789", T_0102_1430, 123456789, DATA_TIME_EPOCH);
+    test_data_time("100000000", 100000000, 0, DATA_TIME_EPOCH);        /* 1973-03-03: the least */
+    test_data_time("-100000000", -100000000, 0, DATA_TIME_EPOCH);      /* 1966, before 1970 */
+    test_data_time("-1500000000000", -1500000000, 0, DATA_TIME_EPOCH); /* ms before 1970 */
+    test_data_time("-1500000000001", -1500000001, 999000000, DATA_TIME_EPOCH); /* floored */
+    /* dates: daily bars */
+    test_data_time("2024-01-02", T_0102_1430 - 52200, 0, DATA_TIME_DATE);
+    test_data_time("20240102", T_0102_1430 - 52200, 0, DATA_TIME_DATE);
+}
+
+/* The unit of an integer: told by its digits, or forced; each unit's name. */
+Test(data, parse_timestamp_units) {
+    struct data_time t;
+    static const struct {
+        const char *text;
+        enum data_time_unit unit;
+    } units[] = {{"1704205800", DATA_TIME_S},
+                 {"1704205800000", DATA_TIME_MS},
+                 {"1704205800000000", DATA_TIME_US},
+                 {"1704205800000000000", DATA_TIME_NS}};
+    for (size_t i = 0; i < 4; i++) {
+        cr_assert_eq(data_time_parse(units[i].text, DATA_TIME_AUTO, &t, NULL, 0), 0);
+        cr_assert_eq(t.unit, units[i].unit, "%s", units[i].text);
+        cr_assert_eq(t.t_s, T_0102_1430);
     }
+    /* forced: the same digits in another unit; a date-like integer read as the unit says */
+    cr_assert_eq(data_time_parse("1704205800000", DATA_TIME_S, &t, NULL, 0), -EINVAL,
+                 "seconds past year 9999");
+    cr_assert_eq(data_time_parse("42", DATA_TIME_S, &t, NULL, 0), 0);
+    cr_assert_eq(t.t_s, 42);
+    cr_assert_eq(data_time_parse("20240102", DATA_TIME_S, &t, NULL, 0), 0);
+    cr_assert_eq(t.t_s, 20240102);
+    cr_assert_eq(t.form, DATA_TIME_EPOCH);
+    cr_assert_eq(data_time_parse("1704205800", DATA_TIME_MS, &t, NULL, 0), 0);
+    cr_assert_eq(t.t_s, 1704205);
+    cr_assert_eq(t.ns, 800000000);
+    enum data_time_unit u;
+    cr_assert_eq(data_time_unit_parse("ns", &u), 0);
+    cr_assert_eq(u, DATA_TIME_NS);
+    cr_assert_eq(data_time_unit_parse("us", &u), 0);
+    cr_assert_eq(u, DATA_TIME_US);
+    cr_assert_eq(data_time_unit_parse("min", &u), -EINVAL);
+    cr_assert_str_eq(data_time_unit_name(DATA_TIME_MS), "milliseconds");
 }
 
 Test(data, parse_timestamp_rejects) {
@@ -258,14 +312,18 @@ Test(data, parse_timestamp_rejects) {
         "2024-01-02 10:60",
         "2024-01-02 10:00:60",
         "2024-01-02 10:00:0x",
-        "2024-01-02",
-        "2024-01-02 10:00:00+01:00", /* local times need their zone: not taken as UTC */
+        "2024-01-02 10:00:00+24:00",
+        "2024-01-02 10:00:00+01:60",
+        "2024-01-02 10:00:00+1",
+        "2024-01-02 10:00:00 +01:00",
         "2024-01-02 10:00:00.Z",
         "2024-01-02 10:00:00.1234567890Z",
         "2024-01-02 10:00:00Zx",
         "2024-01-02 10:00.5",
+        "2024-01-0",
         "20240230 100000",
         "20240102 240000",
+        "20240102 100000 123456",
         "2024010 1000000",
         "2024/01/02 10:00",
         "",
@@ -274,12 +332,25 @@ Test(data, parse_timestamp_rejects) {
         "1.5",
         " 2024-01-02 10:00",
         "2024-1-2 10:00:00",
+        /* integers that are no time: too few digits for an epoch time, not a date */
+        "0",
+        "42",
+        "99999999",
+        "20241301",
+        "12345678901234567890",
+        "9223372036854775808",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        long long t = 42;
-        cr_assert_eq(data_parse_timestamp(bad[i], &t), -EINVAL, "'%s' accepted", bad[i]);
-        cr_assert_eq(t, 42);
+        struct data_time t = {.t_s = 42};
+        cr_assert_eq(data_time_parse(bad[i], DATA_TIME_AUTO, &t, NULL, 0), -EINVAL, "'%s' accepted",
+                     bad[i]);
+        cr_assert_eq(t.t_s, 42);
     }
+    /* the reason an integer is refused names the flag that reads it */
+    struct data_time t;
+    char why[512];
+    cr_assert_eq(data_time_parse("42", DATA_TIME_AUTO, &t, why, sizeof(why)), -EINVAL);
+    cr_assert(strstr(why, "--time-unit"), "%s", why);
 }
 
 /* ---- the exports people have ---- */
@@ -298,7 +369,7 @@ Test(data, tradingview_export) {
     test_data_expect_export("time,open,high,low,close,Volume,Plot\n"
                             "1704205800,4700.25,4701,4699.5,4700.5,120,1\n"
                             "1704205860,4700.5,4702,4700,4701.75,80,2\n",
-                            "TradingView (time in epoch seconds)");
+                            "TradingView chart export");
 }
 
 /* Databento's OHLCV-1m CSV (pretty timestamps), as its docs describe the schema: ts_event in
@@ -322,7 +393,7 @@ Test(data, databento_one_instrument) {
                  0, "%s", test_data_err);
     cr_assert_eq(test_data_ds.n, 2);
     test_data_assert_bar(0, T_0102_1430, 4700.25, 4701, 4699.5, 4700.5, 120);
-    cr_assert_str_eq(test_data_rep.format, "Databento OHLCV");
+    cr_assert_str_eq(test_data_rep.format, "Databento ohlcv-1m");
 }
 
 #define DBN_MIXED                                                                                  \
@@ -369,7 +440,8 @@ Test(data, continuous_front_month_rolls_by_volume) {
     cr_assert_eq(rs_test_write_file(test_data_dir, "data.csv", ROLL_FILE, test_data_path,
                                     sizeof(test_data_path)),
                  0);
-    struct data_csv_opts o = {.continuous = true};
+    /* integer prices in a Databento layout are its fixed point unless --price-scale says */
+    struct data_csv_opts o = {.continuous = true, .price_scale = "1"};
     cr_assert_eq(data_csv_load(test_data_path, &o, &test_data_ds, &test_data_rep, test_data_err,
                                sizeof(test_data_err)),
                  0, "%s", test_data_err);
@@ -404,9 +476,11 @@ Test(data, continuous_front_month_rolls_by_volume) {
 
 /* NinjaTrader's export: no header, "yyyyMMdd HHmmss;open;high;low;close;volume". */
 Test(data, ninjatrader_headerless) {
-    test_data_expect_export("20240102 143000;4700.25;4701;4699.5;4700.5;120\n"
-                            "20240102 143100;4700.5;4702;4700;4701.75;80\n",
-                            "NinjaTrader (no header, ';')");
+    test_data_zone = "UTC"; /* its files say nothing of their zone */
+    /* stamped at their end: the 14:31 line is the bar that opened at 14:30 */
+    test_data_expect_export("20240102 143100;4700.25;4701;4699.5;4700.5;120\n"
+                            "20240102 143200;4700.5;4702;4700;4701.75;80\n",
+                            "NinjaTrader minute export (bars stamped at their end)");
     data_series_fini(&test_data_ds); /* the errors below start from nothing */
     data_series_init(&test_data_ds);
     test_data_expect_error("20240102 143000;4700.25;4701;4699.5;4700.5;120\n"
@@ -433,7 +507,7 @@ Test(data, headerless_with_named_columns) {
                  0, "%s", test_data_err);
     cr_assert_eq(test_data_ds.n, 2);
     test_data_assert_bar(0, T_0102_1430, 4700.25, 4701, 4699.5, 4700.5, 120);
-    cr_assert_str_eq(test_data_rep.format, "no header, columns from --columns");
+    cr_assert_str_eq(test_data_rep.format, "CSV without a header (--columns)");
     data_series_fini(&test_data_ds);
     data_series_init(&test_data_ds);
     cr_assert_eq(test_data_load_columns("1704205800;4700.25;4701;4699.5;4700.5;120\n",
@@ -507,7 +581,8 @@ Test(data, tz_names_that_are_refused) {
 }
 
 /* A NinjaTrader file in Chicago time over the night the clocks go back: 01:00 and 01:30 twice,
- * every bar an hour or half an hour after the last in UTC. */
+ * every bar an hour or half an hour after the last in UTC, and starting a minute before its
+ * stamp (NinjaTrader stamps a bar with its end). */
 Test(data, csv_local_times_with_tz) {
     cr_assert_eq(rs_test_write_file(
                      test_data_dir, "data.csv",
@@ -523,10 +598,11 @@ Test(data, csv_local_times_with_tz) {
     cr_assert_eq(test_data_ds.n, 6);
     static const int64_t utc[6][2] = {{5, 30}, {6, 0}, {6, 30}, {7, 0}, {7, 30}, {8, 0}};
     for (size_t i = 0; i < 6; i++)
-        cr_assert_eq(test_data_ds.bars[i].t_s, T_LOCAL(2024, 11, 3, utc[i][0], utc[i][1]),
+        cr_assert_eq(test_data_ds.bars[i].t_s, T_LOCAL(2024, 11, 3, utc[i][0], utc[i][1]) - 60,
                      "bar %zu", i);
-    cr_assert(strstr(test_data_rep.format, ", times in America/Chicago"), "%s",
-              test_data_rep.format);
+    char said[1024];
+    data_csv_describe(&test_data_rep, said, sizeof(said));
+    cr_assert(strstr(said, "times local to America/Chicago"), "%s", said);
     data_series_fini(&test_data_ds);
     data_series_init(&test_data_ds);
     cr_assert_eq(rs_test_write_file(test_data_dir, "data.csv",
@@ -626,8 +702,11 @@ Test(data, error_empty_header_only_and_missing_columns) {
     test_data_expect_error(HDR, "data.csv: no data rows");
     test_data_expect_error("timestamp,open,high,low,volume\n" ROW,
                            "data.csv:1: header: missing required column 'close'");
-    test_data_expect_error("date,open,high,low,close,volume\n" ROW,
+    test_data_expect_error("day,open,high,low,close,volume\n" ROW,
                            "data.csv:1: header: missing required column 'timestamp'");
+    test_data_expect_error("date,open,high,low,close,volume\n2024-01-02,1,2,0.5,1.5,10\n",
+                           "data.csv:2: timestamp: 2024-01-02 is a date without a time of day: "
+                           "daily bars have no intraday profile");
     test_data_expect_error(ROW ROW, "data.csv:1: header: missing required columns 'timestamp', "
                                     "'open', 'high', 'low', 'close', 'volume' (the first row "
                                     "looks like data");

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 int cli_data_opt(struct cli_data_opts *o, int id, const char *v, char *err, size_t errlen) {
     switch (id) {
@@ -24,6 +25,13 @@ int cli_data_opt(struct cli_data_opts *o, int id, const char *v, char *err, size
         return cli_copy("--tz", o->tz, sizeof(o->tz), v, err, errlen);
     case CLI_DATA_CONTINUOUS:
         return cli_continuous(v, &o->continuous, err, errlen);
+    case CLI_DATA_TIME_UNIT:
+        return cli_data_text("--time-unit", v, o->time_unit, sizeof(o->time_unit), err, errlen);
+    case CLI_DATA_PRICE_SCALE:
+        return cli_data_text("--price-scale", v, o->price_scale, sizeof(o->price_scale), err,
+                             errlen);
+    case CLI_DATA_BAR:
+        return cli_data_text("--bar", v, o->bar, sizeof(o->bar), err, errlen);
     default:
         return -ENOENT;
     }
@@ -34,7 +42,10 @@ static void cli_data_csv_opts(const struct cli_data_opts *o, struct data_csv_opt
                                  .symbol = o->symbol,
                                  .columns = o->columns,
                                  .tz = o->tz,
-                                 .continuous = o->continuous};
+                                 .continuous = o->continuous,
+                                 .time_unit = o->time_unit,
+                                 .price_scale = o->price_scale,
+                                 .bar = o->bar};
 }
 
 /* A reader's error said; the exit status it gives. */
@@ -43,11 +54,12 @@ static int cli_data_fail(const char *cmd, int rc, const char *err) {
     return rc == -ENOMEM ? 1 : RS_EXIT_USAGE;
 }
 
-/* The skipped rows of a file read to its end, said. */
-static void cli_data_skipped(const char *cmd, const struct data_csv_report *rep) {
-    if (rep->rows_skipped)
-        fprintf(stderr, "ringside %s: skipped %zu bad rows (first: %s)\n", cmd, rep->rows_skipped,
-                rep->first_skip);
+/* What a file read to its end was read as (its skipped rows included), said once. */
+static void cli_data_said(const char *cmd, const char *path, const struct data_csv_report *rep) {
+    char said[1200];
+    data_csv_describe(rep, said, sizeof(said));
+    fprintf(stderr, "ringside %s: %s: read as %s\n", cmd, strcmp(path, "-") == 0 ? "<stdin>" : path,
+            said);
 }
 
 int cli_data_load(const char *cmd, const struct cli_data_opts *o, struct data_series *ds) {
@@ -58,7 +70,7 @@ int cli_data_load(const char *cmd, const struct cli_data_opts *o, struct data_se
     int rc = data_csv_load(o->data, &co, ds, &rep, err, sizeof(err));
     if (rc != 0)
         return cli_data_fail(cmd, rc, err);
-    cli_data_skipped(cmd, &rep);
+    cli_data_said(cmd, o->data, &rep);
     return 0;
 }
 
@@ -71,15 +83,16 @@ int cli_data_open(const char *cmd, const struct cli_data_opts *o, int start_hour
     return rc == 0 ? 0 : cli_data_fail(cmd, rc, err);
 }
 
-int cli_data_next(const char *cmd, struct data_csv *r, const struct data_csv_report *rep,
-                  struct data_series *ds, struct data_session *s, bool *got) {
+int cli_data_next(const char *cmd, const struct cli_data_opts *o, struct data_csv *r,
+                  const struct data_csv_report *rep, struct data_series *ds, struct data_session *s,
+                  bool *got) {
     char err[1024];
     int rc = data_csv_next_session(r, ds, s, err, sizeof(err));
     *got = rc == 1;
     if (rc < 0)
         return cli_data_fail(cmd, rc, err);
     if (rc == 0)
-        cli_data_skipped(cmd, rep);
+        cli_data_said(cmd, o->data, rep);
     return 0;
 }
 

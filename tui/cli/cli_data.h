@@ -1,6 +1,6 @@
 /* The data-file flags of the commands that read bars outside training (`vpoc`, `predict`):
- * --data, --skip-bad-rows, --symbol, --columns, --tz and --continuous, parsed and applied the
- * same way for each. */
+ * --data, --skip-bad-rows, --symbol, --columns, --tz, --continuous, --time-unit, --price-scale
+ * and --bar, parsed and applied the same way for each. */
 #ifndef RINGSIDE_TUI_CLI_CLI_DATA_H
 #define RINGSIDE_TUI_CLI_CLI_DATA_H
 
@@ -17,6 +17,9 @@ struct cli_data_opts {
     char columns[256];
     char tz[64];
     bool continuous;
+    char time_unit[8];
+    char price_scale[16];
+    char bar[16];
 };
 
 /* getopt ids of the flags (the longopts entries are CLI_DATA_LONGOPTS). */
@@ -27,6 +30,9 @@ enum {
     CLI_DATA_COLUMNS,
     CLI_DATA_TZ,
     CLI_DATA_CONTINUOUS,
+    CLI_DATA_TIME_UNIT,
+    CLI_DATA_PRICE_SCALE,
+    CLI_DATA_BAR,
 };
 
 #define CLI_DATA_LONGOPTS                                                                          \
@@ -34,8 +40,11 @@ enum {
         {"skip-bad-rows", no_argument, NULL, CLI_DATA_SKIP_BAD},                                   \
         {"symbol", required_argument, NULL, CLI_DATA_SYMBOL},                                      \
         {"columns", required_argument, NULL, CLI_DATA_COLUMNS},                                    \
-        {"tz", required_argument, NULL, CLI_DATA_TZ}, {                                            \
-        "continuous", required_argument, NULL, CLI_DATA_CONTINUOUS                                 \
+        {"tz", required_argument, NULL, CLI_DATA_TZ},                                              \
+        {"continuous", required_argument, NULL, CLI_DATA_CONTINUOUS},                              \
+        {"time-unit", required_argument, NULL, CLI_DATA_TIME_UNIT},                                \
+        {"price-scale", required_argument, NULL, CLI_DATA_PRICE_SCALE}, {                          \
+        "bar", required_argument, NULL, CLI_DATA_BAR                                               \
     }
 
 /* The lines of --help for them. */
@@ -45,13 +54,16 @@ enum {
     "  --symbol NAME            the instrument to read, from a file of several (Databento)\n"      \
     "  --columns LIST           a file without a header: its columns (_ skips one)\n"              \
     "  --tz ZONE                the file's times are local to ZONE (America/Chicago)\n"            \
-    "  --continuous front       several contracts: the front month, rolled by volume\n"
+    "  --continuous front       several contracts: the front month, rolled by volume\n"            \
+    "  --time-unit s|ms|us|ns   the unit of integer timestamps (default: by their digits)\n"       \
+    "  --price-scale 1e-N       prices are integers in 1e-N units (default: from the layout)\n"    \
+    "  --bar LENGTH             rows into bars of LENGTH: 30s, 1m, 1h (default: ticks to 1m)\n"
 
 /* Apply flag id: 0, -EINVAL with err, or -ENOENT when id is not a data flag. */
 int cli_data_opt(struct cli_data_opts *o, int id, const char *v, char *err, size_t errlen);
 
-/* Read o->data into ds; errors and skipped rows are said on stderr as "ringside CMD: ...". 0,
- * RS_EXIT_USAGE for bad input, or 1 (out of memory). */
+/* Read o->data into ds; errors, or what the file was read as (one line, data_csv_describe),
+ * said on stderr as "ringside CMD: ...". 0, RS_EXIT_USAGE for bad input, or 1 (out of memory). */
 int cli_data_load(const char *cmd, const struct cli_data_opts *o, struct data_series *ds);
 
 /* The same file read session by session: data_csv_open with start_hour; rep is the caller's,
@@ -61,9 +73,11 @@ int cli_data_open(const char *cmd, const struct cli_data_opts *o, int start_hour
                   struct data_csv_report *rep, struct data_csv **r);
 
 /* The next session into ds and *s (data_csv_next_session): 0 with *got true, or *got false at
- * the end (the skipped rows then said on stderr); or, said on stderr, RS_EXIT_USAGE or 1. */
-int cli_data_next(const char *cmd, struct data_csv *r, const struct data_csv_report *rep,
-                  struct data_series *ds, struct data_session *s, bool *got);
+ * the end (what the file was read as then said on stderr); or, said on stderr, RS_EXIT_USAGE
+ * or 1. */
+int cli_data_next(const char *cmd, const struct cli_data_opts *o, struct data_csv *r,
+                  const struct data_csv_report *rep, struct data_series *ds, struct data_session *s,
+                  bool *got);
 
 struct compute;
 

@@ -3,6 +3,7 @@
 
 #include "backend/core/errbuf.h"
 #include "backend/core/secret_file.h"
+#include "backend/data/data_csv.h"
 #include "backend/vpoc/vpoc.h"
 #include "tui/cli/cli_args.h"
 #include "tui/cli/cli_tele.h"
@@ -36,6 +37,11 @@ static const char cli_train_help[] =
     "                           America/Chicago), daylight saving included (default UTC)\n"
     "  --continuous front       several contracts in one file: the front month, rolled the\n"
     "                           day after the next contract trades more\n"
+    "  --time-unit s|ms|us|ns   the unit of integer timestamps (default: by their digits)\n"
+    "  --price-scale 1e-N       prices are integers in 1e-N units (default: Databento's\n"
+    "                           fixed point from its layout, other files as written)\n"
+    "  --bar LENGTH             aggregate the rows into bars of LENGTH (30s, 1m, 5m, 1h;\n"
+    "                           default: ticks into 1m bars, bars as they are)\n"
     "  --session-start-hour H   trading day D starts at D-1 H:00 UTC (default 18; 0 = calendar)\n"
     "VPOC:\n"
     "  --chunk N                bars per VPOC chunk, 0 = whole session (default 500;\n"
@@ -132,6 +138,9 @@ enum cli_opt_id {
     OPT_COLUMNS,
     OPT_TZ,
     OPT_CONTINUOUS,
+    OPT_TIME_UNIT,
+    OPT_PRICE_SCALE,
+    OPT_BAR,
     OPT_START_HOUR,
     OPT_CHUNK,
     OPT_PROFILE,
@@ -193,6 +202,9 @@ static const struct option cli_train_longopts[] = {
     {"columns", required_argument, NULL, OPT_COLUMNS},
     {"tz", required_argument, NULL, OPT_TZ},
     {"continuous", required_argument, NULL, OPT_CONTINUOUS},
+    {"time-unit", required_argument, NULL, OPT_TIME_UNIT},
+    {"price-scale", required_argument, NULL, OPT_PRICE_SCALE},
+    {"bar", required_argument, NULL, OPT_BAR},
     {"session-start-hour", required_argument, NULL, OPT_START_HOUR},
     {"chunk", required_argument, NULL, OPT_CHUNK},
     {"profile", required_argument, NULL, OPT_PROFILE},
@@ -289,6 +301,12 @@ int cli_copy(const char *flag, char *dst, size_t cap, const char *src, char *err
                           cap - 1);
     memcpy(dst, src, strlen(src) + 1);
     return 0;
+}
+
+int cli_data_text(const char *flag, const char *v, char *dst, size_t cap, char *err,
+                  size_t errlen) {
+    int rc = data_csv_opt_check(flag, v, NULL, err, errlen);
+    return rc != 0 ? rc : cli_copy(flag, dst, cap, v, err, errlen);
 }
 
 int cli_continuous(const char *v, bool *on, char *err, size_t errlen) {
@@ -393,6 +411,13 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
         return cli_copy("--tz", c->tz, sizeof(c->tz), v, err, errlen);
     case OPT_CONTINUOUS:
         return cli_continuous(v, &c->continuous, err, errlen);
+    case OPT_TIME_UNIT:
+        return cli_data_text("--time-unit", v, c->time_unit, sizeof(c->time_unit), err, errlen);
+    case OPT_PRICE_SCALE:
+        return cli_data_text("--price-scale", v, c->price_scale, sizeof(c->price_scale), err,
+                             errlen);
+    case OPT_BAR:
+        return cli_data_text("--bar", v, c->bar, sizeof(c->bar), err, errlen);
     case OPT_SKIP_BAD:
         c->skip_bad_rows = true;
         return 0;

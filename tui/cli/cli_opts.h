@@ -73,6 +73,10 @@ int cli_token_read(const char *path, char *out, size_t cap, char *err, size_t er
 /* Copy into a fixed buffer; -ENAMETOOLONG with err when it does not fit. */
 int cli_copy(const char *flag, char *dst, size_t cap, const char *src, char *err, size_t errlen);
 
+/* A data-file text option (--time-unit, --price-scale, --bar) checked as the reader will read
+ * it (data_csv_opt_check), then copied to dst[cap]: 0, or -EINVAL with err. */
+int cli_data_text(const char *flag, const char *v, char *dst, size_t cap, char *err, size_t errlen);
+
 /* --continuous's value: "front" sets *on; anything else is -EINVAL with err. */
 int cli_continuous(const char *v, bool *on, char *err, size_t errlen);
 

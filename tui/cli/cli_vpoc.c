@@ -197,7 +197,7 @@ static int cli_vpoc_stream(struct compute *c, const struct cli_vpoc_opts *o, str
     for (;;) {
         struct data_session s;
         bool got;
-        int rc = cli_data_next("vpoc", r, rep, &w->ds, &s, &got);
+        int rc = cli_data_next("vpoc", &o->in, r, rep, &w->ds, &s, &got);
         if (rc != 0 || !got)
             return rc ? rc : cli_vpoc_flush(c, o, w);
         if (cli_vpoc_grow((void **)&w->ss.s, &w->ss_cap, w->ss.n + 1, sizeof(s)) != 0) {
