@@ -1,6 +1,7 @@
 /* libFuzzer target for the OHLCV(+VIX) CSV loader: arbitrary bytes as a CSV file, loaded strictly
  * and with skip-bad-rows, the bars and messages checked, then written back, reloaded and split
- * into sessions, and read session by session to the same sessions. */
+ * into sessions, and read session by session to the same sessions; and once more as a vendor's
+ * export is read (--tz, --bar, --time-unit, --price-scale picked by the input's bytes). */
 #include "backend/data/data_csv.h"
 #include "backend/data/data_series.h"
 #include "tests/fuzz/fuzz_target.h"
@@ -161,6 +162,51 @@ static void fuzz_csv_stream(int start_hour, int rc, const struct data_series *wh
     data_series_fini(&ds);
 }
 
+/* The vendors' options, picked by the input's last bytes: whatever loads is a valid series
+ * whose bars the report counts, read by the stream as by the whole load; a refusal is one
+ * line naming the file. */
+static void fuzz_csv_vendor(const uint8_t *data, size_t size) {
+    static const char *const tz[] = {"UTC", "America/Chicago", NULL};
+    static const char *const bar[] = {NULL, "1m", "5m", "30s"};
+    static const char *const unit[] = {NULL, NULL, "ms", "ns"};
+    static const char *const scale[] = {NULL, NULL, "1e-9", "1"};
+    uint8_t pick = size > 1 ? data[size - 2] : 0;
+    struct data_csv_opts o = {.skip_bad_rows = pick & 1,
+                              .tz = tz[(pick >> 1) % 3],
+                              .bar = bar[(pick >> 3) & 3],
+                              .time_unit = unit[(pick >> 5) & 3],
+                              .price_scale = scale[(pick >> 6) & 3]};
+    struct data_series ds;
+    data_series_init(&ds);
+    struct data_csv_report rep;
+    char err[FUZZ_CSV_ERR], said[1200];
+    int rc = data_csv_load(fuzz_csv_path, &o, &ds, &rep, err, sizeof(err));
+    if (rc != 0) {
+        FUZZ_CHECK(rc == -EINVAL && ds.n == 0);
+        fuzz_csv_check_msg(err, sizeof(err), fuzz_csv_path);
+    } else {
+        fuzz_csv_check_series(&ds);
+        FUZZ_CHECK(rep.bars == ds.n);
+        FUZZ_CHECK(rep.rows_read >= rep.rows_skipped + rep.rows_other + (rep.bar_s ? 1 : ds.n));
+        FUZZ_CHECK(o.skip_bad_rows || rep.rows_skipped == 0);
+        data_csv_describe(&rep, said, sizeof(said));
+        FUZZ_CHECK(said[0] != '\0' && strchr(said, '\n') == NULL);
+    }
+    struct data_csv *r = NULL;
+    struct data_series st;
+    data_series_init(&st);
+    struct data_session s;
+    int got = data_csv_open(fuzz_csv_path, &o, 18, NULL, &r, err, sizeof(err));
+    while (got == 0 && (got = data_csv_next_session(r, &st, &s, err, sizeof(err))) == 1)
+        got = 0;
+    FUZZ_CHECK(got == rc && (rc != 0 || st.n == ds.n));
+    for (size_t i = 0; rc == 0 && i < ds.n; i++)
+        FUZZ_CHECK(fuzz_csv_same_bar(&st.bars[i], &ds.bars[i], ds.has_vix));
+    data_csv_close(r);
+    data_series_fini(&st);
+    data_series_fini(&ds);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_csv_paths();
     fuzz_csv_write_file(fuzz_csv_path, data, size);
@@ -193,6 +239,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     data_series_fini(&strict);
     data_series_fini(&skip);
+    fuzz_csv_vendor(data, size);
     return 0;
 }
 
@@ -236,5 +283,21 @@ const char *const fuzz_fragments[] = {
     " \t ",
     "\"unterminated,",
     "\"x\" y,",
+    "ts_event,rtype,publisher_id,instrument_id,open,high,low,close,volume\n",
+    "1704205800000000000,33,1,4916,4700250000000,4701000000000,4699500000000,4700500000000,120\n",
+    "1704205860000000000,35,1,5002,",
+    "2024-01-02T14:30:00.000000000Z,33,1,4916,4700.250000000,",
+    "time,open,high,low,close,Volume,Volume MA\n",
+    "2024-01-02T08:30:00-06:00,",
+    "2024-03-10T03:00:00+0530,",
+    "1704205800123,",
+    "1704205800123456,",
+    "20240102 143000;4700.25;4701;4699.5;4700.5;120\r\n",
+    "20240102 143015 2500000;4701;4700.75;4701.25;2\r\n",
+    "20240102 143015;4701;2\n",
+    "20240102;4700.25;4701;4699.5;4700.5;120\n",
+    "20241103 013000;",
+    "20240310 023000;",
+    "00010101 000000;1;1;1;1;1\n",
 };
 const size_t fuzz_fragments_count = sizeof(fuzz_fragments) / sizeof(fuzz_fragments[0]);

@@ -83,7 +83,7 @@ struct compute;
 
 /* Open compute backend `backend` ("auto", "cpu", "hip") on device 0 for a data command: 0, or
  * RS_EXIT_USAGE after saying why on stderr as "ringside CMD: ...". A fallback from auto is not
- * said: stderr carries only errors for these commands. */
+ * said: stderr carries only errors, and what the file was read as, for these commands. */
 int cli_data_compute(const char *cmd, const char *backend, struct compute **c);
 
 #endif

@@ -21,7 +21,8 @@
 static const char cli_vpoc_usage[] =
     "usage: ringside vpoc --data FILE [--chunk N] [--profile close|range] [--tick T] "
     "[--value-area F] [--session-start-hour H] [--skip-bad-rows] [--symbol NAME] [--columns LIST] "
-    "[--tz ZONE] [--continuous front] [--vpoc-kernel packed|dense] [--backend B]";
+    "[--tz ZONE] [--continuous front] [--time-unit U] [--price-scale S] [--bar LENGTH] "
+    "[--vpoc-kernel packed|dense] [--backend B]";
 
 static const char cli_vpoc_help[] =
     "Print one JSON object per session: session, bars, volume, poc, vah, val.\n"
@@ -29,7 +30,8 @@ static const char cli_vpoc_help[] =
     "memory follows the longest session, not the file (--continuous front reads the whole\n"
     "file first: the roll compares the contracts' daily volumes). The lines are printed\n"
     "once the whole file has been read: a bad row (or a session too wide for --tick) stops\n"
-    "the run with status 2 and nothing on stdout.\n\n" CLI_DATA_HELP
+    "the run with status 2 and nothing on stdout. stderr says once what the file was read\n"
+    "as (layout, times, prices, instrument, bars, rows skipped).\n\n" CLI_DATA_HELP
     "  --chunk N                bars per chunk, 0 = whole session (default 500); the output\n"
     "                           is identical for every chunk size\n"
     "  --profile close|range    volume at the close's level, or spread low..high (close)\n"
