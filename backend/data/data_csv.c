@@ -380,6 +380,9 @@ static int data_csv_row_time(struct data_csv_ctx *c, struct data_time *t, char *
         t->t_s = u;
     }
     t->t_s -= end; /* the bar's start */
+    if (t->t_s < DATA_TIME_MIN_S || t->t_s > DATA_TIME_MAX_S)
+        return errbuf_set(why, whylen, -EINVAL, "%s: %.40s is outside years 0001-9999 in UTC", col,
+                          s);
     c->rep->forms |= 1u << t->form;
     int order = c->have_last ? data_time_cmp(t->t_s, t->ns, c->last_t, c->last_ns) : 1;
     if (order < 0 || (!ticks && t->t_s <= c->last_t && c->have_last)) {

@@ -45,27 +45,34 @@ done
 
 # The vendors' exports of the same bars: a model trained on a Databento file of two instruments
 # (--symbol) predicts as the one trained on the plain file (without VIX, as Databento's has
-# none), and a NinjaTrader file (headerless, semicolons) gets the predictions its bars get as
-# plain CSV.
+# none), and a NinjaTrader file (headerless, semicolons, each bar stamped with its end, in UTC:
+# --tz UTC) gets the predictions its bars get as plain CSV.
 awk -F, 'NR == 1 { print "ts_event,rtype,publisher_id,instrument_id,open,high,low,close,volume,symbol"; next }
     { t = $1; sub(" ", "T", t); for (s = 0; s < 2; s++)
         printf "%s.000000000Z,33,1,%d,%s,%s,%s,%s,%s,%s\n", t, 100 + s, $2, $3, $4, $5, $6,
             s ? "ESM4" : "ESH4" }' train.csv > databento.csv
 cut -d, -f1-6 train.csv > train_novix.csv
 cut -d, -f1-6 new.csv > novix.csv
-awk -F, 'NR > 1 { d = $1; gsub("[-:]", "", d); printf "%s;%s;%s;%s;%s;%s\n", d, $2, $3, $4, $5, $6 }' \
-    new.csv > ninja.txt
+"$PY" -c '
+import csv, sys
+from datetime import datetime, timedelta
+rows = csv.reader(open(sys.argv[1]))
+next(rows)
+for r in rows:
+    end = datetime.strptime(r[0], "%Y-%m-%d %H:%M:%S") + timedelta(minutes=1)
+    print(end.strftime("%Y%m%d %H%M%S") + ";" + ";".join(r[1:6]))
+' new.csv > ninja.txt
 "$R" train --headless --jsonl /dev/null --backend cpu --data databento.csv --symbol ESH4 \
     --epochs 2 --output out --name m_dbn > /dev/null 2>&1 || fail "training on Databento's CSV"
 "$R" train --headless --jsonl /dev/null --backend cpu --data train_novix.csv --epochs 2 \
     --output out --name m_plain > /dev/null 2>&1 || fail "training on the plain file"
-"$R" predict --model out/m_dbn.rsmodel --data ninja.txt > ninja.jsonl ||
+"$R" predict --model out/m_dbn.rsmodel --data ninja.txt --tz UTC > ninja.jsonl ||
     fail "predict on NinjaTrader's export"
 "$R" predict --model out/m_dbn.rsmodel --data novix.csv > novix.jsonl
 "$R" predict --model out/m_plain.rsmodel --data novix.csv > plain.jsonl
 cmp -s novix.jsonl plain.jsonl || fail "the Databento file's model is not the plain file's"
 cmp -s ninja.jsonl novix.jsonl || fail "NinjaTrader's file predicts differently"
-"$R" predict --model out/m_dbn.rsmodel --data ninja.txt --features > ninja_x.jsonl
+"$R" predict --model out/m_dbn.rsmodel --data ninja.txt --tz UTC --features > ninja_x.jsonl
 "$PY" "$HERE/check_model.py" out/m_dbn.safetensors ninja_x.jsonl --onnx <(
     "$R" export --format onnx out/m_dbn.rsmodel --out /dev/stdout) ||
     fail "the Databento model outside ringside"

@@ -54,24 +54,22 @@ static int cli_data_fail(const char *cmd, int rc, const char *err) {
     return rc == -ENOMEM ? 1 : RS_EXIT_USAGE;
 }
 
-/* What a file read to its end was read as (its skipped rows included), said once. */
-static void cli_data_said(const char *cmd, const char *path, const struct data_csv_report *rep) {
+void cli_data_said(const char *cmd, const struct cli_data_opts *o,
+                   const struct data_csv_report *rep) {
+    const char *path = o->data;
     char said[1200];
     data_csv_describe(rep, said, sizeof(said));
     fprintf(stderr, "ringside %s: %s: read as %s\n", cmd, strcmp(path, "-") == 0 ? "<stdin>" : path,
             said);
 }
 
-int cli_data_load(const char *cmd, const struct cli_data_opts *o, struct data_series *ds) {
+int cli_data_load(const char *cmd, const struct cli_data_opts *o, struct data_series *ds,
+                  struct data_csv_report *rep) {
     struct data_csv_opts co;
     cli_data_csv_opts(o, &co);
-    struct data_csv_report rep = {0};
     char err[1024];
-    int rc = data_csv_load(o->data, &co, ds, &rep, err, sizeof(err));
-    if (rc != 0)
-        return cli_data_fail(cmd, rc, err);
-    cli_data_said(cmd, o->data, &rep);
-    return 0;
+    int rc = data_csv_load(o->data, &co, ds, rep, err, sizeof(err));
+    return rc == 0 ? 0 : cli_data_fail(cmd, rc, err);
 }
 
 int cli_data_open(const char *cmd, const struct cli_data_opts *o, int start_hour,
@@ -83,17 +81,12 @@ int cli_data_open(const char *cmd, const struct cli_data_opts *o, int start_hour
     return rc == 0 ? 0 : cli_data_fail(cmd, rc, err);
 }
 
-int cli_data_next(const char *cmd, const struct cli_data_opts *o, struct data_csv *r,
-                  const struct data_csv_report *rep, struct data_series *ds, struct data_session *s,
-                  bool *got) {
+int cli_data_next(const char *cmd, struct data_csv *r, struct data_series *ds,
+                  struct data_session *s, bool *got) {
     char err[1024];
     int rc = data_csv_next_session(r, ds, s, err, sizeof(err));
     *got = rc == 1;
-    if (rc < 0)
-        return cli_data_fail(cmd, rc, err);
-    if (rc == 0)
-        cli_data_said(cmd, o->data, rep);
-    return 0;
+    return rc < 0 ? cli_data_fail(cmd, rc, err) : 0;
 }
 
 int cli_data_compute(const char *cmd, const char *backend, struct compute **c) {

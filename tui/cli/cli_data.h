@@ -62,9 +62,15 @@ enum {
 /* Apply flag id: 0, -EINVAL with err, or -ENOENT when id is not a data flag. */
 int cli_data_opt(struct cli_data_opts *o, int id, const char *v, char *err, size_t errlen);
 
-/* Read o->data into ds; errors, or what the file was read as (one line, data_csv_describe),
- * said on stderr as "ringside CMD: ...". 0, RS_EXIT_USAGE for bad input, or 1 (out of memory). */
-int cli_data_load(const char *cmd, const struct cli_data_opts *o, struct data_series *ds);
+/* Read o->data into ds, what it was read as into rep; errors said on stderr as "ringside CMD:
+ * ...". 0, RS_EXIT_USAGE for bad input, or 1 (out of memory). */
+int cli_data_load(const char *cmd, const struct cli_data_opts *o, struct data_series *ds,
+                  struct data_csv_report *rep);
+
+/* What the file was read as (data_csv_describe), said once on stderr as "ringside CMD: FILE:
+ * read as ...": at the end of a run that went well, so a refusal stays one line. */
+void cli_data_said(const char *cmd, const struct cli_data_opts *o,
+                   const struct data_csv_report *rep);
 
 /* The same file read session by session: data_csv_open with start_hour; rep is the caller's,
  * kept until data_csv_close. 0 with *r, or (said on stderr as cli_data_load says it)
@@ -73,11 +79,9 @@ int cli_data_open(const char *cmd, const struct cli_data_opts *o, int start_hour
                   struct data_csv_report *rep, struct data_csv **r);
 
 /* The next session into ds and *s (data_csv_next_session): 0 with *got true, or *got false at
- * the end (what the file was read as then said on stderr); or, said on stderr, RS_EXIT_USAGE
- * or 1. */
-int cli_data_next(const char *cmd, const struct cli_data_opts *o, struct data_csv *r,
-                  const struct data_csv_report *rep, struct data_series *ds, struct data_session *s,
-                  bool *got);
+ * the end; or, said on stderr, RS_EXIT_USAGE or 1. */
+int cli_data_next(const char *cmd, struct data_csv *r, struct data_series *ds,
+                  struct data_session *s, bool *got);
 
 struct compute;
 

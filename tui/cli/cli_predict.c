@@ -207,13 +207,16 @@ int cli_predict(int argc, char **argv) {
     struct data_sessions ss = {0};
     struct compute *c = NULL;
     data_series_init(&ds);
-    rc = cli_data_load("predict", &o->in, &ds);
+    struct data_csv_report rep;
+    rc = cli_data_load("predict", &o->in, &ds, &rep);
     if (rc == 0 && data_sessions_split(&ds, m.session_start_hour, &ss) != 0) {
         fprintf(stderr, "ringside predict: out of memory\n");
         rc = 1;
     }
     rc = rc ? rc : cli_data_compute("predict", o->backend, &c);
     rc = rc ? rc : cli_predict_write(c, o, &m, &ds, &ss);
+    if (rc == 0)
+        cli_data_said("predict", &o->in, &rep);
     compute_close(c);
     data_sessions_fini(&ss);
     data_series_fini(&ds);

@@ -195,11 +195,11 @@ static int cli_vpoc_flush(struct compute *c, const struct cli_vpoc_opts *o,
 
 /* Every session of the file, window by window. 0 or the exit status. */
 static int cli_vpoc_stream(struct compute *c, const struct cli_vpoc_opts *o, struct data_csv *r,
-                           const struct data_csv_report *rep, struct cli_vpoc_win *w) {
+                           struct cli_vpoc_win *w) {
     for (;;) {
         struct data_session s;
         bool got;
-        int rc = cli_data_next("vpoc", &o->in, r, rep, &w->ds, &s, &got);
+        int rc = cli_data_next("vpoc", r, &w->ds, &s, &got);
         if (rc != 0 || !got)
             return rc ? rc : cli_vpoc_flush(c, o, w);
         if (cli_vpoc_grow((void **)&w->ss.s, &w->ss_cap, w->ss.n + 1, sizeof(s)) != 0) {
@@ -231,7 +231,7 @@ int cli_vpoc(int argc, char **argv) {
         rc = cli_data_open("vpoc", &o.in, (int)o.start_hour, &rep, &r);
     }
     if (rc == 0)
-        rc = cli_vpoc_stream(c, &o, r, &rep, &w);
+        rc = cli_vpoc_stream(c, &o, r, &w);
     data_csv_close(r);
     if (w.out && fclose(w.out) != 0 && rc == 0) {
         fprintf(stderr, "ringside vpoc: out of memory\n");
@@ -241,6 +241,8 @@ int cli_vpoc(int argc, char **argv) {
         fprintf(stderr, "ringside vpoc: writing the results: %s\n", strerror(errno));
         rc = 1;
     }
+    if (rc == 0)
+        cli_data_said("vpoc", &o.in, &rep);
     free(w.text);
     free(w.res);
     free(w.vb);
