@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,8 +209,8 @@ static int data_csv_scale_parse(const char *v, int64_t *dec) {
         *dec = v[3] - '0';
         return 0;
     }
-    size_t zeros = strspn(v + 2, "0");
-    if (strncmp(v, "0.", 2) == 0 && v[2 + zeros] == '1' && v[3 + zeros] == '\0' &&
+    size_t zeros = strncmp(v, "0.", 2) == 0 ? strspn(v + 2, "0") : SIZE_MAX;
+    if (zeros != SIZE_MAX && v[2 + zeros] == '1' && v[3 + zeros] == '\0' &&
         zeros + 1 <= DATA_CSV_PRICE_DECIMALS_MAX) {
         *dec = (int64_t)zeros + 1;
         return 0;
@@ -221,7 +222,7 @@ static int data_csv_scale_parse(const char *v, int64_t *dec) {
 static int data_csv_bar_parse(const char *v, int64_t *s) {
     char *end = NULL;
     long n = strtol(v, &end, 10);
-    if (v[0] < '1' || v[0] > '9' || !end || n <= 0 || n > 86400 || end[1] != '\0')
+    if (v[0] < '1' || v[0] > '9' || !end || n <= 0 || n > 86400 || end[0] == '\0' || end[1] != '\0')
         return -EINVAL;
     int64_t mul = end[0] == 's' ? 1 : end[0] == 'm' ? 60 : end[0] == 'h' ? 3600 : 0;
     if (mul == 0 || n * mul > 86400 || 86400 % (n * mul) != 0)

@@ -124,7 +124,7 @@ Test(data_layout, bar_over_minutes) {
     tdl_bar(1, T_0102_1430, 10, 15, 8, 9, 9);
     tdl_bar(2, T_0102_1430 + 300, 9, 9, 9, 9, 5);
     tdl_said_has("3 5m bars from 5 rows");
-    static const char *const bad[] = {"7m", "0m", "1d", "m", "1.5m", "25h", "1m5"};
+    static const char *const bad[] = {"7m", "0m", "1d", "m", "1.5m", "25h", "1m5", "5", "", "x"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         cr_assert_eq(data_csv_opt_check("--bar", bad[i], NULL, tdl_err, sizeof(tdl_err)), -EINVAL,
                      "%s", bad[i]);
@@ -208,7 +208,8 @@ Test(data_layout, price_scale) {
                           (struct data_csv_opts){.price_scale = "0.01"}),
                  0, "%s", tdl_err);
     tdl_bar(0, T_0102_1430, -0.25, 0.05, -1.25, 0.01, 1);
-    static const char *const bad[] = {"1e-10", "2e-9", "0.02", "1e9", "0.1e-3", "", "x"};
+    static const char *const bad[] = {"1e-10", "2e-9", "0.02", "1e9", "0.1e-3",
+                                      "",      "x",    "0",    "0.",  "1e"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         cr_assert_eq(data_csv_opt_check("--price-scale", bad[i], NULL, tdl_err, sizeof(tdl_err)),
                      -EINVAL, "%s", bad[i]);
