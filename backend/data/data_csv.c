@@ -191,11 +191,18 @@ int data_csv_name_eq(const char *a, const char *lower) {
 static void data_csv_map_columns(struct data_csv_ctx *c) {
     for (int k = 0; k < DATA_CSV_NCOL; k++)
         c->col[k] = -1;
+    c->dup[0] = c->dup[1] = -1;
     for (size_t i = 0; i < c->nf; i++)
-        for (size_t k = 0; k < sizeof(data_csv_names) / sizeof(data_csv_names[0]); k++)
-            if (c->col[data_csv_names[k].col] < 0 &&
-                data_csv_name_eq(c->f[i], data_csv_names[k].name))
-                c->col[data_csv_names[k].col] = (long)i;
+        for (size_t k = 0; k < sizeof(data_csv_names) / sizeof(data_csv_names[0]); k++) {
+            if (!data_csv_name_eq(c->f[i], data_csv_names[k].name))
+                continue;
+            long *at = &c->col[data_csv_names[k].col];
+            if (*at >= 0 && c->dup[0] < 0) { /* two columns for one thing: the first seen */
+                c->dup[0] = *at;
+                c->dup[1] = (long)i;
+            }
+            *at = *at < 0 ? (long)i : *at;
+        }
     c->ncols = c->nf;
     /* time alone is TradingView's timestamp; date alone a daily file's (refused by its rows) */
     for (int k = DATA_CSV_DATE; k <= DATA_CSV_TIME && c->col[DATA_CSV_TS] < 0; k++)
@@ -218,6 +225,11 @@ static int data_csv_check_header(struct data_csv_ctx *c, char *err, size_t errle
         snprintf(where, sizeof(where), "--columns");
     else
         snprintf(where, sizeof(where), "%s:%zu: header", c->name, c->lineno);
+    if (c->dup[0] >= 0)
+        return errbuf_set(err, errlen, -EINVAL,
+                          "%s: columns %ld ('%.40s') and %ld ('%.40s') name the same thing: keep "
+                          "one, or rename the other (a name ringside does not know is ignored)",
+                          where, c->dup[0] + 1, c->f[c->dup[0]], c->dup[1] + 1, c->f[c->dup[1]]);
     static const char *req[] = {"timestamp", "open", "high", "low", "close", "volume"};
     static const enum data_csv_col req_col[] = {DATA_CSV_TS,  DATA_CSV_OPEN,  DATA_CSV_HIGH,
                                                 DATA_CSV_LOW, DATA_CSV_CLOSE, DATA_CSV_VOLUME};

@@ -57,6 +57,7 @@ struct data_csv_ctx {
     size_t nf, fcap;
     size_t ncols;            /* header field count */
     long col[DATA_CSV_NCOL]; /* field index of each column, -1 when absent */
+    long dup[2];             /* the first two fields that name one column, or -1 */
     int64_t last_t;          /* timestamp of the last accepted bar: the next must be later */
     int32_t last_ns;         /* ... and its nanoseconds (ticks: the next may be equal) */
     int have_last;           /* last_t is set (the caller may set it before the first row) */

@@ -1,5 +1,6 @@
 /* Engine configuration: the documented defaults and validation of every field. */
 #include "backend/core/errbuf.h"
+#include "backend/core/utf8.h"
 #include "backend/engine/engine.h"
 #include "backend/vpoc/vpoc.h"
 #include "backend/vpoc/vpoc_features.h"
@@ -129,9 +130,15 @@ int engine_conf_validate(const struct engine_conf *c, char *err, size_t errlen) 
                                 errlen);
     if (rc == 0 && !(c->vpoc.tick > 0 && isfinite(c->vpoc.tick)))
         rc = errbuf_set(err, errlen, -EINVAL, "--tick: %g must be a positive number", c->vpoc.tick);
+    size_t bad = 0;
     if (rc == 0 && (!c->name[0] || strchr(c->name, '/')))
         rc =
             errbuf_set(err, errlen, -EINVAL, "--name: '%s' must be a non-empty file name", c->name);
+    else if (rc == 0 && !utf8_printable(c->name, &bad))
+        rc = errbuf_set(err, errlen, -EINVAL,
+                        "--name: byte %zu (0x%02x) is not printable UTF-8: the name goes into "
+                        "file names and JSON; use printable UTF-8 text",
+                        bad + 1, (unsigned)(unsigned char)c->name[bad]);
     if (rc == 0 && !c->output_dir[0])
         rc = errbuf_set(err, errlen, -EINVAL, "--output: empty directory name");
     return rc;

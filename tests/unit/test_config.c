@@ -454,6 +454,32 @@ Test(config, chunk_limit_in_the_file) {
     json_object_put(j);
 }
 
+/* A number past 2^64 is said as the file writes it, out of range, not as json-c saturates it. */
+Test(config, huge_number_said_as_written) {
+    cfg_write("xdg/ringside", "{\"seed\": 123456789012345678901234567890}");
+    CFG_RUN("train", "--headless", "--print-config");
+    CFG_EXPECT_ERROR("seed", "123456789012345678901234567890");
+    cr_assert(!strstr(cfg_res.err, "18446744073709551615"), "%s", cfg_res.err);
+    cr_assert_eq(strchr(cfg_res.err, '\n'), cfg_res.err + strlen(cfg_res.err) - 1, "%s",
+                 cfg_res.err);
+}
+
+/* A checkpoint name that is not printable UTF-8 (it goes into file names and JSON): refused,
+ * from the file as from the flag, without echoing the bytes. */
+Test(config, name_must_be_printable_utf8) {
+    cfg_write("xdg/ringside", "{\"name\": \"m\\u0001x\"}");
+    CFG_RUN("train", "--headless", "--synthetic-days", "3", "--epochs", "1", "--output",
+            cfg_path("out"));
+    CFG_EXPECT_ERROR("--name: byte 2 (0x01) is not printable UTF-8");
+    cfg_write("xdg/ringside", "{}");
+    CFG_RUN("train", "--headless", "--synthetic-days", "3", "--epochs", "1", "--output",
+            cfg_path("out"), "--name", "m\xc3\x28");
+    CFG_EXPECT_ERROR("--name: byte 2 (0xc3) is not printable UTF-8");
+    CFG_RUN("train", "--headless", "--synthetic-days", "3", "--epochs", "1", "--output",
+            cfg_path("out"), "--name", "mod\xc3\xa8le");
+    cr_assert_eq(cfg_res.rc, 0, "%s", cfg_res.err);
+}
+
 Test(config, vpoc_refresh_range) {
     CFG_RUN("train", "--vpoc-refresh", "1000001");
     CFG_EXPECT_ERROR("--vpoc-refresh: '1000001' is not an integer in [0, 1000000]");

@@ -10,6 +10,7 @@
 #include "backend/core/rng.h"
 #include "backend/core/secret_file.h"
 #include "backend/core/snap.h"
+#include "backend/core/utf8.h"
 #include "tests/support/rs_test.h"
 
 #include <criterion/criterion.h>
@@ -884,4 +885,37 @@ Test(quit_signal, keep_hup_leaves_sighup_alone) {
     cr_assert_eq(intr.sa_handler, SIG_DFL, "uninstalled");
     signal(SIGHUP, SIG_DFL);
     (void)before;
+}
+
+/* UTF-8 as RFC 3629 has it: overlong forms, surrogates, past U+10FFFF, cut sequences and
+ * control characters refused at their first byte. */
+Test(core, utf8_printable_checks_the_whole_text) {
+    static const char *const good[] = {"",
+                                       "vpoc_mlp",
+                                       "mod\xc3\xa8le",
+                                       "\xe2\x82\xac",
+                                       "\xf0\x9f\x98\x80",
+                                       "\xf4\x8f\xbf\xbf",
+                                       "\xed\x9f\xbf"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+        cr_assert(utf8_printable(good[i], NULL), "'%s' refused", good[i]);
+    static const struct {
+        const char *s;
+        size_t at;
+    } bad[] = {{"a\xc0\xaf", 1},
+               {"\xe0\x80\xaf", 0},
+               {"ab\xed\xa0\x80", 2},
+               {"\xf4\x90\x80\x80", 0},
+               {"\xf5\x80\x80\x80", 0},
+               {"x\xc3", 1},
+               {"x\xe2\x82", 1},
+               {"\x80", 0},
+               {"tab\there", 3},
+               {"del\x7f", 3},
+               {"\xff", 0}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        size_t at = 99;
+        cr_assert(!utf8_printable(bad[i].s, &at), "case %zu accepted", i);
+        cr_assert_eq(at, bad[i].at, "case %zu: at %zu", i, at);
+    }
 }

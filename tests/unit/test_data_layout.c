@@ -234,3 +234,14 @@ Test(data_layout, tradingview_iso_offsets) {
     }
     tdl_said_has("moved none");
 }
+
+/* Two columns that name one thing are refused, naming both (the first would win silently). */
+Test(data_layout, duplicate_columns) {
+    tdl_refused("timestamp,open,open,high,low,close,volume\n2024-01-02 14:30,1,1,2,0.5,1.5,1\n",
+                (struct data_csv_opts){0},
+                "data.csv:1: header: columns 2 ('open') and 3 ('open') name the same thing");
+    tdl_refused("time,Time,open,high,low,close,volume\n1704205800,1704205800,1,2,0.5,1.5,1\n",
+                (struct data_csv_opts){0}, "columns 1 ('time') and 2 ('Time')");
+    tdl_refused("x\n", (struct data_csv_opts){.columns = "timestamp,datetime,open"},
+                "--columns: columns 1 ('timestamp') and 2 ('datetime') name the same thing");
+}

@@ -28,10 +28,25 @@ static void config_where(const struct config_src *f, const char *key, bool at_va
     snprintf(out, outlen, "%s:%d:%d", f->shown, line, col);
 }
 
+/* A number as the file writes it, not as json-c keeps it (which saturates a number past 2^64
+ * to 18446744073709551615): its literal text at the key's value, into buf. */
+static const char *config_number_text(const struct config_src *f, const char *key,
+                                      struct json_object *v, char *buf, size_t n) {
+    size_t k = 0, at = 0;
+    if (json_file_key_at(f->text, key, &k, &at) != 0)
+        return json_object_get_string(v);
+    size_t len = strspn(f->text + at, "+-0123456789.eE");
+    if (len == 0 || len >= n)
+        return len >= n ? "(a number too long to read)" : json_object_get_string(v);
+    memcpy(buf, f->text + at, len);
+    buf[len] = '\0';
+    return buf;
+}
+
 /* One key through apply, with the file, line, column and key added to the reason. */
 static int config_apply_key(const struct config_src *f, const char *key, struct json_object *v,
                             config_apply_fn apply, void *ctx, char *err, size_t errlen) {
-    char where[ENGINE_PATH_MAX + 32], why[512] = "";
+    char where[ENGINE_PATH_MAX + 32], why[512] = "", num[64];
     struct config_value cv = {.kind = CONFIG_NULL};
     switch (json_object_get_type(v)) {
     case json_type_null:
@@ -41,7 +56,8 @@ static int config_apply_key(const struct config_src *f, const char *key, struct 
         break;
     case json_type_int:
     case json_type_double:
-        cv = (struct config_value){.kind = CONFIG_NUMBER, .text = json_object_get_string(v)};
+        cv = (struct config_value){.kind = CONFIG_NUMBER,
+                                   .text = config_number_text(f, key, v, num, sizeof(num))};
         break;
     case json_type_string:
         cv = (struct config_value){.kind = CONFIG_STRING, .text = json_object_get_string(v)};
