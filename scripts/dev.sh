@@ -48,7 +48,7 @@ skipped() { # build dir
 
 if [ "$cmd" = amd ]; then
     "$top/scripts/install-deps.sh" --hip
-elif [ "$cmd" = fuzz ]; then
+elif [ "$cmd" = fuzz ] || [ "$cmd" = sanitize ]; then
     "$top/scripts/install-deps.sh" --fuzz
 else
     "$top/scripts/install-deps.sh"
@@ -69,8 +69,11 @@ test)
     skipped "$top/build"
     ;;
 sanitize)
-    configure_build "$top/build-asan" -DRS_WERROR=ON -DRS_SANITIZE=address,undefined -DRS_BENCH=OFF \
-        -DRINGSIDE_HIP=OFF
+    # clang, so the same build also makes the libFuzzer binaries (`RS_FUZZ_DIR=build-asan
+    # RS_FUZZ_BUILT=1 dev.sh fuzz` runs them): libFuzzer's coverage only in the targets' own
+    # files, so the tests run at ASan's speed (`dev.sh fuzz` alone builds the guided kind)
+    CC=clang configure_build "$top/build-asan" -DRS_WERROR=ON -DRS_SANITIZE=address,undefined \
+        -DRS_BENCH=OFF -DRINGSIDE_HIP=OFF -DRS_FUZZ=ON -DRS_FUZZ_COVERAGE=OFF
     rm -f "$top/build-asan/tap/"*.tap
     # not here: the Python-driven tests (their time is Python's; the C they drive, the bridge,
     # the watch source and its hang watch, and the model's prediction and export, is under ASan
@@ -114,12 +117,15 @@ amd)
     ;;
 fuzz)
     # every libFuzzer target for RS_FUZZ_SECONDS each (default 60); RS_FUZZ_ONLY=NAME for one,
-    # RS_FUZZ_DIR for another build directory (two runs at once)
+    # RS_FUZZ_DIR for another build directory (two runs at once); RS_FUZZ_BUILT=1: the
+    # binaries in RS_FUZZ_DIR as they are (the sanitize stage's build)
     dir=${RS_FUZZ_DIR:-$top/build-fuzz}
-    CC=clang cmake -S "$top" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRS_FUZZ=ON \
-        -DRS_SANITIZE=address,undefined -DRS_BENCH=OFF -DRINGSIDE_HIP=OFF -DRS_WERROR=ON \
-        >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
-    cmake --build "$dir" -j"$jobs" --target fuzz_all
+    if [ -z "${RS_FUZZ_BUILT:-}" ]; then
+        CC=clang cmake -S "$top" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRS_FUZZ=ON \
+            -DRS_SANITIZE=address,undefined -DRS_BENCH=OFF -DRINGSIDE_HIP=OFF -DRS_WERROR=ON \
+            >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
+        cmake --build "$dir" -j"$jobs" --target fuzz_all
+    fi
     secs=${RS_FUZZ_SECONDS:-60}
     # one target a core at a time (each fuzzer is one process); a crash fails the whole stage
     # once the targets running beside it are done

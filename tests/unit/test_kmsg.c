@@ -543,8 +543,8 @@ Test(kmsg, process_line_with_unknown_process_sets_nothing) {
 
 static const char *const kt_fault[] = {
     "amdgpu 0000:03:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:24 vmid:3 pasid:32771)",
-    "amdgpu 0000:03:00.0: amdgpu:   in page starting at address 0x00007f1234560000 from IH client "
-    "0x1b (UTCL2)",
+    ("amdgpu 0000:03:00.0: amdgpu:   in page starting at address 0x00007f1234560000 from IH client "
+     "0x1b (UTCL2)"),
     "amdgpu 0000:03:00.0: amdgpu: GCVM_L2_PROTECTION_FAULT_STATUS:0x00B41051",
     "amdgpu 0000:03:00.0: amdgpu: \t Faulty UTCL2 client ID: CPC (0x5)",
     "amdgpu 0000:03:00.0: amdgpu: \t MORE_FAULTS: 0x1",
@@ -612,8 +612,8 @@ Test(kmsg, unrelated_line_in_between_closes_the_group) {
     static const char *const lines[] = {
         "amdgpu 0000:03:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:24 vmid:3 pasid:32771)",
         "usb 1-1: new high-speed USB device number 2 using xhci_hcd",
-        "amdgpu 0000:03:00.0: amdgpu:   in page starting at address 0x00007f1234560000 from IH "
-        "client 0x1b (UTCL2)",
+        ("amdgpu 0000:03:00.0: amdgpu:   in page starting at address 0x00007f1234560000 from IH "
+         "client 0x1b (UTCL2)"),
         "amdgpu 0000:03:00.0: amdgpu: \t Faulty UTCL2 client ID: CPC (0x5)",
     };
     struct kt_run r;
@@ -665,8 +665,8 @@ Test(kmsg, pending_reports_the_open_group) {
 /* ---- benign lines, chatter, records ---- */
 
 static const char *const kt_benign[] = {
-    "amdgpu 0000:03:00.0: amdgpu: VRAM: 24560M 0x0000008000000000 - 0x00000085FEFFFFFF (24560M "
-    "used)",
+    ("amdgpu 0000:03:00.0: amdgpu: VRAM: 24560M 0x0000008000000000 - 0x00000085FEFFFFFF (24560M "
+     "used)"),
     "amdgpu 0000:03:00.0: amdgpu: ring gfx_0.0.0 uses VM inv eng 0 on hub 0",
     "[drm] Initialized amdgpu 3.57.0 20150101 for 0000:03:00.0 on minor 0",
     "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024",

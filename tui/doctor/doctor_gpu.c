@@ -132,9 +132,11 @@ static void doctor_t_alloc(struct doctor_gpu_run *g, struct doctor_out *o) {
              (double)ok / MIB, steps);
 }
 
-#define DOCTOR_MLP_WARM    5   /* MLP steps before the timed ones */
-#define DOCTOR_MLP_STEPS   50  /* timed, each with its synchronize */
-#define DOCTOR_MLP_SLOW_MS 1.0 /* a step at batch 256 slower than this is far off any GPU's */
+#define DOCTOR_MLP_WARM      5             /* MLP steps before the timed ones */
+#define DOCTOR_MLP_STEPS     50            /* timed, each with its synchronize ... */
+#define DOCTOR_MLP_MIN       5             /* ... or at least these once the budget is spent */
+#define DOCTOR_MLP_BUDGET_NS 1000000000ull /* a second of timed steps per width at most */
+#define DOCTOR_MLP_SLOW_MS   1.0 /* a step at batch 256 slower than this is far off any GPU's */
 
 #define DOCTOR_COPY_CHUNK (2u << 20) /* per copy: within the backend's pinned staging */
 #define DOCTOR_COPY_BATCH 4          /* copies between two synchronizes */
@@ -372,6 +374,10 @@ static void doctor_t_mlp(struct doctor_gpu_run *g, struct doctor_out *o) {
             t0 = mono_now_ns();
             steps = 0;
         }
+        /* a slow device (the CPU rehearsing, a debug build) is measured in fewer steps */
+        if (k > DOCTOR_MLP_WARM && steps >= DOCTOR_MLP_MIN &&
+            mono_now_ns() - t0 > DOCTOR_MLP_BUDGET_NS)
+            break;
         rc = ops->mlp_forward(c, m, dx, rows);
         rc = rc ? rc : ops->mlp_loss(c, m, dy, rows, &loss);
         rc = rc ? rc : ops->mlp_backward(c, m, dx, dy, rows);
@@ -388,8 +394,8 @@ static void doctor_t_mlp(struct doctor_gpu_run *g, struct doctor_out *o) {
                  "the sizes that fail narrow it down; report with 'ringside doctor --markdown'");
     } else {
         snprintf(o->value, sizeof(o->value),
-                 "%.3f ms per step (batch 256, %d steps after %d to warm up), loss %.4f", ms,
-                 DOCTOR_MLP_STEPS, DOCTOR_MLP_WARM, loss);
+                 "%.3f ms per step (batch 256, %d steps after %d to warm up), loss %.4f", ms, steps,
+                 DOCTOR_MLP_WARM, loss);
         if (ms > DOCTOR_MLP_SLOW_MS && strcmp(ops->name, "cpu") != 0) {
             o->status = DOCTOR_WARN;
             snprintf(o->remedy, sizeof(o->remedy),
