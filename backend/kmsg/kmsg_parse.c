@@ -126,13 +126,35 @@ static bool kmsg_parse_iso(const char **p, const char *end) {
     return true;
 }
 
-/* "Nov 24 14:52:39" (syslog and journalctl's short format). */
+/* "Nov 24 14:52:39" (syslog and journalctl's short format), the month as the locale writes it
+ * ("Okt", "kvě", "4月", "déc."): a word of letters (or bytes of a UTF-8 character), digits and
+ * dots with at least one letter, the day (padded with a space below 10), the time. */
 static bool kmsg_parse_syslog_date(const char **p, const char *end) {
-    const char *s = *p;
-    if (end - s < 15 || !kmsg_parse_alpha(s[0]) || !kmsg_parse_alpha(s[2]) || s[3] != ' ' ||
-        s[9] != ':' || s[12] != ':')
+    const char *s = *p, *word = s;
+    bool letter = false;
+    for (; s < end && *s != ' '; s++) {
+        if (s - word >= 12)
+            return false;
+        if (kmsg_parse_alpha(*s) || (unsigned char)*s >= 0x80)
+            letter = true;
+        else if (!kmsg_parse_digit(*s) && *s != '.')
+            return false;
+    }
+    if (!letter || end - s < 2)
         return false;
-    *p = s + 15;
+    s++;                          /* the space after the month */
+    if (*s == ' ' && end - s > 1) /* "Nov  5": the day padded */
+        s++;
+    const char *day = s;
+    while (s < end && kmsg_parse_digit(*s) && s - day < 2)
+        s++;
+    if (s == day || end - s < 9 || s[0] != ' ')
+        return false;
+    const char *t = s + 1;
+    for (int k = 0; k < 8; k++)
+        if (k == 2 || k == 5 ? t[k] != ':' : !kmsg_parse_digit(t[k]))
+            return false;
+    *p = t + 8;
     return true;
 }
 

@@ -218,6 +218,15 @@ Test(kmsg, text_every_prefix_form) {
         {"amdgpu: kern: module loaded", "amdgpu: kern: module loaded", -1, false, 0},
         /* journalctl -k (short) */
         {"Nov 24 14:52:39 myhost kernel: msg", "msg", -1, false, 0},
+        {"Nov  5 04:05:06 myhost kernel: msg", "msg", -1, false, 0},
+        /* ... in other locales: the month as the locale abbreviates it */
+        {"Okt 07 13:36:05 lucy kernel: msg", "msg", -1, false, 0},
+        {"kv\304\233 25 19:29:48 bc250 kernel: msg", "msg", -1, false, 0},
+        {"4\346\234\210 20 19:55:29 Reverier-Arch kernel: msg", "msg", -1, false, 0},
+        {"d\303\251c. 05 10:00:00 h kernel: msg", "msg", -1, false, 0},
+        /* a number is not a month, a word without a time is no date */
+        {"2025 05 10:00:00 msg", "2025 05 10:00:00 msg", -1, false, 0},
+        {"ring 12 test failed", "ring 12 test failed", -1, false, 0},
         /* /var/log/kern.log, syslog */
         {"Nov 24 14:52:39 myhost kernel: [   99.000001] msg", "msg", -1, true, 99000001000ull},
         /* journalctl -o short-monotonic */
