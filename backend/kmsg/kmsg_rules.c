@@ -40,6 +40,29 @@ const struct kmsg_rule kmsg_rules[] = {
      INFO, ANY, CONT(GB(KMSG_G_TIMEOUT), KMSG_R_CLOSE)},
     {KMSG_KW(PROCESS), "Process %{process} pid %{pid} thread %{thread} pid %{tid}", KMSG_CAT_NONE,
      INFO, ANY, CONT(GB(KMSG_G_FAULT), 0)},
+    /* radeon (GCN1/2 and older GPUs): radeon_ring.c radeon_ring_test_lockup() "ring %d stalled
+     * for more than %llumsec" when the ring's read pointer has not moved for radeon.lockup_timeout,
+     * then radeon_fence.c radeon_fence_check_lockup() "GPU lockup (current fence id 0x%016llx last
+     * fence id 0x%016llx on ring %d)" (3.x radeon_fence_wait_seq(): "GPU lockup (waiting for
+     * 0x%016llx last fence id 0x%016llx on ring %d)"; 3.0-3.4 r100: "GPU lockup CP stall for more
+     * than %lumsec"). The fence code then sets needs_reset: the ring is hung until
+     * radeon_gpu_reset() (radeon_device.c) resets the GPU. The stall and the lockup of the same
+     * ring are one event; a lockup on its own is one too */
+    {KMSG_KW(RING), "ring %{ring} stalled for more than ", KMSG_CAT_RING_TIMEOUT, ERR,
+     KMSG_VENDOR_DRM, KMSG_G_LOCKUP, 0},
+    {KMSG_KW(LOCKUP) | KMSG_KW(RING),
+     "GPU lockup (current fence id %{seq_signaled} last fence id %{seq_emitted} on ring %{ring})",
+     KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_LOCKUP), KMSG_R_CLOSE | KMSG_R_RING)},
+    {KMSG_KW(LOCKUP) | KMSG_KW(RING),
+     "GPU lockup (waiting for %{seq_emitted} last fence id %{seq_signaled} on ring %{ring})",
+     KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_LOCKUP), KMSG_R_CLOSE | KMSG_R_RING)},
+    {KMSG_KW(LOCKUP), "GPU lockup", KMSG_CAT_RING_TIMEOUT, ERR, KMSG_VENDOR_DRM, KMSG_G_NONE, 0},
+    {KMSG_KW(LOCKUP) | KMSG_KW(RING),
+     "(current fence id %{seq_signaled} last fence id %{seq_emitted} on ring %{ring})",
+     KMSG_CAT_RING_TIMEOUT, INFO, ANY, KMSG_G_NONE, KMSG_R_EXTRA},
+    {KMSG_KW(LOCKUP) | KMSG_KW(RING),
+     "(waiting for %{seq_emitted} last fence id %{seq_signaled} on ring %{ring})",
+     KMSG_CAT_RING_TIMEOUT, INFO, ANY, KMSG_G_NONE, KMSG_R_EXTRA},
 
     /* gmc_v9_0.c / gmc_v10_0.c / gmc_v11_0.c *_process_interrupt(): "[%s] %s page fault
      * (src_id:%u ring:%u vmid:%u pasid:%u, for process %s pid %d thread %s pid %d)" (the
@@ -101,6 +124,8 @@ const struct kmsg_rule kmsg_rules[] = {
      KMSG_G_NONE, 0},
     {KMSG_KW(RESET) | KMSG_KW(FAILED), "GPU reset(%{*}) failed", KMSG_CAT_GPU_RESET, ERR, AMD,
      KMSG_G_NONE, 0},
+    {KMSG_KW(RESET) | KMSG_KW(FAILED), "GPU reset failed", KMSG_CAT_GPU_RESET, ERR, AMD,
+     KMSG_G_NONE, 0},
     {KMSG_KW(RESET), "GPU reset end with ret = %{ret}", KMSG_CAT_GPU_RESET, INFO, AMD, KMSG_G_NONE,
      KMSG_R_RET},
     {KMSG_KW(RECOVERY), "GPU Recovery Failed", KMSG_CAT_GPU_RESET, ERR, AMD, KMSG_G_NONE, 0},
@@ -115,17 +140,15 @@ const struct kmsg_rule kmsg_rules[] = {
     {KMSG_KW(RESET) | KMSG_KW(FAILED), "Ring %{ring} reset failed", KMSG_CAT_GPU_RESET, ERR, AMD,
      KMSG_G_NONE, 0},
     {KMSG_KW(RESET), "Ring %{ring} reset failure", KMSG_CAT_GPU_RESET, ERR, AMD, KMSG_G_NONE, 0},
-    {KMSG_KW(BACO) | KMSG_KW(RESET), "BACO reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
-    {KMSG_KW(MODE_L) | KMSG_KW(RESET) | KMSG_KW(FAILED), "mode1 reset failed", KMSG_CAT_GPU_RESET,
-     ERR, AMD, KMSG_G_NONE, 0},
-    {KMSG_KW(MODE_L) | KMSG_KW(RESET) | KMSG_KW(FAILED), "mode2 reset failed", KMSG_CAT_GPU_RESET,
-     ERR, AMD, KMSG_G_NONE, 0},
-    {KMSG_KW(MODE) | KMSG_KW(RESET), "MODE1 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
-    {KMSG_KW(MODE) | KMSG_KW(RESET), "MODE2 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
-    {KMSG_KW(MODE_L) | KMSG_KW(RESET), "mode1 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE,
-     0},
-    {KMSG_KW(MODE_L) | KMSG_KW(RESET), "mode2 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE,
-     0},
+    {KMSG_KW(RESET), "BACO reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(RESET) | KMSG_KW(FAILED), "mode1 reset failed", KMSG_CAT_GPU_RESET, ERR, AMD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(RESET) | KMSG_KW(FAILED), "mode2 reset failed", KMSG_CAT_GPU_RESET, ERR, AMD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(RESET), "MODE1 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(RESET), "MODE2 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(RESET), "mode1 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(RESET), "mode2 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(RESET), "GPU pci config reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(RESET), "PCI reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(COREDUMP), "coredump file has been created", KMSG_CAT_GPU_RESET, INFO, AMD,

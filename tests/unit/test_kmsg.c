@@ -500,6 +500,68 @@ Test(kmsg, nvrm_gpu_line_alone_is_no_event) {
     cr_expect_eq(r.n, 0);
 }
 
+/* ---- radeon lockups ---- */
+
+Test(kmsg, radeon_stall_and_lockup_of_a_ring_are_one_error) {
+    static const char *const lines[] = {
+        "radeon 0000:01:00.0: ring 0 stalled for more than 10180msec",
+        "radeon 0000:01:00.0: GPU lockup (current fence id 0x000000000005c299 last fence id "
+        "0x000000000005c40a on ring 0)",
+        "radeon 0000:01:00.0: GPU reset succeeded, trying to resume",
+    };
+    struct kt_run r;
+    kt_feed_all(lines, 3, false, &r);
+    cr_assert_eq(r.n, 2);
+    cr_expect_eq(r.per_line[1], 1, "the lockup line closes the stall's group");
+    kt_expect_kind(&r.ev[0], KMSG_CAT_RING_TIMEOUT, SEV_ERROR, KMSG_VENDOR_DRM);
+    cr_expect_eq(r.ev[0].line, 1);
+    cr_expect_eq(r.ev[0].lines, 2);
+    cr_expect_str_eq(r.ev[0].ring, "0");
+    cr_expect_eq(r.ev[0].seq_signaled, 0x5c299);
+    cr_expect_eq(r.ev[0].seq_emitted, 0x5c40a);
+    kt_expect_pci(&r.ev[0], "0000:01:00.0");
+    /* the reset after it is its recovery, and radeon's, not amdgpu's */
+    kt_expect_kind(&r.ev[1], KMSG_CAT_GPU_RESET, SEV_INFO, KMSG_VENDOR_DRM);
+    struct kmsg_event e = kt_one("radeon 0000:01:00.0: GPU reset failed");
+    kt_expect_kind(&e, KMSG_CAT_GPU_RESET, SEV_ERROR, KMSG_VENDOR_DRM);
+    e = kt_one("amdgpu 0000:03:00.0: amdgpu: GPU reset succeeded, trying to resume");
+    kt_expect_kind(&e, KMSG_CAT_GPU_RESET, SEV_INFO, KMSG_VENDOR_AMDGPU);
+}
+
+Test(kmsg, radeon_lockup_of_another_ring_is_an_event_of_its_own) {
+    static const char *const lines[] = {
+        "radeon 0000:01:00.0: ring 3 stalled for more than 13024msec",
+        "radeon 0000:01:00.0: GPU lockup (current fence id 0x0000000000000005 last fence id "
+        "0x0000000000000013 on ring 4)",
+    };
+    struct kt_run r;
+    kt_feed_all(lines, 2, false, &r);
+    cr_assert_eq(r.n, 2);
+    kt_expect_kind(&r.ev[0], KMSG_CAT_RING_TIMEOUT, SEV_ERROR, KMSG_VENDOR_DRM);
+    cr_expect_str_eq(r.ev[0].ring, "3");
+    cr_expect_eq(r.ev[0].lines, 1);
+    cr_expect_not(r.ev[0].has & KMSG_HAS(SEQ));
+    kt_expect_kind(&r.ev[1], KMSG_CAT_RING_TIMEOUT, SEV_ERROR, KMSG_VENDOR_DRM);
+    cr_expect_eq(r.ev[1].line, 2);
+    cr_expect_str_eq(r.ev[1].ring, "4");
+    cr_expect_eq(r.ev[1].seq_signaled, 5);
+    cr_expect_eq(r.ev[1].seq_emitted, 0x13);
+}
+
+Test(kmsg, radeon_lockup_alone_and_its_older_forms) {
+    struct kmsg_event e = kt_one("drmn0: GPU lockup (waiting for 0x0000000000001234 last fence id "
+                                 "0x0000000000001230 on ring 1)");
+    kt_expect_kind(&e, KMSG_CAT_RING_TIMEOUT, SEV_ERROR, KMSG_VENDOR_DRM);
+    cr_expect_str_eq(e.ring, "1");
+    cr_expect_eq(e.seq_signaled, 0x1230);
+    cr_expect_eq(e.seq_emitted, 0x1234);
+    e = kt_one("radeon 0000:01:00.0: GPU lockup CP stall for more than 10000msec");
+    kt_expect_kind(&e, KMSG_CAT_RING_TIMEOUT, SEV_ERROR, KMSG_VENDOR_DRM);
+    /* radeon's other failures reach the last layer */
+    e = kt_one("radeon 0000:01:00.0: failed to get a new IB (-35)");
+    kt_expect_kind(&e, KMSG_CAT_DRIVER_OTHER, SEV_WARNING, KMSG_VENDOR_DRM);
+}
+
 /* ---- grouping ---- */
 
 static const char kt_timeout_new[] =
