@@ -92,6 +92,7 @@ enum kmsg_group {
     KMSG_G_FAULT8,  /* gmc v7/v8 "GPU fault detected": VM_CONTEXT1_* and "VM fault (...)" */
     KMSG_G_NVGPU,   /* NVRM's "The NVIDIA GPU ..." record: a failure only if a later line says */
     KMSG_G_LOCKUP,  /* radeon "ring N stalled ...": then "GPU lockup (... on ring N)" */
+    KMSG_G_NVAPI,   /* NVRM's "API mismatch" record, printed over four or five NVRM lines */
 };
 
 enum kmsg_rule_flags {

@@ -250,6 +250,30 @@ const struct kmsg_rule kmsg_rules[] = {
      KMSG_G_NONE, 0},
     {KMSG_KW(NVIDIA) | KMSG_KW(FAILED), "probe of %{pci} failed with error", KMSG_CAT_FATAL_OTHER,
      ERR, NV, KMSG_G_NONE, 0},
+    /* Versions that do not match. osapi.c RmPerformVersionCheck() (nv.c for the old check): a
+     * client (X, nvidia-smi, CUDA, a persistence daemon) of another driver version than the
+     * loaded module; its ioctl is refused (NV_ERR_GENERIC, -EINVAL), so nothing of that version
+     * can use the GPU until module and user space match. One record over four NVRM lines ("the
+     * client has the version X, but / this kernel module has the version Y.  Please / make sure
+     * that this kernel module and all NVIDIA driver / components have the same version."), five
+     * since 5xx ("the client 'NAME' (pid N) / has the version X, but this kernel module has / the
+     * version Y.  Please make sure that this / kernel module and all NVIDIA driver components /
+     * have the same version."); rsyslog keeps it on one line, the breaks written #012.
+     * nvidia-modeset nvkms_alloc_rm() "Version mismatch: nvidia.ko(%s) nvidia-modeset.ko(%s)" and
+     * nvidia-drm nv_drm_init() "Version mismatch: nvidia-modeset.ko(%s) nvidia-drm.ko(%s)" fail
+     * the module's load (-EINVAL); kernel_gsp.c refuses a GSP firmware image of another version,
+     * and RM init fails after it */
+    {KMSG_KW(NVRM), "API mismatch: the client ", KMSG_CAT_FATAL_OTHER, ERR, NV, KMSG_G_NVAPI, 0},
+    {KMSG_KW(NVRM), "API mismatch: the client '%{process}' (pid %{pid})", KMSG_CAT_FATAL_OTHER,
+     INFO, NV, KMSG_G_NONE, KMSG_R_EXTRA},
+    {KMSG_KW(NVRM), "have the same version.", KMSG_CAT_NONE, INFO, ANY,
+     CONT(GB(KMSG_G_NVAPI), KMSG_R_CLOSE)},
+    {KMSG_KW(NVRM), "this kernel module has", KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_NVAPI), 0)},
+    {KMSG_KW(NVRM), "and all NVIDIA driver", KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_NVAPI), 0)},
+    {KMSG_KW(NVRM), "NVRM: the version ", KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_NVAPI), 0)},
+    {KMSG_KW(NVIDIA), "Version mismatch: nvidia", KMSG_CAT_FATAL_OTHER, ERR, NV, KMSG_G_NONE, 0},
+    {KMSG_KW(NVRM), "firmware image version mismatch", KMSG_CAT_FATAL_OTHER, ERR, NV, KMSG_G_NONE,
+     0},
 
     /* the HIP/ROCm runtime on stderr: ROCR's memory-fault handler, HSA status codes, missing
      * code objects, BLAS library failures */

@@ -500,7 +500,7 @@ Test(kmsg, nvrm_gpu_line_alone_is_no_event) {
     cr_expect_eq(r.n, 0);
 }
 
-/* ---- radeon lockups ---- */
+/* ---- radeon lockups, NVIDIA version mismatches ---- */
 
 Test(kmsg, radeon_stall_and_lockup_of_a_ring_are_one_error) {
     static const char *const lines[] = {
@@ -560,6 +560,43 @@ Test(kmsg, radeon_lockup_alone_and_its_older_forms) {
     /* radeon's other failures reach the last layer */
     e = kt_one("radeon 0000:01:00.0: failed to get a new IB (-35)");
     kt_expect_kind(&e, KMSG_CAT_DRIVER_OTHER, SEV_WARNING, KMSG_VENDOR_DRM);
+}
+
+Test(kmsg, nvrm_api_mismatch_record_is_one_error) {
+    static const char *const old_form[] = {
+        "[ 7386.259769] NVRM: API mismatch: the client has the version 515.48.07, but",
+        "               NVRM: this kernel module has the version 510.73.05.  Please",
+        "               NVRM: make sure that this kernel module and all NVIDIA driver",
+        "               NVRM: components have the same version.",
+        "[ 7390.000000] NVRM: GPU 0000:07:00.0: RmInitAdapter failed! (0x61:0x56:1770)",
+    };
+    struct kt_run r;
+    kt_feed_all(old_form, 5, false, &r);
+    cr_assert_eq(r.n, 2);
+    cr_expect_eq(r.per_line[3], 1, "the record's last line closes it");
+    kt_expect_kind(&r.ev[0], KMSG_CAT_FATAL_OTHER, SEV_ERROR, KMSG_VENDOR_NVIDIA);
+    cr_expect_eq(r.ev[0].lines, 4);
+    cr_expect_eq(r.ev[1].line, 5, "the next failure is not folded in");
+    static const char *const new_form[] = {
+        "[    9.424670] NVRM: API mismatch: the client 'kwin_wayland' (pid 1005)",
+        "               NVRM: has the version 595.84, but this kernel module has",
+        "               NVRM: the version 595.80.  Please make sure that this",
+        "               NVRM: kernel module and all NVIDIA driver components",
+        "               NVRM: have the same version.",
+    };
+    kt_feed_all(new_form, 5, false, &r);
+    cr_assert_eq(r.n, 1);
+    kt_expect_kind(&r.ev[0], KMSG_CAT_FATAL_OTHER, SEV_ERROR, KMSG_VENDOR_NVIDIA);
+    cr_expect_eq(r.ev[0].lines, 5);
+    cr_expect_str_eq(r.ev[0].process, "kwin_wayland");
+    cr_expect_eq(r.ev[0].pid, 1005);
+    /* rsyslog's one line, and the other modules' version checks */
+    struct kmsg_event e =
+        kt_one("Jun 30 11:07:05 gpu-0 kernel: NVRM: API mismatch: the client has the version "
+               "535.54.03, but#012NVRM: this kernel module has the version 530.30.02.");
+    kt_expect_kind(&e, KMSG_CAT_FATAL_OTHER, SEV_ERROR, KMSG_VENDOR_NVIDIA);
+    e = kt_one("nvidia-modeset: Version mismatch: nvidia.ko(410.73) nvidia-modeset.ko(390.87)");
+    kt_expect_kind(&e, KMSG_CAT_FATAL_OTHER, SEV_ERROR, KMSG_VENDOR_NVIDIA);
 }
 
 /* ---- grouping ---- */
