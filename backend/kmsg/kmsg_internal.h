@@ -68,6 +68,7 @@
     X(FATAL, "Fatal")                                                                              \
     X(FENCE, "Fence fallback")                                                                     \
     X(LOCKUP, "lockup")                                                                            \
+    X(AVFS, "AVFS")                                                                                \
     X(SUCCEEDED, "succeeded")                                                                      \
     X(FAILED, "failed")                                                                            \
     X(FAILED_C, "Failed")

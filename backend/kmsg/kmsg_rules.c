@@ -310,21 +310,45 @@ const struct kmsg_rule kmsg_rules[] = {
     {KMSG_KW(SMU), "SMU: No response msg_reg:", KMSG_CAT_FATAL_OTHER, ERR, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(SMU) | KMSG_KW(FAILED_C), "Failed to export SMU metrics table", KMSG_CAT_FATAL_OTHER,
      WARN, AMD, KMSG_G_NONE, 0},
+    /* powerplay smu7_smumgr.c smu7_send_msg_to_smc() (4.x-5.x): "\n failed to send message %x
+     * ret is %d \n", "failed to send pre message ...", "last message was failed ret is %d": the
+     * SMC did not take a message (0: no answer in time, 0xFF: refused). The function returns 0
+     * and the driver goes on, as after a busy SMU: a warning (a storm of them says the SMU is not
+     * managing clocks and power). The leading "\n" puts each on a line of its own, after a bare
+     * "amdgpu: [powerplay] " */
+    {KMSG_KW(FAILED), "failed to send %{*}message %{*} ret is ", KMSG_CAT_FATAL_OTHER, WARN, AMD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(FAILED), "last message was failed ret is ", KMSG_CAT_FATAL_OTHER, WARN, AMD,
+     KMSG_G_NONE, 0},
     {KMSG_KW(SMC), "SMC engine is not correctly up", KMSG_CAT_FATAL_OTHER, ERR, AMD, KMSG_G_NONE,
      0},
     {KMSG_KW(SMC), "SMC is not ready", KMSG_CAT_FATAL_OTHER, WARN, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(FAILED_C), "Failed to enable requested dpm features", KMSG_CAT_FATAL_OTHER, ERR, AMD,
      KMSG_G_NONE, 0},
     {KMSG_KW(FAILED_C), "Failed to setup smc hw", KMSG_CAT_FATAL_OTHER, ERR, AMD, KMSG_G_NONE, 0},
+    /* powerplay's SMU7 managers (fiji_smumgr.c, polaris10_smumgr.c *_avfs_event_mgr(), 4.7-5.x):
+     * Adaptive Voltage and Frequency Scaling could not be set up. "[AVFS] Something is broken.
+     * See log!" is the default case of the event manager (AVFS left in a failed state by an
+     * earlier step), "[AVFS][...] Failure at ... AVFS Disabled" and "Could not ..." the steps,
+     * "AVFS failed status is %x!" the later form. After printing, the event manager returns 0
+     * (fiji_start_smu() turns avfs_supported off when it does not) and the SMU starts: the GPU
+     * runs on its fixed voltage table without adaptive voltage, so a warning. The voltage-table
+     * lookups printed beside it are on the benign list (kmsg_benign.c) */
+    {KMSG_KW(AVFS), "[AVFS]", KMSG_CAT_FATAL_OTHER, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(AVFS) | KMSG_KW(FAILED), "AVFS failed", KMSG_CAT_FATAL_OTHER, WARN, AMD, KMSG_G_NONE,
+     0},
     /* amdgpu_device.c: an IP block (smu, psp, gfx, ...) failed a step of init, suspend or
-     * resume (after suspend the GPU stays unusable), and the device init or probe that failed
-     * with it; FreeBSD drm-kmod reports the failed attach */
+     * resume (after suspend the GPU stays unusable), and the device init ("amdgpu_device_ip_init
+     * failed", 4.x "amdgpu_init failed") or probe that failed with it; FreeBSD drm-kmod reports the
+     * failed attach */
     {KMSG_KW(AMDGPU) | KMSG_KW(FAILED), " of IP block <%{*}> failed", KMSG_CAT_FATAL_OTHER, ERR,
      AMD, KMSG_G_NONE, 0},
     {KMSG_KW(AMDGPU) | KMSG_KW(FAILED), "amdgpu_device_ip_resume failed", KMSG_CAT_FATAL_OTHER, ERR,
      AMD, KMSG_G_NONE, 0},
     {KMSG_KW(AMDGPU) | KMSG_KW(FAILED), "amdgpu_device_ip_init failed", KMSG_CAT_FATAL_OTHER, ERR,
      AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(AMDGPU) | KMSG_KW(FAILED), "amdgpu_init failed", KMSG_CAT_FATAL_OTHER, ERR, AMD,
+     KMSG_G_NONE, 0},
     {KMSG_KW(FATAL), "Fatal error during GPU init", KMSG_CAT_FATAL_OTHER, ERR, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(AMDGPU) | KMSG_KW(FAILED), "probe of %{pci} failed with error", KMSG_CAT_FATAL_OTHER,
      ERR, AMD, KMSG_G_NONE, 0},

@@ -500,7 +500,7 @@ Test(kmsg, nvrm_gpu_line_alone_is_no_event) {
     cr_expect_eq(r.n, 0);
 }
 
-/* ---- radeon lockups, NVIDIA version mismatches ---- */
+/* ---- radeon lockups, NVIDIA version mismatches, powerplay ---- */
 
 Test(kmsg, radeon_stall_and_lockup_of_a_ring_are_one_error) {
     static const char *const lines[] = {
@@ -597,6 +597,19 @@ Test(kmsg, nvrm_api_mismatch_record_is_one_error) {
     kt_expect_kind(&e, KMSG_CAT_FATAL_OTHER, SEV_ERROR, KMSG_VENDOR_NVIDIA);
     e = kt_one("nvidia-modeset: Version mismatch: nvidia.ko(410.73) nvidia-modeset.ko(390.87)");
     kt_expect_kind(&e, KMSG_CAT_FATAL_OTHER, SEV_ERROR, KMSG_VENDOR_NVIDIA);
+}
+
+Test(kmsg, powerplay_avfs_and_smu7_messages_are_warnings) {
+    struct kmsg_event e = kt_one("amdgpu: [powerplay] [AVFS] Something is broken. See log!");
+    kt_expect_kind(&e, KMSG_CAT_FATAL_OTHER, SEV_WARNING, KMSG_VENDOR_AMDGPU);
+    e = kt_one("[AVFS] Something is broken. See log!");
+    kt_expect_kind(&e, KMSG_CAT_FATAL_OTHER, SEV_WARNING, KMSG_VENDOR_AMDGPU);
+    e = kt_one("amdgpu: [powerplay] AVFS failed status is 5!");
+    kt_expect_kind(&e, KMSG_CAT_FATAL_OTHER, SEV_WARNING, KMSG_VENDOR_AMDGPU);
+    e = kt_one(" failed to send message 146 ret is 0 ");
+    kt_expect_kind(&e, KMSG_CAT_FATAL_OTHER, SEV_WARNING, KMSG_VENDOR_AMDGPU);
+    e = kt_one(" failed to send pre message 14a ret is 0 ");
+    kt_expect_kind(&e, KMSG_CAT_FATAL_OTHER, SEV_WARNING, KMSG_VENDOR_AMDGPU);
 }
 
 /* ---- grouping ---- */
@@ -821,6 +834,7 @@ static const char *const kt_not_driver_other[] = {
     "amdgpu 0000:04:00.0: amdgpu: Secure display: Generic Failure.",
     "[drm] psp gfx command LOAD_TA(0x1) failed and response status is (0x7)",
     "nvidia-gpu 0000:01:00.3: i2c timeout error e0000000",
+    "amdgpu: [powerplay] Can't find requested voltage id in vdd_dep_on_sclk table!",
     /* a driver line without failure words */
     "amdgpu 0000:03:00.0: amdgpu: SMU is initialized successfully!",
 };
