@@ -834,6 +834,7 @@ static const char *const kt_not_driver_other[] = {
     "amdgpu 0000:04:00.0: amdgpu: Secure display: Generic Failure.",
     "[drm] psp gfx command LOAD_TA(0x1) failed and response status is (0x7)",
     "nvidia-gpu 0000:01:00.3: i2c timeout error e0000000",
+    "[    1.924873] NVRM objClInitPcieChipset: *** Chipset Setup Function Error!",
     "amdgpu: [powerplay] Can't find requested voltage id in vdd_dep_on_sclk table!",
     /* a driver line without failure words */
     "amdgpu 0000:03:00.0: amdgpu: SMU is initialized successfully!",
