@@ -1407,6 +1407,25 @@ Test(kmsg, remedies_specific_rules_win) {
     remedies_free(r);
 }
 
+Test(kmsg, remedies_for_radeon_lockups_version_mismatches_and_smu7) {
+    struct remedies *r = kt_shipped();
+    const struct remedy *m =
+        kt_find_line(r, "radeon 0000:01:00.0: ring 0 stalled for more than 10180msec");
+    cr_assert_not_null(m);
+    cr_expect_not_null(strstr(m->title, "radeon"), "'%s'", m->title);
+    m = kt_find_line(r, "NVRM: API mismatch: the client has the version 515.48.07, but");
+    cr_assert_not_null(m);
+    cr_expect_not_null(strstr(m->title, "versions do not match"), "'%s'", m->title);
+    m = kt_find_line(r, "amdgpu: [powerplay] [AVFS] Something is broken. See log!");
+    cr_assert_not_null(m);
+    cr_expect_not_null(strstr(m->title, "SMU7"), "'%s'", m->title);
+    /* amdgpu's ring timeouts keep theirs */
+    m = kt_find_line(r, kt_timeout_new);
+    cr_assert_not_null(m);
+    cr_expect_null(strstr(m->title, "radeon"), "'%s'", m->title);
+    remedies_free(r);
+}
+
 Test(kmsg, remedies_user_rule_first, .init = kt_dir_setup, .fini = kt_dir_teardown) {
     char path[1024], err[512] = "";
     cr_assert_eq(rs_test_write_file(kt_dir, "user.json",
