@@ -22,7 +22,6 @@
     X(MES, "MES")                                                                                  \
     X(LEGACY, "legacy queue")                                                                      \
     X(RESET, "reset")                                                                              \
-    X(RECOVERY, "Recovery")                                                                        \
     X(RECOVERY_L, "recovery")                                                                      \
     X(VRAM_LOST, "VRAM is lost")                                                                   \
     X(COREDUMP, "coredump")                                                                        \
@@ -69,6 +68,7 @@
     X(FENCE, "Fence fallback")                                                                     \
     X(LOCKUP, "lockup")                                                                            \
     X(AVFS, "AVFS")                                                                                \
+    X(MISMATCH, "mismatch")                                                                        \
     X(SUCCEEDED, "succeeded")                                                                      \
     X(FAILED, "failed")                                                                            \
     X(FAILED_C, "Failed")

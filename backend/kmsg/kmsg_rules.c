@@ -128,7 +128,7 @@ const struct kmsg_rule kmsg_rules[] = {
      KMSG_G_NONE, 0},
     {KMSG_KW(RESET), "GPU reset end with ret = %{ret}", KMSG_CAT_GPU_RESET, INFO, AMD, KMSG_G_NONE,
      KMSG_R_RET},
-    {KMSG_KW(RECOVERY), "GPU Recovery Failed", KMSG_CAT_GPU_RESET, ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(FAILED_C), "GPU Recovery Failed", KMSG_CAT_GPU_RESET, ERR, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(RECOVERY_L), "GPU recovery disabled", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(RESET) | KMSG_KW(FAILED), "ASIC reset failed", KMSG_CAT_GPU_RESET, ERR, AMD,
      KMSG_G_NONE, 0},
@@ -263,17 +263,19 @@ const struct kmsg_rule kmsg_rules[] = {
      * nvidia-drm nv_drm_init() "Version mismatch: nvidia-modeset.ko(%s) nvidia-drm.ko(%s)" fail
      * the module's load (-EINVAL); kernel_gsp.c refuses a GSP firmware image of another version,
      * and RM init fails after it */
-    {KMSG_KW(NVRM), "API mismatch: the client ", KMSG_CAT_FATAL_OTHER, ERR, NV, KMSG_G_NVAPI, 0},
-    {KMSG_KW(NVRM), "API mismatch: the client '%{process}' (pid %{pid})", KMSG_CAT_FATAL_OTHER,
-     INFO, NV, KMSG_G_NONE, KMSG_R_EXTRA},
+    {KMSG_KW(NVRM) | KMSG_KW(MISMATCH), "API mismatch: the client ", KMSG_CAT_FATAL_OTHER, ERR, NV,
+     KMSG_G_NVAPI, 0},
+    {KMSG_KW(NVRM) | KMSG_KW(MISMATCH), "API mismatch: the client '%{process}' (pid %{pid})",
+     KMSG_CAT_FATAL_OTHER, INFO, NV, KMSG_G_NONE, KMSG_R_EXTRA},
     {KMSG_KW(NVRM), "have the same version.", KMSG_CAT_NONE, INFO, ANY,
      CONT(GB(KMSG_G_NVAPI), KMSG_R_CLOSE)},
     {KMSG_KW(NVRM), "this kernel module has", KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_NVAPI), 0)},
     {KMSG_KW(NVRM), "and all NVIDIA driver", KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_NVAPI), 0)},
     {KMSG_KW(NVRM), "NVRM: the version ", KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_NVAPI), 0)},
-    {KMSG_KW(NVIDIA), "Version mismatch: nvidia", KMSG_CAT_FATAL_OTHER, ERR, NV, KMSG_G_NONE, 0},
-    {KMSG_KW(NVRM), "firmware image version mismatch", KMSG_CAT_FATAL_OTHER, ERR, NV, KMSG_G_NONE,
-     0},
+    {KMSG_KW(NVIDIA) | KMSG_KW(MISMATCH), "Version mismatch: nvidia", KMSG_CAT_FATAL_OTHER, ERR, NV,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(NVRM) | KMSG_KW(MISMATCH), "firmware image version mismatch", KMSG_CAT_FATAL_OTHER,
+     ERR, NV, KMSG_G_NONE, 0},
 
     /* the HIP/ROCm runtime on stderr: ROCR's memory-fault handler, HSA status codes, missing
      * code objects, BLAS library failures */
