@@ -29,6 +29,15 @@ static const struct kmsg_benign kmsg_benign_lines[] = {
      "https://github.com/freebsd/drm-kmod/issues/417"},
     {"psp gfx command INVOKE_CMD(0x3) failed and response status is (0x4)",
      "https://github.com/freebsd/drm-kmod/issues/417"},
+    /* RM's chipset_pcie.c objClInitPcieChipset(): the setup function for a known host bridge
+     * returned an error; RM prints it at LEVEL_ERROR and goes on initialising the GPU */
+    {"objClInitPcieChipset: *** Chipset Setup Function Error!",
+     "https://github.com/NVIDIA/open-gpu-kernel-modules/issues/421"},
+    /* powerplay's smu_helper.c phm_get_sclk_for_voltage_evv(): a leakage voltage ID the table does
+     * not list; smu7_get_evv_voltages() skips that ID and goes on (it returns 0 always), and
+     * current kernels print the line with pr_debug */
+    {"Can't find requested voltage id in vdd_dep_on_sclk table",
+     "https://github.com/ROCm/amdgpu/issues/24"},
 };
 
 bool kmsg_benign_match(const char *text, size_t len) {

@@ -16,7 +16,7 @@ static uint8_t kmsg_line_vendor(uint64_t kw) {
         return KMSG_VENDOR_AMDGPU;
     if (kw & KMSG_KW(KFD))
         return KMSG_VENDOR_KFD;
-    if (kw & KMSG_KW(DRM))
+    if (kw & (KMSG_KW(DRM) | KMSG_KW(RADEON))) /* radeon has no vendor of its own: DRM's */
         return KMSG_VENDOR_DRM;
     return KMSG_VENDOR_NONE;
 }
@@ -68,7 +68,8 @@ static bool kmsg_catch_all(struct kmsg_event *e, const struct kmsg_line *l, uint
 /* The last layer: a GPU driver's line that no rule or marker names but that speaks of failure
  * (kmsg_vocab) is at least a warning in driver_other, unless the benign list knows it. */
 static bool kmsg_driver_other(struct kmsg_event *e, const struct kmsg_line *l, uint64_t kw) {
-    if (!(kw & (KMSG_KW(AMDGPU) | KMSG_KW(DRM) | KMSG_KW(KFD) | KMSG_KW(NVRM) | KMSG_KW(NVIDIA))) ||
+    if (!(kw & (KMSG_KW(AMDGPU) | KMSG_KW(DRM) | KMSG_KW(KFD) | KMSG_KW(RADEON) | KMSG_KW(NVRM) |
+                KMSG_KW(NVIDIA))) ||
         !kmsg_vocab_driver_line(l->text, l->len))
         return false;
     int sev = kmsg_vocab_failure(l->text, l->len);
@@ -126,6 +127,11 @@ static uint8_t kmsg_classify_end(const struct kmsg_line *l, uint64_t kw, struct 
     if (r) {
         kmsg_apply(e, r, ret);
         kmsg_extras(l, kw, e);
+        /* radeon prints some of amdgpu's messages word for word (amdgpu's reset, ring tests and
+         * gmc v7/v8 faults came from it): a line that names radeon and not amdgpu is not
+         * amdgpu's */
+        if (e->vendor == KMSG_VENDOR_AMDGPU && (kw & KMSG_KW(RADEON)) && !(kw & KMSG_KW(AMDGPU)))
+            e->vendor = KMSG_VENDOR_DRM;
     } else if (!kmsg_catch_all(e, l, kw) && !kmsg_driver_other(e, l, kw)) {
         if (all && e->vendor != KMSG_VENDOR_NONE) /* chatter that will be shown */
             kmsg_copy_clean(e->message, sizeof(e->message), l->text, l->len);
@@ -153,6 +159,19 @@ void kmsg_classifier_init(struct kmsg_classifier *c, enum kmsg_source source, bo
     c->all = all;
 }
 
+/* Whether continuation rule r names a ring in l other than the open group's (a lockup of
+ * another ring is not the stall the group started with). */
+static bool kmsg_other_ring(const struct kmsg_classifier *c, const struct kmsg_rule *r,
+                            const struct kmsg_line *l) {
+    struct kmsg_event own;
+    long ret = 0;
+    if (!(r->flags & KMSG_R_RING) || !(c->pending.has & KMSG_HAS(RING)))
+        return false;
+    memset(&own, 0, sizeof(own));
+    return kmsg_match(r->tmpl, l->text, l->len, &own, &ret) && (own.has & KMSG_HAS(RING)) &&
+           strcmp(own.ring, c->pending.ring) != 0;
+}
+
 /* Fold a continuation line of the open group into its event; true when it was one. */
 static bool kmsg_continue(struct kmsg_classifier *c, const struct kmsg_line *l, uint64_t kw,
                           uint32_t lineno, bool *close) {
@@ -160,7 +179,8 @@ static bool kmsg_continue(struct kmsg_classifier *c, const struct kmsg_line *l, 
         const struct kmsg_rule *r = &kmsg_rules[i];
         long ret = 0;
         if (!(r->flags & KMSG_R_CONT) || !(r->group & (1u << c->group)) ||
-            (r->need & kw) != r->need || !kmsg_match(r->tmpl, l->text, l->len, &c->pending, &ret))
+            (r->need & kw) != r->need || kmsg_other_ring(c, r, l) ||
+            !kmsg_match(r->tmpl, l->text, l->len, &c->pending, &ret))
             continue;
         c->pending.lines++;
         if (c->n_folded < KMSG_GROUP_SPAN)

@@ -14,6 +14,7 @@
     X(AMDGPU, "amdgpu")                                                                            \
     X(DRM, "drm")                                                                                  \
     X(KFD, "kfd")                                                                                  \
+    X(RADEON, "radeon")                                                                            \
     X(NVRM, "NVRM")                                                                                \
     X(NVIDIA, "nvidia")                                                                            \
     X(TIMEOUT, "timeout")                                                                          \
@@ -21,7 +22,6 @@
     X(MES, "MES")                                                                                  \
     X(LEGACY, "legacy queue")                                                                      \
     X(RESET, "reset")                                                                              \
-    X(RECOVERY, "Recovery")                                                                        \
     X(RECOVERY_L, "recovery")                                                                      \
     X(VRAM_LOST, "VRAM is lost")                                                                   \
     X(COREDUMP, "coredump")                                                                        \
@@ -66,9 +66,9 @@
     X(SMC, "SMC ")                                                                                 \
     X(FATAL, "Fatal")                                                                              \
     X(FENCE, "Fence fallback")                                                                     \
-    X(MODE, "MODE")                                                                                \
-    X(MODE_L, "mode")                                                                              \
-    X(BACO, "BACO")                                                                                \
+    X(LOCKUP, "lockup")                                                                            \
+    X(AVFS, "AVFS")                                                                                \
+    X(MISMATCH, "mismatch")                                                                        \
     X(SUCCEEDED, "succeeded")                                                                      \
     X(FAILED, "failed")                                                                            \
     X(FAILED_C, "Failed")
@@ -79,6 +79,7 @@ enum kmsg_keyword {
 #undef X
         KMSG_KW_COUNT
 };
+_Static_assert(KMSG_KW_COUNT <= 64, "one bit per keyword");
 #define KMSG_KW(id) (1ull << KMSG_KW_##id)
 
 /* Bits of the keywords that occur in text. */
@@ -91,6 +92,8 @@ enum kmsg_group {
     KMSG_G_FAULT,   /* gmc v9+ page fault: address, status, client, fault bits, process */
     KMSG_G_FAULT8,  /* gmc v7/v8 "GPU fault detected": VM_CONTEXT1_* and "VM fault (...)" */
     KMSG_G_NVGPU,   /* NVRM's "The NVIDIA GPU ..." record: a failure only if a later line says */
+    KMSG_G_LOCKUP,  /* radeon "ring N stalled ...": then "GPU lockup (... on ring N)" */
+    KMSG_G_NVAPI,   /* NVRM's "API mismatch" record, printed over four or five NVRM lines */
 };
 
 enum kmsg_rule_flags {
@@ -99,6 +102,7 @@ enum kmsg_rule_flags {
     KMSG_R_RET = 1 << 2,   /* severity from %{ret}: info when 0, else error */
     KMSG_R_XID = 1 << 3,   /* severity from the Xid number */
     KMSG_R_EXTRA = 1 << 4, /* only adds fields to an event of its category another rule made */
+    KMSG_R_RING = 1 << 5,  /* a continuation naming a ring continues only that ring's group */
 };
 
 struct kmsg_rule {

@@ -126,13 +126,38 @@ static bool kmsg_parse_iso(const char **p, const char *end) {
     return true;
 }
 
-/* "Nov 24 14:52:39" (syslog and journalctl's short format). */
+/* "Nov 24 14:52:39" (syslog and journalctl's short format), the month as the locale writes it
+ * ("Okt", "kvě", "4月", "déc."): a word of letters (or bytes of a UTF-8 character), digits and
+ * dots with at least one letter, the day (padded with a space below 10), the time. The day and
+ * the time are checked first: most lines that are tried here are not dates. */
 static bool kmsg_parse_syslog_date(const char **p, const char *end) {
-    const char *s = *p;
-    if (end - s < 15 || !kmsg_parse_alpha(s[0]) || !kmsg_parse_alpha(s[2]) || s[3] != ' ' ||
-        s[9] != ':' || s[12] != ':')
+    const char *word = *p;
+    size_t room = (size_t)(end - word);
+    const char *sp = memchr(word, ' ', room < 13 ? room : 13);
+    if (!sp || sp == word || end - sp < 10)
         return false;
-    *p = s + 15;
+    const char *s = sp + 1;
+    if (*s == ' ') /* "Nov  5": the day padded */
+        s++;
+    const char *day = s;
+    while (s < end && kmsg_parse_digit(*s) && s - day < 2)
+        s++;
+    if (s == day || end - s < 9 || s[0] != ' ')
+        return false;
+    const char *t = s + 1;
+    for (int k = 0; k < 8; k++)
+        if (k == 2 || k == 5 ? t[k] != ':' : !kmsg_parse_digit(t[k]))
+            return false;
+    bool letter = false;
+    for (const char *c = word; c < sp; c++) {
+        if (kmsg_parse_alpha(*c) || (unsigned char)*c >= 0x80)
+            letter = true;
+        else if (!kmsg_parse_digit(*c) && *c != '.')
+            return false;
+    }
+    if (!letter)
+        return false;
+    *p = t + 8;
     return true;
 }
 

@@ -40,6 +40,29 @@ const struct kmsg_rule kmsg_rules[] = {
      INFO, ANY, CONT(GB(KMSG_G_TIMEOUT), KMSG_R_CLOSE)},
     {KMSG_KW(PROCESS), "Process %{process} pid %{pid} thread %{thread} pid %{tid}", KMSG_CAT_NONE,
      INFO, ANY, CONT(GB(KMSG_G_FAULT), 0)},
+    /* radeon (GCN1/2 and older GPUs): radeon_ring.c radeon_ring_test_lockup() "ring %d stalled
+     * for more than %llumsec" when the ring's read pointer has not moved for radeon.lockup_timeout,
+     * then radeon_fence.c radeon_fence_check_lockup() "GPU lockup (current fence id 0x%016llx last
+     * fence id 0x%016llx on ring %d)" (3.x radeon_fence_wait_seq(): "GPU lockup (waiting for
+     * 0x%016llx last fence id 0x%016llx on ring %d)"; 3.0-3.4 r100: "GPU lockup CP stall for more
+     * than %lumsec"). The fence code then sets needs_reset: the ring is hung until
+     * radeon_gpu_reset() (radeon_device.c) resets the GPU. The stall and the lockup of the same
+     * ring are one event; a lockup on its own is one too */
+    {KMSG_KW(RING), "ring %{ring} stalled for more than ", KMSG_CAT_RING_TIMEOUT, ERR,
+     KMSG_VENDOR_DRM, KMSG_G_LOCKUP, 0},
+    {KMSG_KW(LOCKUP) | KMSG_KW(RING),
+     "GPU lockup (current fence id %{seq_signaled} last fence id %{seq_emitted} on ring %{ring})",
+     KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_LOCKUP), KMSG_R_CLOSE | KMSG_R_RING)},
+    {KMSG_KW(LOCKUP) | KMSG_KW(RING),
+     "GPU lockup (waiting for %{seq_emitted} last fence id %{seq_signaled} on ring %{ring})",
+     KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_LOCKUP), KMSG_R_CLOSE | KMSG_R_RING)},
+    {KMSG_KW(LOCKUP), "GPU lockup", KMSG_CAT_RING_TIMEOUT, ERR, KMSG_VENDOR_DRM, KMSG_G_NONE, 0},
+    {KMSG_KW(LOCKUP) | KMSG_KW(RING),
+     "(current fence id %{seq_signaled} last fence id %{seq_emitted} on ring %{ring})",
+     KMSG_CAT_RING_TIMEOUT, INFO, ANY, KMSG_G_NONE, KMSG_R_EXTRA},
+    {KMSG_KW(LOCKUP) | KMSG_KW(RING),
+     "(waiting for %{seq_emitted} last fence id %{seq_signaled} on ring %{ring})",
+     KMSG_CAT_RING_TIMEOUT, INFO, ANY, KMSG_G_NONE, KMSG_R_EXTRA},
 
     /* gmc_v9_0.c / gmc_v10_0.c / gmc_v11_0.c *_process_interrupt(): "[%s] %s page fault
      * (src_id:%u ring:%u vmid:%u pasid:%u, for process %s pid %d thread %s pid %d)" (the
@@ -101,9 +124,11 @@ const struct kmsg_rule kmsg_rules[] = {
      KMSG_G_NONE, 0},
     {KMSG_KW(RESET) | KMSG_KW(FAILED), "GPU reset(%{*}) failed", KMSG_CAT_GPU_RESET, ERR, AMD,
      KMSG_G_NONE, 0},
+    {KMSG_KW(RESET) | KMSG_KW(FAILED), "GPU reset failed", KMSG_CAT_GPU_RESET, ERR, AMD,
+     KMSG_G_NONE, 0},
     {KMSG_KW(RESET), "GPU reset end with ret = %{ret}", KMSG_CAT_GPU_RESET, INFO, AMD, KMSG_G_NONE,
      KMSG_R_RET},
-    {KMSG_KW(RECOVERY), "GPU Recovery Failed", KMSG_CAT_GPU_RESET, ERR, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(FAILED_C), "GPU Recovery Failed", KMSG_CAT_GPU_RESET, ERR, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(RECOVERY_L), "GPU recovery disabled", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(RESET) | KMSG_KW(FAILED), "ASIC reset failed", KMSG_CAT_GPU_RESET, ERR, AMD,
      KMSG_G_NONE, 0},
@@ -115,17 +140,15 @@ const struct kmsg_rule kmsg_rules[] = {
     {KMSG_KW(RESET) | KMSG_KW(FAILED), "Ring %{ring} reset failed", KMSG_CAT_GPU_RESET, ERR, AMD,
      KMSG_G_NONE, 0},
     {KMSG_KW(RESET), "Ring %{ring} reset failure", KMSG_CAT_GPU_RESET, ERR, AMD, KMSG_G_NONE, 0},
-    {KMSG_KW(BACO) | KMSG_KW(RESET), "BACO reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
-    {KMSG_KW(MODE_L) | KMSG_KW(RESET) | KMSG_KW(FAILED), "mode1 reset failed", KMSG_CAT_GPU_RESET,
-     ERR, AMD, KMSG_G_NONE, 0},
-    {KMSG_KW(MODE_L) | KMSG_KW(RESET) | KMSG_KW(FAILED), "mode2 reset failed", KMSG_CAT_GPU_RESET,
-     ERR, AMD, KMSG_G_NONE, 0},
-    {KMSG_KW(MODE) | KMSG_KW(RESET), "MODE1 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
-    {KMSG_KW(MODE) | KMSG_KW(RESET), "MODE2 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
-    {KMSG_KW(MODE_L) | KMSG_KW(RESET), "mode1 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE,
-     0},
-    {KMSG_KW(MODE_L) | KMSG_KW(RESET), "mode2 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE,
-     0},
+    {KMSG_KW(RESET), "BACO reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(RESET) | KMSG_KW(FAILED), "mode1 reset failed", KMSG_CAT_GPU_RESET, ERR, AMD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(RESET) | KMSG_KW(FAILED), "mode2 reset failed", KMSG_CAT_GPU_RESET, ERR, AMD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(RESET), "MODE1 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(RESET), "MODE2 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(RESET), "mode1 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(RESET), "mode2 reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(RESET), "GPU pci config reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(RESET), "PCI reset", KMSG_CAT_GPU_RESET, WARN, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(COREDUMP), "coredump file has been created", KMSG_CAT_GPU_RESET, INFO, AMD,
@@ -227,6 +250,32 @@ const struct kmsg_rule kmsg_rules[] = {
      KMSG_G_NONE, 0},
     {KMSG_KW(NVIDIA) | KMSG_KW(FAILED), "probe of %{pci} failed with error", KMSG_CAT_FATAL_OTHER,
      ERR, NV, KMSG_G_NONE, 0},
+    /* Versions that do not match. osapi.c RmPerformVersionCheck() (nv.c for the old check): a
+     * client (X, nvidia-smi, CUDA, a persistence daemon) of another driver version than the
+     * loaded module; its ioctl is refused (NV_ERR_GENERIC, -EINVAL), so nothing of that version
+     * can use the GPU until module and user space match. One record over four NVRM lines ("the
+     * client has the version X, but / this kernel module has the version Y.  Please / make sure
+     * that this kernel module and all NVIDIA driver / components have the same version."), five
+     * since 5xx ("the client 'NAME' (pid N) / has the version X, but this kernel module has / the
+     * version Y.  Please make sure that this / kernel module and all NVIDIA driver components /
+     * have the same version."); rsyslog keeps it on one line, the breaks written #012.
+     * nvidia-modeset nvkms_alloc_rm() "Version mismatch: nvidia.ko(%s) nvidia-modeset.ko(%s)" and
+     * nvidia-drm nv_drm_init() "Version mismatch: nvidia-modeset.ko(%s) nvidia-drm.ko(%s)" fail
+     * the module's load (-EINVAL); kernel_gsp.c refuses a GSP firmware image of another version,
+     * and RM init fails after it */
+    {KMSG_KW(NVRM) | KMSG_KW(MISMATCH), "API mismatch: the client ", KMSG_CAT_FATAL_OTHER, ERR, NV,
+     KMSG_G_NVAPI, 0},
+    {KMSG_KW(NVRM) | KMSG_KW(MISMATCH), "API mismatch: the client '%{process}' (pid %{pid})",
+     KMSG_CAT_FATAL_OTHER, INFO, NV, KMSG_G_NONE, KMSG_R_EXTRA},
+    {KMSG_KW(NVRM), "have the same version.", KMSG_CAT_NONE, INFO, ANY,
+     CONT(GB(KMSG_G_NVAPI), KMSG_R_CLOSE)},
+    {KMSG_KW(NVRM), "this kernel module has", KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_NVAPI), 0)},
+    {KMSG_KW(NVRM), "and all NVIDIA driver", KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_NVAPI), 0)},
+    {KMSG_KW(NVRM), "NVRM: the version ", KMSG_CAT_NONE, INFO, ANY, CONT(GB(KMSG_G_NVAPI), 0)},
+    {KMSG_KW(NVIDIA) | KMSG_KW(MISMATCH), "Version mismatch: nvidia", KMSG_CAT_FATAL_OTHER, ERR, NV,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(NVRM) | KMSG_KW(MISMATCH), "firmware image version mismatch", KMSG_CAT_FATAL_OTHER,
+     ERR, NV, KMSG_G_NONE, 0},
 
     /* the HIP/ROCm runtime on stderr: ROCR's memory-fault handler, HSA status codes, missing
      * code objects, BLAS library failures */
@@ -263,21 +312,45 @@ const struct kmsg_rule kmsg_rules[] = {
     {KMSG_KW(SMU), "SMU: No response msg_reg:", KMSG_CAT_FATAL_OTHER, ERR, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(SMU) | KMSG_KW(FAILED_C), "Failed to export SMU metrics table", KMSG_CAT_FATAL_OTHER,
      WARN, AMD, KMSG_G_NONE, 0},
+    /* powerplay smu7_smumgr.c smu7_send_msg_to_smc() (4.x-5.x): "\n failed to send message %x
+     * ret is %d \n", "failed to send pre message ...", "last message was failed ret is %d": the
+     * SMC did not take a message (0: no answer in time, 0xFF: refused). The function returns 0
+     * and the driver goes on, as after a busy SMU: a warning (a storm of them says the SMU is not
+     * managing clocks and power). The leading "\n" puts each on a line of its own, after a bare
+     * "amdgpu: [powerplay] " */
+    {KMSG_KW(FAILED), "failed to send %{*}message %{*} ret is ", KMSG_CAT_FATAL_OTHER, WARN, AMD,
+     KMSG_G_NONE, 0},
+    {KMSG_KW(FAILED), "last message was failed ret is ", KMSG_CAT_FATAL_OTHER, WARN, AMD,
+     KMSG_G_NONE, 0},
     {KMSG_KW(SMC), "SMC engine is not correctly up", KMSG_CAT_FATAL_OTHER, ERR, AMD, KMSG_G_NONE,
      0},
     {KMSG_KW(SMC), "SMC is not ready", KMSG_CAT_FATAL_OTHER, WARN, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(FAILED_C), "Failed to enable requested dpm features", KMSG_CAT_FATAL_OTHER, ERR, AMD,
      KMSG_G_NONE, 0},
     {KMSG_KW(FAILED_C), "Failed to setup smc hw", KMSG_CAT_FATAL_OTHER, ERR, AMD, KMSG_G_NONE, 0},
+    /* powerplay's SMU7 managers (fiji_smumgr.c, polaris10_smumgr.c *_avfs_event_mgr(), 4.7-5.x):
+     * Adaptive Voltage and Frequency Scaling could not be set up. "[AVFS] Something is broken.
+     * See log!" is the default case of the event manager (AVFS left in a failed state by an
+     * earlier step), "[AVFS][...] Failure at ... AVFS Disabled" and "Could not ..." the steps,
+     * "AVFS failed status is %x!" the later form. After printing, the event manager returns 0
+     * (fiji_start_smu() turns avfs_supported off when it does not) and the SMU starts: the GPU
+     * runs on its fixed voltage table without adaptive voltage, so a warning. The voltage-table
+     * lookups printed beside it are on the benign list (kmsg_benign.c) */
+    {KMSG_KW(AVFS), "[AVFS]", KMSG_CAT_FATAL_OTHER, WARN, AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(AVFS) | KMSG_KW(FAILED), "AVFS failed", KMSG_CAT_FATAL_OTHER, WARN, AMD, KMSG_G_NONE,
+     0},
     /* amdgpu_device.c: an IP block (smu, psp, gfx, ...) failed a step of init, suspend or
-     * resume (after suspend the GPU stays unusable), and the device init or probe that failed
-     * with it; FreeBSD drm-kmod reports the failed attach */
+     * resume (after suspend the GPU stays unusable), and the device init ("amdgpu_device_ip_init
+     * failed", 4.x "amdgpu_init failed") or probe that failed with it; FreeBSD drm-kmod reports the
+     * failed attach */
     {KMSG_KW(AMDGPU) | KMSG_KW(FAILED), " of IP block <%{*}> failed", KMSG_CAT_FATAL_OTHER, ERR,
      AMD, KMSG_G_NONE, 0},
     {KMSG_KW(AMDGPU) | KMSG_KW(FAILED), "amdgpu_device_ip_resume failed", KMSG_CAT_FATAL_OTHER, ERR,
      AMD, KMSG_G_NONE, 0},
     {KMSG_KW(AMDGPU) | KMSG_KW(FAILED), "amdgpu_device_ip_init failed", KMSG_CAT_FATAL_OTHER, ERR,
      AMD, KMSG_G_NONE, 0},
+    {KMSG_KW(AMDGPU) | KMSG_KW(FAILED), "amdgpu_init failed", KMSG_CAT_FATAL_OTHER, ERR, AMD,
+     KMSG_G_NONE, 0},
     {KMSG_KW(FATAL), "Fatal error during GPU init", KMSG_CAT_FATAL_OTHER, ERR, AMD, KMSG_G_NONE, 0},
     {KMSG_KW(AMDGPU) | KMSG_KW(FAILED), "probe of %{pci} failed with error", KMSG_CAT_FATAL_OTHER,
      ERR, AMD, KMSG_G_NONE, 0},

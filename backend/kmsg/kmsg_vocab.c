@@ -9,11 +9,12 @@
 #include <stddef.h>
 #include <string.h>
 
-/* How GPU drivers' lines start (after blanks): amdgpu's dev_* and pr_* forms, amdkfd, DRM's
- * "[drm]"/"[drm:func]" and FreeBSD drm-kmod's "drmn0:"/"[drm ERROR :func]", NVIDIA's NVRM,
- * nvidia, nvidia-modeset, nvidia-drm, nvidia-nvlink and nvidia-nvswitchN (SXid) modules. */
+/* How GPU drivers' lines start (after blanks): amdgpu's dev_* and pr_* forms, amdkfd, radeon's
+ * dev_* form ("radeon 0000:01:00.0: ", not user space's "radeonsi: "), DRM's "[drm]"/"[drm:func]"
+ * and FreeBSD drm-kmod's "drmn0:"/"[drm ERROR :func]", NVIDIA's NVRM, nvidia, nvidia-modeset,
+ * nvidia-drm, nvidia-nvlink and nvidia-nvswitchN (SXid) modules. */
 static const char *const kmsg_vocab_prefixes[] = {
-    "amdgpu", "amdkfd", "kfd ", "kfd:", "[drm", "drm:", "drmn", "NVRM", "nvidia",
+    "amdgpu", "amdkfd", "kfd ", "kfd:", "radeon ", "[drm", "drm:", "drmn", "NVRM", "nvidia",
 };
 
 bool kmsg_vocab_driver_line(const char *text, size_t len) {

@@ -218,6 +218,15 @@ Test(kmsg, text_every_prefix_form) {
         {"amdgpu: kern: module loaded", "amdgpu: kern: module loaded", -1, false, 0},
         /* journalctl -k (short) */
         {"Nov 24 14:52:39 myhost kernel: msg", "msg", -1, false, 0},
+        {"Nov  5 04:05:06 myhost kernel: msg", "msg", -1, false, 0},
+        /* ... in other locales: the month as the locale abbreviates it */
+        {"Okt 07 13:36:05 lucy kernel: msg", "msg", -1, false, 0},
+        {"kv\304\233 25 19:29:48 bc250 kernel: msg", "msg", -1, false, 0},
+        {"4\346\234\210 20 19:55:29 Reverier-Arch kernel: msg", "msg", -1, false, 0},
+        {"d\303\251c. 05 10:00:00 h kernel: msg", "msg", -1, false, 0},
+        /* a number is not a month, a word without a time is no date */
+        {"2025 05 10:00:00 msg", "2025 05 10:00:00 msg", -1, false, 0},
+        {"ring 12 test failed", "ring 12 test failed", -1, false, 0},
         /* /var/log/kern.log, syslog */
         {"Nov 24 14:52:39 myhost kernel: [   99.000001] msg", "msg", -1, true, 99000001000ull},
         /* journalctl -o short-monotonic */
@@ -491,6 +500,118 @@ Test(kmsg, nvrm_gpu_line_alone_is_no_event) {
     cr_expect_eq(r.n, 0);
 }
 
+/* ---- radeon lockups, NVIDIA version mismatches, powerplay ---- */
+
+Test(kmsg, radeon_stall_and_lockup_of_a_ring_are_one_error) {
+    static const char *const lines[] = {
+        "radeon 0000:01:00.0: ring 0 stalled for more than 10180msec",
+        "radeon 0000:01:00.0: GPU lockup (current fence id 0x000000000005c299 last fence id "
+        "0x000000000005c40a on ring 0)",
+        "radeon 0000:01:00.0: GPU reset succeeded, trying to resume",
+    };
+    struct kt_run r;
+    kt_feed_all(lines, 3, false, &r);
+    cr_assert_eq(r.n, 2);
+    cr_expect_eq(r.per_line[1], 1, "the lockup line closes the stall's group");
+    kt_expect_kind(&r.ev[0], KMSG_CAT_RING_TIMEOUT, SEV_ERROR, KMSG_VENDOR_DRM);
+    cr_expect_eq(r.ev[0].line, 1);
+    cr_expect_eq(r.ev[0].lines, 2);
+    cr_expect_str_eq(r.ev[0].ring, "0");
+    cr_expect_eq(r.ev[0].seq_signaled, 0x5c299);
+    cr_expect_eq(r.ev[0].seq_emitted, 0x5c40a);
+    kt_expect_pci(&r.ev[0], "0000:01:00.0");
+    /* the reset after it is its recovery, and radeon's, not amdgpu's */
+    kt_expect_kind(&r.ev[1], KMSG_CAT_GPU_RESET, SEV_INFO, KMSG_VENDOR_DRM);
+    struct kmsg_event e = kt_one("radeon 0000:01:00.0: GPU reset failed");
+    kt_expect_kind(&e, KMSG_CAT_GPU_RESET, SEV_ERROR, KMSG_VENDOR_DRM);
+    e = kt_one("amdgpu 0000:03:00.0: amdgpu: GPU reset succeeded, trying to resume");
+    kt_expect_kind(&e, KMSG_CAT_GPU_RESET, SEV_INFO, KMSG_VENDOR_AMDGPU);
+}
+
+Test(kmsg, radeon_lockup_of_another_ring_is_an_event_of_its_own) {
+    static const char *const lines[] = {
+        "radeon 0000:01:00.0: ring 3 stalled for more than 13024msec",
+        "radeon 0000:01:00.0: GPU lockup (current fence id 0x0000000000000005 last fence id "
+        "0x0000000000000013 on ring 4)",
+    };
+    struct kt_run r;
+    kt_feed_all(lines, 2, false, &r);
+    cr_assert_eq(r.n, 2);
+    kt_expect_kind(&r.ev[0], KMSG_CAT_RING_TIMEOUT, SEV_ERROR, KMSG_VENDOR_DRM);
+    cr_expect_str_eq(r.ev[0].ring, "3");
+    cr_expect_eq(r.ev[0].lines, 1);
+    cr_expect_not(r.ev[0].has & KMSG_HAS(SEQ));
+    kt_expect_kind(&r.ev[1], KMSG_CAT_RING_TIMEOUT, SEV_ERROR, KMSG_VENDOR_DRM);
+    cr_expect_eq(r.ev[1].line, 2);
+    cr_expect_str_eq(r.ev[1].ring, "4");
+    cr_expect_eq(r.ev[1].seq_signaled, 5);
+    cr_expect_eq(r.ev[1].seq_emitted, 0x13);
+}
+
+Test(kmsg, radeon_lockup_alone_and_its_older_forms) {
+    struct kmsg_event e = kt_one("drmn0: GPU lockup (waiting for 0x0000000000001234 last fence id "
+                                 "0x0000000000001230 on ring 1)");
+    kt_expect_kind(&e, KMSG_CAT_RING_TIMEOUT, SEV_ERROR, KMSG_VENDOR_DRM);
+    cr_expect_str_eq(e.ring, "1");
+    cr_expect_eq(e.seq_signaled, 0x1230);
+    cr_expect_eq(e.seq_emitted, 0x1234);
+    e = kt_one("radeon 0000:01:00.0: GPU lockup CP stall for more than 10000msec");
+    kt_expect_kind(&e, KMSG_CAT_RING_TIMEOUT, SEV_ERROR, KMSG_VENDOR_DRM);
+    /* radeon's other failures reach the last layer */
+    e = kt_one("radeon 0000:01:00.0: failed to get a new IB (-35)");
+    kt_expect_kind(&e, KMSG_CAT_DRIVER_OTHER, SEV_WARNING, KMSG_VENDOR_DRM);
+}
+
+Test(kmsg, nvrm_api_mismatch_record_is_one_error) {
+    static const char *const old_form[] = {
+        "[ 7386.259769] NVRM: API mismatch: the client has the version 515.48.07, but",
+        "               NVRM: this kernel module has the version 510.73.05.  Please",
+        "               NVRM: make sure that this kernel module and all NVIDIA driver",
+        "               NVRM: components have the same version.",
+        "[ 7390.000000] NVRM: GPU 0000:07:00.0: RmInitAdapter failed! (0x61:0x56:1770)",
+    };
+    struct kt_run r;
+    kt_feed_all(old_form, 5, false, &r);
+    cr_assert_eq(r.n, 2);
+    cr_expect_eq(r.per_line[3], 1, "the record's last line closes it");
+    kt_expect_kind(&r.ev[0], KMSG_CAT_FATAL_OTHER, SEV_ERROR, KMSG_VENDOR_NVIDIA);
+    cr_expect_eq(r.ev[0].lines, 4);
+    cr_expect_eq(r.ev[1].line, 5, "the next failure is not folded in");
+    static const char *const new_form[] = {
+        "[    9.424670] NVRM: API mismatch: the client 'kwin_wayland' (pid 1005)",
+        "               NVRM: has the version 595.84, but this kernel module has",
+        "               NVRM: the version 595.80.  Please make sure that this",
+        "               NVRM: kernel module and all NVIDIA driver components",
+        "               NVRM: have the same version.",
+    };
+    kt_feed_all(new_form, 5, false, &r);
+    cr_assert_eq(r.n, 1);
+    kt_expect_kind(&r.ev[0], KMSG_CAT_FATAL_OTHER, SEV_ERROR, KMSG_VENDOR_NVIDIA);
+    cr_expect_eq(r.ev[0].lines, 5);
+    cr_expect_str_eq(r.ev[0].process, "kwin_wayland");
+    cr_expect_eq(r.ev[0].pid, 1005);
+    /* rsyslog's one line, and the other modules' version checks */
+    struct kmsg_event e =
+        kt_one("Jun 30 11:07:05 gpu-0 kernel: NVRM: API mismatch: the client has the version "
+               "535.54.03, but#012NVRM: this kernel module has the version 530.30.02.");
+    kt_expect_kind(&e, KMSG_CAT_FATAL_OTHER, SEV_ERROR, KMSG_VENDOR_NVIDIA);
+    e = kt_one("nvidia-modeset: Version mismatch: nvidia.ko(410.73) nvidia-modeset.ko(390.87)");
+    kt_expect_kind(&e, KMSG_CAT_FATAL_OTHER, SEV_ERROR, KMSG_VENDOR_NVIDIA);
+}
+
+Test(kmsg, powerplay_avfs_and_smu7_messages_are_warnings) {
+    struct kmsg_event e = kt_one("amdgpu: [powerplay] [AVFS] Something is broken. See log!");
+    kt_expect_kind(&e, KMSG_CAT_FATAL_OTHER, SEV_WARNING, KMSG_VENDOR_AMDGPU);
+    e = kt_one("[AVFS] Something is broken. See log!");
+    kt_expect_kind(&e, KMSG_CAT_FATAL_OTHER, SEV_WARNING, KMSG_VENDOR_AMDGPU);
+    e = kt_one("amdgpu: [powerplay] AVFS failed status is 5!");
+    kt_expect_kind(&e, KMSG_CAT_FATAL_OTHER, SEV_WARNING, KMSG_VENDOR_AMDGPU);
+    e = kt_one(" failed to send message 146 ret is 0 ");
+    kt_expect_kind(&e, KMSG_CAT_FATAL_OTHER, SEV_WARNING, KMSG_VENDOR_AMDGPU);
+    e = kt_one(" failed to send pre message 14a ret is 0 ");
+    kt_expect_kind(&e, KMSG_CAT_FATAL_OTHER, SEV_WARNING, KMSG_VENDOR_AMDGPU);
+}
+
 /* ---- grouping ---- */
 
 static const char kt_timeout_new[] =
@@ -713,6 +834,8 @@ static const char *const kt_not_driver_other[] = {
     "amdgpu 0000:04:00.0: amdgpu: Secure display: Generic Failure.",
     "[drm] psp gfx command LOAD_TA(0x1) failed and response status is (0x7)",
     "nvidia-gpu 0000:01:00.3: i2c timeout error e0000000",
+    "[    1.924873] NVRM objClInitPcieChipset: *** Chipset Setup Function Error!",
+    "amdgpu: [powerplay] Can't find requested voltage id in vdd_dep_on_sclk table!",
     /* a driver line without failure words */
     "amdgpu 0000:03:00.0: amdgpu: SMU is initialized successfully!",
 };
@@ -1281,6 +1404,25 @@ Test(kmsg, remedies_specific_rules_win) {
     cr_expect_neq(lost, begin);
     cr_expect_not_null(strstr(lost->title, "VRAM"), "'%s'", lost->title);
     cr_expect_null(strstr(begin->title, "VRAM"), "'%s'", begin->title);
+    remedies_free(r);
+}
+
+Test(kmsg, remedies_for_radeon_lockups_version_mismatches_and_smu7) {
+    struct remedies *r = kt_shipped();
+    const struct remedy *m =
+        kt_find_line(r, "radeon 0000:01:00.0: ring 0 stalled for more than 10180msec");
+    cr_assert_not_null(m);
+    cr_expect_not_null(strstr(m->title, "radeon"), "'%s'", m->title);
+    m = kt_find_line(r, "NVRM: API mismatch: the client has the version 515.48.07, but");
+    cr_assert_not_null(m);
+    cr_expect_not_null(strstr(m->title, "versions do not match"), "'%s'", m->title);
+    m = kt_find_line(r, "amdgpu: [powerplay] [AVFS] Something is broken. See log!");
+    cr_assert_not_null(m);
+    cr_expect_not_null(strstr(m->title, "SMU7"), "'%s'", m->title);
+    /* amdgpu's ring timeouts keep theirs */
+    m = kt_find_line(r, kt_timeout_new);
+    cr_assert_not_null(m);
+    cr_expect_null(strstr(m->title, "radeon"), "'%s'", m->title);
     remedies_free(r);
 }
 
