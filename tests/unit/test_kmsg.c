@@ -505,8 +505,8 @@ Test(kmsg, nvrm_gpu_line_alone_is_no_event) {
 Test(kmsg, radeon_stall_and_lockup_of_a_ring_are_one_error) {
     static const char *const lines[] = {
         "radeon 0000:01:00.0: ring 0 stalled for more than 10180msec",
-        "radeon 0000:01:00.0: GPU lockup (current fence id 0x000000000005c299 last fence id "
-        "0x000000000005c40a on ring 0)",
+        ("radeon 0000:01:00.0: GPU lockup (current fence id 0x000000000005c299 last fence id "
+         "0x000000000005c40a on ring 0)"),
         "radeon 0000:01:00.0: GPU reset succeeded, trying to resume",
     };
     struct kt_run r;
