@@ -805,6 +805,104 @@ Test(cli, resume_not_a_checkpoint) {
     CLI_TEST_RESUME_BAD(cli_test_fix("tiny.csv"), "tiny.csv");
 }
 
+/* ---- what is planted where ringside writes ---- */
+
+enum cli_plant { CLI_PLANT_FIFO, CLI_PLANT_LINK, CLI_PLANT_DIR, CLI_PLANT_OTHERS };
+
+static void cli_test_plant(enum cli_plant what, const char *path, const char *victim) {
+    switch (what) {
+    case CLI_PLANT_FIFO:
+        cr_assert_eq(mkfifo(path, 0666), 0);
+        break;
+    case CLI_PLANT_LINK:
+        cr_assert_eq(symlink(victim, path), 0);
+        break;
+    case CLI_PLANT_DIR:
+        cr_assert_eq(mkdir(path, 0777), 0);
+        break;
+    case CLI_PLANT_OTHERS: /* a regular file of another user's (this test runs as root) */
+        cli_test_spit(path, "theirs\n", 7);
+        cr_assert_eq(chown(path, 65534, 65534), 0);
+        break;
+    }
+}
+
+/* A FIFO planted as session.log in an output directory others can write held the run before
+ * any output (a writer's open waits for a reader); a link was skipped with a warning and a
+ * directory or another user's file the same: each is refused now, before any work, in one line
+ * naming the path and what is there, exit 2, and left as it was. The bound on the run is a
+ * failure bound only: a refusal comes at once. */
+Test(cli, train_refuses_what_is_planted_as_its_session_log) {
+    char dir[4200], log[4200], victim[4200], jsonl[4200]; /* cli_test_path's buffers are reused */
+    snprintf(dir, sizeof(dir), "%s", cli_test_path("shared"));
+    snprintf(log, sizeof(log), "%s", cli_test_path("shared/session.log"));
+    snprintf(victim, sizeof(victim), "%s", cli_test_path("victim"));
+    snprintf(jsonl, sizeof(jsonl), "%s", cli_test_path("run.jsonl"));
+    cr_assert_eq(mkdir(dir, 0777), 0);
+    cr_assert_eq(chmod(dir, 01777), 0); /* like /tmp: anyone may create a file in it */
+    cli_test_spit(victim, "precious", 8);
+    static const char *const said[] = {
+        "a FIFO is there, not a regular file: left as it is",
+        "a symbolic link is there (not followed): left as it is",
+        "a directory is there, not a regular file: left as it is",
+        "a file of uid 65534 is there, not of this user (uid 0): left as it is"};
+    for (int what = CLI_PLANT_FIFO; what <= CLI_PLANT_OTHERS; what++) {
+        if (what == CLI_PLANT_OTHERS && geteuid() != 0)
+            continue; /* no file of another user's can be made */
+        cli_test_plant((enum cli_plant)what, log, victim);
+        const char *argv[] = {"train",    "--headless", "--synthetic-days", "5",   "--epochs", "1",
+                              "--output", dir,          "--jsonl",          jsonl, NULL};
+        cli_test_res.rc =
+            rs_test_run_within(argv, 20000, cli_test_res.out, sizeof(cli_test_res.out),
+                               cli_test_res.err, sizeof(cli_test_res.err));
+        cr_assert_neq(cli_test_res.rc, -2, "still running 20 s on: %s holds the run", said[what]);
+        cli_test_status(2);
+        char want[4400];
+        snprintf(want, sizeof(want),
+                 "ringside train: %s: %s (the session log is written only as a regular file of "
+                 "yours)\n",
+                 log, said[what]);
+        cr_assert_str_eq(cli_test_res.err, want);
+        cr_assert_not(cli_test_exists(jsonl), "the run went on");
+        cr_assert_not(cli_test_exists(cli_test_path("shared/vpoc_mlp.rsmodel")));
+        struct stat st;
+        cr_assert_eq(lstat(log, &st), 0);
+        static const mode_t kinds[] = {S_IFIFO, S_IFLNK, S_IFDIR, S_IFREG};
+        cr_assert_eq(st.st_mode & S_IFMT, kinds[what], "what was planted is not as it was");
+        char *v = cli_test_slurp(victim, NULL);
+        cr_assert_str_eq(v, "precious");
+        free(v);
+        if (what == CLI_PLANT_OTHERS) {
+            char *t = cli_test_slurp(log, NULL);
+            cr_assert_str_eq(t, "theirs\n");
+            free(t);
+        }
+        cr_assert_eq(remove(log), 0);
+    }
+}
+
+/* The session log of a run is created 0600 (it holds the runtime's messages beside the kernel
+ * log's), whatever the umask lets others read; the model files take the umask's mode. */
+Test(cli, train_session_log_is_private) {
+    const char *dir = cli_test_path("out");
+    cr_assert_eq(mkdir(dir, 0755), 0);
+    mode_t old = umask(002);
+    CLI_TEST_RUN("train", "--headless", "--synthetic-days", "5", "--epochs", "1", "--output", dir,
+                 "--jsonl", cli_test_path("run.jsonl"));
+    umask(old);
+    cli_test_status(0);
+    struct stat st;
+    cr_assert_eq(stat(cli_test_path("out/session.log"), &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0600, "session.log is %o", (unsigned)(st.st_mode & 0777));
+    static const char *const models[] = {"out/vpoc_mlp.rsmodel", "out/vpoc_mlp_metadata.json",
+                                         "out/vpoc_mlp.safetensors"};
+    for (size_t k = 0; k < 3; k++) {
+        cr_assert_eq(stat(cli_test_path(models[k]), &st), 0);
+        cr_assert_eq(st.st_mode & 0777, 0664, "%s is %o, not 0666 under umask 002", models[k],
+                     (unsigned)(st.st_mode & 0777));
+    }
+}
+
 /* ---- help and version ---- */
 
 static void cli_test_help(const char *const *argv) {
