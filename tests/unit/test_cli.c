@@ -903,6 +903,28 @@ Test(cli, train_session_log_is_private) {
     }
 }
 
+/* --jsonl FILE where a link was planted: the link is replaced by the recording, its target is
+ * not written. */
+Test(cli, train_jsonl_replaces_a_planted_link) {
+    const char *victim = cli_test_path("victim"), *jsonl = cli_test_path("run.jsonl");
+    cli_test_spit(victim, "precious", 8);
+    cr_assert_eq(symlink(victim, jsonl), 0);
+    CLI_TEST_RUN("train", "--headless", "--synthetic-days", "5", "--epochs", "1", "--output",
+                 cli_test_path("out"), "--jsonl", jsonl);
+    cli_test_status(0);
+    char *v = cli_test_slurp(victim, NULL);
+    cr_assert_str_eq(v, "precious", "the link's target was written");
+    free(v);
+    struct stat st;
+    cr_assert_eq(lstat(jsonl, &st), 0);
+    cr_assert(S_ISREG(st.st_mode), "the link is still there");
+    char *j = cli_test_slurp(jsonl, NULL);
+    cr_assert(strncmp(j, "{\"type\":\"run\"", 13) == 0, "%.80s", j);
+    cr_assert(strstr(j, "\"type\":\"summary\""));
+    free(j);
+    cr_assert_eq(rs_test_count_tmp(cli_test_dir), 0);
+}
+
 /* ---- help and version ---- */
 
 static void cli_test_help(const char *const *argv) {
