@@ -925,6 +925,50 @@ Test(cli, train_jsonl_replaces_a_planted_link) {
     cr_assert_eq(rs_test_count_tmp(cli_test_dir), 0);
 }
 
+/* Links and FIFOs planted at the checkpoint's paths are replaced by the files (renamed over
+ * them), their targets never written and no writer waiting on a FIFO; a directory at one of
+ * them would fail every checkpoint: refused before any work, exit 2, one line. */
+Test(cli, train_replaces_what_is_planted_at_its_checkpoints) {
+    char dir[4200], victim[4200]; /* cli_test_path's buffers are reused */
+    snprintf(dir, sizeof(dir), "%s", cli_test_path("shared"));
+    snprintf(victim, sizeof(victim), "%s", cli_test_path("victim"));
+    cr_assert_eq(mkdir(dir, 0777), 0);
+    cr_assert_eq(chmod(dir, 01777), 0);
+    cli_test_spit(victim, "precious", 8);
+    cr_assert_eq(symlink(victim, cli_test_path("shared/vpoc_mlp.rsmodel")), 0);
+    cr_assert_eq(symlink(victim, cli_test_path("shared/vpoc_mlp_metadata.json")), 0);
+    cr_assert_eq(mkfifo(cli_test_path("shared/vpoc_mlp.safetensors"), 0666), 0);
+    const char *argv[] = {
+        "train", "--headless", "--synthetic-days",         "5", "--epochs", "1", "--output",
+        dir,     "--jsonl",    cli_test_path("run.jsonl"), NULL};
+    cli_test_res.rc = rs_test_run_within(argv, 40000, cli_test_res.out, sizeof(cli_test_res.out),
+                                         cli_test_res.err, sizeof(cli_test_res.err));
+    cr_assert_neq(cli_test_res.rc, -2, "still running 40 s on");
+    cli_test_status(0);
+    char *v = cli_test_slurp(victim, NULL);
+    cr_assert_str_eq(v, "precious", "written through a planted link");
+    free(v);
+    static const char *const files[] = {"shared/vpoc_mlp.rsmodel", "shared/vpoc_mlp_metadata.json",
+                                        "shared/vpoc_mlp.safetensors"};
+    struct stat st;
+    for (size_t k = 0; k < 3; k++) {
+        cr_assert_eq(lstat(cli_test_path(files[k]), &st), 0);
+        cr_assert(S_ISREG(st.st_mode), "%s is not the checkpoint's file", files[k]);
+    }
+    cr_assert_eq(unlink(cli_test_path("shared/vpoc_mlp.safetensors")), 0);
+    cr_assert_eq(mkdir(cli_test_path("shared/vpoc_mlp.safetensors"), 0777), 0);
+    CLI_TEST_RUN("train", "--headless", "--synthetic-days", "5", "--epochs", "1", "--output", dir,
+                 "--jsonl", cli_test_path("run2.jsonl"));
+    cli_test_status(2);
+    char want[4400];
+    snprintf(want, sizeof(want),
+             "ringside train: %s: a directory is there, not a regular file: left as it is (the "
+             "checkpoint goes there)\n",
+             cli_test_path("shared/vpoc_mlp.safetensors"));
+    cr_assert_str_eq(cli_test_res.err, want);
+    cr_assert_not(cli_test_exists(cli_test_path("run2.jsonl")));
+}
+
 /* ---- help and version ---- */
 
 static void cli_test_help(const char *const *argv) {
