@@ -1,4 +1,5 @@
 /* End-to-end tests of the ringside binary: exit statuses, error messages and files left behind. */
+#include "backend/core/crc32.h"
 #include "backend/core/json_out.h"
 #include "backend/data/data_csv.h"
 #include "backend/data/data_synth.h"
@@ -8,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -803,6 +805,69 @@ Test(cli, resume_corrupt_header_says_corrupt) {
 
 Test(cli, resume_not_a_checkpoint) {
     CLI_TEST_RESUME_BAD(cli_test_fix("tiny.csv"), "tiny.csv");
+}
+
+/* A checkpoint whose checksum is right but whose numbers the model cannot run in float32: the
+ * double at offset off of the file set to v, the CRC fixed. */
+static void cli_test_ckpt_set(const char *ck, size_t off, double v) {
+    size_t len;
+    unsigned char *b = (unsigned char *)cli_test_slurp(ck, &len);
+    cr_assert_gt(len, off + 8);
+    memcpy(b + off, &v, 8);
+    uint32_t crc = crc32_update(0, b, len - 4);
+    for (int i = 0; i < 4; i++)
+        b[len - 4 + (size_t)i] = (unsigned char)(crc >> (8 * i));
+    cli_test_spit(ck, (const char *)b, len);
+    free(b);
+}
+
+/* A finite parameter past float32's range (1e308), or a norm_std so small the normalised
+ * features overflow (5e-324), gave "output": null on every row with exit 0: refused at load,
+ * one line naming the field and its value, exit 2, nothing on stdout. */
+Test(cli, predict_refuses_numbers_float32_cannot_run) {
+    char ck[4200], data[4200]; /* cli_test_path's buffers are reused */
+    snprintf(ck, sizeof(ck), "%s", cli_test_make_ckpt());
+    snprintf(data, sizeof(data), "%s", cli_test_path("new.csv"));
+    CLI_TEST_RUN("synth", "--days", "5", "--out", data);
+    cli_test_status(0);
+    CLI_TEST_RUN("predict", "--model", ck, "--data", data);
+    cli_test_status(0); /* the model as trained runs */
+    cr_assert(strstr(cli_test_res.out, "\"output\":") && !strstr(cli_test_res.out, "null,"),
+              "%.300s", cli_test_res.out);
+    size_t len;
+    char *orig = cli_test_slurp(ck, &len);
+    /* 24 features: norm_mean at 112, norm_std at 112 + 8 * 24, params after Adam's 56 bytes */
+    static const struct {
+        size_t off;
+        double v;
+        const char *said;
+    } cases[] = {
+        {112 + 16 * 24 + 56, 1e308, "params[0] is 1e+308: beyond float32's range"},
+        {112 + 16 * 24 + 56 + 8 * 5, -4e38, "params[5] is -4e+38: beyond float32's range"},
+        {112 + 8 * 24 + 8 * 3, 5e-324, "norm_std[3] is 4.94066e-324: below 1e-12"},
+        {112 + 8 * 2, 1e300, "norm_mean[2] is 1e+300: beyond float32's range"},
+        {104, 1e-300, "y_std is 1e-300: below 1e-12"},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        cli_test_spit(ck, orig, len);
+        cli_test_ckpt_set(ck, cases[k].off, cases[k].v);
+        for (int cmd = 0; cmd < 2; cmd++) {
+            if (cmd == 0)
+                CLI_TEST_RUN("predict", "--model", ck, "--data", data);
+            else
+                CLI_TEST_RUN("export", "--model", ck, "--format", "onnx", "--out",
+                             cli_test_path("m.onnx"));
+            cli_test_status(2);
+            cr_assert_str_eq(cli_test_res.out, "");
+            cr_assert_eq(cli_test_count(cli_test_res.err, "\n"), 1, "%s", cli_test_res.err);
+            char want[4400];
+            snprintf(want, sizeof(want), "ringside %s: %s: %s", cmd == 0 ? "predict" : "export", ck,
+                     cases[k].said);
+            cr_assert(strncmp(cli_test_res.err, want, strlen(want)) == 0, "want '%s', got %s", want,
+                      cli_test_res.err);
+        }
+    }
+    free(orig);
 }
 
 /* ---- what is planted where ringside writes ---- */
