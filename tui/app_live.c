@@ -11,7 +11,6 @@
 #include "tui/app_signals.h"
 #include "tui/theme.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -24,19 +23,30 @@
  * drained every 5 ms. */
 #define APP_LIVE_RING_EVENTS (1u << 12)
 
-/* While curses owns the terminal, stderr goes to a session log beside the checkpoints. */
-static int app_live_redirect_stderr(const struct run_opts *o) {
-    char err[256], log[ENGINE_PATH_MAX + 32];
+/* While curses owns the terminal, stderr goes to a session log beside the checkpoints, opened
+ * once the run has made the output directory and before it starts: a link, a FIFO, a directory
+ * or another user's file there is refused then (-2: exit 2, before training and the terminal),
+ * never followed or waited on. The descriptor, or -1 when messages stay on stderr. */
+static int app_live_session_log(const struct run_opts *o) {
+    char err[ENGINE_PATH_MAX + 160], log[ENGINE_PATH_MAX + 32];
     if (afile_mkdirs(o->conf.output_dir, err, sizeof(err)) != 0)
         return -1;
     snprintf(log, sizeof(log), "%s/session.log", o->conf.output_dir);
-    /* never through a link someone planted in the output directory */
-    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0) {
-        fprintf(stderr, "ringside: %s: %s%s\n", log, strerror(errno),
-                errno == ELOOP ? " (a symbolic link: not followed; messages stay on stderr)" : "");
-        return -1;
+    int fd = afile_open_fd(log, O_APPEND, 0600, err, sizeof(err));
+    if (afile_refused(fd)) {
+        fprintf(stderr,
+                "ringside: %s (the session log is written only as a regular file of yours)\n", err);
+        return -2;
     }
+    if (fd < 0)
+        fprintf(stderr, "ringside: %s (messages stay on stderr)\n", err);
+    return fd < 0 ? -1 : fd;
+}
+
+/* Descriptor 2 onto the session log fd (taken over): the terminal's stderr, or -1 with no log. */
+static int app_live_redirect_stderr(int fd) {
+    if (fd < 0)
+        return -1;
     int saved = dup(2);
     dup2(fd, 2);
     close(fd);
@@ -121,6 +131,9 @@ static int app_live_run(const struct run_opts *o, const struct app_view *v, bool
         .on_abandon = app_live_on_abandon,
     };
     int rc = run_create(&run, &rc_conf);
+    int log_fd = rc == 0 && rc_conf.session_log ? app_live_session_log(o) : -1;
+    if (log_fd == -2)
+        rc = RS_EXIT_USAGE;
     if (rc == 0 && watch) {
         char err[512];
         if (bridge_open(&bridge, socket, err, sizeof(err)) != 0) {
@@ -138,7 +151,8 @@ static int app_live_run(const struct run_opts *o, const struct app_view *v, bool
     }
     pthread_sigmask(SIG_SETMASK, &old_mask, NULL); /* every thread of the run exists now */
     if (rc == 0) {
-        int saved = isatty(1) && !watch ? app_live_redirect_stderr(o) : -1;
+        int saved = app_live_redirect_stderr(log_fd);
+        log_fd = -1;
         app_live_tty_fd = saved;
         quit_signal_set_fd(saved >= 0 ? saved : 2); /* a second signal's words: the terminal */
         struct app_view view = *v;
@@ -157,6 +171,8 @@ static int app_live_run(const struct run_opts *o, const struct app_view *v, bool
         if (rc == 0)
             rc = run_finish(run, NULL);
     }
+    if (log_fd >= 0)
+        close(log_fd);
     app_live_record_close(rec, &rc);
     if (src)
         src->ops->destroy(src);

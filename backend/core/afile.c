@@ -14,25 +14,107 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* What is at a path of mode m, for a refusal. */
+static const char *afile_kind(mode_t m) {
+    return S_ISLNK(m)    ? "a symbolic link"
+           : S_ISFIFO(m) ? "a FIFO"
+           : S_ISDIR(m)  ? "a directory"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+           : S_ISSOCK(m) ? "a socket"
+                         : "something other than a file";
+}
+
+static int afile_refuse(const char *path, mode_t m, char *err, size_t errlen) {
+    if (S_ISLNK(m))
+        return errbuf_set(err, errlen, -ELOOP,
+                          "%s: a symbolic link is there (not followed): left as it is", path);
+    return errbuf_set(err, errlen, S_ISDIR(m) ? -EISDIR : -EINVAL,
+                      "%s: %s is there, not a regular file: left as it is", path, afile_kind(m));
+}
+
+static int afile_not_ours(const char *path, uid_t uid, char *err, size_t errlen) {
+    return errbuf_set(err, errlen, -EPERM,
+                      "%s: a file of uid %u is there, not of this user (uid %u): left as it is",
+                      path, (unsigned)uid, (unsigned)geteuid());
+}
+
+/* The checks on what open gave: a regular file of this user's (group and other bits cleared
+ * for a private one), truncated when asked, blocking again. 0 or -errno with err. */
+static int afile_check_fd(int fd, const char *path, int flags, mode_t mode, char *err,
+                          size_t errlen) {
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return errbuf_set(err, errlen, -errno, "cannot write %s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return afile_refuse(path, st.st_mode, err, errlen);
+    if (!(flags & O_EXCL) && st.st_uid != geteuid()) /* one made afresh is ours */
+        return afile_not_ours(path, st.st_uid, err, errlen);
+    int fl = fcntl(fd, F_GETFL);
+    const char *step = "fcntl";
+    int rc = fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0 ? -errno : 0;
+    if (rc == 0 && !(mode & 077) && (st.st_mode & 077) &&
+        (step = "chmod", fchmod(fd, st.st_mode & 0700) != 0))
+        rc = -errno;
+    if (rc == 0 && (flags & O_TRUNC) && (step = "truncate", ftruncate(fd, 0) != 0))
+        rc = -errno;
+    if (rc != 0)
+        return errbuf_set(err, errlen, rc, "cannot write %s (%s): %s", path, step, strerror(-rc));
+    return 0;
+}
+
+int afile_open_fd(const char *path, int flags, mode_t mode, char *err, size_t errlen) {
+    struct stat st;
+    bool excl = (flags & O_EXCL) != 0;
+    /* what is there is looked at first, so a FIFO or a device is not even opened */
+    if (!excl && lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return afile_refuse(path, st.st_mode, err, errlen);
+    int fd = open(path,
+                  O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+                      (flags & (O_EXCL | O_APPEND)),
+                  mode);
+    if (fd < 0) {
+        int e = errno;
+        if (e != EEXIST && lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+            return afile_refuse(path, st.st_mode, err, errlen); /* put there since the lstat */
+        if (e == EACCES && !excl && lstat(path, &st) == 0 && st.st_uid != geteuid())
+            return afile_not_ours(path, st.st_uid, err, errlen); /* fs.protected_regular */
+        return errbuf_set(err, errlen, -e, "cannot %s %s: %s", excl ? "create" : "write", path,
+                          strerror(e));
+    }
+    int rc = afile_check_fd(fd, path, flags, mode, err, errlen);
+    if (rc != 0) {
+        close(fd);
+        return rc;
+    }
+    return fd;
+}
+
+bool afile_refused(int rc) {
+    return rc == -ELOOP || rc == -EISDIR || rc == -EINVAL || rc == -EPERM;
+}
+
 /* The temp file beside path, created afresh: O_EXCL and O_NOFOLLOW, so a file, a link or a FIFO
  * planted under its name (by someone who can write the directory) is never written through nor
  * waited on. Whatever is there already (left by a dead process that had our pid, or planted) is
  * removed first: unlink removes the entry itself, never what a link points to. */
-static int afile_create_tmp(struct afile *af, char *err, size_t errlen) {
-    int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-    int fd = open(af->tmp_path, flags, 0644);
-    if (fd < 0 && errno == EEXIST && unlink(af->tmp_path) == 0)
-        fd = open(af->tmp_path, flags, 0644);
-    if (fd < 0 || !(af->fp = fdopen(fd, "wb"))) {
+static int afile_create_tmp(struct afile *af, mode_t mode, char *err, size_t errlen) {
+    int fd = afile_open_fd(af->tmp_path, O_EXCL, mode, err, errlen);
+    if (fd == -EEXIST && unlink(af->tmp_path) == 0)
+        fd = afile_open_fd(af->tmp_path, O_EXCL, mode, err, errlen);
+    if (fd < 0)
+        return fd;
+    if (!(af->fp = fdopen(fd, "wb"))) {
         int e = errno;
-        if (fd >= 0)
-            close(fd);
+        close(fd);
+        unlink(af->tmp_path);
         return errbuf_set(err, errlen, -e, "cannot create %s: %s", af->tmp_path, strerror(e));
     }
     return 0;
 }
 
-int afile_open(struct afile *af, const char *path, char *err, size_t errlen) {
+static int afile_open_mode(struct afile *af, const char *path, mode_t mode, char *err,
+                           size_t errlen) {
     memset(af, 0, sizeof(*af));
     struct stat st;
     if (strlen(path) + 32 >= sizeof(af->path))
@@ -41,7 +123,15 @@ int afile_open(struct afile *af, const char *path, char *err, size_t errlen) {
         return errbuf_set(err, errlen, -EISDIR, "%s: is a directory (name a file in it)", path);
     snprintf(af->path, sizeof(af->path), "%s", path);
     snprintf(af->tmp_path, sizeof(af->tmp_path), "%s.tmp.%ld", path, (long)getpid());
-    return afile_create_tmp(af, err, errlen);
+    return afile_create_tmp(af, mode, err, errlen);
+}
+
+int afile_open(struct afile *af, const char *path, char *err, size_t errlen) {
+    return afile_open_mode(af, path, 0666, err, errlen);
+}
+
+int afile_open_private(struct afile *af, const char *path, char *err, size_t errlen) {
+    return afile_open_mode(af, path, 0600, err, errlen);
 }
 
 int afile_open_user(struct afile *af, const char *path, char *err, size_t errlen) {
@@ -55,6 +145,21 @@ int afile_open_user(struct afile *af, const char *path, char *err, size_t errlen
         return 0;
     }
     return afile_open(af, path, err, errlen);
+}
+
+int afile_open_stream(struct afile *af, const char *path, char *err, size_t errlen) {
+    char why[sizeof(af->tmp_path) + 128];
+    int rc = afile_open_user(af, path, why, sizeof(why));
+    if (rc == 0 && af->tmp_path[0] && rename(af->tmp_path, af->path) != 0) {
+        rc = -errno;
+        afile_abort(af);
+    }
+    if (rc != 0)
+        return rc == -EISDIR
+                   ? errbuf_set(err, errlen, rc, "%s", why)
+                   : errbuf_set(err, errlen, rc, "cannot write %s: %s", path, strerror(-rc));
+    af->tmp_path[0] = '\0'; /* the file at path now: written in place from here on */
+    return 0;
 }
 
 static int afile_sync_dir(const char *path) {
@@ -128,6 +233,13 @@ int afile_write_all_user(const char *path, const void *buf, size_t len, char *er
     return afile_write_opened(&af, afile_open_user(&af, path, err, errlen), buf, len, err, errlen);
 }
 
+int afile_write_all_private(const char *path, const void *buf, size_t len, char *err,
+                            size_t errlen) {
+    struct afile af;
+    return afile_write_opened(&af, afile_open_private(&af, path, err, errlen), buf, len, err,
+                              errlen);
+}
+
 /* The pid in "<prefix>.tmp.<pid>", or 0 when name is not one of prefix's temp files. */
 static long afile_stale_pid(const char *name, const char *prefix) {
     size_t n = strlen(prefix);
@@ -190,11 +302,12 @@ int afile_probe_dir(const char *dir, char *err, size_t errlen) {
     if (snprintf(path, sizeof(path), "%s/.ringside-probe.%ld", dir, (long)getpid()) >=
         (int)sizeof(path))
         return errbuf_set(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0 && errno == EEXIST && unlink(path) == 0)
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    char why[sizeof(path) + 128];
+    int fd = afile_open_fd(path, O_EXCL, 0600, why, sizeof(why));
+    if (fd == -EEXIST && unlink(path) == 0)
+        fd = afile_open_fd(path, O_EXCL, 0600, why, sizeof(why));
     if (fd < 0)
-        return errbuf_set(err, errlen, -errno, "cannot write in %s: %s", dir, strerror(errno));
+        return errbuf_set(err, errlen, fd, "cannot write in %s: %s", dir, strerror(-fd));
     close(fd);
     unlink(path);
     return 0;

@@ -698,6 +698,25 @@ static void engine_sweep_stale(struct engine *e) {
     }
 }
 
+/* The checkpoint's files are replaced by rename, so a link, a FIFO or a file planted at their
+ * paths is replaced and never written through; a directory there cannot be, and would fail
+ * every checkpoint of the run: refused now, before any work. */
+static int engine_check_ckpt_paths(const struct engine *e, char *err, size_t errlen) {
+    static const char *const suffixes[] = {".rsmodel", "_metadata.json", ".safetensors",
+                                           "_best.rsmodel"};
+    for (size_t k = 0; k < sizeof(suffixes) / sizeof(suffixes[0]); k++) {
+        char path[ENGINE_PATH_MAX + 160];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/%s%s", e->conf.output_dir, e->conf.name, suffixes[k]);
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            return errbuf_set(err, errlen, -EISDIR,
+                              "%s: a directory is there, not a regular file: left as it is (the "
+                              "checkpoint goes there)",
+                              path);
+    }
+    return 0;
+}
+
 /* An output directory anyone can write without the sticky bit lets them replace (rename over)
  * its checkpoints: said loudly, once. */
 static void engine_check_output_dir(struct engine *e) {
@@ -738,7 +757,8 @@ int engine_create(struct engine **out, const struct engine_conf *conf, struct ev
         goto fail;
     /* checkpoints are written after every epoch: a directory that cannot exist fails now */
     if ((rc = afile_mkdirs(e->conf.output_dir, err, errlen)) != 0 ||
-        (rc = afile_probe_dir(e->conf.output_dir, err, errlen)) != 0) {
+        (rc = afile_probe_dir(e->conf.output_dir, err, errlen)) != 0 ||
+        (rc = engine_check_ckpt_paths(e, err, errlen)) != 0) {
         rc = -EINVAL;
         goto fail;
     }

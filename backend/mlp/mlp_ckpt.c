@@ -33,7 +33,9 @@
 #include "backend/core/errbuf.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,24 +318,64 @@ static void mlp_ckpt_read_raw_arch(struct mlp_ckpt_rd *r, struct mlp_ckpt_raw_ar
     a->loss = (uint32_t)mlp_ckpt_get(r, 4);
 }
 
-/* Every number a model is made of is finite; the standard deviations and Adam's second moments
- * are not negative (a checksum guards against damage, not against a file written that way). */
-static int mlp_ckpt_check_values(const struct mlp_ckpt *c, char *msg, size_t len) {
-    size_t n_in = (size_t)c->arch.n_in, n = c->adam.n;
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(c->params[i]) || !isfinite(c->adam.m[i]) || !isfinite(c->adam.v[i]) ||
-            c->adam.v[i] < 0)
-            return errbuf_set(msg, len, -1,
-                              "parameter %zu (or its Adam state) is not a finite "
-                              "number",
-                              i);
-    for (size_t j = 0; j < n_in; j++)
-        if (!isfinite(c->norm_mean[j]) || !(c->norm_std[j] > 0) || !isfinite(c->norm_std[j]))
-            return errbuf_set(msg, len, -1,
-                              "feature %zu's normalisation is not finite and positive", j);
-    if (!isfinite(c->y_mean) || !(c->y_std > 0) || !isfinite(c->y_std))
-        return errbuf_set(msg, len, -1, "the target's normalisation is not finite and positive");
+/* The smallest standard deviation training writes (feat_norm_fit puts 1 for a column whose
+ * deviation is below it). */
+#define MLP_CKPT_MIN_STD 1e-12
+#define MLP_CKPT_NOT_F32 "beyond float32's range (the model runs in float32)"
+
+static bool mlp_ckpt_f32_ok(double v) {
+    return isfinite(v) && fabs(v) <= FLT_MAX;
+}
+
+static int mlp_ckpt_bad_value(char *msg, size_t len, const char *field, size_t i, bool indexed,
+                              double v, const char *why) {
+    char name[48];
+    why = isfinite(v) ? why : "not a finite number";
+    if (indexed)
+        snprintf(name, sizeof(name), "%s[%zu]", field, i);
+    else
+        snprintf(name, sizeof(name), "%s", field);
+    return errbuf_set(msg, len, -1, "%s is %.6g: %s", name, v, why);
+}
+
+static int mlp_ckpt_check_std(double v, char *msg, size_t len, const char *field, size_t i,
+                              bool indexed) {
+    if (!mlp_ckpt_f32_ok(v))
+        return mlp_ckpt_bad_value(msg, len, field, i, indexed, v, MLP_CKPT_NOT_F32);
+    if (!(v >= MLP_CKPT_MIN_STD))
+        return mlp_ckpt_bad_value(msg, len, field, i, indexed, v,
+                                  "below 1e-12, the smallest standard deviation training writes");
     return 0;
+}
+
+/* Every number a model is made of can be run: the model runs in float32 (its parameters,
+ * Adam's state and the normalised features are float32 on the device), so a finite double
+ * past float32's range would become an infinity there and every output NaN; a standard
+ * deviation below the floor training uses for a constant column (MLP_CKPT_MIN_STD) would make
+ * the normalised features overflow the same way. A checksum guards against damage, not
+ * against a file written that way. 0, or -1 with msg naming the field and its value. */
+static int mlp_ckpt_check_values(const struct mlp_ckpt *c, char *msg, size_t len) {
+    static const char f32[] = MLP_CKPT_NOT_F32;
+    size_t n_in = (size_t)c->arch.n_in, n = c->adam.n;
+    for (size_t i = 0; i < n; i++) {
+        if (!mlp_ckpt_f32_ok(c->params[i]))
+            return mlp_ckpt_bad_value(msg, len, "params", i, true, c->params[i], f32);
+        if (!mlp_ckpt_f32_ok(c->adam.m[i]))
+            return mlp_ckpt_bad_value(msg, len, "adam m", i, true, c->adam.m[i], f32);
+        if (!mlp_ckpt_f32_ok(c->adam.v[i]) || c->adam.v[i] < 0)
+            return mlp_ckpt_bad_value(msg, len, "adam v", i, true, c->adam.v[i],
+                                      c->adam.v[i] < 0 ? "a second moment cannot be negative"
+                                                       : f32);
+    }
+    for (size_t j = 0; j < n_in; j++) {
+        if (!mlp_ckpt_f32_ok(c->norm_mean[j]))
+            return mlp_ckpt_bad_value(msg, len, "norm_mean", j, true, c->norm_mean[j], f32);
+        if (mlp_ckpt_check_std(c->norm_std[j], msg, len, "norm_std", j, true) != 0)
+            return -1;
+    }
+    if (!mlp_ckpt_f32_ok(c->y_mean))
+        return mlp_ckpt_bad_value(msg, len, "y_mean", 0, false, c->y_mean, f32);
+    return mlp_ckpt_check_std(c->y_std, msg, len, "y_std", 0, false);
 }
 
 /* Decode everything after the architecture into c (already allocated for it). */
@@ -368,7 +410,7 @@ static int mlp_ckpt_read_body(struct mlp_ckpt_rd *r, struct mlp_ckpt *c, char *m
     mlp_ckpt_get_f64s(r, c->params, n);
     mlp_ckpt_get_f64s(r, c->adam.m, n);
     mlp_ckpt_get_f64s(r, c->adam.v, n);
-    return mlp_ckpt_check_values(c, msg, len);
+    return 0;
 }
 
 /* Validate a fully read buffer of size bytes and decode it into c. */
@@ -400,6 +442,10 @@ static int mlp_ckpt_decode(const char *path, const unsigned char *b, size_t size
         return errbuf_set(err, errlen, -ENOMEM, "cannot load %s: out of memory", path);
     if (mlp_ckpt_read_body(&r, c, msg, sizeof(msg)) != 0)
         goto bad_header;
+    if (mlp_ckpt_check_values(c, msg, sizeof(msg)) != 0) { /* whole, but cannot be run */
+        mlp_ckpt_fini(c);
+        return errbuf_set(err, errlen, -EINVAL, "%s: %s", path, msg);
+    }
     return 0;
 bad_header:
     mlp_ckpt_fini(c);

@@ -1,6 +1,7 @@
 /* The JSON-lines recorder: run line, events, layout lines and the summary, flushed per line. */
 #include "backend/record/record.h"
 
+#include "backend/core/afile.h"
 #include "backend/core/errbuf.h"
 
 #include <errno.h>
@@ -17,7 +18,8 @@
 #endif
 
 struct rec {
-    FILE *f; /* NULL for a sink */
+    FILE *f;         /* NULL for a sink */
+    struct afile af; /* the file's (not stdout's, nor a sink's) */
     rec_sink_fn sink;
     void *sink_ctx;
     bool is_stdout;
@@ -34,12 +36,12 @@ int rec_open(struct rec **out, const char *path, char *err, size_t errlen) {
         return errbuf_set(err, errlen, -ENOMEM, "out of memory");
     snprintf(r->path, sizeof(r->path), "%s", path);
     r->is_stdout = strcmp(path, "-") == 0;
-    r->f = r->is_stdout ? stdout : fopen(path, "w");
-    if (!r->f) {
-        int rc = -errno;
+    int rc = r->is_stdout ? 0 : afile_open_stream(&r->af, path, err, errlen);
+    if (rc != 0) {
         free(r);
-        return errbuf_set(err, errlen, rc, "cannot write %s: %s", path, strerror(-rc));
+        return rc;
     }
+    r->f = r->is_stdout ? stdout : r->af.fp;
     *out = r;
     return 0;
 }
@@ -229,10 +231,10 @@ int rec_close(struct rec *r, char *err, size_t errlen) {
         return 0;
     int rc = r->err;
     errno = 0;
-    if (r->f && fflush(r->f) == EOF && rc == 0)
+    if (r->is_stdout && fflush(r->f) == EOF && rc == 0)
         rc = errno ? -errno : -EIO;
-    if (r->f && !r->is_stdout && fclose(r->f) != 0 && rc == 0)
-        rc = errno ? -errno : -EIO;
+    int crc = r->af.fp ? afile_commit(&r->af, NULL, 0) : 0; /* flushed and closed */
+    rc = rc ? rc : crc;
     if (rc != 0)
         errbuf_set(err, errlen, rc, "cannot write %s: %s",
                    r->is_stdout ? "standard output" : r->path, strerror(-rc));

@@ -15,8 +15,10 @@
 
 struct rec;
 
-/* Open path for writing ("-" = stdout; otherwise create or truncate). 0, or -errno with err
- * "cannot write PATH: reason". */
+/* Open path for writing ("-" = stdout): a FIFO or a terminal (a character device) is written in
+ * place; anything else at path, a file or a link, is replaced at once by a new file
+ * (afile_open_stream: never written through a link). 0, or -errno with err "cannot write PATH:
+ * reason". */
 int rec_open(struct rec **out, const char *path, char *err, size_t errlen);
 
 /* A recorder that hands every line (text without its newline) to line(ctx, text, len) rather

@@ -136,7 +136,7 @@ int bundle_write(const struct bundle_src *b, char *path, size_t pathlen, char *e
         return errbuf_set(err, errlen, -ENAMETOOLONG, "the bundle's path is too long");
     int rc = afile_mkdirs(b->o->conf.output_dir, err, errlen);
     struct afile af;
-    if (rc == 0 && (rc = afile_open(&af, path, err, errlen)) == 0) {
+    if (rc == 0 && (rc = afile_open_private(&af, path, err, errlen)) == 0) {
         bundle_body(af.fp, b);
         rc = afile_commit(&af, err, errlen);
     }

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "backend/run/errtee.h"
 
+#include "backend/core/afile.h"
 #include "backend/core/errbuf.h"
 
 #include <errno.h>
@@ -64,11 +65,8 @@ int errtee_start(struct errtee **out, const char *path, char *err, size_t errlen
         return errbuf_set(err, errlen, -ENOMEM, "out of memory");
     int p[2] = {-1, -1};
     t->saved = fcntl(2, F_DUPFD_CLOEXEC, 3);
-    t->file = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
-    int rc = t->file < 0 ? -errno : 0;
-    if (rc != 0)
-        errbuf_set(err, errlen, rc, "%s: %s%s", path, strerror(-rc),
-                   rc == -ELOOP ? " (a symbolic link: not followed)" : "");
+    t->file = afile_open_fd(path, O_APPEND, 0600, err, errlen);
+    int rc = t->file < 0 ? t->file : 0;
     if (rc == 0 && (t->saved < 0 || pipe2(p, O_CLOEXEC) != 0))
         rc = errbuf_set(err, errlen, -errno, "stderr: %s", strerror(errno));
     t->rd = p[0];

@@ -10,8 +10,10 @@
 struct errtee;
 
 /* From now on, file descriptor 2 is a pipe whose bytes a thread writes to the former stderr and
- * appends to path (created 0644, never through a symbolic link). 0, or -errno with err set
- * (stderr is then as it was). */
+ * appends to path: a regular file of this user's, created 0600 (an existing one made 0600), as
+ * afile_open_fd opens it, so a link, a FIFO, a directory or another user's file there is
+ * refused (afile_refused(rc)) without being followed, waited on or written. 0, or -errno with
+ * err set (stderr is then as it was). */
 int errtee_start(struct errtee **out, const char *path, char *err, size_t errlen);
 
 /* Give file descriptor 2 back, after every byte written to it before the call has reached

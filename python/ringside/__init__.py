@@ -31,6 +31,7 @@ import json
 import os
 import queue
 import socket
+import stat
 import struct
 import sys
 import threading
@@ -70,6 +71,36 @@ _COLLECTIVES = (
 # Per thread: inside a wrapped collective or a DDP bucket's hook, where torch.distributed
 # calls (the default hook's all_reduce) are that call's own, not more collectives.
 _tls = threading.local()
+
+
+def _open_record(path):
+    """The file of connect(record=path), as `ringside train --record` opens its own: a FIFO or
+    a terminal named there (through the user's links) is written in place; anything else at
+    path, a file or a link, is replaced at once by a new file, created beside it afresh
+    (O_EXCL, O_NOFOLLOW: nothing there is followed or waited on) and renamed over it, so a
+    link planted at path is replaced and its target never written."""
+    try:
+        st = os.stat(path)
+        if stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode):
+            return open(path, "w", buffering=1)
+    except FileNotFoundError:
+        pass
+    if os.path.isdir(path):
+        raise IsADirectoryError(21, "a directory is there (name a file in it)", path)
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(tmp, flags, 0o666)
+    except FileExistsError:  # left by a process that had our pid, or planted: the entry goes
+        os.unlink(tmp)
+        fd = os.open(tmp, flags, 0o666)
+    try:
+        os.rename(tmp, path)
+    except BaseException:
+        os.close(fd)
+        os.unlink(tmp)
+        raise
+    return os.fdopen(fd, "w", buffering=1)
 
 
 def default_path():
@@ -212,7 +243,7 @@ class Bridge:
         if self._sock is not None and not self._peer_ok(_warn):
             return
         if record:
-            self._record = open(record, "a", buffering=1)
+            self._record = _open_record(record)
         self.enabled = True
         self._emit(self._run_line())
         if self._sock is not None:
@@ -974,7 +1005,8 @@ def connect(path=None, *, name=None, device=None, rank=None, control=True, memor
     ringside listens there, the returned bridge does nothing (after one warning), so a script
     keeps its bridge calls whether or not a dashboard is open; so does one whose dashboard runs
     as another user (not root). record=FILE also writes the stream to FILE (for `ringside
-    replay`). control=False: the dashboard's keys are not taken. name: the job's name in the
+    replay`): a new file replaces what is there (a link there is replaced, never followed); a
+    FIFO or a terminal is written in place. control=False: the dashboard's keys are not taken. name: the job's name in the
     dashboard (default: the script's). device: the CUDA/ROCm device (default: the current
     one). rank: the process-group rank (default: torch.distributed's, else $RANK). epochs,
     steps_per_epoch, batch_size: the run's plan, told to the dashboard (batch_size also makes

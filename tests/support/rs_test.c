@@ -7,10 +7,13 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 int rs_test_tmpdir(char *out, size_t outlen) {
@@ -49,13 +52,34 @@ const char *rs_test_fixture(const char *rel, char *out, size_t outlen) {
     return out;
 }
 
-/* Read both pipes until EOF so a chatty child never blocks on a full pipe. */
+/* Read both pipes until EOF so a chatty child never blocks on a full pipe. With a deadline
+ * (CLOCK_MONOTONIC ms, 0 = none) the child is killed once it has passed (*late set), and its
+ * pipes are read to their end as it dies. */
+static long long rs_test_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void rs_test_collect(int fd_out, int fd_err, char *out, size_t outlen, char *errb,
-                            size_t errlen) {
+                            size_t errlen, pid_t pid, long long deadline, bool *late) {
     size_t n_out = 0, n_err = 0;
     struct pollfd pf[2] = {{fd_out, POLLIN, 0}, {fd_err, POLLIN, 0}};
     int open_fds = 2;
-    while (open_fds > 0 && poll(pf, 2, -1) > 0) {
+    for (;;) {
+        int wait_ms = -1;
+        if (deadline && !*late) {
+            long long left = deadline - rs_test_now_ms();
+            wait_ms = left > 0 ? (int)left : 0;
+        }
+        int ready = open_fds > 0 ? poll(pf, 2, wait_ms) : 0;
+        if (ready == 0 && open_fds > 0 && deadline && !*late) {
+            kill(pid, SIGKILL); /* past the bound: the test fails on *late */
+            *late = true;
+            continue;
+        }
+        if (ready <= 0)
+            break;
         for (int i = 0; i < 2; i++) {
             if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
@@ -83,7 +107,8 @@ static void rs_test_collect(int fd_out, int fd_err, char *out, size_t outlen, ch
         errb[n_err] = '\0';
 }
 
-int rs_test_run(const char *const *argv, char *out, size_t outlen, char *errb, size_t errlen) {
+static int rs_test_run_until(const char *const *argv, long long deadline, char *out, size_t outlen,
+                             char *errb, size_t errlen) {
     char exe[4096];
     snprintf(exe, sizeof(exe), "%s/ringside", RS_BINARY_DIR);
     int po[2], pe[2];
@@ -107,13 +132,25 @@ int rs_test_run(const char *const *argv, char *out, size_t outlen, char *errb, s
     }
     close(po[1]);
     close(pe[1]);
-    rs_test_collect(po[0], pe[0], out, outlen, errb, errlen);
+    bool late = false;
+    rs_test_collect(po[0], pe[0], out, outlen, errb, errlen, pid, deadline, &late);
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
+    if (late)
+        return -2;
     if (WIFEXITED(st))
         return WEXITSTATUS(st);
     return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
+}
+
+int rs_test_run(const char *const *argv, char *out, size_t outlen, char *errb, size_t errlen) {
+    return rs_test_run_until(argv, 0, out, outlen, errb, errlen);
+}
+
+int rs_test_run_within(const char *const *argv, int limit_ms, char *out, size_t outlen, char *errb,
+                       size_t errlen) {
+    return rs_test_run_until(argv, rs_test_now_ms() + limit_ms, out, outlen, errb, errlen);
 }
 
 int rs_test_count_tmp(const char *dir) {

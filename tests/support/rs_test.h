@@ -26,6 +26,11 @@ const char *rs_test_fixture(const char *rel, char *out, size_t outlen);
  * when it could not be started. */
 int rs_test_run(const char *const *argv, char *out, size_t outlen, char *errb, size_t errlen);
 
+/* rs_test_run with a bound: a child still running limit_ms after its start is killed and -2
+ * returned (the test then fails: the bound is never what the test waits for). */
+int rs_test_run_within(const char *const *argv, int limit_ms, char *out, size_t outlen, char *errb,
+                       size_t errlen);
+
 /* fn(ctx, out) run in a child that has become nobody (uid and gid 65534), its out[0, len)
  * copied back: what an unprivileged user sees, for a test that runs as root (which passes every
  * permission check). fn starts from a zeroed out and makes no Criterion call. 0; -EPERM when the

@@ -4,14 +4,19 @@
 #include "backend/core/mono.h"
 #include "tests/support/rs_test.h"
 
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -318,4 +323,83 @@ Test(agent_cli, a_second_sigterm_while_stopping_exits_130) {
     cr_assert(strstr(a.log, "Interrupt: stopping"), "%s", a.log);
     cr_assert(strstr(a.log, "second Terminated: exiting immediately"), "%s", a.log);
     cr_assert_null(strstr(a.log, "ringside agent: stopped"), "%s", a.log);
+}
+
+/* ---- a line too long for attach ---- */
+
+/* One connection on lfd: the request read, head then a line of fill bytes of n and tail sent
+ * (or as much as the client takes before it closes). */
+struct ac_long {
+    int lfd;
+    const char *head, *tail;
+    size_t n;
+};
+
+static void *ac_long_serve(void *arg) {
+    struct ac_long *l = arg;
+    int fd = accept(l->lfd, NULL, NULL);
+    if (fd < 0)
+        return NULL;
+    char req[2048];
+    struct pollfd pf = {fd, POLLIN, 0};
+    if (poll(&pf, 1, AC_WAIT_MS) == 1 && read(fd, req, sizeof(req)) > 0) {
+        static char fill[65536];
+        memset(fill, 'x', sizeof(fill));
+        bool ok = send(fd, l->head, strlen(l->head), MSG_NOSIGNAL) >= 0;
+        for (size_t sent = 0; ok && sent < l->n;) {
+            size_t k = l->n - sent < sizeof(fill) ? l->n - sent : sizeof(fill);
+            ssize_t w = send(fd, fill, k, MSG_NOSIGNAL);
+            ok = w > 0;
+            sent += ok ? (size_t)w : 0;
+        }
+        if (ok)
+            send(fd, l->tail, strlen(l->tail), MSG_NOSIGNAL);
+    }
+    close(fd);
+    return NULL;
+}
+
+/* A status line or a header line over libcurl's 100 KiB came out as "Out of memory", a run line
+ * over 1 MiB as "Argument list too long": one line now says which line was too long and the
+ * limit, exit 2. */
+Test(agent_cli, attach_says_which_line_was_too_long) {
+    static const struct {
+        const char *head, *tail;
+        size_t n;
+        const char *said;
+    } cases[] = {
+        {"HTTP/1.0 200 OK", "\r\n\r\n", 200 * 1024,
+         "the answer's status line or one of its header lines is over 102400 bytes (100 KiB), "
+         "the longest libcurl takes"},
+        {"HTTP/1.0 200 OK\r\nX-Long: ", "\r\n\r\n", 200 * 1024,
+         "the answer's status line or one of its header lines is over 102400 bytes (100 KiB), "
+         "the longest libcurl takes"},
+        {"HTTP/1.0 200 OK\r\nContent-Type: application/x-ndjson\r\n\r\n{\"type\":\"run\",\"x\":\"",
+         "\"}\n", 3u << 20,
+         "the stream's first line (the run line) is over 1048576 bytes (1 MiB), the longest "
+         "line attach reads"},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        struct ac_long l = {socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), cases[k].head,
+                            cases[k].tail, cases[k].n};
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t len = sizeof(sa);
+        cr_assert_eq(bind(l.lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        cr_assert_eq(listen(l.lfd, 1), 0);
+        cr_assert_eq(getsockname(l.lfd, (struct sockaddr *)&sa, &len), 0);
+        pthread_t t;
+        cr_assert_eq(pthread_create(&t, NULL, ac_long_serve, &l), 0);
+        char url[64];
+        snprintf(url, sizeof(url), "http://127.0.0.1:%u", ntohs(sa.sin_port));
+        const char *argv[] = {"attach", url, "--frames", "1", NULL};
+        int rc = rs_test_run(argv, ac_out, sizeof(ac_out), ac_err, sizeof(ac_err));
+        pthread_join(t, NULL);
+        close(l.lfd);
+        cr_assert_eq(rc, 2, "case %zu: exit %d: %s", k, rc, ac_err);
+        cr_assert_eq(ac_count(ac_err, "\n"), 1u, "case %zu: %s", k, ac_err);
+        cr_assert(strncmp(ac_err, "ringside attach: ", 17) == 0, "%s", ac_err);
+        cr_assert(strstr(ac_err, cases[k].said), "case %zu: '%s' lacks '%s'", k, ac_err,
+                  cases[k].said);
+        cr_assert_null(strstr(ac_err, "Argument list too long"), "%s", ac_err);
+    }
 }

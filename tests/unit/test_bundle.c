@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 TestSuite(bundle, .timeout = 30);
 
@@ -29,6 +30,7 @@ Test(bundle, written_once_on_a_hang_with_every_section) {
     snprintf(bt_opts.conf.output_dir, sizeof(bt_opts.conf.output_dir), "%.900s/out", dir);
     snprintf(bt_snap.backend, sizeof(bt_snap.backend), "cpu");
     struct bundle_src b = {.o = &bt_opts, .snap = &bt_snap};
+    umask(022);
     for (int i = 0; i < BUNDLE_EVENTS + 20; i++) { /* more than the ring holds */
         struct ev e = bt_ev(EV_LOG, 1000000000ull + (uint64_t)i);
         snprintf(e.u.text.text, sizeof(e.u.text.text), "line %d", i);
@@ -52,6 +54,9 @@ Test(bundle, written_once_on_a_hang_with_every_section) {
     cr_assert_not(bundle_due(&bt_ring, &hang), "once per run");
     const char *path = strstr(msg, dir);
     cr_assert_not_null(path);
+    struct stat st; /* it copies kernel-log lines: for this user alone, whatever the umask */
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0600, "the bundle is %o", (unsigned)(st.st_mode & 0777));
     json_object *j = json_object_from_file(path);
     cr_assert_not_null(j, "%s is not JSON", path);
     static const char *const keys[] = {"hang",   "versions",  "engine",     "pool",

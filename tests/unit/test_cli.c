@@ -1,4 +1,5 @@
 /* End-to-end tests of the ringside binary: exit statuses, error messages and files left behind. */
+#include "backend/core/crc32.h"
 #include "backend/core/json_out.h"
 #include "backend/data/data_csv.h"
 #include "backend/data/data_synth.h"
@@ -8,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -803,6 +805,233 @@ Test(cli, resume_corrupt_header_says_corrupt) {
 
 Test(cli, resume_not_a_checkpoint) {
     CLI_TEST_RESUME_BAD(cli_test_fix("tiny.csv"), "tiny.csv");
+}
+
+/* A checkpoint whose checksum is right but whose numbers the model cannot run in float32: the
+ * double at offset off of the file set to v, the CRC fixed. */
+static void cli_test_ckpt_set(const char *ck, size_t off, double v) {
+    size_t len;
+    unsigned char *b = (unsigned char *)cli_test_slurp(ck, &len);
+    cr_assert_gt(len, off + 8);
+    memcpy(b + off, &v, 8);
+    uint32_t crc = crc32_update(0, b, len - 4);
+    for (int i = 0; i < 4; i++)
+        b[len - 4 + (size_t)i] = (unsigned char)(crc >> (8 * i));
+    cli_test_spit(ck, (const char *)b, len);
+    free(b);
+}
+
+/* A finite parameter past float32's range (1e308), or a norm_std so small the normalised
+ * features overflow (5e-324), gave "output": null on every row with exit 0: refused at load,
+ * one line naming the field and its value, exit 2, nothing on stdout. */
+Test(cli, predict_refuses_numbers_float32_cannot_run) {
+    char ck[4200], data[4200]; /* cli_test_path's buffers are reused */
+    snprintf(ck, sizeof(ck), "%s", cli_test_make_ckpt());
+    snprintf(data, sizeof(data), "%s", cli_test_path("new.csv"));
+    CLI_TEST_RUN("synth", "--days", "5", "--out", data);
+    cli_test_status(0);
+    CLI_TEST_RUN("predict", "--model", ck, "--data", data);
+    cli_test_status(0); /* the model as trained runs */
+    cr_assert(strstr(cli_test_res.out, "\"output\":") && !strstr(cli_test_res.out, "null,"),
+              "%.300s", cli_test_res.out);
+    size_t len;
+    char *orig = cli_test_slurp(ck, &len);
+    /* 24 features: norm_mean at 112, norm_std at 112 + 8 * 24, params after Adam's 56 bytes */
+    static const struct {
+        size_t off;
+        double v;
+        const char *said;
+    } cases[] = {
+        {112 + 16 * 24 + 56, 1e308, "params[0] is 1e+308: beyond float32's range"},
+        {112 + 16 * 24 + 56 + 8 * 5, -4e38, "params[5] is -4e+38: beyond float32's range"},
+        {112 + 8 * 24 + 8 * 3, 5e-324, "norm_std[3] is 4.94066e-324: below 1e-12"},
+        {112 + 8 * 2, 1e300, "norm_mean[2] is 1e+300: beyond float32's range"},
+        {104, 1e-300, "y_std is 1e-300: below 1e-12"},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        cli_test_spit(ck, orig, len);
+        cli_test_ckpt_set(ck, cases[k].off, cases[k].v);
+        for (int cmd = 0; cmd < 2; cmd++) {
+            if (cmd == 0)
+                CLI_TEST_RUN("predict", "--model", ck, "--data", data);
+            else
+                CLI_TEST_RUN("export", "--model", ck, "--format", "onnx", "--out",
+                             cli_test_path("m.onnx"));
+            cli_test_status(2);
+            cr_assert_str_eq(cli_test_res.out, "");
+            cr_assert_eq(cli_test_count(cli_test_res.err, "\n"), 1, "%s", cli_test_res.err);
+            char want[4400];
+            snprintf(want, sizeof(want), "ringside %s: %s: %s", cmd == 0 ? "predict" : "export", ck,
+                     cases[k].said);
+            cr_assert(strncmp(cli_test_res.err, want, strlen(want)) == 0, "want '%s', got %s", want,
+                      cli_test_res.err);
+        }
+    }
+    free(orig);
+}
+
+/* ---- what is planted where ringside writes ---- */
+
+enum cli_plant { CLI_PLANT_FIFO, CLI_PLANT_LINK, CLI_PLANT_DIR, CLI_PLANT_OTHERS };
+
+static void cli_test_plant(enum cli_plant what, const char *path, const char *victim) {
+    switch (what) {
+    case CLI_PLANT_FIFO:
+        cr_assert_eq(mkfifo(path, 0666), 0);
+        break;
+    case CLI_PLANT_LINK:
+        cr_assert_eq(symlink(victim, path), 0);
+        break;
+    case CLI_PLANT_DIR:
+        cr_assert_eq(mkdir(path, 0777), 0);
+        break;
+    case CLI_PLANT_OTHERS: /* a regular file of another user's (this test runs as root) */
+        cli_test_spit(path, "theirs\n", 7);
+        cr_assert_eq(chown(path, 65534, 65534), 0);
+        break;
+    }
+}
+
+/* A FIFO planted as session.log in an output directory others can write held the run before
+ * any output (a writer's open waits for a reader); a link was skipped with a warning and a
+ * directory or another user's file the same: each is refused now, before any work, in one line
+ * naming the path and what is there, exit 2, and left as it was. The bound on the run is a
+ * failure bound only: a refusal comes at once. */
+Test(cli, train_refuses_what_is_planted_as_its_session_log) {
+    char dir[4200], log[4200], victim[4200], jsonl[4200]; /* cli_test_path's buffers are reused */
+    snprintf(dir, sizeof(dir), "%s", cli_test_path("shared"));
+    snprintf(log, sizeof(log), "%s", cli_test_path("shared/session.log"));
+    snprintf(victim, sizeof(victim), "%s", cli_test_path("victim"));
+    snprintf(jsonl, sizeof(jsonl), "%s", cli_test_path("run.jsonl"));
+    cr_assert_eq(mkdir(dir, 0777), 0);
+    cr_assert_eq(chmod(dir, 01777), 0); /* like /tmp: anyone may create a file in it */
+    cli_test_spit(victim, "precious", 8);
+    static const char *const said[] = {
+        "a FIFO is there, not a regular file: left as it is",
+        "a symbolic link is there (not followed): left as it is",
+        "a directory is there, not a regular file: left as it is",
+        "a file of uid 65534 is there, not of this user (uid 0): left as it is"};
+    for (int what = CLI_PLANT_FIFO; what <= CLI_PLANT_OTHERS; what++) {
+        if (what == CLI_PLANT_OTHERS && geteuid() != 0)
+            continue; /* no file of another user's can be made */
+        cli_test_plant((enum cli_plant)what, log, victim);
+        const char *argv[] = {"train",    "--headless", "--synthetic-days", "5",   "--epochs", "1",
+                              "--output", dir,          "--jsonl",          jsonl, NULL};
+        cli_test_res.rc =
+            rs_test_run_within(argv, 20000, cli_test_res.out, sizeof(cli_test_res.out),
+                               cli_test_res.err, sizeof(cli_test_res.err));
+        cr_assert_neq(cli_test_res.rc, -2, "still running 20 s on: %s holds the run", said[what]);
+        cli_test_status(2);
+        char want[4400];
+        snprintf(want, sizeof(want),
+                 "ringside train: %s: %s (the session log is written only as a regular file of "
+                 "yours)\n",
+                 log, said[what]);
+        cr_assert_str_eq(cli_test_res.err, want);
+        cr_assert_not(cli_test_exists(jsonl), "the run went on");
+        cr_assert_not(cli_test_exists(cli_test_path("shared/vpoc_mlp.rsmodel")));
+        struct stat st;
+        cr_assert_eq(lstat(log, &st), 0);
+        static const mode_t kinds[] = {S_IFIFO, S_IFLNK, S_IFDIR, S_IFREG};
+        cr_assert_eq(st.st_mode & S_IFMT, kinds[what], "what was planted is not as it was");
+        char *v = cli_test_slurp(victim, NULL);
+        cr_assert_str_eq(v, "precious");
+        free(v);
+        if (what == CLI_PLANT_OTHERS) {
+            char *t = cli_test_slurp(log, NULL);
+            cr_assert_str_eq(t, "theirs\n");
+            free(t);
+        }
+        cr_assert_eq(remove(log), 0);
+    }
+}
+
+/* The session log of a run is created 0600 (it holds the runtime's messages beside the kernel
+ * log's), whatever the umask lets others read; the model files take the umask's mode. */
+Test(cli, train_session_log_is_private) {
+    const char *dir = cli_test_path("out");
+    cr_assert_eq(mkdir(dir, 0755), 0);
+    mode_t old = umask(002);
+    CLI_TEST_RUN("train", "--headless", "--synthetic-days", "5", "--epochs", "1", "--output", dir,
+                 "--jsonl", cli_test_path("run.jsonl"));
+    umask(old);
+    cli_test_status(0);
+    struct stat st;
+    cr_assert_eq(stat(cli_test_path("out/session.log"), &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0600, "session.log is %o", (unsigned)(st.st_mode & 0777));
+    static const char *const models[] = {"out/vpoc_mlp.rsmodel", "out/vpoc_mlp_metadata.json",
+                                         "out/vpoc_mlp.safetensors"};
+    for (size_t k = 0; k < 3; k++) {
+        cr_assert_eq(stat(cli_test_path(models[k]), &st), 0);
+        cr_assert_eq(st.st_mode & 0777, 0664, "%s is %o, not 0666 under umask 002", models[k],
+                     (unsigned)(st.st_mode & 0777));
+    }
+}
+
+/* --jsonl FILE where a link was planted: the link is replaced by the recording, its target is
+ * not written. */
+Test(cli, train_jsonl_replaces_a_planted_link) {
+    const char *victim = cli_test_path("victim"), *jsonl = cli_test_path("run.jsonl");
+    cli_test_spit(victim, "precious", 8);
+    cr_assert_eq(symlink(victim, jsonl), 0);
+    CLI_TEST_RUN("train", "--headless", "--synthetic-days", "5", "--epochs", "1", "--output",
+                 cli_test_path("out"), "--jsonl", jsonl);
+    cli_test_status(0);
+    char *v = cli_test_slurp(victim, NULL);
+    cr_assert_str_eq(v, "precious", "the link's target was written");
+    free(v);
+    struct stat st;
+    cr_assert_eq(lstat(jsonl, &st), 0);
+    cr_assert(S_ISREG(st.st_mode), "the link is still there");
+    char *j = cli_test_slurp(jsonl, NULL);
+    cr_assert(strncmp(j, "{\"type\":\"run\"", 13) == 0, "%.80s", j);
+    cr_assert(strstr(j, "\"type\":\"summary\""));
+    free(j);
+    cr_assert_eq(rs_test_count_tmp(cli_test_dir), 0);
+}
+
+/* Links and FIFOs planted at the checkpoint's paths are replaced by the files (renamed over
+ * them), their targets never written and no writer waiting on a FIFO; a directory at one of
+ * them would fail every checkpoint: refused before any work, exit 2, one line. */
+Test(cli, train_replaces_what_is_planted_at_its_checkpoints) {
+    char dir[4200], victim[4200]; /* cli_test_path's buffers are reused */
+    snprintf(dir, sizeof(dir), "%s", cli_test_path("shared"));
+    snprintf(victim, sizeof(victim), "%s", cli_test_path("victim"));
+    cr_assert_eq(mkdir(dir, 0777), 0);
+    cr_assert_eq(chmod(dir, 01777), 0);
+    cli_test_spit(victim, "precious", 8);
+    cr_assert_eq(symlink(victim, cli_test_path("shared/vpoc_mlp.rsmodel")), 0);
+    cr_assert_eq(symlink(victim, cli_test_path("shared/vpoc_mlp_metadata.json")), 0);
+    cr_assert_eq(mkfifo(cli_test_path("shared/vpoc_mlp.safetensors"), 0666), 0);
+    const char *argv[] = {
+        "train", "--headless", "--synthetic-days",         "5", "--epochs", "1", "--output",
+        dir,     "--jsonl",    cli_test_path("run.jsonl"), NULL};
+    cli_test_res.rc = rs_test_run_within(argv, 40000, cli_test_res.out, sizeof(cli_test_res.out),
+                                         cli_test_res.err, sizeof(cli_test_res.err));
+    cr_assert_neq(cli_test_res.rc, -2, "still running 40 s on");
+    cli_test_status(0);
+    char *v = cli_test_slurp(victim, NULL);
+    cr_assert_str_eq(v, "precious", "written through a planted link");
+    free(v);
+    static const char *const files[] = {"shared/vpoc_mlp.rsmodel", "shared/vpoc_mlp_metadata.json",
+                                        "shared/vpoc_mlp.safetensors"};
+    struct stat st;
+    for (size_t k = 0; k < 3; k++) {
+        cr_assert_eq(lstat(cli_test_path(files[k]), &st), 0);
+        cr_assert(S_ISREG(st.st_mode), "%s is not the checkpoint's file", files[k]);
+    }
+    cr_assert_eq(unlink(cli_test_path("shared/vpoc_mlp.safetensors")), 0);
+    cr_assert_eq(mkdir(cli_test_path("shared/vpoc_mlp.safetensors"), 0777), 0);
+    CLI_TEST_RUN("train", "--headless", "--synthetic-days", "5", "--epochs", "1", "--output", dir,
+                 "--jsonl", cli_test_path("run2.jsonl"));
+    cli_test_status(2);
+    char want[4400];
+    snprintf(want, sizeof(want),
+             "ringside train: %s: a directory is there, not a regular file: left as it is (the "
+             "checkpoint goes there)\n",
+             cli_test_path("shared/vpoc_mlp.safetensors"));
+    cr_assert_str_eq(cli_test_res.err, want);
+    cr_assert_not(cli_test_exists(cli_test_path("run2.jsonl")));
 }
 
 /* ---- help and version ---- */

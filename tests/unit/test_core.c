@@ -187,6 +187,17 @@ Test(core, crc32_known_vectors) {
     cr_assert_eq(crc32_update(c, "56789", 5), 0xCBF43926u);
 }
 
+/* The whole of path into buf as a string (at most cap - 1 bytes); the byte count, or -1. */
+static long core_slurp_str(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return (long)n;
+}
+
 Test(core, afile_replaces_atomically_and_cleans_up) {
     char dir[256], path[512], buf[64];
     cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
@@ -337,6 +348,163 @@ Test(core, afile_refuses_a_directory_at_the_open) {
     cr_assert(strstr(err, dir) && strstr(err, "is a directory"), "%s", err);
     cr_assert_eq(afile_write_all(dir, "a", 1, err, sizeof(err)), -EISDIR);
     cr_assert_eq(rs_test_count_tmp(dir), 0);
+    rs_test_rmtree(dir);
+}
+
+/* afile_open_fd, the one open of every file ringside writes: what is not a regular file of
+ * this user's is refused at once (a FIFO with no reader used to hold a writer's open for
+ * good), in a message naming the path and what is there, and left exactly as it was. */
+Test(core, afile_open_fd_refuses_what_is_not_a_file_of_ours) {
+    char dir[256], path[512], victim[512], err[1024], buf[64];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    cr_assert_eq(rs_test_write_file(dir, "victim", "precious", victim, sizeof(victim)), 0);
+    snprintf(path, sizeof(path), "%s/session.log", dir);
+    char want[1200];
+    cr_assert_eq(mkfifo(path, 0666), 0); /* nobody reads it: an open without O_NONBLOCK waits */
+    cr_assert_eq(afile_open_fd(path, O_APPEND, 0600, err, sizeof(err)), -EINVAL);
+    snprintf(want, sizeof(want), "%s: a FIFO is there, not a regular file: left as it is", path);
+    cr_assert_str_eq(err, want);
+    cr_assert(afile_refused(-EINVAL));
+    int rd = open(path, O_RDONLY | O_NONBLOCK); /* with a reader it is still refused, unwritten */
+    cr_assert_geq(rd, 0);
+    cr_assert_eq(afile_open_fd(path, O_TRUNC, 0666, err, sizeof(err)), -EINVAL);
+    cr_assert_eq(read(rd, buf, sizeof(buf)), 0, "the FIFO was written");
+    close(rd);
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(symlink(victim, path), 0);
+    cr_assert_eq(afile_open_fd(path, O_TRUNC, 0666, err, sizeof(err)), -ELOOP);
+    snprintf(want, sizeof(want), "%s: a symbolic link is there (not followed): left as it is",
+             path);
+    cr_assert_str_eq(err, want);
+    cr_assert_eq(core_slurp_str(victim, buf, sizeof(buf)), 8);
+    cr_assert_str_eq(buf, "precious", "the link's target was truncated");
+    cr_assert_eq(unlink(path), 0);
+    snprintf(want, sizeof(want), "%s/nothing-yet", dir);
+    cr_assert_eq(symlink(want, path), 0); /* a dangling link: its target is not created */
+    cr_assert_eq(afile_open_fd(path, O_APPEND, 0600, err, sizeof(err)), -ELOOP);
+    cr_assert_neq(access(want, F_OK), 0);
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    cr_assert_eq(afile_open_fd(path, O_APPEND, 0600, err, sizeof(err)), -EISDIR);
+    snprintf(want, sizeof(want), "%s: a directory is there, not a regular file: left as it is",
+             path);
+    cr_assert_str_eq(err, want);
+    cr_assert_eq(rmdir(path), 0);
+    cr_assert_eq(afile_open_fd("/dev/null", O_APPEND, 0600, err, sizeof(err)), -EINVAL);
+    cr_assert_str_eq(err, "/dev/null: a character device is there, not a regular file: left as "
+                          "it is");
+    if (geteuid() == 0) { /* a file of another user's, even one this user could write */
+        cr_assert_eq(rs_test_write_file(dir, "session.log", "theirs", path, sizeof(path)), 0);
+        cr_assert_eq(chown(path, 65534, 65534), 0);
+        cr_assert_eq(afile_open_fd(path, O_TRUNC, 0600, err, sizeof(err)), -EPERM);
+        snprintf(want, sizeof(want),
+                 "%s: a file of uid 65534 is there, not of this user (uid 0): left as it is", path);
+        cr_assert_str_eq(err, want);
+        cr_assert(afile_refused(-EPERM));
+        cr_assert_eq(core_slurp_str(path, buf, sizeof(buf)), 6, "truncated before the check");
+        cr_assert_eq(unlink(path), 0);
+    }
+    cr_assert_eq(rs_test_count_tmp(dir), 0);
+    rs_test_rmtree(dir);
+}
+
+/* A regular file of ours: created with the mode under the umask (a private one 0600, and an
+ * existing one made so), appended to or truncated, and blocking again once open. */
+Test(core, afile_open_fd_opens_a_file_of_ours) {
+    char dir[256], path[512], err[1024] = "", buf[64];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    snprintf(path, sizeof(path), "%s/session.log", dir);
+    mode_t old = umask(022);
+    int fd = afile_open_fd(path, O_APPEND, 0600, err, sizeof(err));
+    cr_assert_geq(fd, 0, "%s", err);
+    cr_assert_eq(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+    cr_assert_neq(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
+    cr_assert_eq(write(fd, "one\n", 4), 4);
+    close(fd);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0600);
+    cr_assert_eq(chmod(path, 0644), 0); /* as an earlier version made it */
+    fd = afile_open_fd(path, O_APPEND, 0600, err, sizeof(err));
+    cr_assert_geq(fd, 0, "%s", err);
+    cr_assert_eq(write(fd, "two\n", 4), 4);
+    close(fd);
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0600, "still %o", (unsigned)(st.st_mode & 0777));
+    cr_assert_eq(core_slurp_str(path, buf, sizeof(buf)), 8);
+    cr_assert_str_eq(buf, "one\ntwo\n");
+    fd = afile_open_fd(path, O_TRUNC, 0666, err, sizeof(err));
+    cr_assert_geq(fd, 0, "%s", err);
+    close(fd);
+    cr_assert_eq(core_slurp_str(path, buf, sizeof(buf)), 0);
+    umask(002);
+    snprintf(path, sizeof(path), "%s/other", dir);
+    fd = afile_open_fd(path, 0, 0666, err, sizeof(err));
+    cr_assert_geq(fd, 0, "%s", err);
+    close(fd);
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0664, "%o", (unsigned)(st.st_mode & 0777));
+    umask(old);
+    rs_test_rmtree(dir);
+}
+
+/* The atomic files take the umask's mode (0666 under it), a private one (a hang bundle, with
+ * its kernel-log lines) 0600 whatever the umask. */
+Test(core, afile_modes_follow_the_umask_or_are_private) {
+    char dir[256], path[512];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    snprintf(path, sizeof(path), "%s/model.rsmodel", dir);
+    mode_t old = umask(002);
+    cr_assert_eq(afile_write_all(path, "m", 1, NULL, 0), 0);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0664, "%o", (unsigned)(st.st_mode & 0777));
+    umask(0);
+    snprintf(path, sizeof(path), "%s/hang.json", dir);
+    cr_assert_eq(afile_write_all_private(path, "{}", 2, NULL, 0), 0);
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0600, "%o", (unsigned)(st.st_mode & 0777));
+    umask(old);
+    rs_test_rmtree(dir);
+}
+
+/* A stream (--record, --jsonl): a link planted at its path is replaced at the open, so the
+ * lines go to a new file under that name as they are written, and the link's target is never
+ * written; a FIFO named there is written in place. */
+Test(core, afile_open_stream_replaces_a_planted_link) {
+    char dir[256], path[512], victim[512], fifo[512], err[1024] = "", buf[64];
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    cr_assert_eq(rs_test_write_file(dir, "victim", "precious", victim, sizeof(victim)), 0);
+    snprintf(path, sizeof(path), "%s/run.jsonl", dir);
+    cr_assert_eq(symlink(victim, path), 0);
+    struct afile af;
+    cr_assert_eq(afile_open_stream(&af, path, err, sizeof(err)), 0, "%s", err);
+    struct stat st;
+    cr_assert_eq(lstat(path, &st), 0);
+    cr_assert(S_ISREG(st.st_mode), "the link is still there while the stream is written");
+    fputs("{\"type\":\"run\"}\n", af.fp);
+    fflush(af.fp);
+    cr_assert_eq(core_slurp_str(path, buf, sizeof(buf)), 15, "the stream is seen as it grows");
+    cr_assert_eq(afile_commit(&af, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(core_slurp_str(victim, buf, sizeof(buf)), 8);
+    cr_assert_str_eq(buf, "precious");
+    cr_assert_eq(rs_test_count_tmp(dir), 0);
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+    cr_assert_geq(rd, 0);
+    cr_assert_eq(afile_open_stream(&af, fifo, err, sizeof(err)), 0, "%s", err);
+    fputs("line\n", af.fp);
+    cr_assert_eq(afile_commit(&af, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(read(rd, buf, sizeof(buf)), 5);
+    close(rd);
+    cr_assert_eq(lstat(fifo, &st), 0);
+    cr_assert(S_ISFIFO(st.st_mode));
+    snprintf(path, sizeof(path), "%s/no/such/run.jsonl", dir);
+    cr_assert_eq(afile_open_stream(&af, path, err, sizeof(err)), -ENOENT);
+    char want[700];
+    snprintf(want, sizeof(want), "cannot write %s: %s", path, strerror(ENOENT));
+    cr_assert_str_eq(err, want);
     rs_test_rmtree(dir);
 }
 

@@ -1,7 +1,7 @@
 /* Tests for the stderr tee of headless runs: every byte reaches the former stderr and the
  * session log, the GPU runtime's own message in it is classified by the kernel-log watcher (and
- * ringside's own report of it is not read back), and a planted link is refused with stderr left
- * as it was. */
+ * ringside's own report of it is not read back), a planted link, FIFO or directory is refused
+ * at once with stderr left as it was, and the log is created 0600. */
 #include "backend/core/evring.h"
 #include "backend/kmsg/kmsg_watch.h"
 #include "backend/run/errtee.h"
@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 TestSuite(errtee, .timeout = 30);
@@ -125,5 +126,54 @@ Test(errtee, a_planted_link_is_refused_and_stderr_left_alone) {
     te_stderr_back(saved);
     te_read(term, got, sizeof(got));
     cr_assert_str_eq(got, "still here\n");
+    rs_test_rmtree(dir);
+}
+
+/* A FIFO planted as the session log (nobody reads it) is refused at once, not waited on; so is
+ * a directory. stderr is left as it was. */
+Test(errtee, a_planted_fifo_or_directory_is_refused_at_once) {
+    char dir[512], log[600], term[600], got[256], err[1024] = "", want[1200];
+    int saved;
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    te_stderr_to(dir, "terminal", term, sizeof(term), &saved);
+    snprintf(log, sizeof(log), "%s/session.log", dir);
+    cr_assert_eq(mkfifo(log, 0666), 0);
+    struct errtee *t = (struct errtee *)1;
+    cr_assert_eq(errtee_start(&t, log, err, sizeof(err)), -EINVAL);
+    cr_assert_null(t);
+    snprintf(want, sizeof(want), "%s: a FIFO is there, not a regular file: left as it is", log);
+    cr_assert_str_eq(err, want);
+    cr_assert_eq(unlink(log), 0);
+    cr_assert_eq(mkdir(log, 0700), 0);
+    cr_assert_eq(errtee_start(&t, log, err, sizeof(err)), -EISDIR);
+    cr_assert_null(t);
+    cr_assert(strstr(err, "a directory is there"), "%s", err);
+    cr_assert_eq(write(2, "still here\n", 11), 11);
+    te_stderr_back(saved);
+    te_read(term, got, sizeof(got));
+    cr_assert_str_eq(got, "still here\n");
+    rs_test_rmtree(dir);
+}
+
+/* The session log is for this user alone (it holds the runtime's messages): created 0600
+ * whatever the umask, and one an earlier version made 0644 is made 0600. */
+Test(errtee, the_session_log_is_private) {
+    char dir[512], log[600], term[600], err[512] = "";
+    int saved;
+    cr_assert_eq(rs_test_tmpdir(dir, sizeof(dir)), 0);
+    te_stderr_to(dir, "terminal", term, sizeof(term), &saved);
+    snprintf(log, sizeof(log), "%s/session.log", dir);
+    mode_t old = umask(0);
+    struct errtee *t = NULL;
+    struct stat st;
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(errtee_start(&t, log, err, sizeof(err)), 0, "%s", err);
+        errtee_stop(t);
+        cr_assert_eq(stat(log, &st), 0);
+        cr_assert_eq(st.st_mode & 0777, 0600, "%o", (unsigned)(st.st_mode & 0777));
+        cr_assert_eq(chmod(log, 0644), 0);
+    }
+    umask(old);
+    te_stderr_back(saved);
     rs_test_rmtree(dir);
 }

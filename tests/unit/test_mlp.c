@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <errno.h>
+#include <float.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdint.h>
@@ -451,7 +452,7 @@ static void tmlp_ckpt_fill(struct mlp_ckpt *c) {
         c->norm_std[i] = 1.5 + i;
     }
     c->norm_mean[0] = -0.0;
-    c->norm_std[3] = 4.9e-324; /* denormal */
+    c->norm_std[3] = nextafter(1e-12, 1.0); /* just above the smallest a load takes */
     c->y_mean = -12.5;
     c->y_std = 3.25;
     c->epoch = 17;
@@ -663,9 +664,70 @@ Test(mlp, ckpt_corrupt_header_with_valid_crc, .init = tmlp_ckpt_setup, .fini = t
     memcpy(m + n_params_at + 8 + 8 * 3, &nan, 8); /* the fourth parameter */
     tmlp_fix_crc(m, len);
     tmlp_write(path, m, len);
-    snprintf(msg, sizeof(msg),
-             "%s: corrupt header: parameter 3 (or its Adam state) is not a finite number", path);
+    snprintf(msg, sizeof(msg), "%s: params[3] is nan: not a finite number", path);
     tmlp_expect_load_error(path, -EINVAL, msg);
+    free(m);
+    free(b);
+}
+
+/* Numbers a file can hold but the model cannot run with, its checksum right: each is refused
+ * at load, naming the field and its value. The model runs in float32, so a finite double past
+ * float32's range would be an infinity there (every output NaN), and a standard deviation
+ * below training's floor would make the normalised features overflow. */
+Test(mlp, ckpt_numbers_float32_cannot_run, .init = tmlp_ckpt_setup, .fini = tmlp_ckpt_teardown) {
+    struct mlp_ckpt c;
+    char path[600], err[512] = "", msg[1024];
+    size_t len;
+    tmlp_ckpt_fill(&c);
+    tmlp_path(path, sizeof(path), "model.ckpt");
+    cr_assert_eq(mlp_ckpt_save(path, &c, err, sizeof(err)), 0, "%s", err);
+    mlp_ckpt_fini(&c);
+    unsigned char *b = tmlp_read(path, &len), *m = malloc(len);
+    /* n_in 4: norm_mean at 112, norm_std at 144, Adam's 56 bytes, then params, m, v (47 each) */
+    size_t params = 112 + 16 * 4 + 56, am = params + 8 * 47, av = am + 8 * 47;
+    static const struct {
+        size_t off_from; /* 0: params, 1: adam m, 2: adam v, 3: the header */
+        size_t off;
+        double v;
+        const char *said;
+    } cases[] = {
+        {0, 0, 1e308, "params[0] is 1e+308: beyond float32's range (the model runs in float32)"},
+        {0, 8 * 46, -3.5e38, "params[46] is -3.5e+38: beyond float32's range"},
+        {1, 8 * 2, 1e39, "adam m[2] is 1e+39: beyond float32's range"},
+        {2, 8 * 1, 1e300, "adam v[1] is 1e+300: beyond float32's range"},
+        {2, 8 * 1, -1e-3, "adam v[1] is -0.001: a second moment cannot be negative"},
+        {3, 112 + 8 * 1, -1e308, "norm_mean[1] is -1e+308: beyond float32's range"},
+        {3, 144 + 8 * 2, 5e-324,
+         "norm_std[2] is 4.94066e-324: below 1e-12, the smallest standard deviation training "
+         "writes"},
+        {3, 144, 9e-13, "norm_std[0] is 9e-13: below 1e-12"},
+        {3, 144 + 8 * 3, 1e40, "norm_std[3] is 1e+40: beyond float32's range"},
+        {3, 96, 4e38, "y_mean is 4e+38: beyond float32's range"},
+        {3, 104, 0.0, "y_std is 0: below 1e-12"},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        const size_t from[] = {params, am, av, 0};
+        size_t at = from[cases[k].off_from] + cases[k].off;
+        memcpy(m, b, len);
+        memcpy(m + at, &cases[k].v, 8);
+        tmlp_fix_crc(m, len);
+        tmlp_write(path, m, len);
+        struct mlp_ckpt d;
+        cr_assert_eq(mlp_ckpt_load(path, &d, err, sizeof(err)), -EINVAL, "case %zu loaded", k);
+        snprintf(msg, sizeof(msg), "%s: %s", path, cases[k].said);
+        cr_assert(strncmp(err, msg, strlen(msg)) == 0, "want '%s', got '%s'", msg, err);
+    }
+    /* float32's own extremes run: they load */
+    memcpy(m, b, len);
+    double edge[] = {FLT_MAX, -FLT_MAX, 1e-12};
+    memcpy(m + params, &edge[0], 8);
+    memcpy(m + params + 8, &edge[1], 8);
+    memcpy(m + 144, &edge[2], 8);
+    tmlp_fix_crc(m, len);
+    tmlp_write(path, m, len);
+    struct mlp_ckpt d;
+    cr_assert_eq(mlp_ckpt_load(path, &d, err, sizeof(err)), 0, "%s", err);
+    mlp_ckpt_fini(&d);
     free(m);
     free(b);
 }

@@ -710,6 +710,34 @@ Test(replay, record_open_and_write_errors) {
     cr_assert(strstr(err, "cannot write /dev/full: No space left on device"), "%s", err);
 }
 
+/* --record FILE (and --jsonl FILE) where a link was planted: the recording replaces the link,
+ * as it is written, and the link's target is left as it was; a FIFO or a terminal named there
+ * is written in place. */
+Test(replay, record_replaces_a_planted_link) {
+    const char *victim = replay_test_path("victim"), *path = replay_test_path("run.jsonl");
+    FILE *f = fopen(victim, "w");
+    cr_assert(f);
+    fputs("precious", f);
+    fclose(f);
+    cr_assert_eq(symlink(victim, path), 0);
+    struct rec *r = NULL;
+    char err[512] = "";
+    cr_assert_eq(rec_open(&r, path, err, sizeof(err)), 0, "%s", err);
+    struct ev e = {.kind = EV_LOG, .dev = EV_DEV_NONE};
+    cr_assert_eq(rec_event(r, &e), 0);
+    struct stat st;
+    cr_assert_eq(lstat(path, &st), 0);
+    cr_assert(S_ISREG(st.st_mode), "the link is still there");
+    char *got = replay_test_slurp(path);
+    cr_assert(strncmp(got, "{\"type\":\"log\"", 13) == 0, "line flushed as written: %s", got);
+    free(got);
+    cr_assert_eq(rec_close(r, err, sizeof(err)), 0, "%s", err);
+    got = replay_test_slurp(victim);
+    cr_assert_str_eq(got, "precious");
+    free(got);
+    cr_assert_eq(rs_test_count_tmp(replay_test_dir), 0);
+}
+
 /* ---- the binary ---- */
 
 /* No sanitizer report from a child (in the sanitizer builds). */

@@ -1,13 +1,16 @@
 /* `ringside attach URL`: a remote agent's run (ringside agent) in the dashboard. */
 #include "backend/core/errbuf.h"
 #include "backend/kmsg/remedies.h"
+#include "backend/run/replay.h"
 #include "tui/agent/remote.h"
 #include "tui/app.h"
 #include "tui/cli/cli.h"
 
+#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +110,48 @@ static int cli_attach_cacert(const char *path, char *err, size_t errlen) {
     return 0;
 }
 
+/* Whether err ends with ": " and tail. */
+static bool cli_attach_ends_with(const char *err, const char *tail) {
+    size_t n = strlen(err), t = strlen(tail);
+    return n >= t + 2 && strcmp(err + n - t, tail) == 0 && strncmp(err + n - t - 2, ": ", 2) == 0;
+}
+
+/* remote_open's words for a line longer than the client takes, said as which line it was and
+ * the limit: libcurl refuses a status or header line over CURL_MAX_HTTP_HEADER as "Out of
+ * memory" (CURLE_OUT_OF_MEMORY; CURLE_TOO_LARGE from libcurl 8.6), and a first line (the run
+ * line) over REPLAY_LINE_BYTES comes back as E2BIG's "Argument list too long". err's tail is
+ * replaced in place; any other err is left as it is. */
+static void cli_attach_too_long(int rc, char *err, size_t errlen) {
+    const char *tail = NULL;
+    char said[256];
+    if (rc == -E2BIG && cli_attach_ends_with(err, strerror(E2BIG))) {
+        tail = strerror(E2BIG);
+        snprintf(said, sizeof(said),
+                 "the stream's first line (the run line) is over %u bytes (%u MiB), the "
+                 "longest line attach reads",
+                 REPLAY_LINE_BYTES, REPLAY_LINE_BYTES >> 20);
+    } else {
+        static const CURLcode big[] = {
+            CURLE_OUT_OF_MEMORY,
+#if LIBCURL_VERSION_NUM >= 0x080600
+            CURLE_TOO_LARGE
+#endif
+        };
+        for (size_t k = 0; !tail && k < sizeof(big) / sizeof(big[0]); k++)
+            if (cli_attach_ends_with(err, curl_easy_strerror(big[k])))
+                tail = curl_easy_strerror(big[k]);
+        if (tail)
+            snprintf(said, sizeof(said),
+                     "the answer's status line or one of its header lines is over %d bytes (%d "
+                     "KiB), the longest libcurl takes (libcurl: %s)",
+                     CURL_MAX_HTTP_HEADER, CURL_MAX_HTTP_HEADER >> 10, tail);
+    }
+    if (!tail)
+        return;
+    size_t at = strlen(err) - strlen(tail);
+    snprintf(err + at, errlen - at, "%s", said);
+}
+
 /* The token (--token-file), the CA file (--cacert), the connection and the remedies. 0, or
  * -errno with err. A token about to cross a network in clear is warned of first. */
 static int cli_attach_open(struct cli_attach_opts *a, struct source **src, struct remedies **rules,
@@ -124,8 +169,10 @@ static int cli_attach_open(struct cli_attach_opts *a, struct source **src, struc
                 "http://): anyone on the path can read and reuse it; serve the agent over "
                 "https:// and attach with https://\n",
                 a->rc.url);
-    if ((rc = remote_open(src, &a->rc, err, errlen)) != 0)
+    if ((rc = remote_open(src, &a->rc, err, errlen)) != 0) {
+        cli_attach_too_long(rc, err, errlen);
         return rc;
+    }
     /* the agent's kernel-log events get their remedies here */
     return remedies_load(rules, NULL, err, errlen);
 }

@@ -1,4 +1,5 @@
 /* `ringside train`: the training loop headless (JSON lines) or under the dashboard. */
+#include "backend/core/afile.h"
 #include "backend/core/quit_signal.h"
 #include "backend/record/record.h"
 #include "backend/run/errtee.h"
@@ -70,7 +71,14 @@ struct cli_tee {
     bool temp;
 };
 
-static void cli_tee_start(const struct run_opts *o, struct cli_tee *ct) {
+/* The temporary log's name, once nothing needs to open it again. */
+static void cli_tee_unlink(struct cli_tee *ct) {
+    if (ct->temp)
+        unlink(ct->path);
+    ct->temp = false;
+}
+
+static int cli_tee_start(const struct run_opts *o, struct cli_tee *ct) {
     char err[ENGINE_PATH_MAX + 128];
     struct stat st;
     memset(ct, 0, sizeof(*ct));
@@ -85,20 +93,23 @@ static void cli_tee_start(const struct run_opts *o, struct cli_tee *ct) {
             fprintf(stderr, "ringside train: %s: %s (the runtime's messages are not classified)\n",
                     ct->path, strerror(errno));
             ct->path[0] = '\0';
-            return;
+            return 0;
         }
         close(fd);
         ct->temp = true;
     }
-    if (errtee_start(&ct->t, ct->path, err, sizeof(err)) != 0)
+    int rc = errtee_start(&ct->t, ct->path, err, sizeof(err));
+    if (afile_refused(rc)) { /* planted there, or not ours: before any work, and left alone */
+        fprintf(stderr,
+                "ringside train: %s (the session log is written only as a regular file of "
+                "yours)\n",
+                err);
+        cli_tee_unlink(ct);
+        return RS_EXIT_USAGE;
+    }
+    if (rc != 0)
         fprintf(stderr, "ringside train: %s (the runtime's messages are not classified)\n", err);
-}
-
-/* The temporary log's name, once nothing needs to open it again. */
-static void cli_tee_unlink(struct cli_tee *ct) {
-    if (ct->temp)
-        unlink(ct->path);
-    ct->temp = false;
+    return 0;
 }
 
 int cli_run_headless(const struct cli_train_opts *o) {
@@ -106,7 +117,9 @@ int cli_run_headless(const struct cli_train_opts *o) {
     struct rec *out = NULL;
     char err[ENGINE_PATH_MAX + 128];
     struct cli_tee tee;
-    cli_tee_start(&o->run, &tee);
+    int rc = cli_tee_start(&o->run, &tee);
+    if (rc != 0)
+        return rc;
     struct run_conf c = {.o = &o->run,
                          .cmd = "train",
                          .train = true,
@@ -116,7 +129,7 @@ int cli_run_headless(const struct cli_train_opts *o) {
                          .kmsg_ends_with_loop = true,
                          .session_log = tee.t != NULL,
                          .session_log_path = tee.path};
-    int rc = run_create(&run, &c);
+    rc = run_create(&run, &c);
     if (rc == 0 && rec_open(&out, o->run.jsonl, err, sizeof(err)) != 0) {
         fprintf(stderr, "ringside train: %s\n", err);
         rc = RS_EXIT_USAGE;

@@ -63,7 +63,7 @@ int doctor_write_bundle(const char *path, const struct doctor_report *r,
     if (copy) {
         memcpy(copy, text, len);
         copy[len] = '\n';
-        rc = afile_write_all(path, copy, len + 1, err, errlen);
+        rc = afile_write_all_private(path, copy, len + 1, err, errlen);
     }
     free(copy);
     json_object_put(j);
