@@ -7,9 +7,11 @@
 #include "tests/support/rs_test.h"
 #include "tui/agent/agent_http.h"
 #include "tui/agent/agent_tls.h"
+#include "tui/agent/http_unix.h"
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -1318,6 +1321,90 @@ Test(agent_http, a_unix_socket_serves_and_is_removed_at_stop) {
     agent_http_stop(ah_srv);
     ah_srv = NULL;
     cr_assert_neq(lstat(c.unix_path, &st), 0, "removed at stop");
+}
+
+/* The names in dir other than keep (and . and ..). */
+static unsigned ah_dir_others(const char *dir, const char *keep) {
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    unsigned n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+             strcmp(e->d_name, keep) != 0;
+    closedir(d);
+    return n;
+}
+
+/* The socket never exists with a mode wider than 0660, whatever the umask: it is bound in a
+ * private directory, given its mode there and linked into place, so its directory sees it
+ * created once and never changed (a chmod after the bind, as before, shows as IN_ATTRIB on it;
+ * inotify queues events as the calls make them), and nothing else is left there. */
+Test(agent_http, a_unix_socket_never_has_a_wider_mode) {
+    struct agent_http_conf c = ah_conf();
+    c.listen[0] = '\0';
+    ah_sock_path(&c);
+    int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    cr_assert_geq(in, 0);
+    cr_assert_geq(inotify_add_watch(in, ah_dir, IN_CREATE | IN_ATTRIB | IN_MOVED_TO), 0);
+    mode_t old = umask(0); /* bind() alone would make it 0777 */
+    ah_start(&c);
+    umask(old);
+    struct stat st;
+    cr_assert_eq(lstat(c.unix_path, &st), 0);
+    cr_assert(S_ISSOCK(st.st_mode));
+    cr_assert_eq(st.st_mode & 07777, 0660, "mode %o", (unsigned)(st.st_mode & 07777));
+    static char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+    unsigned created = 0, changed = 0;
+    for (ssize_t n; (n = read(in, buf, sizeof(buf))) > 0;)
+        for (char *p = buf; p < buf + n;) {
+            const struct inotify_event *ev = (const struct inotify_event *)(void *)p;
+            if (ev->len && strcmp(ev->name, "agent.sock") == 0) {
+                created += (ev->mask & (IN_CREATE | IN_MOVED_TO)) != 0;
+                changed += (ev->mask & IN_ATTRIB) != 0;
+            }
+            p += sizeof(*ev) + ev->len;
+        }
+    close(in);
+    cr_assert_eq(created, 1);
+    cr_assert_eq(changed, 0, "its mode was changed after it appeared");
+    cr_assert_eq(ah_dir_others(ah_dir, "agent.sock"), 0, "the private directory is gone");
+    struct ah_resp r = ah_on(ah_connect_unix(c.unix_path), "GET /healthz HTTP/1.0\r\n\r\n");
+    cr_assert_eq(r.status, 200);
+    ah_free(&r);
+}
+
+/* The helper on its own: what is at the path is never replaced (and nothing is left beside
+ * it), a path whose private directory would not fit a socket address is refused in one line. */
+Test(agent_http, the_unix_socket_helper_refuses_in_one_line) {
+    char path[1024], err[1200] = "";
+    struct stat st;
+    int fd = -1;
+    cr_assert_eq(rs_test_write_file(ah_dir, "taken", "data", path, sizeof(path)), 0);
+    cr_assert_eq(http_unix_listen(path, 0660, 4, &fd, &st, err, sizeof(err)), -EEXIST);
+    cr_assert(strstr(err, "appeared there meanwhile (not replacing it)"), "%s", err);
+    cr_assert_eq(ah_dir_others(ah_dir, "taken"), 0);
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert(S_ISREG(st.st_mode));
+    /* DIR/a in 98 bytes: a socket address would take it, DIR/.rs-XXXXXX/s would not */
+    char dir[600];
+    int n = snprintf(dir, sizeof(dir), "%s/", ah_dir);
+    cr_assert_lt(n, 90);
+    memset(dir + n, 'd', 96 - (size_t)n);
+    dir[96] = '\0';
+    cr_assert_eq(mkdir(dir, 0700), 0, "%s", strerror(errno));
+    snprintf(path, sizeof(path), "%s/a", dir);
+    cr_assert_eq(http_unix_listen(path, 0660, 4, &fd, &st, err, sizeof(err)), -ENAMETOOLONG);
+    cr_assert(strstr(err, "private directory beside it"), "%s", err);
+    cr_assert_null(strchr(err, '\n'));
+    cr_assert_eq(ah_dir_others(dir, "none"), 0);
+    cr_assert_eq(rmdir(dir), 0);
+    snprintf(path, sizeof(path), "%s/ok.sock", ah_dir);
+    cr_assert_eq(http_unix_listen(path, 0600, 4, &fd, &st, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(st.st_mode & 07777, 0600);
+    struct stat now;
+    cr_assert_eq(lstat(path, &now), 0);
+    cr_assert_eq(now.st_ino, st.st_ino, "the socket bound is the one at the path");
+    close(fd);
 }
 
 Test(agent_http, a_unix_socket_replaces_a_stale_one_but_nothing_else) {

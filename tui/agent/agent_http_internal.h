@@ -36,9 +36,9 @@ struct agent_http {
 int agent_http_tcp_listen(const char *spec, int *out, unsigned *port, bool *v6, char *err,
                           size_t errlen);
 
-/* A listening UNIX socket at path, mode 0660 (a stale socket there is replaced, anything else
- * is not): *out, and s->unix_made, unix_dev and unix_ino set for agent_http_unix_remove. 0, or
- * -errno with err. */
+/* A listening UNIX socket at path, mode 0660 from the moment it exists (http_unix.h; a stale
+ * socket there is replaced, anything else is not): *out, and s->unix_made, unix_dev and unix_ino
+ * set for agent_http_unix_remove. 0, or -errno with err. */
 int agent_http_unix_listen(struct agent_http *s, const char *path, int *out, char *err,
                            size_t errlen);
 
