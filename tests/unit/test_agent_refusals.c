@@ -1,18 +1,242 @@
-/* What the agent's HTTP server refuses, and how, and the pieces that decide it on their own: the
- * address groups (IPv6 by /64) and the guard's per-address limit over them. */
+/* What the agent's HTTP server refuses, and how: requests of a bad form (two Host headers, a
+ * Host with userinfo, a query of too many arguments, a path with %00), each with its status.
+ * Then the pieces on their own: the address groups (IPv6 by /64), the guard's per-address limit
+ * over them, the readers of the target and the Host header. */
+#include "tui/agent/agent_http.h"
+#include "tui/agent/agent_http_parse.h"
 #include "tui/agent/http_addr.h"
 #include "tui/agent/http_guard.h"
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
-#define AR_S 1000000000ull
+#define AR_TIMEOUT 10 /* seconds, for every socket read */
+#define AR_S       1000000000ull
 
-TestSuite(agent_refusals, .timeout = 120);
+static struct agent_log *ar_log;
+static struct agent_http *ar_srv;
+
+static int ar_metrics(void *ctx, bool openmetrics, char **out, size_t *len) {
+    (void)ctx;
+    (void)openmetrics;
+    *out = strdup("ringside_up 1\n");
+    *len = strlen(*out);
+    return 0;
+}
+
+static void ar_init(void) {
+    cr_assert_eq(agent_log_create(&ar_log, 100, 1 << 20), 0);
+    cr_assert_eq(agent_log_set_run(ar_log, "{\"type\":\"run\"}"), 0);
+}
+
+static void ar_fini(void) {
+    if (ar_log)
+        agent_log_close(ar_log);
+    agent_http_stop(ar_srv);
+    ar_srv = NULL;
+    agent_log_destroy(ar_log);
+    ar_log = NULL;
+}
+
+TestSuite(agent_refusals, .init = ar_init, .fini = ar_fini, .timeout = 120);
+
+/* Start on listen (127.0.0.1:0 when NULL) with c's limits; false when the address cannot be
+ * had here (no IPv6). */
+static bool ar_start(struct agent_http_conf *c, const char *listen) {
+    snprintf(c->listen, sizeof(c->listen), "%s", listen ? listen : "127.0.0.1:0");
+    struct agent_http_handlers h = {.metrics = ar_metrics, .log = ar_log};
+    char err[256] = "";
+    int rc = agent_http_start(&ar_srv, c, &h, err, sizeof(err));
+    if (listen && (rc == -EAFNOSUPPORT || rc == -EADDRNOTAVAIL))
+        return false;
+    cr_assert_eq(rc, 0, "%s", err);
+    return true;
+}
+
+static struct agent_http_stats ar_stats(void) {
+    struct agent_http_stats st;
+    agent_http_stats(ar_srv, &st);
+    return st;
+}
+
+/* ---- a small client ---- */
+
+/* A connection to the server from the address from ("127.0.0.3", "::1"). */
+static int ar_connect(const char *from) {
+    bool v6 = strchr(from, ':') != NULL;
+    int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    cr_assert_geq(fd, 0);
+    struct timeval tv = {AR_TIMEOUT, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    struct sockaddr_storage me, to;
+    memset(&me, 0, sizeof(me));
+    memset(&to, 0, sizeof(to));
+    socklen_t len;
+    uint16_t port = htons((uint16_t)agent_http_port(ar_srv));
+    if (v6) {
+        struct sockaddr_in6 *m = (struct sockaddr_in6 *)&me, *t = (struct sockaddr_in6 *)&to;
+        m->sin6_family = t->sin6_family = AF_INET6;
+        cr_assert_eq(inet_pton(AF_INET6, from, &m->sin6_addr), 1);
+        t->sin6_addr = in6addr_loopback;
+        t->sin6_port = port;
+        len = sizeof(*m);
+    } else {
+        struct sockaddr_in *m = (struct sockaddr_in *)&me, *t = (struct sockaddr_in *)&to;
+        m->sin_family = t->sin_family = AF_INET;
+        cr_assert_eq(inet_pton(AF_INET, from, &m->sin_addr), 1);
+        t->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        t->sin_port = port;
+        len = sizeof(*m);
+    }
+    cr_assert_eq(bind(fd, (struct sockaddr *)&me, len), 0, "bind %s: %s", from, strerror(errno));
+    cr_assert_eq(connect(fd, (struct sockaddr *)&to, len), 0, "%s", strerror(errno));
+    return fd;
+}
+
+static void ar_send(int fd, const char *text) {
+    size_t n = strlen(text), off = 0;
+    while (off < n) {
+        ssize_t w = send(fd, text + off, n - off, MSG_NOSIGNAL);
+        if (w <= 0)
+            return; /* refused: the answer (or its absence) says so */
+        off += (size_t)w;
+    }
+}
+
+struct ar_resp {
+    int status; /* 0: none (closed without an answer) */
+    char text[16384];
+    size_t len;
+    bool eof;
+};
+
+/* Read into r until needle has come (true) or the end (false). */
+static bool ar_recv_until(int fd, struct ar_resp *r, const char *needle) {
+    while (!strstr(r->text, needle)) {
+        if (r->len + 1 >= sizeof(r->text))
+            return false;
+        ssize_t n = recv(fd, r->text + r->len, sizeof(r->text) - r->len - 1, 0);
+        if (n <= 0) {
+            cr_assert(n == 0 || errno == ECONNRESET, "recv: %s", strerror(errno));
+            r->eof = true;
+            return false;
+        }
+        r->len += (size_t)n;
+        r->text[r->len] = '\0';
+    }
+    return true;
+}
+
+static void ar_status(struct ar_resp *r) {
+    r->status = strncmp(r->text, "HTTP/1.", 7) == 0 ? atoi(r->text + 9) : 0;
+}
+
+/* The value of header name in r (a static buffer), or NULL. */
+static const char *ar_header(const struct ar_resp *r, const char *name) {
+    static char v[256];
+    size_t n = strlen(name);
+    const char *end = strstr(r->text, "\r\n\r\n");
+    for (const char *l = strstr(r->text, "\r\n"); l && (!end || l < end); l = strstr(l + 2, "\r\n"))
+        if (strncasecmp(l + 2, name, n) == 0 && l[2 + n] == ':') {
+            const char *s = l + 3 + n + strspn(l + 3 + n, " ");
+            snprintf(v, sizeof(v), "%.*s", (int)strcspn(s, "\r\n"), s);
+            return v;
+        }
+    return NULL;
+}
+
+/* One request from from on a new connection, the whole answer (HTTP/1.0: the server closes). */
+static struct ar_resp *ar_req(const char *from, const char *request) {
+    static struct ar_resp r;
+    memset(&r, 0, sizeof(r));
+    int fd = ar_connect(from);
+    ar_send(fd, request);
+    while (ar_recv_until(fd, &r, "\x01never"))
+        ;
+    close(fd);
+    ar_status(&r);
+    return &r;
+}
+
+/* GET path from from with the token (NULL: none): the status. */
+static int ar_get(const char *from, const char *path, const char *token) {
+    char req[512];
+    snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n%s%s%s\r\n", path,
+             token ? "Authorization: Bearer " : "", token ? token : "", token ? "\r\n" : "");
+    return ar_req(from, req)->status;
+}
+
+/* ---- the request's form ---- */
+
+Test(agent_refusals, bad_forms_get_their_status) {
+    struct agent_http_conf c;
+    agent_http_conf_default(&c);
+    ar_start(&c, NULL);
+    static const char *const paths[] = {"/healthz", "/metrics", "/events?follow=0"};
+    for (size_t k = 0; k < 3; k++) {
+        char req[512];
+        snprintf(req, sizeof(req),
+                 "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n"
+                 "Connection: close\r\n\r\n",
+                 paths[k]);
+        struct ar_resp *r = ar_req("127.0.0.1", req);
+        cr_assert_eq(r->status, 400, "two Host headers on %s: %s", paths[k], r->text);
+        cr_assert(strstr(r->text, "2 Host headers"), "%s", r->text);
+        snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: 127.0.0.1:80@evil.example\r\n\r\n",
+                 paths[k]);
+        r = ar_req("127.0.0.1", req);
+        cr_assert_eq(r->status, 400, "userinfo in Host on %s: %s", paths[k], r->text);
+        cr_assert(strstr(r->text, "not host[:port]"), "%s", r->text);
+    }
+    /* a query of 1,000 arguments: answered, not closed without a word */
+    static char req[8192];
+    int n = snprintf(req, sizeof(req), "GET /metrics?");
+    for (int k = 0; k < 1000; k++)
+        n += snprintf(req + n, sizeof(req) - (size_t)n, "%sa=1", k ? "&" : "");
+    snprintf(req + n, sizeof(req) - (size_t)n, " HTTP/1.0\r\n\r\n");
+    struct ar_resp *r = ar_req("127.0.0.1", req);
+    cr_assert_eq(r->status, 414, "%s", r->text);
+    cr_assert(strstr(r->text, "the query has 1000 arguments; the agent reads at most 32"), "%s",
+              r->text);
+    cr_assert_str_eq(ar_header(r, "Content-Type"), "text/plain; charset=utf-8");
+    cr_assert_eq(strchr(strstr(r->text, "\r\n\r\n") + 4, '\n'), r->text + r->len - 1,
+                 "one line: %s", r->text);
+    /* at the limit, and one over */
+    n = snprintf(req, sizeof(req), "GET /events?follow=0");
+    for (int k = 1; k < AGENT_HTTP_MAX_ARGS; k++)
+        n += snprintf(req + n, sizeof(req) - (size_t)n, "&x%d=1", k);
+    snprintf(req + n, sizeof(req) - (size_t)n, " HTTP/1.0\r\n\r\n");
+    cr_assert_eq(ar_req("127.0.0.1", req)->status, 200, "%d arguments", AGENT_HTTP_MAX_ARGS);
+    snprintf(req + n, sizeof(req) - (size_t)n, "&one=more HTTP/1.0\r\n\r\n");
+    cr_assert_eq(ar_req("127.0.0.1", req)->status, 414);
+    /* %00 in the path: refused, not read as /metrics */
+    static const char *const nul[] = {"/metrics%00.txt", "/healthz%00", "/events%00?follow=0"};
+    for (size_t k = 0; k < 3; k++) {
+        char line[128];
+        snprintf(line, sizeof(line), "GET %s HTTP/1.0\r\n\r\n", nul[k]);
+        r = ar_req("127.0.0.1", line);
+        cr_assert_eq(r->status, 400, "%s: %s", nul[k], r->text);
+        cr_assert(strstr(r->text, "NUL byte"), "%s", r->text);
+    }
+    /* what was answered before still is */
+    cr_assert_eq(ar_get("127.0.0.1", "/metrics", NULL), 200);
+    cr_assert_eq(ar_req("127.0.0.1", "GET /metrics HTTP/1.0\r\n\r\n")->status, 200, "no Host");
+    cr_assert_eq(ar_req("127.0.0.1", "GET /healthz HTTP/1.0\r\nHost: [::1]:9464\r\n\r\n")->status,
+                 200);
+    cr_assert_eq(ar_req("127.0.0.1", "GET /metrics%30 HTTP/1.0\r\n\r\n")->status, 404);
+    struct agent_http_stats st = ar_stats();
+    cr_assert_eq(st.refused, 6 + 1 + 1 + 3 + 1, "each refusal counted");
+}
 
 /* ---- the pieces, on their own ---- */
 
@@ -102,4 +326,73 @@ Test(agent_refusals, the_connection_limit_counts_a_64_as_one_address) {
         close(sv[k][1]);
     }
     http_guard_destroy(g);
+}
+
+Test(agent_refusals, hosts_are_host_and_port) {
+    static const char *const good[] = {"127.0.0.1",
+                                       "127.0.0.1:9464",
+                                       "localhost",
+                                       "LOCALHOST:1",
+                                       "[::1]",
+                                       "[::1]:9464",
+                                       "gpu-1.example",
+                                       "a%2Db:80",
+                                       "",
+                                       "x:",
+                                       "[v1.fe80::a+b]",
+                                       "[fe80::1%25eth0]:1",
+                                       "h:65535"};
+    static const char *const bad[] = {"127.0.0.1:80@evil.example",
+                                      "user@127.0.0.1",
+                                      "127.0.0.1:80:81",
+                                      "127.0.0.1 ",
+                                      "a b",
+                                      "a\tb",
+                                      "[::1",
+                                      "[]:80",
+                                      "[::1]x",
+                                      "[::1]:x",
+                                      "h:65536",
+                                      "h:123456",
+                                      "h:-1",
+                                      "a%2",
+                                      "a%zz",
+                                      "a/b",
+                                      "a\\b",
+                                      "caf\xc3\xa9"};
+    for (size_t k = 0; k < sizeof(good) / sizeof(good[0]); k++)
+        cr_assert(http_host_is_valid(good[k]), "'%s'", good[k]);
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++)
+        cr_assert_not(http_host_is_valid(bad[k]), "'%s'", bad[k]);
+}
+
+Test(agent_refusals, targets_are_read_before_the_library_splits_them) {
+    static const struct {
+        const char *target;
+        enum http_target verdict;
+        unsigned args;
+    } cases[] = {
+        {"/metrics", HTTP_TARGET_OK, 0},
+        {"/metrics?", HTTP_TARGET_OK, 0},
+        {"/events?since=1&follow=0", HTTP_TARGET_OK, 2},
+        {"/events?a&&b", HTTP_TARGET_OK, 3},
+        {"/events?a&", HTTP_TARGET_OK, 1},
+        {"/events?&", HTTP_TARGET_OK, 1},
+        {"/metrics%00.txt", HTTP_TARGET_NUL, 0},
+        {"/metrics%000", HTTP_TARGET_NUL, 0},
+        {"/metrics?x=%00", HTTP_TARGET_OK, 1}, /* a value's NUL is refused after the split */
+        {"/metrics%0", HTTP_TARGET_OK, 0},
+        {"/metrics%30%30", HTTP_TARGET_OK, 0},
+        {"/a?1&2&3&4", HTTP_TARGET_ARGS, 4},
+        {"/a%00?1&2&3&4", HTTP_TARGET_NUL, 4},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        unsigned args = 99;
+        cr_assert_eq(http_target_check(cases[k].target, 3, &args), cases[k].verdict, "%s",
+                     cases[k].target);
+        cr_assert_eq(args, cases[k].args, "%s: %u", cases[k].target, args);
+    }
+    unsigned args = 99;
+    cr_assert_eq(http_target_check(NULL, 3, &args), HTTP_TARGET_OK);
+    cr_assert_eq(args, 0);
 }

@@ -101,13 +101,13 @@ static struct MHD_Daemon *http_daemon(struct agent_http *s, int fd, unsigned fla
         flags |= MHD_USE_TLS;
     else
         tls_opts[0].option = MHD_OPTION_END;
-    return MHD_start_daemon(flags, 0, http_admit, s, agent_http_access, s, MHD_OPTION_LISTEN_SOCKET,
-                            (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, limit,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_CONNECTION_TIMEOUT,
-                            s->conf.idle_timeout_s, MHD_OPTION_THREAD_STACK_SIZE,
-                            (size_t)HTTP_STACK, MHD_OPTION_NOTIFY_CONNECTION, http_notify, s,
-                            MHD_OPTION_NOTIFY_COMPLETED, agent_http_completed, s, MHD_OPTION_ARRAY,
-                            tls_opts, MHD_OPTION_END);
+    return MHD_start_daemon(
+        flags, 0, http_admit, s, agent_http_access, s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+        MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
+        MHD_OPTION_CONNECTION_TIMEOUT, s->conf.idle_timeout_s, MHD_OPTION_THREAD_STACK_SIZE,
+        (size_t)HTTP_STACK, MHD_OPTION_NOTIFY_CONNECTION, http_notify, s,
+        MHD_OPTION_NOTIFY_COMPLETED, agent_http_completed, s, MHD_OPTION_URI_LOG_CALLBACK,
+        agent_http_uri, s, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
 }
 
 /* Start a daemon on fd; on failure fd is closed (unless MHD already did: a socket is known by

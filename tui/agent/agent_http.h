@@ -12,7 +12,9 @@
  *                          {"ok":true,"message":".."} or {"ok":false,"error":".."}
  * With a token, everything but /metrics needs "Authorization: Bearer TOKEN" (401 otherwise,
  * compared in constant time). Other paths 404, other methods 405, a request body or headers over
- * the limit 413/431. A request must arrive whole within request_timeout_ms of the accept; a new
+ * the limit 413/431; a target whose path holds %00, two Host headers or a Host that is not
+ * host[:port] 400, a query of more than AGENT_HTTP_MAX_ARGS arguments 414. A request must arrive
+ * whole within request_timeout_ms of the accept; a new
  * connection that finds the server or its address full takes the place of a connection still
  * sending its request (see http_guard.h), and is refused only when every place holds a request
  * that arrived (so clients that drip bytes cannot lock /healthz and /metrics out). With TLS
@@ -30,6 +32,7 @@
 
 #define AGENT_HTTP_DEFAULT_LISTEN "127.0.0.1:9464"
 #define AGENT_HTTP_TOKEN_BYTES    256
+#define AGENT_HTTP_MAX_ARGS       32 /* query arguments read at most (414 beyond) */
 
 struct agent_tls;
 

@@ -5,6 +5,7 @@
 #define RINGSIDE_TUI_AGENT_AGENT_HTTP_INTERNAL_H
 
 #include "tui/agent/agent_http.h"
+#include "tui/agent/agent_http_parse.h"
 
 #include <microhttpd.h>
 #include <stdatomic.h>
@@ -13,6 +14,20 @@
 #include <sys/types.h>
 
 #define HTTP_BEARER "Bearer "
+
+enum http_route { HTTP_NONE, HTTP_METRICS, HTTP_EVENTS, HTTP_HEALTHZ, HTTP_CONTROL };
+
+/* One request's state (MHD's per-request pointer): made when its target arrives
+ * (agent_http_uri; else at its first call), freed when it completes. */
+struct http_req {
+    enum http_route route;
+    enum http_target target; /* what its target says (agent_http_parse.h) */
+    unsigned args;           /* its query's arguments */
+    bool begun;              /* the access handler has seen it */
+    bool head;               /* HEAD: the headers of the GET */
+    bool answered;           /* a response is queued */
+    uint64_t body;           /* bytes of body seen */
+};
 
 struct agent_http {
     struct agent_http_conf conf;
@@ -44,6 +59,20 @@ int agent_http_unix_listen(struct agent_http *s, const char *path, int *out, cha
 
 /* Remove the UNIX socket agent_http_unix_listen made, if it is still the one at the path. */
 void agent_http_unix_remove(const struct agent_http *s);
+
+/* ---- the checks before a request's route (agent_http_admit.c) ---- */
+
+/* The request's form: 0 when it passes, else the status with why (one line): 400 for a path
+ * with %00, two Host headers or a Host that is not host[:port]; 414 for a query of more than
+ * AGENT_HTTP_MAX_ARGS arguments. */
+unsigned agent_http_form(struct MHD_Connection *c, const struct http_req *r, char *why, size_t n);
+
+/* MHD_OPTION_URI_LOG_CALLBACK (cls: the server): the request target as it came, before the
+ * library splits and decodes it; the request's state (MHD's per-request pointer) is made here,
+ * with the target's verdict (agent_http_parse.h). A query of more arguments than the agent
+ * reads is cut short in place (the library would run out of its per-connection memory storing
+ * them and close the connection without an answer); the request is then answered 414. */
+void *agent_http_uri(void *cls, const char *uri, struct MHD_Connection *c);
 
 /* MHD's access handler (cls: the server): each call of each request, on its connection's
  * thread; routes it, checks it, answers it. */

@@ -1,5 +1,6 @@
-/* The agent's requests (see agent_http.h): each routed, checked (token, Host, method, size)
- * and answered on its connection's thread; /events streams from the log. */
+/* The agent's requests (see agent_http.h): each routed, checked (its form: agent_http_admit.c;
+ * Host, token, method, size) and answered on its connection's thread; /events streams from the
+ * log. */
 #include "backend/core/mono.h"
 #include "tui/agent/agent_http_internal.h"
 #include "tui/agent/agent_http_parse.h"
@@ -19,16 +20,6 @@
 #define HTTP_CT_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
 #define HTTP_CT_NDJSON      "application/x-ndjson"
 #define HTTP_CT_JSON        "application/json"
-
-enum http_route { HTTP_NONE, HTTP_METRICS, HTTP_EVENTS, HTTP_HEALTHZ, HTTP_CONTROL };
-
-/* One request's state (MHD's per-request pointer), freed when it completes. */
-struct http_req {
-    enum http_route route;
-    bool head;     /* HEAD: the headers of the GET */
-    bool answered; /* a response is queued */
-    uint64_t body; /* bytes of body seen */
-};
 
 /* One /events response's state, freed with the response. */
 struct http_stream {
@@ -177,6 +168,10 @@ static bool http_host_ok(const struct agent_http *s, struct MHD_Connection *c) {
  * to the body and the answer. */
 static enum MHD_Result http_begin(struct agent_http *s, struct MHD_Connection *c,
                                   struct http_req *r, const char *method) {
+    char why[256];
+    unsigned status = agent_http_form(c, r, why, sizeof(why));
+    if (status)
+        return http_refuse(s, c, r, status, why);
     if ((r->route == HTTP_EVENTS || r->route == HTTP_CONTROL) && !http_host_ok(s, c))
         return http_refuse(s, c, r, MHD_HTTP_MISDIRECTED_REQUEST,
                            "misdirected: without a token the agent serves /events only to "
@@ -356,16 +351,32 @@ static enum MHD_Result http_serve(struct agent_http *s, struct MHD_Connection *c
 
 /* ---- MHD's request callbacks ---- */
 
+void *agent_http_uri(void *cls, const char *uri, struct MHD_Connection *c) {
+    (void)cls;
+    (void)c;
+    struct http_req *r = calloc(1, sizeof(*r));
+    if (!r)
+        return NULL; /* made at the first call instead, without the target's verdict */
+    r->target = http_target_check(uri, AGENT_HTTP_MAX_ARGS, &r->args);
+    /* Both libmicrohttpd 0.9 and 1.0 call this on the request line in their own buffer, before
+     * they split the query at the '?' they found; a query ended right after it has no
+     * arguments to store. The request itself is answered 414 from the verdict. */
+    char *query = r->target == HTTP_TARGET_ARGS ? strchr(uri, '?') : NULL;
+    if (query)
+        query[1] = '\0';
+    return r;
+}
+
 enum MHD_Result agent_http_access(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **req_cls) {
     struct agent_http *s = cls;
     struct http_req *r = *req_cls;
-    if (!r) {
-        r = calloc(1, sizeof(*r));
-        if (!r)
+    if (!r || !r->begun) {
+        if (!r && !(r = calloc(1, sizeof(*r))))
             return MHD_NO;
         *req_cls = r;
+        r->begun = true;
         r->route = http_route_of(url);
         r->head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
         return http_begin(s, c, r, method);
