@@ -915,9 +915,14 @@ static void ah_follow(int *fd, struct ah_buf *b) {
     ah_recv_until(*fd, b, "{\"type\":\"run\"}\n");
 }
 
-Test(agent_http, connections_over_the_limit_are_refused) {
+/* Followers hold at most the places they may (here 2 of 3 connections): the next /events is
+ * refused (429: its address holds them all, its share as well as the total), /healthz is
+ * answered in the place kept, and a stream that ends gives its place back. (Before the follower
+ * places, 2 followers of 2 connections refused everyone else.) */
+Test(agent_http, followers_never_take_the_last_places) {
     struct agent_http_conf c = ah_conf();
-    c.max_connections = 2;
+    c.max_connections = 3;
+    c.max_followers = 2;
     ah_start(&c);
     int fd[2];
     struct ah_buf b[2] = {{0}, {0}};
@@ -927,25 +932,29 @@ Test(agent_http, connections_over_the_limit_are_refused) {
     agent_http_stats(ah_srv, &st);
     cr_assert_eq(st.connections, 2);
     cr_assert_eq(st.followers, 2);
-    struct ah_resp r = ah_call("GET", "/healthz", NULL, NULL);
-    cr_assert_eq(r.status, 0, "refused: closed without an answer: %s", r.raw.p ? r.raw.p : "");
+    struct ah_resp r = ah_call("GET", "/events", NULL, NULL);
+    cr_assert_eq(r.status, 429, "%s", r.raw.p ? r.raw.p : "");
+    cr_assert_str_eq(ah_header(&r, "Retry-After"), "10");
+    ah_free(&r);
+    r = ah_call("GET", "/healthz", NULL, NULL);
+    cr_assert_eq(r.status, 200, "the place kept: %s", r.raw.p ? r.raw.p : "");
     ah_free(&r);
     agent_http_stats(ah_srv, &st);
-    cr_assert_geq(st.refused, 1);
+    cr_assert_eq(st.over_follower_address, 1);
     /* the two streams stay counted as answered: a refusal takes none back (the metric's
      * "answered" was once the difference, and went down here) */
-    cr_assert_eq(st.answered, 2);
+    cr_assert_eq(st.answered, 3);
     /* a stream ends: its place is free again */
     close(fd[0]);
     agent_log_append(ah_log, AGENT_LINE_EVENT, "e1", 2); /* the write finds the closed socket */
     ah_recv_until(fd[1], &b[1], "e1\n");
     for (int tries = 0; tries < 500; tries++) {
-        r = ah_call("GET", "/healthz", NULL, NULL);
+        r = ah_call("GET", "/events?follow=0", NULL, NULL);
         int status = r.status;
         ah_free(&r);
         if (status == 200)
             break;
-        cr_assert_eq(status, 0);
+        cr_assert_eq(status, 429);
         /* the closed stream's thread notices at its next write: give it one */
         agent_log_append(ah_log, AGENT_LINE_EVENT, "ping", 4);
         ah_recv_until(fd[1], &b[1], "ping\n");
@@ -1070,27 +1079,29 @@ Test(agent_http, dripping_clients_do_not_lock_out_healthz_or_followers) {
     }
 }
 
-/* Followers from one host fill its share; the next connection from it is refused, since none
- * of the connections is still sending its request. */
-Test(agent_http, connections_over_the_address_limit_are_refused) {
+/* Followers from one host hold at most its share but one (here 1 of 2): the next follower from
+ * it is answered 429, and its /healthz is answered in the place kept. (Before, two followers
+ * filled the share and the host's next connection was refused without an answer.) */
+Test(agent_http, followers_never_take_an_address_s_last_place) {
     struct agent_http_conf c = ah_conf();
     c.per_address = 2;
     ah_start(&c);
-    int fd[2];
-    struct ah_buf b[2] = {{0}, {0}};
-    for (int i = 0; i < 2; i++)
-        ah_follow(&fd[i], &b[i]);
-    struct ah_resp r = ah_call("GET", "/healthz", NULL, NULL);
-    cr_assert_eq(r.status, 0, "refused: closed without an answer: %s", r.raw.p ? r.raw.p : "");
+    int fd;
+    struct ah_buf b = {0};
+    ah_follow(&fd, &b);
+    struct ah_resp r = ah_call("GET", "/events", NULL, NULL);
+    cr_assert_eq(r.status, 429, "%s", r.raw.p ? r.raw.p : "");
+    cr_assert(strstr(r.body, "127.0.0.1 holds its 1 follower places"), "%s", r.body);
+    ah_free(&r);
+    r = ah_call("GET", "/healthz", NULL, NULL);
+    cr_assert_eq(r.status, 200, "%s", r.raw.p ? r.raw.p : "");
     ah_free(&r);
     struct agent_http_stats st;
     agent_http_stats(ah_srv, &st);
-    cr_assert_eq(st.over_address, 1);
-    cr_assert_eq(st.evicted, 0);
-    for (int i = 0; i < 2; i++) {
-        close(fd[i]);
-        free(b[i].p);
-    }
+    cr_assert_eq(st.over_follower_address, 1);
+    cr_assert_eq(st.over_address, 0); /* (the refused one, closing, may have been pushed out) */
+    close(fd);
+    free(b.p);
 }
 
 /* ---- HTTPS ---- */
@@ -1541,6 +1552,8 @@ Test(agent_http, defaults) {
     cr_assert_eq(c.idle_timeout_s, 30);
     cr_assert_eq(c.per_address, 64);
     cr_assert_eq(c.request_timeout_ms, 10000);
+    cr_assert_eq(c.max_followers, 0, "a quarter of max_connections");
+    cr_assert_eq(c.followers_per_address, 0, "8");
     cr_assert_null(c.tls);
     agent_http_stop(NULL);
 }

@@ -1,16 +1,23 @@
-/* What the agent's HTTP server refuses, and how: requests of a bad form (two Host headers, a
- * Host with userinfo, a query of too many arguments, a path with %00), each with its status.
- * Then the pieces on their own: the address groups (IPv6 by /64), the guard's per-address limit
- * over them, the readers of the target and the Host header. */
+/* What the agent's HTTP server refuses, and how: /events followers beyond their places (in all
+ * and per address group) while /healthz and /metrics go on answering, and requests of a bad
+ * form (two Host headers, a Host with userinfo, a query of too many arguments, a path with
+ * %00), each with its status and one log line at most per period. Then the pieces on their own,
+ * with the time given: the address groups (IPv6 by /64), the guard's per-address limit over
+ * them, the follower places, the rate-limited line, the readers of the target and the Host
+ * header. */
+#include "tests/support/rs_test.h"
 #include "tui/agent/agent_http.h"
 #include "tui/agent/agent_http_parse.h"
 #include "tui/agent/http_addr.h"
 #include "tui/agent/http_guard.h"
+#include "tui/agent/http_quota.h"
+#include "tui/agent/http_ratelog.h"
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +32,32 @@
 static struct agent_log *ar_log;
 static struct agent_http *ar_srv;
 
+/* The lines the server writes (handlers.say). */
+static pthread_mutex_t ar_mu = PTHREAD_MUTEX_INITIALIZER;
+static char ar_lines[64][512];
+static unsigned ar_nlines;
+
+static void ar_say(void *ctx, const char *line) {
+    (void)ctx;
+    pthread_mutex_lock(&ar_mu);
+    if (ar_nlines < 64)
+        snprintf(ar_lines[ar_nlines], sizeof(ar_lines[0]), "%s", line);
+    ar_nlines++;
+    pthread_mutex_unlock(&ar_mu);
+}
+
+/* The lines said so far that hold needle. */
+static unsigned ar_said(const char *needle) {
+    unsigned n = 0;
+    pthread_mutex_lock(&ar_mu);
+    for (unsigned k = 0; k < ar_nlines && k < 64; k++) {
+        n += strstr(ar_lines[k], needle) != NULL;
+        cr_assert_null(strchr(ar_lines[k], '\n'), "one line: %s", ar_lines[k]);
+    }
+    pthread_mutex_unlock(&ar_mu);
+    return n;
+}
+
 static int ar_metrics(void *ctx, bool openmetrics, char **out, size_t *len) {
     (void)ctx;
     (void)openmetrics;
@@ -34,6 +67,7 @@ static int ar_metrics(void *ctx, bool openmetrics, char **out, size_t *len) {
 }
 
 static void ar_init(void) {
+    ar_nlines = 0;
     cr_assert_eq(agent_log_create(&ar_log, 100, 1 << 20), 0);
     cr_assert_eq(agent_log_set_run(ar_log, "{\"type\":\"run\"}"), 0);
 }
@@ -53,7 +87,7 @@ TestSuite(agent_refusals, .init = ar_init, .fini = ar_fini, .timeout = 120);
  * had here (no IPv6). */
 static bool ar_start(struct agent_http_conf *c, const char *listen) {
     snprintf(c->listen, sizeof(c->listen), "%s", listen ? listen : "127.0.0.1:0");
-    struct agent_http_handlers h = {.metrics = ar_metrics, .log = ar_log};
+    struct agent_http_handlers h = {.metrics = ar_metrics, .say = ar_say, .log = ar_log};
     char err[256] = "";
     int rc = agent_http_start(&ar_srv, c, &h, err, sizeof(err));
     if (listen && (rc == -EAFNOSUPPORT || rc == -EADDRNOTAVAIL))
@@ -174,6 +208,204 @@ static int ar_get(const char *from, const char *path, const char *token) {
     snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n%s%s%s\r\n", path,
              token ? "Authorization: Bearer " : "", token ? token : "", token ? "\r\n" : "");
     return ar_req(from, req)->status;
+}
+
+/* ---- followers cannot lock out short requests ---- */
+
+#define AR_FOLLOWERS 256
+#define AR_PROBES    100
+
+struct ar_flood {
+    int fd[AR_FOLLOWERS];
+    unsigned followers, refused_429, refused_503, unanswered;
+};
+
+/* AR_FOLLOWERS requests for /events from the addresses from[] in turn: those answered 200 stay
+ * open (past the run line); the others must be refused 429 or 503, with Retry-After, and closed
+ * by the server. */
+static void ar_flood(struct ar_flood *f, const char *const *from, unsigned nfrom) {
+    memset(f, 0, sizeof(*f));
+    for (unsigned k = 0; k < AR_FOLLOWERS; k++) {
+        struct ar_resp *r = calloc(1, sizeof(*r));
+        cr_assert_not_null(r);
+        f->fd[k] = ar_connect(from[k % nfrom]);
+        ar_send(f->fd[k], "GET /events HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+        ar_recv_until(f->fd[k], r, "\r\n\r\n");
+        ar_status(r);
+        if (r->status == 200) {
+            cr_assert(ar_recv_until(f->fd[k], r, "{\"type\":\"run\"}\n"), "%s", r->text);
+            f->followers++;
+        } else if (r->status == 429 || r->status == 503) {
+            const char *retry = ar_header(r, "Retry-After");
+            cr_assert(retry && atoi(retry) > 0, "no Retry-After: %s", r->text);
+            while (ar_recv_until(f->fd[k], r, "\x01never"))
+                ;
+            cr_assert(r->eof, "a refused follower's connection is closed");
+            cr_assert(strstr(r->text, "/events refused"), "%s", r->text);
+            f->refused_429 += r->status == 429;
+            f->refused_503 += r->status == 503;
+            close(f->fd[k]);
+            f->fd[k] = -1;
+        } else {
+            f->unanswered++;
+            close(f->fd[k]);
+            f->fd[k] = -1;
+        }
+        free(r);
+    }
+}
+
+static void ar_flood_end(struct ar_flood *f) {
+    for (unsigned k = 0; k < AR_FOLLOWERS; k++)
+        if (f->fd[k] >= 0)
+            close(f->fd[k]);
+}
+
+/* AR_PROBES of /healthz and as many of /metrics from each of from[]: how many answered 200. */
+static unsigned ar_probe(const char *const *from, unsigned nfrom) {
+    unsigned ok = 0;
+    for (unsigned k = 0; k < AR_PROBES; k++)
+        for (unsigned a = 0; a < nfrom; a++) {
+            ok += ar_get(from[a], "/healthz", NULL) == 200;
+            ok += ar_get(from[a], "/metrics", NULL) == 200;
+        }
+    return ok;
+}
+
+/* The defaults (loopback, no token, 256 connections): 256 followers from 127.0.0.2-6 get 8
+ * places each (40 in all); the rest are answered 429 and closed, and every probe of /healthz
+ * and /metrics, from 127.0.0.1 and from a flooding address, answers 200. Without the follower
+ * places the 256 streams held every connection and each probe was refused. */
+Test(agent_refusals, followers_from_five_loopback_addresses_leave_probes_answered) {
+    struct agent_http_conf c;
+    agent_http_conf_default(&c);
+    ar_start(&c, NULL);
+    static const char *const from[] = {"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5",
+                                       "127.0.0.6"};
+    static struct ar_flood f;
+    ar_flood(&f, from, 5);
+    cr_assert_eq(f.followers, 5 * 8, "%u followers", f.followers);
+    cr_assert_eq(f.refused_429, AR_FOLLOWERS - 5 * 8);
+    cr_assert_eq(f.refused_503 + f.unanswered, 0);
+    static const char *const probes[] = {"127.0.0.1", "127.0.0.2"};
+    unsigned ok = ar_probe(probes, 2);
+    cr_log_info("%u followers asked from 5 loopback addresses: %u held, %u refused 429; probes "
+                "answered 200: %u of %u",
+                AR_FOLLOWERS, f.followers, f.refused_429, ok, 4 * AR_PROBES);
+    cr_assert_eq(ok, 4 * AR_PROBES, "%u of %u probes answered 200", ok, 4 * AR_PROBES);
+    struct agent_http_stats st = ar_stats();
+    cr_assert_eq(st.followers, 5 * 8);
+    cr_assert_eq(st.over_follower_address, AR_FOLLOWERS - 5 * 8);
+    cr_assert_eq(st.over_followers + st.over_limit + st.over_address, 0);
+    cr_assert_geq(ar_said("refused an /events follower from 127.0.0."), 1);
+    cr_assert_leq(ar_nlines, 2, "%u lines: at most one per 10 s", ar_nlines);
+    /* the followers are still served */
+    agent_log_append(ar_log, AGENT_LINE_EVENT, "after", 5);
+    for (unsigned k = 0; k < AR_FOLLOWERS; k++)
+        if (f.fd[k] >= 0) {
+            struct ar_resp r = {0};
+            cr_assert(ar_recv_until(f.fd[k], &r, "after\n"), "follower %u", k);
+        }
+    ar_flood_end(&f);
+}
+
+/* The same from one IPv6 /64 (::1: one address, as a /64 test needs a routable prefix; the
+ * grouping itself is tested on http_addr_group below): 8 followers, 248 refused, every probe
+ * from ::1 answered. Without the places the address's 64 connections were all followers and its
+ * probes were refused. */
+Test(agent_refusals, followers_from_one_ipv6_address_leave_probes_answered) {
+    struct agent_http_conf c;
+    agent_http_conf_default(&c);
+    if (!ar_start(&c, "[::1]:0"))
+        cr_skip_test("no IPv6 loopback here");
+    static const char *const from[] = {"::1"};
+    static struct ar_flood f;
+    ar_flood(&f, from, 1);
+    cr_assert_eq(f.followers, 8);
+    cr_assert_eq(f.refused_429, AR_FOLLOWERS - 8);
+    cr_assert_eq(f.refused_503 + f.unanswered, 0);
+    unsigned ok = ar_probe(from, 1);
+    cr_log_info("%u followers asked from ::1: %u held; probes answered 200: %u of %u", AR_FOLLOWERS,
+                f.followers, ok, 2 * AR_PROBES);
+    cr_assert_eq(ok, 2 * AR_PROBES);
+    cr_assert_geq(ar_said("from ::/64"), 1);
+    ar_flood_end(&f);
+}
+
+/* Beyond --max-followers (from addresses each under its share) a follower is answered 503 with
+ * Retry-After; the places left answer /healthz; a stream that ends gives its place back. */
+Test(agent_refusals, followers_beyond_the_total_are_503) {
+    struct agent_http_conf c;
+    agent_http_conf_default(&c);
+    c.max_connections = 8;
+    c.max_followers = 3;
+    ar_start(&c, NULL);
+    static const char *const from[] = {"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"};
+    int fd[3];
+    for (int k = 0; k < 3; k++) {
+        struct ar_resp r = {0};
+        fd[k] = ar_connect(from[k]);
+        ar_send(fd[k], "GET /events HTTP/1.0\r\n\r\n");
+        cr_assert(ar_recv_until(fd[k], &r, "{\"type\":\"run\"}\n"), "%s", r.text);
+    }
+    struct ar_resp *r = ar_req(from[3], "GET /events HTTP/1.0\r\n\r\n");
+    cr_assert_eq(r->status, 503, "%s", r->text);
+    cr_assert_str_eq(ar_header(r, "Retry-After"), "10");
+    cr_assert(strstr(r->text, "all 3 follower places are taken (--max-followers)"), "%s", r->text);
+    for (int k = 0; k < 5; k++)
+        cr_assert_eq(ar_get(from[k % 4], "/healthz", NULL), 200);
+    cr_assert_eq(ar_stats().over_followers, 1);
+    cr_assert_eq(ar_said("(503): all 3 follower places are taken"), 1);
+    close(fd[0]); /* its stream sees the end at its next write */
+    agent_log_append(ar_log, AGENT_LINE_EVENT, "e1", 2);
+    for (int tries = 0; ar_stats().followers == 3; tries++) {
+        struct ar_resp got = {0};
+        agent_log_append(ar_log, AGENT_LINE_EVENT, "ping", 4);
+        cr_assert(ar_recv_until(fd[1], &got, "ping\n"));
+        cr_assert_lt(tries, 500);
+    }
+    r = ar_req(from[3], "GET /events?follow=0 HTTP/1.0\r\n\r\n");
+    cr_assert_eq(r->status, 200, "the place came back: %s", r->text);
+    close(fd[1]);
+    close(fd[2]);
+}
+
+/* Limits that would leave followers every place are refused at the start, in one line. */
+Test(agent_refusals, follower_limits_must_leave_places) {
+    struct agent_http_conf c;
+    agent_http_conf_default(&c);
+    unsigned all, one;
+    char why[256] = "";
+    cr_assert_eq(agent_http_limits(&c, &all, &one, why, sizeof(why)), 0);
+    cr_assert_eq(all, 64);
+    cr_assert_eq(one, 8);
+    c.max_connections = 2;
+    c.per_address = 4;
+    cr_assert_eq(agent_http_limits(&c, &all, &one, why, sizeof(why)), 0);
+    cr_assert_eq(all, 1);
+    cr_assert_eq(one, 1);
+    c.max_connections = 10;
+    c.per_address = 1; /* a single place per address: a follower may take it */
+    cr_assert_eq(agent_http_limits(&c, &all, &one, why, sizeof(why)), 0);
+    cr_assert_eq(one, 1);
+    c.max_followers = 10;
+    cr_assert_eq(agent_http_limits(&c, &all, &one, why, sizeof(why)), -EINVAL);
+    cr_assert_str_eq(why, "--max-followers 10 must be below --max-connections 10 (the places "
+                          "left are kept for /healthz, /metrics and /control)");
+    c.max_followers = 0;
+    c.per_address = 8;
+    c.followers_per_address = 8;
+    cr_assert_eq(agent_http_limits(&c, &all, &one, why, sizeof(why)), -EINVAL);
+    cr_assert(strstr(why, "--max-followers-per-address 8 must be below --max-per-address 8"), "%s",
+              why);
+    c.followers_per_address = 0;
+    c.max_followers = 999;
+    c.listen[0] = '\0';
+    snprintf(c.unix_path, sizeof(c.unix_path), "/nonexistent/agent.sock");
+    struct agent_http_handlers h = {.log = ar_log};
+    cr_assert_eq(agent_http_start(&ar_srv, &c, &h, why, sizeof(why)), -EINVAL);
+    cr_assert(strstr(why, "--max-followers 999"), "%s", why);
+    cr_assert_null(ar_srv);
 }
 
 /* ---- the request's form ---- */
@@ -326,6 +558,61 @@ Test(agent_refusals, the_connection_limit_counts_a_64_as_one_address) {
         close(sv[k][1]);
     }
     http_guard_destroy(g);
+}
+
+Test(agent_refusals, follower_places_in_all_and_per_address) {
+    struct http_quota *q;
+    struct http_quota_conf qc = {3, 2};
+    cr_assert_eq(http_quota_create(&q, &qc), 0);
+    struct http_addr a = ar_group("2001:db8::1"), a2 = ar_group("2001:db8::2"),
+                     b = ar_group("10.0.0.1");
+    cr_assert_eq(http_quota_take(q, &a), HTTP_QUOTA_TAKEN);
+    cr_assert_eq(http_quota_take(q, &a2), HTTP_QUOTA_TAKEN, "the same /64: its second place");
+    cr_assert_eq(http_quota_take(q, &a), HTTP_QUOTA_ADDR_FULL);
+    cr_assert_eq(http_quota_take(q, NULL), HTTP_QUOTA_TAKEN, "no address: the total only");
+    cr_assert_eq(http_quota_take(q, &b), HTTP_QUOTA_FULL);
+    cr_assert_eq(http_quota_held(q), 3);
+    http_quota_give(q, NULL);
+    cr_assert_eq(http_quota_take(q, &b), HTTP_QUOTA_TAKEN);
+    cr_assert_eq(http_quota_take(q, &a), HTTP_QUOTA_ADDR_FULL, "its share before the total");
+    http_quota_give(q, &a);
+    http_quota_give(q, &a2);
+    http_quota_give(q, &b);
+    cr_assert_eq(http_quota_held(q), 0);
+    for (int k = 0; k < 3; k++) /* rows are reused */
+        cr_assert_eq(http_quota_take(q, &b), k < 2 ? HTTP_QUOTA_TAKEN : HTTP_QUOTA_ADDR_FULL);
+    http_quota_give(q, &b);
+    http_quota_give(q, &b);
+    http_quota_destroy(q);
+    struct http_quota_conf none = {0, 8};
+    cr_assert_eq(http_quota_create(&q, &none), 0);
+    cr_assert_eq(http_quota_take(q, &a), HTTP_QUOTA_FULL);
+    cr_assert_eq(http_quota_take(q, NULL), HTTP_QUOTA_FULL);
+    http_quota_destroy(q);
+}
+
+/* One line per period at most, with the count since the last; the rest at the end. */
+Test(agent_refusals, a_rate_limited_line_counts_what_it_held_back) {
+    struct http_ratelog r;
+    http_ratelog_init(&r, 10 * AR_S);
+    uint64_t count = 0;
+    cr_assert(http_ratelog_note(&r, 100 * AR_S, &count), "the first event: at once");
+    cr_assert_eq(count, 1);
+    unsigned lines = 0;
+    for (uint64_t k = 1; k <= 1000; k++) /* 1,000 events in 25 s */
+        if (http_ratelog_note(&r, 100 * AR_S + k * 25 * AR_S / 1000, &count)) {
+            lines++;
+            cr_assert_eq(count, 400, "line %u: %llu", lines, (unsigned long long)count);
+        }
+    cr_assert_eq(lines, 2, "at 110 s and 120 s");
+    cr_assert(http_ratelog_flush(&r, &count));
+    cr_assert_eq(count, 200, "the last 5 s");
+    cr_assert_not(http_ratelog_flush(&r, &count));
+    cr_assert_not(http_ratelog_note(&r, 121 * AR_S, &count), "within the period");
+    cr_assert_not(http_ratelog_note(&r, 100 * AR_S, &count), "a time read before the last line");
+    cr_assert(http_ratelog_note(&r, 130 * AR_S, &count));
+    cr_assert_eq(count, 3);
+    http_ratelog_fini(&r);
 }
 
 Test(agent_refusals, hosts_are_host_and_port) {

@@ -1,10 +1,31 @@
 /* The checks a request passes before its route answers it (agent_http_internal.h): its form
- * (the target, the Host headers). */
+ * (the target, the Host headers) and a follower's place (http_quota.h); each refusal counted,
+ * and floods of them logged at most a line per HTTP_SAY_NS (http_ratelog.h). */
+#include "backend/core/mono.h"
 #include "tui/agent/agent_http_internal.h"
+#include "tui/agent/http_quota.h"
 
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+
+bool agent_http_client(struct MHD_Connection *c, struct http_addr *a) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    socklen_t len = !sa                         ? 0
+                    : sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                    : sa->sa_family == AF_INET  ? sizeof(struct sockaddr_in)
+                                                : 0;
+    return http_addr_group(sa, len, a);
+}
+
+/* A line for the agent's log, if it has one. */
+static void http_say(const struct agent_http *s, const char *line) {
+    if (s->h.say)
+        s->h.say(s->h.ctx, line);
+}
 
 /* ---- the form ---- */
 
@@ -43,4 +64,52 @@ unsigned agent_http_form(struct MHD_Connection *c, const struct http_req *r, cha
         return MHD_HTTP_BAD_REQUEST;
     }
     return 0;
+}
+
+/* ---- followers ---- */
+
+unsigned agent_http_follower_take(struct agent_http *s, const struct http_addr *a,
+                                  struct http_req *r, char *why, size_t n) {
+    enum http_quota_take got = http_quota_take(s->followers_q, a);
+    if (got == HTTP_QUOTA_TAKEN)
+        return 0;
+    bool mine = got == HTTP_QUOTA_ADDR_FULL;
+    atomic_fetch_add(mine ? &s->over_follower_address : &s->over_followers, 1);
+    char who[HTTP_ADDR_NAME], what[160];
+    http_addr_format(a, who, sizeof(who));
+    if (mine)
+        snprintf(what, sizeof(what),
+                 "%s holds its %u follower places (--max-followers-per-address)", who,
+                 s->followers_per_address);
+    else
+        snprintf(what, sizeof(what), "all %u follower places are taken (--max-followers)",
+                 s->max_followers);
+    r->retry_s = HTTP_RETRY_S;
+    snprintf(why, n, "%s: /events refused: %s; try again later",
+             mine ? "too many requests" : "busy", what);
+    uint64_t count = 0;
+    if (http_ratelog_note(&s->said_followers, mono_now_ns(), &count)) {
+        char line[384];
+        snprintf(line, sizeof(line),
+                 "refused an /events follower from %s (%d): %s; followers refused since the "
+                 "last such line: %llu",
+                 who, mine ? MHD_HTTP_TOO_MANY_REQUESTS : MHD_HTTP_SERVICE_UNAVAILABLE, what,
+                 (unsigned long long)count);
+        http_say(s, line);
+    }
+    return mine ? MHD_HTTP_TOO_MANY_REQUESTS : MHD_HTTP_SERVICE_UNAVAILABLE;
+}
+
+void agent_http_follower_give(struct agent_http *s, const struct http_addr *a) {
+    http_quota_give(s->followers_q, a);
+}
+
+void agent_http_say_rest(struct agent_http *s) {
+    uint64_t count = 0;
+    char line[160];
+    if (http_ratelog_flush(&s->said_followers, &count)) {
+        snprintf(line, sizeof(line), "followers refused since the last such line: %llu",
+                 (unsigned long long)count);
+        http_say(s, line);
+    }
 }

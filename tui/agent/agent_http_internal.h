@@ -6,6 +6,8 @@
 
 #include "tui/agent/agent_http.h"
 #include "tui/agent/agent_http_parse.h"
+#include "tui/agent/http_addr.h"
+#include "tui/agent/http_ratelog.h"
 
 #include <microhttpd.h>
 #include <stdatomic.h>
@@ -13,7 +15,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define HTTP_BEARER "Bearer "
+#define HTTP_BEARER  "Bearer "
+#define HTTP_SAY_NS  10000000000ull /* a refusal's log line at most this often */
+#define HTTP_RETRY_S 10             /* Retry-After of a refused follower */
 
 enum http_route { HTTP_NONE, HTTP_METRICS, HTTP_EVENTS, HTTP_HEALTHZ, HTTP_CONTROL };
 
@@ -26,6 +30,7 @@ struct http_req {
     bool begun;              /* the access handler has seen it */
     bool head;               /* HEAD: the headers of the GET */
     bool answered;           /* a response is queued */
+    unsigned retry_s;        /* the answer's Retry-After (0: none); the connection then closes */
     uint64_t body;           /* bytes of body seen */
 };
 
@@ -34,7 +39,10 @@ struct agent_http {
     struct agent_http_handlers h;
     char bearer[sizeof(HTTP_BEARER) + AGENT_HTTP_TOKEN_BYTES]; /* the Authorization to match */
     struct MHD_Daemon *tcp, *unix_d;
-    struct http_guard *guard; /* the request deadline and the connection limits */
+    struct http_guard *guard;           /* the request deadline and the connection limits */
+    struct http_quota *followers_q;     /* the /events streams' places */
+    struct http_ratelog said_followers; /* its log lines */
+    unsigned max_followers, followers_per_address; /* as agent_http_limits says */
     unsigned port;
     bool unix_made; /* unix_path is ours to remove at stop (unix_dev/ino: the one we made) */
     dev_t unix_dev;
@@ -42,6 +50,7 @@ struct agent_http {
     int keepalive_ms; /* an /events stream's blank line after this long without data */
     atomic_bool stopping;
     atomic_uint_fast64_t requests, answered, unauthorized, refused;
+    atomic_uint_fast64_t over_followers, over_follower_address;
     atomic_uint connections, followers;
 };
 
@@ -62,10 +71,23 @@ void agent_http_unix_remove(const struct agent_http *s);
 
 /* ---- the checks before a request's route (agent_http_admit.c) ---- */
 
+/* The group of c's client (http_addr.h): true with *a, false for a UNIX socket's. */
+bool agent_http_client(struct MHD_Connection *c, struct http_addr *a);
+
 /* The request's form: 0 when it passes, else the status with why (one line): 400 for a path
  * with %00, two Host headers or a Host that is not host[:port]; 414 for a query of more than
  * AGENT_HTTP_MAX_ARGS arguments. */
 unsigned agent_http_form(struct MHD_Connection *c, const struct http_req *r, char *why, size_t n);
+
+/* A follower's place for a client of group a (NULL: none): 0 when taken (give it back with
+ * agent_http_follower_give), else 503 (every place taken) or 429 (the group's share taken) with
+ * r->retry_s and why, counted and logged (rate-limited). */
+unsigned agent_http_follower_take(struct agent_http *s, const struct http_addr *a,
+                                  struct http_req *r, char *why, size_t n);
+void agent_http_follower_give(struct agent_http *s, const struct http_addr *a);
+
+/* At the stop: a last line for the refusals not yet in one. */
+void agent_http_say_rest(struct agent_http *s);
 
 /* MHD_OPTION_URI_LOG_CALLBACK (cls: the server): the request target as it came, before the
  * library splits and decodes it; the request's state (MHD's per-request pointer) is made here,

@@ -1,6 +1,6 @@
 /* The agent's requests (see agent_http.h): each routed, checked (its form: agent_http_admit.c;
  * Host, token, method, size) and answered on its connection's thread; /events streams from the
- * log. */
+ * log, each holding a follower's place (agent_http_admit.c). */
 #include "backend/core/mono.h"
 #include "tui/agent/agent_http_internal.h"
 #include "tui/agent/agent_http_parse.h"
@@ -26,6 +26,8 @@ struct http_stream {
     struct agent_http *s;
     struct agent_follow *f;
     bool follow;
+    bool has_addr; /* its follower place was taken for addr (else for no address) */
+    struct http_addr addr;
 };
 
 /* ---- responses ---- */
@@ -74,6 +76,12 @@ static enum MHD_Result http_queue(struct agent_http *s, struct MHD_Connection *c
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
                                 r->route == HTTP_CONTROL ? "POST" : "GET, HEAD");
+    if (r->retry_s > 0) { /* a refusal by a limit: its place is freed at once */
+        char retry[24];
+        snprintf(retry, sizeof(retry), "%u", r->retry_s);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, retry);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    }
     enum MHD_Result ok = MHD_queue_response(c, status, resp);
     MHD_destroy_response(resp);
     r->answered = true;
@@ -262,6 +270,7 @@ static void http_stream_free(void *cls) {
     struct http_stream *st = cls;
     atomic_fetch_sub(&st->s->followers, 1); /* first: the count agrees with the log's */
     agent_follow_close(st->f);
+    agent_http_follower_give(st->s, st->has_addr ? &st->addr : NULL);
     free(st);
 }
 
@@ -279,13 +288,23 @@ static enum MHD_Result http_events(struct agent_http *s, struct MHD_Connection *
         return http_refuse(s, c, r, MHD_HTTP_SERVICE_UNAVAILABLE, "no events here");
     if (r->head)
         return http_queue(s, c, r, MHD_HTTP_OK, http_copy("", 0), HTTP_CT_NDJSON);
+    struct http_addr addr;
+    bool has_addr = agent_http_client(c, &addr);
+    char why[256];
+    unsigned status = agent_http_follower_take(s, has_addr ? &addr : NULL, r, why, sizeof(why));
+    if (status)
+        return http_refuse(s, c, r, status, why);
     struct http_stream *st = calloc(1, sizeof(*st));
-    if (!st)
-        return MHD_NO;
-    if (agent_follow_open(&st->f, s->h.log, since) < 0) {
+    if (st && agent_follow_open(&st->f, s->h.log, since) < 0) {
         free(st);
+        st = NULL;
+    }
+    if (!st) {
+        agent_http_follower_give(s, has_addr ? &addr : NULL);
         return MHD_NO;
     }
+    st->has_addr = has_addr;
+    st->addr = addr;
     st->s = s;
     st->follow = !follow_s || strcmp(follow_s, "1") == 0;
     atomic_fetch_add(&s->followers, 1);

@@ -6,7 +6,8 @@
  * connection still sending its request (one that finds the server full: of the address holding
  * the most connections), so that clients holding connections open by dripping bytes cannot
  * lock anyone out. Connections whose request arrived (an /events follower) are never pushed
- * out. Thread-safe: every call may come from any thread. */
+ * out: the server caps those itself (http_quota.h). Thread-safe: every call may come from any
+ * thread. */
 #ifndef RINGSIDE_TUI_AGENT_HTTP_GUARD_H
 #define RINGSIDE_TUI_AGENT_HTTP_GUARD_H
 
