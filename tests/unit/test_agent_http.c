@@ -635,6 +635,7 @@ Test(agent_http, with_a_token_everything_but_metrics_needs_it) {
     ah_fill_log();
     struct agent_http_conf c = ah_conf();
     snprintf(c.token, sizeof(c.token), AH_TOKEN);
+    c.auth_failures = 100; /* the 15 wrong tokens below are looked at (test_agent_refusals) */
     ah_start(&c);
     struct ah_resp r = ah_call("GET", "/metrics", NULL, NULL);
     cr_assert_eq(r.status, 200);
@@ -1554,6 +1555,7 @@ Test(agent_http, defaults) {
     cr_assert_eq(c.request_timeout_ms, 10000);
     cr_assert_eq(c.max_followers, 0, "a quarter of max_connections");
     cr_assert_eq(c.followers_per_address, 0, "8");
+    cr_assert_eq(c.auth_failures, 0, "10");
     cr_assert_null(c.tls);
     agent_http_stop(NULL);
 }

@@ -1,10 +1,10 @@
 /* What the agent's HTTP server refuses, and how: /events followers beyond their places (in all
- * and per address group) while /healthz and /metrics go on answering, and requests of a bad
- * form (two Host headers, a Host with userinfo, a query of too many arguments, a path with
- * %00), each with its status and one log line at most per period. Then the pieces on their own,
- * with the time given: the address groups (IPv6 by /64), the guard's per-address limit over
- * them, the follower places, the rate-limited line, the readers of the target and the Host
- * header. */
+ * and per address group) while /healthz and /metrics go on answering, token guesses held off
+ * per address group, and requests of a bad form (two Host headers, a Host with userinfo, a
+ * query of too many arguments, a path with %00), each with its status and one log line at most
+ * per period. Then the pieces on their own, with the time given: the address groups (IPv6 by
+ * /64), the guard's per-address limit over them, the follower places, the token backoff, the
+ * rate-limited line, the readers of the target and the Host header. */
 #include "tests/support/rs_test.h"
 #include "tui/agent/agent_http.h"
 #include "tui/agent/agent_http_parse.h"
@@ -12,6 +12,7 @@
 #include "tui/agent/http_guard.h"
 #include "tui/agent/http_quota.h"
 #include "tui/agent/http_ratelog.h"
+#include "tui/agent/http_throttle.h"
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -26,6 +27,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#define AR_TOKEN   "refusals-t0ken-of-this-test"
 #define AR_TIMEOUT 10 /* seconds, for every socket read */
 #define AR_S       1000000000ull
 
@@ -408,6 +410,67 @@ Test(agent_refusals, follower_limits_must_leave_places) {
     cr_assert_null(ar_srv);
 }
 
+/* ---- token guesses ---- */
+
+#define AR_GUESSES 200
+
+/* AR_GUESSES wrong tokens from 127.0.0.1: 10 are looked at (401), the rest answered 429 with
+ * Retry-After without a look, the right token too while it lasts; /metrics (no token) still
+ * answers, another address is not held off. One log line for the lot (the first), the rest
+ * counted in the line written at the stop. */
+Test(agent_refusals, token_guesses_are_held_off_per_address) {
+    struct agent_http_conf c;
+    agent_http_conf_default(&c);
+    snprintf(c.token, sizeof(c.token), AR_TOKEN);
+    ar_start(&c, NULL);
+    unsigned s401 = 0, s429 = 0;
+    for (unsigned k = 0; k < AR_GUESSES; k++) {
+        char guess[64];
+        snprintf(guess, sizeof(guess), "guess-%u-of-the-token", k);
+        int status = ar_get("127.0.0.1", "/healthz", guess);
+        s401 += status == 401;
+        s429 += status == 429;
+        if (status == 429 && s429 == 1) {
+            struct ar_resp *r = ar_req("127.0.0.1", "GET /healthz HTTP/1.0\r\nAuthorization: "
+                                                    "Bearer " AR_TOKEN "\r\n\r\n");
+            cr_assert_eq(r->status, 429, "the right token is not looked at either");
+            const char *retry = ar_header(r, "Retry-After");
+            cr_assert(retry && atoi(retry) >= 1 && atoi(retry) <= 10, "%s", r->text);
+            cr_assert(strstr(r->text, "too many wrong tokens from 127.0.0.1"), "%s", r->text);
+            cr_assert_str_eq(ar_header(r, "Connection"), "close");
+        }
+    }
+    cr_log_info("%u wrong tokens from one address: %u looked at (401), %u answered 429", AR_GUESSES,
+                s401, s429);
+    cr_assert_eq(s401, 10);
+    cr_assert_eq(s429, AR_GUESSES - 10);
+    cr_assert_eq(ar_get("127.0.0.1", "/metrics", NULL), 200);
+    cr_assert_eq(ar_get("127.0.0.2", "/healthz", AR_TOKEN), 200, "another address");
+    cr_assert_eq(ar_get("127.0.0.2", "/healthz", "wrong-one"), 401);
+    struct agent_http_stats st = ar_stats();
+    cr_assert_eq(st.auth_failed, 11);
+    cr_assert_eq(st.auth_backoff, AR_GUESSES - 10 + 1);
+    cr_assert_eq(st.unauthorized, 11);
+    cr_assert_eq(ar_said("wrong token from 127.0.0.1 (401)"), 1);
+    cr_assert_eq(ar_nlines, 1, "%u lines", ar_nlines);
+    agent_http_stop(ar_srv);
+    ar_srv = NULL;
+    cr_assert_eq(ar_said("wrong tokens since the last such line: 10"), 1, "the rest at the stop");
+}
+
+/* No Authorization header at all is not a guess: never held off for it. */
+Test(agent_refusals, requests_without_a_token_are_not_guesses) {
+    struct agent_http_conf c;
+    agent_http_conf_default(&c);
+    snprintf(c.token, sizeof(c.token), AR_TOKEN);
+    ar_start(&c, NULL);
+    for (int k = 0; k < 30; k++)
+        cr_assert_eq(ar_get("127.0.0.1", "/healthz", NULL), 401);
+    cr_assert_eq(ar_get("127.0.0.1", "/healthz", AR_TOKEN), 200);
+    cr_assert_eq(ar_stats().auth_failed, 0);
+    cr_assert_eq(ar_nlines, 0);
+}
+
 /* ---- the request's form ---- */
 
 Test(agent_refusals, bad_forms_get_their_status) {
@@ -589,6 +652,87 @@ Test(agent_refusals, follower_places_in_all_and_per_address) {
     cr_assert_eq(http_quota_take(q, &a), HTTP_QUOTA_FULL);
     cr_assert_eq(http_quota_take(q, NULL), HTTP_QUOTA_FULL);
     http_quota_destroy(q);
+}
+
+/* The backoff with the time given: 10 wrong tokens within 60 s, then 10 s held off, 20 s after
+ * the next 10, ... up to 15 min; a /64 is one group; the right token or 15 min without a wrong
+ * one forgets. */
+Test(agent_refusals, token_backoff_grows_and_is_forgotten) {
+    struct http_throttle_conf tc;
+    http_throttle_conf_default(&tc);
+    cr_assert_eq(tc.failures, 10);
+    cr_assert_eq(tc.window_ns, 60 * AR_S);
+    cr_assert_eq(tc.backoff_ns, 10 * AR_S);
+    cr_assert_eq(tc.backoff_max_ns, 900 * AR_S);
+    struct http_throttle *t;
+    cr_assert_eq(http_throttle_create(&t, &tc), 0);
+    struct http_addr a = ar_group("2001:db8:7:7::1"), same = ar_group("2001:db8:7:7::99"),
+                     other = ar_group("2001:db8:7:8::1");
+    uint64_t now = 1000 * AR_S, left = 0, len = 0;
+    for (int k = 0; k < 9; k++)
+        cr_assert_not(http_throttle_fail(t, k % 2 ? &a : &same, now + (uint64_t)k * AR_S, &len));
+    cr_assert_not(http_throttle_check(t, &a, now + 9 * AR_S, &left));
+    cr_assert(http_throttle_fail(t, &a, now + 9 * AR_S, &len), "the 10th within 60 s");
+    cr_assert_eq(len, 10 * AR_S);
+    cr_assert(http_throttle_check(t, &same, now + 10 * AR_S, &left));
+    cr_assert_eq(left, 9 * AR_S);
+    cr_assert_not(http_throttle_check(t, &other, now + 10 * AR_S, &left), "the next /64");
+    cr_assert_eq(http_throttle_held(t, now + 10 * AR_S), 1);
+    cr_assert_not(http_throttle_check(t, &a, now + 19 * AR_S, &left), "the backoff is over");
+    /* each next round doubles */
+    uint64_t at = now + 19 * AR_S, want = 20 * AR_S;
+    for (int round = 0; round < 8; round++) {
+        for (int k = 0; k < 9; k++)
+            cr_assert_not(http_throttle_fail(t, &a, at, &len));
+        cr_assert(http_throttle_fail(t, &a, at, &len), "round %d", round);
+        cr_assert_eq(len, want, "round %d: %llu s", round, (unsigned long long)(len / AR_S));
+        at += len;
+        want = want * 2 > 900 * AR_S ? 900 * AR_S : want * 2;
+    }
+    /* the right token forgets it all */
+    http_throttle_pass(t, &a);
+    cr_assert_not(http_throttle_check(t, &a, at - 1, &left));
+    for (int k = 0; k < 9; k++)
+        cr_assert_not(http_throttle_fail(t, &a, at, &len));
+    cr_assert(http_throttle_fail(t, &a, at, &len));
+    cr_assert_eq(len, 10 * AR_S, "back to the first backoff");
+    /* failures in separate minutes do not add up */
+    cr_assert_not(http_throttle_check(t, &other, at, &left));
+    for (int k = 0; k < 30; k++)
+        cr_assert_not(http_throttle_fail(t, &other, at + (uint64_t)k * 7 * AR_S, &len), "%d", k);
+    /* 15 min without a wrong token: forgotten, the next backoff is the first again */
+    uint64_t later = at + 10 * AR_S + 900 * AR_S;
+    for (int k = 0; k < 9; k++)
+        cr_assert_not(http_throttle_fail(t, &a, later, &len));
+    cr_assert(http_throttle_fail(t, &a, later, &len));
+    cr_assert_eq(len, 10 * AR_S);
+    /* the clients without an address are one group of their own */
+    for (int k = 0; k < 10; k++)
+        http_throttle_fail(t, NULL, later, &len);
+    cr_assert(http_throttle_check(t, NULL, later + 1, &left));
+    http_throttle_destroy(t);
+    tc.failures = 0;
+    cr_assert_eq(http_throttle_create(&t, &tc), -EINVAL);
+}
+
+/* The table of groups is bounded: a new group takes the place of the one whose last wrong token
+ * is oldest. */
+Test(agent_refusals, token_backoff_remembers_a_bounded_number_of_groups) {
+    struct http_throttle_conf tc;
+    http_throttle_conf_default(&tc);
+    tc.groups = 2;
+    tc.failures = 2;
+    struct http_throttle *t;
+    cr_assert_eq(http_throttle_create(&t, &tc), 0);
+    struct http_addr a = ar_group("10.0.0.1"), b = ar_group("10.0.0.2"), c = ar_group("10.0.0.3");
+    uint64_t len, left;
+    http_throttle_fail(t, &a, 1 * AR_S, &len);
+    http_throttle_fail(t, &b, 2 * AR_S, &len);
+    http_throttle_fail(t, &c, 3 * AR_S, &len); /* a is forgotten */
+    cr_assert_not(http_throttle_fail(t, &a, 4 * AR_S, &len), "a counts from 1 again");
+    cr_assert(http_throttle_fail(t, &c, 4 * AR_S, &len), "c's two within the window");
+    cr_assert(http_throttle_check(t, &c, 5 * AR_S, &left));
+    http_throttle_destroy(t);
 }
 
 /* One line per period at most, with the count since the last; the rest at the end. */

@@ -227,6 +227,7 @@ static int agent_render(struct agent *a, bool openmetrics, char **out, size_t *l
         .http_over_address = hs.over_address,
         .http_over_followers = hs.over_followers,
         .http_over_follower_address = hs.over_follower_address,
+        .http_auth_backoff = hs.auth_backoff,
         .http_connections = hs.connections,
         .event_followers = hs.followers,
         .event_lines = ls.appended,
@@ -310,7 +311,7 @@ static bool agent_health_cb(void *ctx, char *why, size_t whylen) {
     return ok;
 }
 
-/* The HTTP server's lines (refusals), as the agent's. */
+/* The HTTP server's lines (refusals, wrong tokens), as the agent's. */
 static void agent_http_say(void *ctx, const char *line) {
     agent_say(ctx, "%s", line);
 }

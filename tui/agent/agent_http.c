@@ -11,6 +11,7 @@
 #include "tui/agent/agent_tls.h"
 #include "tui/agent/http_guard.h"
 #include "tui/agent/http_quota.h"
+#include "tui/agent/http_throttle.h"
 
 #include <errno.h>
 #include <microhttpd.h>
@@ -200,11 +201,16 @@ int agent_http_start(struct agent_http **out, const struct agent_http_conf *c,
     s->keepalive_ms = HTTP_KEEPALIVE_MS;
     agent_http_limits(c, &s->max_followers, &s->followers_per_address, NULL, 0);
     http_ratelog_init(&s->said_followers, HTTP_SAY_NS);
+    http_ratelog_init(&s->said_auth, HTTP_SAY_NS);
     struct http_guard_conf gc = {c->max_connections, c->per_address,
                                  (uint64_t)c->request_timeout_ms * 1000000u};
     struct http_quota_conf qc = {s->max_followers, s->followers_per_address};
+    struct http_throttle_conf tc;
+    http_throttle_conf_default(&tc);
+    tc.failures = c->auth_failures ? c->auth_failures : tc.failures;
     if ((rc = http_guard_create(&s->guard, &gc)) != 0 ||
-        (rc = http_quota_create(&s->followers_q, &qc)) != 0) {
+        (rc = http_quota_create(&s->followers_q, &qc)) != 0 ||
+        (rc = http_throttle_create(&s->auth, &tc)) != 0) {
         agent_http_stop(s);
         return errbuf_set(err, errlen, rc, "cannot start the HTTP server: %s", strerror(-rc));
     }
@@ -249,6 +255,8 @@ void agent_http_stats(struct agent_http *s, struct agent_http_stats *out) {
     out->over_address = gs.over_address;
     out->over_followers = atomic_load(&s->over_followers);
     out->over_follower_address = atomic_load(&s->over_follower_address);
+    out->auth_failed = atomic_load(&s->auth_failed);
+    out->auth_backoff = atomic_load(&s->auth_backoff);
     out->followers = atomic_load(&s->followers);
 }
 
@@ -265,7 +273,9 @@ void agent_http_stop(struct agent_http *s) {
     agent_http_unix_remove(s);
     http_guard_destroy(s->guard); /* after the daemons: every connection is closed */
     http_quota_destroy(s->followers_q);
+    http_throttle_destroy(s->auth);
     agent_http_say_rest(s);
     http_ratelog_fini(&s->said_followers);
+    http_ratelog_fini(&s->said_auth);
     free(s);
 }

@@ -1,14 +1,18 @@
 /* The checks a request passes before its route answers it (agent_http_internal.h): its form
- * (the target, the Host headers) and a follower's place (http_quota.h); each refusal counted,
- * and floods of them logged at most a line per HTTP_SAY_NS (http_ratelog.h). */
+ * (the target, the Host headers), the token with its backoff for address groups that guess
+ * (http_throttle.h), and a follower's place (http_quota.h); each refusal counted, and the
+ * floods of them logged at most a line per HTTP_SAY_NS (http_ratelog.h). */
 #include "backend/core/mono.h"
 #include "tui/agent/agent_http_internal.h"
 #include "tui/agent/http_quota.h"
+#include "tui/agent/http_throttle.h"
 
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+
+#define HTTP_NS_PER_S 1000000000ull
 
 bool agent_http_client(struct MHD_Connection *c, struct http_addr *a) {
     const union MHD_ConnectionInfo *ci =
@@ -66,6 +70,78 @@ unsigned agent_http_form(struct MHD_Connection *c, const struct http_req *r, cha
     return 0;
 }
 
+/* ---- the token ---- */
+
+enum http_auth { HTTP_AUTH_NONE, HTTP_AUTH_WRONG, HTTP_AUTH_OK };
+
+/* "Bearer TOKEN": the scheme in any case (RFC 7235), one or more spaces, the token compared in
+ * constant time. No Authorization header at all is no guess. */
+static enum http_auth http_auth_of(const struct agent_http *s, struct MHD_Connection *c) {
+    const char *got =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!got)
+        return HTTP_AUTH_NONE;
+    size_t scheme = sizeof(HTTP_BEARER) - 2; /* "Bearer" */
+    if (strncasecmp(got, HTTP_BEARER, scheme) != 0 || got[scheme] != ' ')
+        return HTTP_AUTH_WRONG;
+    got += scheme;
+    while (*got == ' ')
+        got++;
+    return agent_http_token_equal(got, s->bearer + sizeof(HTTP_BEARER) - 1) ? HTTP_AUTH_OK
+                                                                            : HTTP_AUTH_WRONG;
+}
+
+/* Whole seconds, rounded up (at least 1): a Retry-After. */
+static unsigned http_seconds(uint64_t ns) {
+    uint64_t s = (ns + HTTP_NS_PER_S - 1) / HTTP_NS_PER_S;
+    return s < 1 ? 1 : s > 86400 ? 86400 : (unsigned)s;
+}
+
+/* A wrong token from a (NULL: the UNIX socket) at now: held against its group, logged. */
+static void http_auth_failed(struct agent_http *s, const struct http_addr *a, uint64_t now) {
+    atomic_fetch_add(&s->auth_failed, 1);
+    uint64_t backoff = 0, count = 0;
+    bool starts = http_throttle_fail(s->auth, a, now, &backoff);
+    if (!http_ratelog_note(&s->said_auth, now, &count))
+        return;
+    char who[HTTP_ADDR_NAME], line[384], also[128] = "";
+    http_addr_format(a, who, sizeof(who));
+    if (starts)
+        snprintf(also, sizeof(also), "; it is answered 429 for %u s", http_seconds(backoff));
+    snprintf(line, sizeof(line),
+             "wrong token from %s (401)%s; wrong tokens since the last such line: %llu; "
+             "addresses held off now: %u",
+             who, also, (unsigned long long)count, http_throttle_held(s->auth, now));
+    http_say(s, line);
+}
+
+unsigned agent_http_auth(struct agent_http *s, struct MHD_Connection *c, struct http_req *r,
+                         char *why, size_t n) {
+    if (!s->conf.token[0])
+        return 0;
+    struct http_addr addr;
+    const struct http_addr *a = agent_http_client(c, &addr) ? &addr : NULL;
+    uint64_t now = mono_now_ns(), left = 0;
+    if (http_throttle_check(s->auth, a, now, &left)) {
+        atomic_fetch_add(&s->auth_backoff, 1);
+        char who[HTTP_ADDR_NAME];
+        http_addr_format(a, who, sizeof(who));
+        r->retry_s = http_seconds(left);
+        snprintf(why, n, "too many requests: too many wrong tokens from %s; try again in %u s", who,
+                 r->retry_s);
+        return MHD_HTTP_TOO_MANY_REQUESTS;
+    }
+    enum http_auth got = http_auth_of(s, c);
+    if (got == HTTP_AUTH_OK) {
+        http_throttle_pass(s->auth, a);
+        return 0;
+    }
+    if (got == HTTP_AUTH_WRONG)
+        http_auth_failed(s, a, now);
+    snprintf(why, n, "unauthorized: send the agent's token as 'Authorization: Bearer TOKEN'");
+    return MHD_HTTP_UNAUTHORIZED;
+}
+
 /* ---- followers ---- */
 
 unsigned agent_http_follower_take(struct agent_http *s, const struct http_addr *a,
@@ -109,6 +185,11 @@ void agent_http_say_rest(struct agent_http *s) {
     char line[160];
     if (http_ratelog_flush(&s->said_followers, &count)) {
         snprintf(line, sizeof(line), "followers refused since the last such line: %llu",
+                 (unsigned long long)count);
+        http_say(s, line);
+    }
+    if (http_ratelog_flush(&s->said_auth, &count)) {
+        snprintf(line, sizeof(line), "wrong tokens since the last such line: %llu",
                  (unsigned long long)count);
         http_say(s, line);
     }

@@ -39,9 +39,10 @@ struct agent_http {
     struct agent_http_handlers h;
     char bearer[sizeof(HTTP_BEARER) + AGENT_HTTP_TOKEN_BYTES]; /* the Authorization to match */
     struct MHD_Daemon *tcp, *unix_d;
-    struct http_guard *guard;           /* the request deadline and the connection limits */
-    struct http_quota *followers_q;     /* the /events streams' places */
-    struct http_ratelog said_followers; /* its log lines */
+    struct http_guard *guard;       /* the request deadline and the connection limits */
+    struct http_quota *followers_q; /* the /events streams' places */
+    struct http_throttle *auth;     /* wrong tokens, by address group */
+    struct http_ratelog said_followers, said_auth; /* their log lines */
     unsigned max_followers, followers_per_address; /* as agent_http_limits says */
     unsigned port;
     bool unix_made; /* unix_path is ours to remove at stop (unix_dev/ino: the one we made) */
@@ -50,7 +51,7 @@ struct agent_http {
     int keepalive_ms; /* an /events stream's blank line after this long without data */
     atomic_bool stopping;
     atomic_uint_fast64_t requests, answered, unauthorized, refused;
-    atomic_uint_fast64_t over_followers, over_follower_address;
+    atomic_uint_fast64_t over_followers, over_follower_address, auth_failed, auth_backoff;
     atomic_uint connections, followers;
 };
 
@@ -79,6 +80,13 @@ bool agent_http_client(struct MHD_Connection *c, struct http_addr *a);
  * AGENT_HTTP_MAX_ARGS arguments. */
 unsigned agent_http_form(struct MHD_Connection *c, const struct http_req *r, char *why, size_t n);
 
+/* The token (with one configured; 0 without): 0 when the request carries it; 429 with
+ * r->retry_s when c's address group is held off (the token not looked at), 401 otherwise.
+ * Wrong tokens are counted, held against the group (http_throttle.h) and logged (rate-limited);
+ * the right one clears the group. */
+unsigned agent_http_auth(struct agent_http *s, struct MHD_Connection *c, struct http_req *r,
+                         char *why, size_t n);
+
 /* A follower's place for a client of group a (NULL: none): 0 when taken (give it back with
  * agent_http_follower_give), else 503 (every place taken) or 429 (the group's share taken) with
  * r->retry_s and why, counted and logged (rate-limited). */
@@ -86,7 +94,7 @@ unsigned agent_http_follower_take(struct agent_http *s, const struct http_addr *
                                   struct http_req *r, char *why, size_t n);
 void agent_http_follower_give(struct agent_http *s, const struct http_addr *a);
 
-/* At the stop: a last line for the refusals not yet in one. */
+/* At the stop: a last line for the refusals and wrong tokens not yet in one. */
 void agent_http_say_rest(struct agent_http *s);
 
 /* MHD_OPTION_URI_LOG_CALLBACK (cls: the server): the request target as it came, before the

@@ -1,6 +1,6 @@
-/* The agent's requests (see agent_http.h): each routed, checked (its form: agent_http_admit.c;
- * Host, token, method, size) and answered on its connection's thread; /events streams from the
- * log, each holding a follower's place (agent_http_admit.c). */
+/* The agent's requests (see agent_http.h): each routed, checked (its form, Host, token, method,
+ * size: agent_http_admit.c for the first three) and answered on its connection's thread;
+ * /events streams from the log, each holding a follower's place. */
 #include "backend/core/mono.h"
 #include "tui/agent/agent_http_internal.h"
 #include "tui/agent/agent_http_parse.h"
@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #define HTTP_BLOCK          (64 * 1024) /* an /events response's buffer */
 #define HTTP_WAIT_MS        1000        /* an /events wait, between looks at stopping */
@@ -136,22 +135,6 @@ static enum MHD_Result http_refuse(struct agent_http *s, struct MHD_Connection *
 
 /* ---- checks ---- */
 
-/* "Bearer TOKEN": the scheme in any case (RFC 7235), one or more spaces, the token compared in
- * constant time. */
-static bool http_authorized(const struct agent_http *s, struct MHD_Connection *c) {
-    if (!s->conf.token[0])
-        return true;
-    const char *got =
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    size_t scheme = sizeof(HTTP_BEARER) - 2; /* "Bearer" */
-    if (!got || strncasecmp(got, HTTP_BEARER, scheme) != 0 || got[scheme] != ' ')
-        return false;
-    got += scheme;
-    while (*got == ' ')
-        got++;
-    return agent_http_token_equal(got, s->bearer + sizeof(HTTP_BEARER) - 1);
-}
-
 static bool http_method_ok(enum http_route route, const char *method) {
     if (route == HTTP_CONTROL)
         return strcmp(method, MHD_HTTP_METHOD_POST) == 0;
@@ -185,9 +168,8 @@ static enum MHD_Result http_begin(struct agent_http *s, struct MHD_Connection *c
                            "misdirected: without a token the agent serves /events only to "
                            "requests that name it by address (an IP or localhost), not by a DNS "
                            "name; use the address, or start the agent with --token-file");
-    if (r->route != HTTP_METRICS && !http_authorized(s, c))
-        return http_refuse(s, c, r, MHD_HTTP_UNAUTHORIZED,
-                           "unauthorized: send the agent's token as 'Authorization: Bearer TOKEN'");
+    if (r->route != HTTP_METRICS && (status = agent_http_auth(s, c, r, why, sizeof(why))))
+        return http_refuse(s, c, r, status, why);
     if (r->route == HTTP_NONE)
         return http_refuse(s, c, r, MHD_HTTP_NOT_FOUND,
                            "not found: the agent serves /metrics, /events, /healthz and /control");
