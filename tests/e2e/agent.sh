@@ -3,8 +3,9 @@
 # token, scraped with curl and checked with promtool (or, where there is none, by the format's
 # rules below), its /events read and followed, a dashboard attached in tmux with and without the
 # token, a chunk-size change sent both ways, the kernel log counted, SIGTERM. Then the option
-# errors, and an agent without --train or --allow-control; HTTPS with a pair made by openssl,
-# read with curl and attached to.
+# errors, and an agent without --train or --allow-control; the limits (the UNIX socket's mode,
+# follower places, requests of a bad form, token guesses held off); HTTPS with a pair made by
+# openssl, read with curl and attached to.
 #
 # usage: agent.sh RINGSIDE SCRATCH_DIR    (E2E_BACKEND=hip: train on the GPU, default cpu)
 E2E_NAME="agent e2e"
@@ -272,6 +273,62 @@ STEP="beyond loopback with a token in plain HTTP: said at the start"
 AGENT_PID=$!
 wait_for "the warning" 20 grep -q "the token crosses the network in clear" "$SCRATCH/agent5.log"
 stop_agent
+
+# ---- the limits: the UNIX socket's mode, follower places, bad forms, token guesses ----
+start_agent "$SCRATCH/agent7.log" --telemetry none --no-kmsg --token-file "$TOKEN" \
+    --unix "$SCRATCH/agent.sock" --max-followers 2
+STEP="the UNIX socket is 0660 as soon as the agent serves, and nothing is left beside it"
+[ "$(stat -c %a "$SCRATCH/agent.sock")" = 660 ] || fail "mode $(stat -c %a "$SCRATCH/agent.sock")"
+find "$SCRATCH" -maxdepth 1 -name '.rs-*' | grep -q . && fail "a private directory is left"
+STEP="--max-followers 2: a third follower is answered 503 with Retry-After, /healthz still 200"
+# one over the UNIX socket (no address: counted in the total only), one over TCP, so the third
+# finds every place taken rather than its address's share (429)
+curl -sN --unix-socket "$SCRATCH/agent.sock" -H "$(auth)" http://agent/events > "$SCRATCH/f1.jsonl" &
+F1=$!
+curl -sN -H "$(auth)" "$URL/events" > "$SCRATCH/f2.jsonl" &
+F2=$!
+wait_for "two followers" 20 sh -c "grep -q '\"type\":\"run\"' '$SCRATCH/f1.jsonl' &&
+    grep -q '\"type\":\"run\"' '$SCRATCH/f2.jsonl'"
+STEP="--max-followers 2: a third follower is answered 503 with Retry-After, /healthz still 200"
+head3=$(curl -s -D - -o /dev/null -H "$(auth)" "$URL/events")
+printf '%s' "$head3" | grep -q '^HTTP/1.1 503' || fail "$head3"
+printf '%s' "$head3" | grep -qi '^Retry-After: 10' || fail "no Retry-After: $head3"
+[ "$(curl -s -H "$(auth)" "$URL/healthz")" = ok ] || fail "/healthz beside the followers"
+grep -q "refused an /events follower from 127.0.0.1 (503)" "$SCRATCH/agent7.log" ||
+    fail "no line: $(cat "$SCRATCH/agent7.log")"
+kill "$F1" "$F2" 2> /dev/null
+wait "$F1" "$F2" 2> /dev/null
+STEP="requests of a bad form get their status"
+[ "$(code "$URL/metrics%00.txt")" = 400 ] || fail "a path with %00"
+[ "$(code -H 'Host: 127.0.0.1:80@evil.example' "$URL/metrics")" = 400 ] || fail "userinfo in Host"
+query=$(printf 'a=1&%.0s' $(seq 1000))
+[ "$(code "$URL/metrics?$query")" = 414 ] || fail "a query of 1000 arguments"
+exec 3<> "/dev/tcp/127.0.0.1/$PORT"
+printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n\r\n' >&3
+line=$(head -n 1 <&3)
+exec 3<&-
+case $line in "HTTP/1.1 400 "*) ;; *) fail "two Host headers: $line" ;; esac
+STEP="10 wrong tokens are answered 401, the next request 429 with Retry-After; one line logged"
+for k in $(seq 1 10); do
+    [ "$(code -H "Authorization: Bearer wrong-$k" "$URL/healthz")" = 401 ] || fail "guess $k"
+done
+head11=$(curl -s -D - -o /dev/null -H "$(auth)" "$URL/healthz")
+printf '%s' "$head11" | grep -q '^HTTP/1.1 429' || fail "$head11"
+printf '%s' "$head11" | grep -qi '^Retry-After: [0-9]' || fail "no Retry-After: $head11"
+[ "$(count_in "$SCRATCH/agent7.log" "wrong token from 127.0.0.1 (401)")" = 1 ] ||
+    fail "$(cat "$SCRATCH/agent7.log")"
+[ "$(code "$URL/metrics")" = 200 ] || fail "/metrics is held off"
+[ "$(curl -s --unix-socket "$SCRATCH/agent.sock" -H "$(auth)" http://agent/healthz)" = ok ] ||
+    fail "the UNIX socket is held off too"
+closed_is() { metric_is "ringside_agent_http_connections_closed_total\\{reason=\"$1\"\\}" "$2"; }
+for reason in auth_backoff over_follower_limit; do # (the text is rebuilt every second)
+    wait_for "$reason counted once" 10 closed_is "$reason" 1
+done
+kill -TERM "$AGENT_PID"
+wait "$AGENT_PID"
+AGENT_PID=""
+grep -q "wrong tokens since the last such line: 9$" "$SCRATCH/agent7.log" ||
+    fail "no count at the stop: $(tail -n 3 "$SCRATCH/agent7.log")"
 
 # ---- HTTPS: a self-signed pair made here, which curl and attach trust only when given it ----
 STEP="a certificate and key made with openssl"

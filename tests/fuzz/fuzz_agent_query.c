@@ -1,11 +1,14 @@
 /* libFuzzer target for what the agent reads from a request (tui/agent/agent_http_parse.c): the
- * input's first line as a query string ("since=42&follow=0", "cmd=set_chunk&arg=250"), each
+ * input's first line as a query string ("since=42&follow=0", "cmd=set_chunk&arg=250"), checked
+ * as a request target's query (its arguments counted as libmicrohttpd splits them), each
  * argument decoded as libmicrohttpd decodes it, every value read as a number (since=,
- * Content-Length), a command (cmd=) and each command's argument (arg=); the second line as a Host
- * header. */
+ * Content-Length), a command (cmd=), each command's argument (arg=) and a Host header; the
+ * second line as a Host header (its form, and whether it names the agent by address); the third
+ * as a whole request target (a %00 in its path, its arguments). */
 #include "backend/core/ev.h"
 #include "backend/vpoc/vpoc.h"
 #include "tests/fuzz/fuzz_target.h"
+#include "tui/agent/agent_http.h"
 #include "tui/agent/agent_http_parse.h"
 
 #include <arpa/inet.h>
@@ -94,8 +97,32 @@ static void fuzz_query_arg(unsigned cmd, const char *v) {
     }
 }
 
+/* A Host header taken as host[:port]: printable ASCII without spaces, no userinfo, path or
+ * query, a port of at most 5 digits up to 65535 after the last ':' outside brackets. */
+static void fuzz_query_host_form(const char *host) {
+    if (!http_host_is_valid(host))
+        return;
+    for (const unsigned char *p = (const unsigned char *)host; *p; p++)
+        FUZZ_CHECK(*p > 0x20 && *p < 0x7f && !strchr("@/\\?#\"<>^`{|}", *p));
+    const char *rest = host;
+    if (host[0] == '[') {
+        const char *end = strchr(host, ']');
+        FUZZ_CHECK(end && end > host + 1);
+        rest = end + 1;
+        FUZZ_CHECK(*rest == '\0' || *rest == ':');
+    }
+    const char *colon = strchr(rest, ':');
+    if (!colon)
+        return;
+    FUZZ_CHECK(strchr(colon + 1, ':') == NULL);
+    size_t digits = strlen(colon + 1);
+    FUZZ_CHECK(digits <= 5 && strspn(colon + 1, "0123456789") == digits);
+    FUZZ_CHECK(digits == 0 || strtoul(colon + 1, NULL, 10) <= 65535);
+}
+
 /* A Host header said to name this machine: an IP literal or localhost, never a DNS name. */
 static void fuzz_query_host(const char *host) {
+    fuzz_query_host_form(host);
     if (!http_host_is_address(host))
         return;
     char name[256];
@@ -114,6 +141,39 @@ static void fuzz_query_host(const char *host) {
         FUZZ_CHECK(strspn(name, "0123456789abcdefABCDEF.:") == n);
 }
 
+/* The arguments libmicrohttpd makes of a query: a piece per '&', a trailing empty one not. */
+static unsigned fuzz_query_mhd_args(const char *q) {
+    unsigned n = 0;
+    for (const char *p = q; *p;) {
+        const char *amp = strchr(p, '&');
+        n++;
+        if (!amp)
+            break;
+        p = amp + 1;
+    }
+    return n;
+}
+
+/* A request target: %00 in its path is told first, then more arguments than the limit, with
+ * the arguments counted as the library splits them; the limit's edges both ways. */
+static void fuzz_query_target(const char *target) {
+    const char *q = strchr(target, '?');
+    size_t path = q ? (size_t)(q - target) : strlen(target);
+    bool nul = false;
+    for (size_t k = 0; k + 2 < path && !nul; k++)
+        nul = memcmp(target + k, "%00", 3) == 0;
+    unsigned want = q ? fuzz_query_mhd_args(q + 1) : 0;
+    for (unsigned max = want > 0 ? want - 1 : 0; max <= want + 1; max++) {
+        unsigned args = 12345;
+        enum http_target v = http_target_check(target, max, &args);
+        FUZZ_CHECK(args == want);
+        FUZZ_CHECK(v == (nul ? HTTP_TARGET_NUL : want > max ? HTTP_TARGET_ARGS : HTTP_TARGET_OK));
+    }
+    unsigned args = 1;
+    FUZZ_CHECK(http_target_check(target, AGENT_HTTP_MAX_ARGS, &args) != HTTP_TARGET_ARGS ||
+               args > AGENT_HTTP_MAX_ARGS);
+}
+
 /* One value, decoded: every reader the agent applies to a query value. */
 static void fuzz_query_value(const char *v) {
     fuzz_query_u64(v);
@@ -129,9 +189,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *host = strchr(text, '\n');
     if (host) {
         *host++ = '\0';
-        host[strcspn(host, "\r\n")] = '\0';
+        char *target = strchr(host, '\n');
+        if (target) {
+            *target++ = '\0';
+            target[strcspn(target, "\r\n")] = '\0';
+            fuzz_query_target(target);
+        }
+        host[strcspn(host, "\r")] = '\0';
         fuzz_query_host(host);
     }
+    /* the first line as the query of a target */
+    size_t qlen = strlen(text);
+    char *as_target = malloc(qlen + 3);
+    FUZZ_CHECK(as_target != NULL);
+    memcpy(as_target, "/?", 2);
+    memcpy(as_target + 2, text, qlen + 1);
+    fuzz_query_target(as_target);
+    free(as_target);
     /* the arguments as libmicrohttpd splits and decodes them */
     char *save = NULL;
     for (char *kv = strtok_r(text, "&", &save); kv; kv = strtok_r(NULL, "&", &save)) {
@@ -185,5 +259,12 @@ const char *const fuzz_fragments[] = {
     "\n[::ffff:127.0.0.1]:80",
     "\nagent.example:9464",
     "\n[",
+    "\n127.0.0.1:80@evil.example",
+    "\n[fe80::1%25eth0]:9464",
+    "\nh:65536",
+    "\n\n/metrics%00.txt",
+    "\n\n/events?since=1&follow=0",
+    "\n\n/healthz?&&",
+    "&a=1&a=1&a=1&a=1&a=1&a=1&a=1&a=1",
 };
 const size_t fuzz_fragments_count = sizeof(fuzz_fragments) / sizeof(fuzz_fragments[0]);

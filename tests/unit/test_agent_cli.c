@@ -223,6 +223,11 @@ Test(agent_cli, bad_limit_values_are_usage_errors) {
         {"--request-timeout", "ten", "--request-timeout: 'ten' is not a number"},
         {"--max-per-address", "0", "--max-per-address: '0' is not an integer in [1, 4096]"},
         {"--max-per-address", "9999", "--max-per-address: '9999' is not an integer"},
+        {"--max-followers", "0", "--max-followers: '0' is not an integer in [1, 4095]"},
+        {"--max-followers", "256", "--max-followers 256 must be below --max-connections 256"},
+        {"--max-followers-per-address", "x", "--max-followers-per-address: 'x' is not an integer"},
+        {"--max-followers-per-address", "64",
+         "--max-followers-per-address 64 must be below --max-per-address 64"},
     };
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
         const char *argv[] = {"agent", cases[k][0], cases[k][1], NULL};

@@ -7,9 +7,11 @@
 #include "tests/support/rs_test.h"
 #include "tui/agent/agent_http.h"
 #include "tui/agent/agent_tls.h"
+#include "tui/agent/http_unix.h"
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -632,6 +635,7 @@ Test(agent_http, with_a_token_everything_but_metrics_needs_it) {
     ah_fill_log();
     struct agent_http_conf c = ah_conf();
     snprintf(c.token, sizeof(c.token), AH_TOKEN);
+    c.auth_failures = 100; /* the 15 wrong tokens below are looked at (test_agent_refusals) */
     ah_start(&c);
     struct ah_resp r = ah_call("GET", "/metrics", NULL, NULL);
     cr_assert_eq(r.status, 200);
@@ -912,9 +916,14 @@ static void ah_follow(int *fd, struct ah_buf *b) {
     ah_recv_until(*fd, b, "{\"type\":\"run\"}\n");
 }
 
-Test(agent_http, connections_over_the_limit_are_refused) {
+/* Followers hold at most the places they may (here 2 of 3 connections): the next /events is
+ * refused (429: its address holds them all, its share as well as the total), /healthz is
+ * answered in the place kept, and a stream that ends gives its place back. (Before the follower
+ * places, 2 followers of 2 connections refused everyone else.) */
+Test(agent_http, followers_never_take_the_last_places) {
     struct agent_http_conf c = ah_conf();
-    c.max_connections = 2;
+    c.max_connections = 3;
+    c.max_followers = 2;
     ah_start(&c);
     int fd[2];
     struct ah_buf b[2] = {{0}, {0}};
@@ -924,25 +933,29 @@ Test(agent_http, connections_over_the_limit_are_refused) {
     agent_http_stats(ah_srv, &st);
     cr_assert_eq(st.connections, 2);
     cr_assert_eq(st.followers, 2);
-    struct ah_resp r = ah_call("GET", "/healthz", NULL, NULL);
-    cr_assert_eq(r.status, 0, "refused: closed without an answer: %s", r.raw.p ? r.raw.p : "");
+    struct ah_resp r = ah_call("GET", "/events", NULL, NULL);
+    cr_assert_eq(r.status, 429, "%s", r.raw.p ? r.raw.p : "");
+    cr_assert_str_eq(ah_header(&r, "Retry-After"), "10");
+    ah_free(&r);
+    r = ah_call("GET", "/healthz", NULL, NULL);
+    cr_assert_eq(r.status, 200, "the place kept: %s", r.raw.p ? r.raw.p : "");
     ah_free(&r);
     agent_http_stats(ah_srv, &st);
-    cr_assert_geq(st.refused, 1);
+    cr_assert_eq(st.over_follower_address, 1);
     /* the two streams stay counted as answered: a refusal takes none back (the metric's
      * "answered" was once the difference, and went down here) */
-    cr_assert_eq(st.answered, 2);
+    cr_assert_eq(st.answered, 3);
     /* a stream ends: its place is free again */
     close(fd[0]);
     agent_log_append(ah_log, AGENT_LINE_EVENT, "e1", 2); /* the write finds the closed socket */
     ah_recv_until(fd[1], &b[1], "e1\n");
     for (int tries = 0; tries < 500; tries++) {
-        r = ah_call("GET", "/healthz", NULL, NULL);
+        r = ah_call("GET", "/events?follow=0", NULL, NULL);
         int status = r.status;
         ah_free(&r);
         if (status == 200)
             break;
-        cr_assert_eq(status, 0);
+        cr_assert_eq(status, 429);
         /* the closed stream's thread notices at its next write: give it one */
         agent_log_append(ah_log, AGENT_LINE_EVENT, "ping", 4);
         ah_recv_until(fd[1], &b[1], "ping\n");
@@ -1067,27 +1080,29 @@ Test(agent_http, dripping_clients_do_not_lock_out_healthz_or_followers) {
     }
 }
 
-/* Followers from one host fill its share; the next connection from it is refused, since none
- * of the connections is still sending its request. */
-Test(agent_http, connections_over_the_address_limit_are_refused) {
+/* Followers from one host hold at most its share but one (here 1 of 2): the next follower from
+ * it is answered 429, and its /healthz is answered in the place kept. (Before, two followers
+ * filled the share and the host's next connection was refused without an answer.) */
+Test(agent_http, followers_never_take_an_address_s_last_place) {
     struct agent_http_conf c = ah_conf();
     c.per_address = 2;
     ah_start(&c);
-    int fd[2];
-    struct ah_buf b[2] = {{0}, {0}};
-    for (int i = 0; i < 2; i++)
-        ah_follow(&fd[i], &b[i]);
-    struct ah_resp r = ah_call("GET", "/healthz", NULL, NULL);
-    cr_assert_eq(r.status, 0, "refused: closed without an answer: %s", r.raw.p ? r.raw.p : "");
+    int fd;
+    struct ah_buf b = {0};
+    ah_follow(&fd, &b);
+    struct ah_resp r = ah_call("GET", "/events", NULL, NULL);
+    cr_assert_eq(r.status, 429, "%s", r.raw.p ? r.raw.p : "");
+    cr_assert(strstr(r.body, "127.0.0.1 holds its 1 follower places"), "%s", r.body);
+    ah_free(&r);
+    r = ah_call("GET", "/healthz", NULL, NULL);
+    cr_assert_eq(r.status, 200, "%s", r.raw.p ? r.raw.p : "");
     ah_free(&r);
     struct agent_http_stats st;
     agent_http_stats(ah_srv, &st);
-    cr_assert_eq(st.over_address, 1);
-    cr_assert_eq(st.evicted, 0);
-    for (int i = 0; i < 2; i++) {
-        close(fd[i]);
-        free(b[i].p);
-    }
+    cr_assert_eq(st.over_follower_address, 1);
+    cr_assert_eq(st.over_address, 0); /* (the refused one, closing, may have been pushed out) */
+    close(fd);
+    free(b.p);
 }
 
 /* ---- HTTPS ---- */
@@ -1320,6 +1335,90 @@ Test(agent_http, a_unix_socket_serves_and_is_removed_at_stop) {
     cr_assert_neq(lstat(c.unix_path, &st), 0, "removed at stop");
 }
 
+/* The names in dir other than keep (and . and ..). */
+static unsigned ah_dir_others(const char *dir, const char *keep) {
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    unsigned n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+             strcmp(e->d_name, keep) != 0;
+    closedir(d);
+    return n;
+}
+
+/* The socket never exists with a mode wider than 0660, whatever the umask: it is bound in a
+ * private directory, given its mode there and linked into place, so its directory sees it
+ * created once and never changed (a chmod after the bind, as before, shows as IN_ATTRIB on it;
+ * inotify queues events as the calls make them), and nothing else is left there. */
+Test(agent_http, a_unix_socket_never_has_a_wider_mode) {
+    struct agent_http_conf c = ah_conf();
+    c.listen[0] = '\0';
+    ah_sock_path(&c);
+    int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    cr_assert_geq(in, 0);
+    cr_assert_geq(inotify_add_watch(in, ah_dir, IN_CREATE | IN_ATTRIB | IN_MOVED_TO), 0);
+    mode_t old = umask(0); /* bind() alone would make it 0777 */
+    ah_start(&c);
+    umask(old);
+    struct stat st;
+    cr_assert_eq(lstat(c.unix_path, &st), 0);
+    cr_assert(S_ISSOCK(st.st_mode));
+    cr_assert_eq(st.st_mode & 07777, 0660, "mode %o", (unsigned)(st.st_mode & 07777));
+    static char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+    unsigned created = 0, changed = 0;
+    for (ssize_t n; (n = read(in, buf, sizeof(buf))) > 0;)
+        for (char *p = buf; p < buf + n;) {
+            const struct inotify_event *ev = (const struct inotify_event *)(void *)p;
+            if (ev->len && strcmp(ev->name, "agent.sock") == 0) {
+                created += (ev->mask & (IN_CREATE | IN_MOVED_TO)) != 0;
+                changed += (ev->mask & IN_ATTRIB) != 0;
+            }
+            p += sizeof(*ev) + ev->len;
+        }
+    close(in);
+    cr_assert_eq(created, 1);
+    cr_assert_eq(changed, 0, "its mode was changed after it appeared");
+    cr_assert_eq(ah_dir_others(ah_dir, "agent.sock"), 0, "the private directory is gone");
+    struct ah_resp r = ah_on(ah_connect_unix(c.unix_path), "GET /healthz HTTP/1.0\r\n\r\n");
+    cr_assert_eq(r.status, 200);
+    ah_free(&r);
+}
+
+/* The helper on its own: what is at the path is never replaced (and nothing is left beside
+ * it), a path whose private directory would not fit a socket address is refused in one line. */
+Test(agent_http, the_unix_socket_helper_refuses_in_one_line) {
+    char path[1024], err[1200] = "";
+    struct stat st;
+    int fd = -1;
+    cr_assert_eq(rs_test_write_file(ah_dir, "taken", "data", path, sizeof(path)), 0);
+    cr_assert_eq(http_unix_listen(path, 0660, 4, &fd, &st, err, sizeof(err)), -EEXIST);
+    cr_assert(strstr(err, "appeared there meanwhile (not replacing it)"), "%s", err);
+    cr_assert_eq(ah_dir_others(ah_dir, "taken"), 0);
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert(S_ISREG(st.st_mode));
+    /* DIR/a in 98 bytes: a socket address would take it, DIR/.rs-XXXXXX/s would not */
+    char dir[600];
+    int n = snprintf(dir, sizeof(dir), "%s/", ah_dir);
+    cr_assert_lt(n, 90);
+    memset(dir + n, 'd', 96 - (size_t)n);
+    dir[96] = '\0';
+    cr_assert_eq(mkdir(dir, 0700), 0, "%s", strerror(errno));
+    snprintf(path, sizeof(path), "%s/a", dir);
+    cr_assert_eq(http_unix_listen(path, 0660, 4, &fd, &st, err, sizeof(err)), -ENAMETOOLONG);
+    cr_assert(strstr(err, "private directory beside it"), "%s", err);
+    cr_assert_null(strchr(err, '\n'));
+    cr_assert_eq(ah_dir_others(dir, "none"), 0);
+    cr_assert_eq(rmdir(dir), 0);
+    snprintf(path, sizeof(path), "%s/ok.sock", ah_dir);
+    cr_assert_eq(http_unix_listen(path, 0600, 4, &fd, &st, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(st.st_mode & 07777, 0600);
+    struct stat now;
+    cr_assert_eq(lstat(path, &now), 0);
+    cr_assert_eq(now.st_ino, st.st_ino, "the socket bound is the one at the path");
+    close(fd);
+}
+
 Test(agent_http, a_unix_socket_replaces_a_stale_one_but_nothing_else) {
     struct agent_http_conf c = ah_conf();
     c.listen[0] = '\0';
@@ -1454,6 +1553,9 @@ Test(agent_http, defaults) {
     cr_assert_eq(c.idle_timeout_s, 30);
     cr_assert_eq(c.per_address, 64);
     cr_assert_eq(c.request_timeout_ms, 10000);
+    cr_assert_eq(c.max_followers, 0, "a quarter of max_connections");
+    cr_assert_eq(c.followers_per_address, 0, "8");
+    cr_assert_eq(c.auth_failures, 0, "10");
     cr_assert_null(c.tls);
     agent_http_stop(NULL);
 }

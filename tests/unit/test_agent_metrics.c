@@ -183,6 +183,9 @@ Test(agent_metrics, the_agent_about_itself_and_openmetrics) {
                                       .http_timed_out = 7,
                                       .http_evicted = 5,
                                       .http_over_address = 2,
+                                      .http_over_followers = 8,
+                                      .http_over_follower_address = 9,
+                                      .http_auth_backoff = 11,
                                       .http_connections = 2,
                                       .event_followers = 1,
                                       .event_lines = 500,
@@ -207,6 +210,13 @@ Test(agent_metrics, the_agent_about_itself_and_openmetrics) {
         am_has(text, "ringside_agent_http_connections_closed_total{reason=\"over_limit\"} 0\n"));
     cr_assert(am_has(text, "ringside_agent_http_connections_closed_total{reason=\"over_address_"
                            "limit\"} 2\n"));
+    cr_assert(am_has(text, "ringside_agent_http_connections_closed_total{reason=\"over_follower_"
+                           "limit\"} 8\n"),
+              "%s", text);
+    cr_assert(am_has(text, "ringside_agent_http_connections_closed_total{reason=\"over_follower_"
+                           "address_limit\"} 9\n"));
+    cr_assert(am_has(text, "ringside_agent_http_connections_closed_total{reason=\"auth_backoff\"} "
+                           "11\n"));
     cr_assert(am_has(text, "ringside_train_steps_total 1200\n"));
     cr_assert_null(strstr(text, "# EOF"));
     free(text);

@@ -225,6 +225,9 @@ static int agent_render(struct agent *a, bool openmetrics, char **out, size_t *l
         .http_evicted = hs.evicted,
         .http_over_limit = hs.over_limit,
         .http_over_address = hs.over_address,
+        .http_over_followers = hs.over_followers,
+        .http_over_follower_address = hs.over_follower_address,
+        .http_auth_backoff = hs.auth_backoff,
         .http_connections = hs.connections,
         .event_followers = hs.followers,
         .event_lines = ls.appended,
@@ -306,6 +309,11 @@ static bool agent_health_cb(void *ctx, char *why, size_t whylen) {
     snprintf(why, whylen, "%s", a->health);
     pthread_mutex_unlock(&a->mu);
     return ok;
+}
+
+/* The HTTP server's lines (refusals, wrong tokens), as the agent's. */
+static void agent_http_say(void *ctx, const char *line) {
+    agent_say(ctx, "%s", line);
 }
 
 /* The health line, from the loop: a failed run or a hung synchronize is not healthy. */
@@ -618,6 +626,7 @@ static int agent_start(struct agent *a) {
                                     .metrics = agent_metrics_cb,
                                     .control = agent_control_cb,
                                     .health = agent_health_cb,
+                                    .say = agent_http_say,
                                     .log = a->log};
     if ((rc = agent_http_start(&a->http, &o->http, &h, err, sizeof(err))) != 0) {
         agent_say(a, "%s", err);

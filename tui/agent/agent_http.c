@@ -10,6 +10,8 @@
 #include "tui/agent/agent_http_internal.h"
 #include "tui/agent/agent_tls.h"
 #include "tui/agent/http_guard.h"
+#include "tui/agent/http_quota.h"
+#include "tui/agent/http_throttle.h"
 
 #include <errno.h>
 #include <microhttpd.h>
@@ -28,6 +30,8 @@
 #define HTTP_POOL_MIN     8192
 #define HTTP_SHUT_SLACK   64 /* connections shut down by the guard but not yet closed by MHD */
 
+#define HTTP_FOLLOWERS_PER_ADDRESS 8 /* the default share of one address group */
+
 void agent_http_conf_default(struct agent_http_conf *c) {
     memset(c, 0, sizeof(*c));
     snprintf(c->listen, sizeof(c->listen), "%s", AGENT_HTTP_DEFAULT_LISTEN);
@@ -36,6 +40,35 @@ void agent_http_conf_default(struct agent_http_conf *c) {
     c->idle_timeout_s = 30;
     c->per_address = 64;
     c->request_timeout_ms = 10000;
+}
+
+int agent_http_limits(const struct agent_http_conf *c, unsigned *followers, unsigned *per_address,
+                      char *why, size_t whylen) {
+    if (c->max_followers && c->max_followers >= c->max_connections)
+        return errbuf_set(why, whylen, -EINVAL,
+                          "--max-followers %u must be below --max-connections %u (the places "
+                          "left are kept for /healthz, /metrics and /control)",
+                          c->max_followers, c->max_connections);
+    if (c->followers_per_address && c->followers_per_address >= c->per_address)
+        return errbuf_set(why, whylen, -EINVAL,
+                          "--max-followers-per-address %u must be below --max-per-address %u (the "
+                          "places left are kept for the address's short requests)",
+                          c->followers_per_address, c->per_address);
+    unsigned all = c->max_followers, one = c->followers_per_address;
+    if (!all) {
+        all = c->max_connections / 4;
+        all = all < 1 ? 1 : all;
+        all = all >= c->max_connections && c->max_connections > 1 ? c->max_connections - 1 : all;
+    }
+    if (!one) {
+        one = HTTP_FOLLOWERS_PER_ADDRESS;
+        if (one >= c->per_address) /* a single place: a follower may take it */
+            one = c->per_address > 1 ? c->per_address - 1 : 1;
+        one = one > all ? all : one;
+    }
+    *followers = all;
+    *per_address = one;
+    return 0;
 }
 
 /* ---- connections ---- */
@@ -101,13 +134,13 @@ static struct MHD_Daemon *http_daemon(struct agent_http *s, int fd, unsigned fla
         flags |= MHD_USE_TLS;
     else
         tls_opts[0].option = MHD_OPTION_END;
-    return MHD_start_daemon(flags, 0, http_admit, s, agent_http_access, s, MHD_OPTION_LISTEN_SOCKET,
-                            (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, limit,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_CONNECTION_TIMEOUT,
-                            s->conf.idle_timeout_s, MHD_OPTION_THREAD_STACK_SIZE,
-                            (size_t)HTTP_STACK, MHD_OPTION_NOTIFY_CONNECTION, http_notify, s,
-                            MHD_OPTION_NOTIFY_COMPLETED, agent_http_completed, s, MHD_OPTION_ARRAY,
-                            tls_opts, MHD_OPTION_END);
+    return MHD_start_daemon(
+        flags, 0, http_admit, s, agent_http_access, s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+        MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
+        MHD_OPTION_CONNECTION_TIMEOUT, s->conf.idle_timeout_s, MHD_OPTION_THREAD_STACK_SIZE,
+        (size_t)HTTP_STACK, MHD_OPTION_NOTIFY_CONNECTION, http_notify, s,
+        MHD_OPTION_NOTIFY_COMPLETED, agent_http_completed, s, MHD_OPTION_URI_LOG_CALLBACK,
+        agent_http_uri, s, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
 }
 
 /* Start a daemon on fd; on failure fd is closed (unless MHD already did: a socket is known by
@@ -144,6 +177,10 @@ static int http_check_conf(const struct agent_http_conf *c, char *err, size_t er
         return errbuf_set(err, errlen, -EINVAL, "a zero connection or request size limit");
     if (c->request_timeout_ms == 0)
         return errbuf_set(err, errlen, -EINVAL, "a zero request timeout");
+    unsigned followers, per_address;
+    int rc = agent_http_limits(c, &followers, &per_address, err, errlen);
+    if (rc < 0)
+        return rc;
     if (c->tls && (!c->tls->cert_pem || !c->tls->key_pem))
         return errbuf_set(err, errlen, -EINVAL,
                           "TLS without a certificate and key (agent_tls_load)");
@@ -162,10 +199,19 @@ int agent_http_start(struct agent_http **out, const struct agent_http_conf *c,
     s->h = *h;
     snprintf(s->bearer, sizeof(s->bearer), "%s%s", HTTP_BEARER, c->token);
     s->keepalive_ms = HTTP_KEEPALIVE_MS;
+    agent_http_limits(c, &s->max_followers, &s->followers_per_address, NULL, 0);
+    http_ratelog_init(&s->said_followers, HTTP_SAY_NS);
+    http_ratelog_init(&s->said_auth, HTTP_SAY_NS);
     struct http_guard_conf gc = {c->max_connections, c->per_address,
                                  (uint64_t)c->request_timeout_ms * 1000000u};
-    if ((rc = http_guard_create(&s->guard, &gc)) != 0) {
-        free(s);
+    struct http_quota_conf qc = {s->max_followers, s->followers_per_address};
+    struct http_throttle_conf tc;
+    http_throttle_conf_default(&tc);
+    tc.failures = c->auth_failures ? c->auth_failures : tc.failures;
+    if ((rc = http_guard_create(&s->guard, &gc)) != 0 ||
+        (rc = http_quota_create(&s->followers_q, &qc)) != 0 ||
+        (rc = http_throttle_create(&s->auth, &tc)) != 0) {
+        agent_http_stop(s);
         return errbuf_set(err, errlen, rc, "cannot start the HTTP server: %s", strerror(-rc));
     }
     if (c->idle_timeout_s > 0 && c->idle_timeout_s < 2 * HTTP_KEEPALIVE_MS / 1000)
@@ -207,6 +253,10 @@ void agent_http_stats(struct agent_http *s, struct agent_http_stats *out) {
     out->evicted = gs.evicted;
     out->over_limit = gs.over_limit;
     out->over_address = gs.over_address;
+    out->over_followers = atomic_load(&s->over_followers);
+    out->over_follower_address = atomic_load(&s->over_follower_address);
+    out->auth_failed = atomic_load(&s->auth_failed);
+    out->auth_backoff = atomic_load(&s->auth_backoff);
     out->followers = atomic_load(&s->followers);
 }
 
@@ -222,5 +272,10 @@ void agent_http_stop(struct agent_http *s) {
         MHD_stop_daemon(s->unix_d);
     agent_http_unix_remove(s);
     http_guard_destroy(s->guard); /* after the daemons: every connection is closed */
+    http_quota_destroy(s->followers_q);
+    http_throttle_destroy(s->auth);
+    agent_http_say_rest(s);
+    http_ratelog_fini(&s->said_followers);
+    http_ratelog_fini(&s->said_auth);
     free(s);
 }

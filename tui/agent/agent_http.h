@@ -11,11 +11,19 @@
  *                          allow_control and a token; answers JSON
  *                          {"ok":true,"message":".."} or {"ok":false,"error":".."}
  * With a token, everything but /metrics needs "Authorization: Bearer TOKEN" (401 otherwise,
- * compared in constant time). Other paths 404, other methods 405, a request body or headers over
- * the limit 413/431. A request must arrive whole within request_timeout_ms of the accept; a new
- * connection that finds the server or its address full takes the place of a connection still
- * sending its request (see http_guard.h), and is refused only when every place holds a request
- * that arrived (so clients that drip bytes cannot lock /healthz and /metrics out). With TLS
+ * compared in constant time); an address group (http_addr.h: IPv4 alone, IPv6 by /64) that
+ * sent auth_failures wrong tokens within 60 s is answered 429 (Retry-After) without a look at
+ * its token for 10 s, doubling at each further round up to 15 min (http_throttle.h). Other
+ * paths 404, other methods 405, a request body or headers over the limit 413/431; a target
+ * whose path holds %00, two Host headers or a Host that is not host[:port] 400, a query of more
+ * than AGENT_HTTP_MAX_ARGS arguments 414. A request must arrive whole within request_timeout_ms of
+ * the accept; a new connection that finds the server or its address full takes the place of a
+ * connection still sending its request (see http_guard.h), and is refused only when every place
+ * holds a request that arrived. /events streams hold at most max_followers places (503 with
+ * Retry-After beyond), at most followers_per_address of them from one address group (429), so
+ * that neither clients that drip bytes nor followers can lock /healthz, /metrics and /control
+ * out. Refused followers and wrong tokens are logged (handlers->say), at most a line of each
+ * kind per 10 s with the count since the last. With TLS
  * credentials (agent_tls.h) the TCP listener speaks HTTPS only; a UNIX socket stays plain HTTP.
  * Nothing from a request reaches a shell or a file path. */
 #ifndef RINGSIDE_TUI_AGENT_AGENT_HTTP_H
@@ -30,6 +38,7 @@
 
 #define AGENT_HTTP_DEFAULT_LISTEN "127.0.0.1:9464"
 #define AGENT_HTTP_TOKEN_BYTES    256
+#define AGENT_HTTP_MAX_ARGS       32 /* query arguments read at most (414 beyond) */
 
 struct agent_tls;
 
@@ -43,15 +52,29 @@ struct agent_http_conf {
     size_t max_request_bytes;           /* request line, headers and body (default 8192) */
     unsigned idle_timeout_s;            /* a connection that sends nothing is closed (default 30) */
     unsigned per_address;               /* connections at once from one IP address (default 64) */
-    unsigned request_timeout_ms; /* from the accept to the whole request (line, headers, body),
-                                  * else the connection is shut down (default 10000) */
+    unsigned request_timeout_ms;    /* from the accept to the whole request (line, headers, body),
+                                     * else the connection is shut down (default 10000) */
+    unsigned max_followers;         /* /events streams at once, below max_connections (0, the
+                                     * default: a quarter of max_connections, at least 1 and at
+                                     * most max_connections - 1) */
+    unsigned followers_per_address; /* of them from one address group, below per_address (0,
+                                     * the default: 8, at most max_followers and at most
+                                     * per_address - 1, at least 1) */
+    unsigned auth_failures;      /* wrong tokens from one address group within 60 s that hold it off
+                                  * (0, the default: 10) */
     const struct agent_tls *tls; /* HTTPS on the TCP listener with these credentials (loaded by
                                   * agent_tls_load, kept until agent_http_stop), NULL: HTTP */
 };
 
 /* Defaults: listen AGENT_HTTP_DEFAULT_LISTEN, no UNIX socket, no token, no control, 256
- * connections (64 from one address), 8192 bytes, 30 s idle, 10 s for a request, no TLS. */
+ * connections (64 from one address), 8192 bytes, 30 s idle, 10 s for a request, no TLS; the
+ * follower and token limits 0 (their defaults: see agent_http_limits). */
 void agent_http_conf_default(struct agent_http_conf *c);
+
+/* The follower limits c gets (its 0s replaced by their defaults): 0, or -EINVAL with why
+ * ("--max-followers 256 must be below --max-connections 256 (...)"). */
+int agent_http_limits(const struct agent_http_conf *c, unsigned *followers, unsigned *per_address,
+                      char *why, size_t whylen);
 
 /* got == want, in a time that depends on want's length only (every byte of want is looked at,
  * whatever got holds): how a request's token is checked. */
@@ -72,6 +95,9 @@ struct agent_http_handlers {
     int (*control)(void *ctx, enum ev_cmd_id cmd, int64_t arg, char *msg, size_t msglen);
     /* true when healthy; why gets a line either way ("ok", "training failed: ..."). */
     bool (*health)(void *ctx, char *why, size_t whylen);
+    /* A line for the agent's log, without a newline (refused followers, wrong tokens: at most
+     * one line of each kind per 10 s, with the count since the last); NULL: none. */
+    void (*say)(void *ctx, const char *line);
     struct agent_log *log; /* what /events follows */
 };
 
@@ -86,8 +112,14 @@ struct agent_http_stats {
      * http_guard.h): late requests, requests in progress pushed out for a new connection,
      * refusals with every place taken (in all, and from one address) */
     uint64_t timed_out, evicted, over_limit, over_address;
-    unsigned connections; /* open now */
-    unsigned followers;   /* /events streams open now */
+    /* /events refused (and their connections closed): every follower place taken (503), the
+     * address group's share taken (429) */
+    uint64_t over_followers, over_follower_address;
+    uint64_t auth_failed;  /* wrong tokens: an Authorization header that is not the token */
+    uint64_t auth_backoff; /* answered 429 without a look at the token (and closed): the
+                            * address group sent too many wrong ones */
+    unsigned connections;  /* open now */
+    unsigned followers;    /* /events streams open now */
 };
 
 struct agent_http;

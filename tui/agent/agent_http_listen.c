@@ -1,8 +1,10 @@
 /* The agent's listening sockets: the listen option's address parsed, a TCP socket bound to it,
- * and a UNIX socket made at a path (a stale one replaced, anything else left alone) and
- * removed at stop. Made here rather than by libmicrohttpd so that a failure says exactly why. */
+ * and a UNIX socket made at a path with its mode from the start (http_unix.h; a stale one
+ * replaced, anything else left alone) and removed at stop. Made here rather than by
+ * libmicrohttpd so that a failure says exactly why. */
 #include "backend/core/errbuf.h"
 #include "tui/agent/agent_http_internal.h"
+#include "tui/agent/http_unix.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -174,22 +176,10 @@ int agent_http_unix_listen(struct agent_http *s, const char *path, int *out, cha
     int rc = http_unix_clear(&sa, err, errlen);
     if (rc < 0)
         return rc;
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return errbuf_set(err, errlen, -errno, "cannot listen on %s: %s", path, strerror(errno));
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-        rc = -errno;
-        close(fd);
-        return errbuf_set(err, errlen, rc, "cannot listen on %s: %s", path, strerror(-rc));
-    }
-    /* nobody can connect between bind and listen, so the mode is set before anyone can */
     struct stat st;
-    if (chmod(path, 0660) != 0 || stat(path, &st) != 0 || listen(fd, HTTP_BACKLOG) != 0) {
-        rc = -errno;
-        unlink(path);
-        close(fd);
-        return errbuf_set(err, errlen, rc, "cannot listen on %s: %s", path, strerror(-rc));
-    }
+    int fd;
+    if ((rc = http_unix_listen(path, 0660, HTTP_BACKLOG, &fd, &st, err, errlen)) < 0)
+        return rc;
     s->unix_made = true;
     s->unix_dev = st.st_dev;
     s->unix_ino = st.st_ino;

@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -34,6 +35,62 @@ bool http_parse_u64(const char *v, uint64_t *out) {
     }
     *out = x;
     return true;
+}
+
+enum http_target http_target_check(const char *target, unsigned max_args, unsigned *args) {
+    *args = 0;
+    if (!target)
+        return HTTP_TARGET_OK;
+    size_t path = strcspn(target, "?");
+    const char *query = target[path] ? target + path + 1 : NULL;
+    size_t qlen = query ? strlen(query) : 0;
+    for (size_t k = 0; k < qlen; k++)
+        *args += query[k] == '&';
+    if (qlen > 0)
+        *args += query[qlen - 1] != '&'; /* the last piece; a trailing '&' ends none */
+    for (size_t k = 0; k + 2 < path; k++)
+        if (target[k] == '%' && target[k + 1] == '0' && target[k + 2] == '0')
+            return HTTP_TARGET_NUL;
+    return *args > max_args ? HTTP_TARGET_ARGS : HTTP_TARGET_OK;
+}
+
+/* A character of a reg-name but '%' (RFC 3986: unreserved and sub-delims). */
+static bool http_host_regname_char(char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           (ch && strchr("-._~!$&'()*+,;=", ch));
+}
+
+static bool http_host_hex(char ch) {
+    return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
+}
+
+bool http_host_is_valid(const char *host) {
+    const char *p = host;
+    if (*p == '[') { /* IP-literal: IPv6address / IPvFuture, and a zone's %25 */
+        size_t n = 0;
+        while (p[1 + n] && (http_host_regname_char(p[1 + n]) || p[1 + n] == ':' || p[1 + n] == '%'))
+            n++;
+        if (n == 0 || p[1 + n] != ']')
+            return false;
+        p += n + 2;
+    } else {
+        while (*p && *p != ':') {
+            if (*p == '%' && http_host_hex(p[1]) && http_host_hex(p[2]))
+                p += 3;
+            else if (http_host_regname_char(*p))
+                p++;
+            else
+                return false;
+        }
+    }
+    if (!*p)
+        return true;
+    if (*p++ != ':')
+        return false;
+    size_t digits = strspn(p, "0123456789");
+    if (p[digits] || digits > 5)
+        return false;
+    return digits == 0 || strtoul(p, NULL, 10) <= 65535;
 }
 
 /* Whether host (a Host header: NAME[:PORT] or [V6]:PORT) names this machine by address: an IP

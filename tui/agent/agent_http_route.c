@@ -1,5 +1,6 @@
-/* The agent's requests (see agent_http.h): each routed, checked (token, Host, method, size)
- * and answered on its connection's thread; /events streams from the log. */
+/* The agent's requests (see agent_http.h): each routed, checked (its form, Host, token, method,
+ * size: agent_http_admit.c for the first three) and answered on its connection's thread;
+ * /events streams from the log, each holding a follower's place. */
 #include "backend/core/mono.h"
 #include "tui/agent/agent_http_internal.h"
 #include "tui/agent/agent_http_parse.h"
@@ -10,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #define HTTP_BLOCK          (64 * 1024) /* an /events response's buffer */
 #define HTTP_WAIT_MS        1000        /* an /events wait, between looks at stopping */
@@ -20,21 +20,13 @@
 #define HTTP_CT_NDJSON      "application/x-ndjson"
 #define HTTP_CT_JSON        "application/json"
 
-enum http_route { HTTP_NONE, HTTP_METRICS, HTTP_EVENTS, HTTP_HEALTHZ, HTTP_CONTROL };
-
-/* One request's state (MHD's per-request pointer), freed when it completes. */
-struct http_req {
-    enum http_route route;
-    bool head;     /* HEAD: the headers of the GET */
-    bool answered; /* a response is queued */
-    uint64_t body; /* bytes of body seen */
-};
-
 /* One /events response's state, freed with the response. */
 struct http_stream {
     struct agent_http *s;
     struct agent_follow *f;
     bool follow;
+    bool has_addr; /* its follower place was taken for addr (else for no address) */
+    struct http_addr addr;
 };
 
 /* ---- responses ---- */
@@ -83,6 +75,12 @@ static enum MHD_Result http_queue(struct agent_http *s, struct MHD_Connection *c
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
                                 r->route == HTTP_CONTROL ? "POST" : "GET, HEAD");
+    if (r->retry_s > 0) { /* a refusal by a limit: its place is freed at once */
+        char retry[24];
+        snprintf(retry, sizeof(retry), "%u", r->retry_s);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, retry);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    }
     enum MHD_Result ok = MHD_queue_response(c, status, resp);
     MHD_destroy_response(resp);
     r->answered = true;
@@ -137,22 +135,6 @@ static enum MHD_Result http_refuse(struct agent_http *s, struct MHD_Connection *
 
 /* ---- checks ---- */
 
-/* "Bearer TOKEN": the scheme in any case (RFC 7235), one or more spaces, the token compared in
- * constant time. */
-static bool http_authorized(const struct agent_http *s, struct MHD_Connection *c) {
-    if (!s->conf.token[0])
-        return true;
-    const char *got =
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    size_t scheme = sizeof(HTTP_BEARER) - 2; /* "Bearer" */
-    if (!got || strncasecmp(got, HTTP_BEARER, scheme) != 0 || got[scheme] != ' ')
-        return false;
-    got += scheme;
-    while (*got == ' ')
-        got++;
-    return agent_http_token_equal(got, s->bearer + sizeof(HTTP_BEARER) - 1);
-}
-
 static bool http_method_ok(enum http_route route, const char *method) {
     if (route == HTTP_CONTROL)
         return strcmp(method, MHD_HTTP_METHOD_POST) == 0;
@@ -177,14 +159,17 @@ static bool http_host_ok(const struct agent_http *s, struct MHD_Connection *c) {
  * to the body and the answer. */
 static enum MHD_Result http_begin(struct agent_http *s, struct MHD_Connection *c,
                                   struct http_req *r, const char *method) {
+    char why[256];
+    unsigned status = agent_http_form(c, r, why, sizeof(why));
+    if (status)
+        return http_refuse(s, c, r, status, why);
     if ((r->route == HTTP_EVENTS || r->route == HTTP_CONTROL) && !http_host_ok(s, c))
         return http_refuse(s, c, r, MHD_HTTP_MISDIRECTED_REQUEST,
                            "misdirected: without a token the agent serves /events only to "
                            "requests that name it by address (an IP or localhost), not by a DNS "
                            "name; use the address, or start the agent with --token-file");
-    if (r->route != HTTP_METRICS && !http_authorized(s, c))
-        return http_refuse(s, c, r, MHD_HTTP_UNAUTHORIZED,
-                           "unauthorized: send the agent's token as 'Authorization: Bearer TOKEN'");
+    if (r->route != HTTP_METRICS && (status = agent_http_auth(s, c, r, why, sizeof(why))))
+        return http_refuse(s, c, r, status, why);
     if (r->route == HTTP_NONE)
         return http_refuse(s, c, r, MHD_HTTP_NOT_FOUND,
                            "not found: the agent serves /metrics, /events, /healthz and /control");
@@ -267,6 +252,7 @@ static void http_stream_free(void *cls) {
     struct http_stream *st = cls;
     atomic_fetch_sub(&st->s->followers, 1); /* first: the count agrees with the log's */
     agent_follow_close(st->f);
+    agent_http_follower_give(st->s, st->has_addr ? &st->addr : NULL);
     free(st);
 }
 
@@ -284,13 +270,23 @@ static enum MHD_Result http_events(struct agent_http *s, struct MHD_Connection *
         return http_refuse(s, c, r, MHD_HTTP_SERVICE_UNAVAILABLE, "no events here");
     if (r->head)
         return http_queue(s, c, r, MHD_HTTP_OK, http_copy("", 0), HTTP_CT_NDJSON);
+    struct http_addr addr;
+    bool has_addr = agent_http_client(c, &addr);
+    char why[256];
+    unsigned status = agent_http_follower_take(s, has_addr ? &addr : NULL, r, why, sizeof(why));
+    if (status)
+        return http_refuse(s, c, r, status, why);
     struct http_stream *st = calloc(1, sizeof(*st));
-    if (!st)
-        return MHD_NO;
-    if (agent_follow_open(&st->f, s->h.log, since) < 0) {
+    if (st && agent_follow_open(&st->f, s->h.log, since) < 0) {
         free(st);
+        st = NULL;
+    }
+    if (!st) {
+        agent_http_follower_give(s, has_addr ? &addr : NULL);
         return MHD_NO;
     }
+    st->has_addr = has_addr;
+    st->addr = addr;
     st->s = s;
     st->follow = !follow_s || strcmp(follow_s, "1") == 0;
     atomic_fetch_add(&s->followers, 1);
@@ -356,16 +352,32 @@ static enum MHD_Result http_serve(struct agent_http *s, struct MHD_Connection *c
 
 /* ---- MHD's request callbacks ---- */
 
+void *agent_http_uri(void *cls, const char *uri, struct MHD_Connection *c) {
+    (void)cls;
+    (void)c;
+    struct http_req *r = calloc(1, sizeof(*r));
+    if (!r)
+        return NULL; /* made at the first call instead, without the target's verdict */
+    r->target = http_target_check(uri, AGENT_HTTP_MAX_ARGS, &r->args);
+    /* Both libmicrohttpd 0.9 and 1.0 call this on the request line in their own buffer, before
+     * they split the query at the '?' they found; a query ended right after it has no
+     * arguments to store. The request itself is answered 414 from the verdict. */
+    char *query = r->target == HTTP_TARGET_ARGS ? strchr(uri, '?') : NULL;
+    if (query)
+        query[1] = '\0';
+    return r;
+}
+
 enum MHD_Result agent_http_access(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **req_cls) {
     struct agent_http *s = cls;
     struct http_req *r = *req_cls;
-    if (!r) {
-        r = calloc(1, sizeof(*r));
-        if (!r)
+    if (!r || !r->begun) {
+        if (!r && !(r = calloc(1, sizeof(*r))))
             return MHD_NO;
         *req_cls = r;
+        r->begun = true;
         r->route = http_route_of(url);
         r->head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
         return http_begin(s, c, r, method);

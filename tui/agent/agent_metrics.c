@@ -256,13 +256,17 @@ static void agent_self(struct prom_writer *w, const struct agent_metrics_self *a
     for (unsigned k = 0; k < 3; k++)
         prom_sample(w, "ringside_agent_http_requests_total",
                     (struct prom_label[]){{"outcome", http[k]}}, 1, (double)n[k]);
-    static const char *const why[] = {"request_timeout", "evicted", "over_limit",
-                                      "over_address_limit"};
-    const uint64_t closed[] = {a->http_timed_out, a->http_evicted, a->http_over_limit,
-                               a->http_over_address};
+    static const char *const why[] = {"request_timeout",     "evicted",
+                                      "over_limit",          "over_address_limit",
+                                      "over_follower_limit", "over_follower_address_limit",
+                                      "auth_backoff"};
+    const uint64_t closed[] = {a->http_timed_out,      a->http_evicted,
+                               a->http_over_limit,     a->http_over_address,
+                               a->http_over_followers, a->http_over_follower_address,
+                               a->http_auth_backoff};
     prom_family(w, "ringside_agent_http_connections_closed_total", PROM_COUNTER,
                 "HTTP connections shut down or refused by the request deadline and the limits");
-    for (unsigned k = 0; k < 4; k++)
+    for (unsigned k = 0; k < sizeof(why) / sizeof(why[0]); k++)
         prom_sample(w, "ringside_agent_http_connections_closed_total",
                     (struct prom_label[]){{"reason", why[k]}}, 1, (double)closed[k]);
     prom_family(w, "ringside_agent_http_connections", PROM_GAUGE, "HTTP connections open now");

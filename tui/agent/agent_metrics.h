@@ -40,8 +40,11 @@ struct agent_metrics_self {
      * happens: counters that never go back) */
     uint64_t http_answered, http_unauthorized, http_refused;
     /* connections shut down or refused (agent_http_stats): a request that did not arrive in
-     * time, one pushed out for a new connection, every place taken (in all, from the address) */
+     * time, one pushed out for a new connection, every place taken (in all, from the address);
+     * /events refused with every follower place taken (in all, from the address); a request
+     * refused 429 while its address is held off for wrong tokens */
     uint64_t http_timed_out, http_evicted, http_over_limit, http_over_address;
+    uint64_t http_over_followers, http_over_follower_address, http_auth_backoff;
     unsigned http_connections, event_followers; /* open now */
     uint64_t event_lines, events_evicted; /* lines written to /events; pushed out of its window */
     uint64_t ring_dropped;                /* events lost before the agent read them */

@@ -7,12 +7,11 @@
 
 #include "backend/core/mono.h"
 #include "backend/core/worker.h"
+#include "tui/agent/http_addr.h"
 
 #include <errno.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define GUARD_TICK_MIN_NS 10000000ull   /* the sweeps are at least this far apart */
 #define GUARD_TICK_MAX_NS 1000000000ull /* and at most this far */
@@ -20,11 +19,11 @@
 struct http_guard_conn {
     struct http_guard_conn *prev, *next;
     int fd;
-    bool has_addr;          /* an IP address (not a UNIX socket) */
-    unsigned char addr[16]; /* IPv4 as IPv4-mapped IPv6 */
-    uint64_t start_ns;      /* the request began (its deadline: start_ns + request_ns) */
-    bool done;              /* the request arrived whole */
-    bool closing;           /* shut down by us: no longer counted */
+    bool has_addr;         /* an IP address (not a UNIX socket) */
+    struct http_addr addr; /* its group: IPv4 alone, IPv6 by /64 */
+    uint64_t start_ns;     /* the request began (its deadline: start_ns + request_ns) */
+    bool done;             /* the request arrived whole */
+    bool closing;          /* shut down by us: no longer counted */
 };
 
 struct http_guard {
@@ -35,22 +34,6 @@ struct http_guard {
     unsigned open; /* in the list and not closing */
     struct http_guard_stats st;
 };
-
-/* addr as a 16-byte key; false for anything but IPv4 and IPv6. */
-static bool guard_key(const struct sockaddr *addr, socklen_t len, unsigned char key[16]) {
-    if (addr && addr->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)addr;
-        memset(key, 0, 10);
-        key[10] = key[11] = 0xff;
-        memcpy(key + 12, &in->sin_addr, 4);
-        return true;
-    }
-    if (addr && addr->sa_family == AF_INET6 && len >= (socklen_t)sizeof(struct sockaddr_in6)) {
-        memcpy(key, &((const struct sockaddr_in6 *)addr)->sin6_addr, 16);
-        return true;
-    }
-    return false;
-}
 
 /* Shut c's socket down (its thread in the server then sees the end and closes it). */
 static void guard_shut_locked(struct http_guard *g, struct http_guard_conn *c) {
@@ -116,12 +99,12 @@ void http_guard_destroy(struct http_guard *g) {
 
 /* The oldest connection still sending its request (from key when given), or NULL; and how
  * many connections key holds (all of them without a key). */
-static struct http_guard_conn *guard_oldest_locked(struct http_guard *g, const unsigned char *key,
-                                                   unsigned *held) {
+static struct http_guard_conn *guard_oldest_locked(struct http_guard *g,
+                                                   const struct http_addr *key, unsigned *held) {
     struct http_guard_conn *old = NULL;
     *held = 0;
     for (struct http_guard_conn *c = g->head; c; c = c->next) {
-        if (c->closing || (key && (!c->has_addr || memcmp(c->addr, key, 16) != 0)))
+        if (c->closing || (key && (!c->has_addr || !http_addr_equal(&c->addr, key))))
             continue;
         ++*held;
         if (!c->done && (!old || c->start_ns < old->start_ns))
@@ -134,7 +117,7 @@ static struct http_guard_conn *guard_oldest_locked(struct http_guard *g, const u
 static unsigned guard_share_locked(struct http_guard *g, const struct http_guard_conn *c) {
     unsigned n = 0;
     for (struct http_guard_conn *o = g->head; o && c->has_addr; o = o->next)
-        n += !o->closing && o->has_addr && memcmp(o->addr, c->addr, 16) == 0;
+        n += !o->closing && o->has_addr && http_addr_equal(&o->addr, &c->addr);
     return c->has_addr ? n : 1;
 }
 
@@ -159,7 +142,7 @@ static struct http_guard_conn *guard_victim_locked(struct http_guard *g) {
 /* Room for one more within key's share (NULL: the server's): true, after shutting down a
  * request in progress if it took the last place (the address's oldest; for the server, see
  * guard_victim_locked). */
-static bool guard_room_locked(struct http_guard *g, const unsigned char *key, unsigned limit) {
+static bool guard_room_locked(struct http_guard *g, const struct http_addr *key, unsigned limit) {
     unsigned held;
     struct http_guard_conn *old = guard_oldest_locked(g, key, &held);
     if (held < limit)
@@ -174,10 +157,10 @@ static bool guard_room_locked(struct http_guard *g, const unsigned char *key, un
 }
 
 bool http_guard_admit(struct http_guard *g, const struct sockaddr *addr, socklen_t len) {
-    unsigned char key[16];
-    bool ip = guard_key(addr, len, key);
+    struct http_addr key;
+    bool ip = http_addr_group(addr, len, &key);
     pthread_mutex_lock(&g->w.mu);
-    bool ok = !ip || guard_room_locked(g, key, g->conf.per_address);
+    bool ok = !ip || guard_room_locked(g, &key, g->conf.per_address);
     if (!ok)
         g->st.over_address++;
     else if (!(ok = guard_room_locked(g, NULL, g->conf.max_connections)))
@@ -192,7 +175,7 @@ struct http_guard_conn *http_guard_open(struct http_guard *g, int fd, const stru
     if (!c)
         return NULL;
     c->fd = fd;
-    c->has_addr = guard_key(addr, len, c->addr);
+    c->has_addr = http_addr_group(addr, len, &c->addr);
     c->start_ns = mono_now_ns();
     pthread_mutex_lock(&g->w.mu);
     c->next = g->head;

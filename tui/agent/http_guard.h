@@ -1,11 +1,12 @@
 /* The agent's defence against slow and greedy clients, apart from the HTTP library: every open
  * connection with its address and the time its request began. A request must arrive whole
- * (line, headers and body) within a deadline, or its socket is shut down; each address holds
- * at most so many connections; and a new connection that finds its address full takes the
- * place of that address's oldest connection still sending its request (one that finds the
- * server full: of the address holding the most connections), so that clients holding
- * connections open by dripping bytes cannot lock anyone out. Connections whose request
- * arrived (an /events follower) are never pushed out. Thread-safe: every call may come from any
+ * (line, headers and body) within a deadline, or its socket is shut down; each address (an
+ * address group: IPv4 alone, IPv6 by /64, see http_addr.h) holds at most so many connections;
+ * and a new connection that finds its address full takes the place of that address's oldest
+ * connection still sending its request (one that finds the server full: of the address holding
+ * the most connections), so that clients holding connections open by dripping bytes cannot
+ * lock anyone out. Connections whose request arrived (an /events follower) are never pushed
+ * out: the server caps those itself (http_quota.h). Thread-safe: every call may come from any
  * thread. */
 #ifndef RINGSIDE_TUI_AGENT_HTTP_GUARD_H
 #define RINGSIDE_TUI_AGENT_HTTP_GUARD_H
@@ -16,7 +17,8 @@
 
 struct http_guard_conf {
     unsigned max_connections; /* at once, over every listener */
-    unsigned per_address;     /* at once from one IP address (UNIX sockets: no limit) */
+    unsigned per_address;     /* at once from one address group (http_addr.h: an IPv4 address,
+                               * an IPv6 /64; UNIX sockets: no limit) */
     uint64_t request_ns;      /* from the accept (or the end of the previous request on a
                                  kept-alive connection) to the whole request */
 };

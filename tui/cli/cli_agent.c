@@ -41,7 +41,13 @@ static const char cli_agent_help[] =
     "  --socket PATH            where --watch listens (default as 'ringside watch')\n"
     "  --log FILE               append messages to FILE instead of stderr\n"
     "  --max-connections N      connections at once (default 256)\n"
-    "  --max-per-address N      connections at once from one IP address (default 64)\n"
+    "  --max-per-address N      connections at once from one IP address (an IPv6 /64 counts as\n"
+    "                           one; default 64)\n"
+    "  --max-followers N        /events streams at once, below --max-connections (default: a\n"
+    "                           quarter of it, 64); the other places stay for short requests\n"
+    "  --max-followers-per-address N\n"
+    "                           /events streams at once from one IP address, below\n"
+    "                           --max-per-address (default 8)\n"
     "  --request-timeout S      a request must arrive whole within S seconds of the accept\n"
     "                           (default 10)\n"
     "  --metrics-interval S     how often the /metrics text is rebuilt (default 1)\n"
@@ -69,6 +75,8 @@ enum {
     CLI_AGENT_SOCKET,
     CLI_AGENT_TLS_CERT,
     CLI_AGENT_TLS_KEY,
+    CLI_AGENT_FOLLOWERS,
+    CLI_AGENT_FOLLOWERS_PERADDR,
 };
 
 static const struct option cli_agent_longopts[] = {
@@ -87,6 +95,8 @@ static const struct option cli_agent_longopts[] = {
     {"socket", required_argument, NULL, CLI_AGENT_SOCKET},
     {"tls-cert", required_argument, NULL, CLI_AGENT_TLS_CERT},
     {"tls-key", required_argument, NULL, CLI_AGENT_TLS_KEY},
+    {"max-followers", required_argument, NULL, CLI_AGENT_FOLLOWERS},
+    {"max-followers-per-address", required_argument, NULL, CLI_AGENT_FOLLOWERS_PERADDR},
     {NULL, 0, NULL, 0},
 };
 
@@ -124,6 +134,14 @@ static int cli_agent_flag(struct agent_opts *o, int id, const char *v, char *err
     case CLI_AGENT_PERADDR:
         if ((rc = cli_parse_long("--max-per-address", v, 1, 4096, &x, err, n)) == 0)
             o->http.per_address = (unsigned)x;
+        return rc;
+    case CLI_AGENT_FOLLOWERS:
+        if ((rc = cli_parse_long("--max-followers", v, 1, 4095, &x, err, n)) == 0)
+            o->http.max_followers = (unsigned)x;
+        return rc;
+    case CLI_AGENT_FOLLOWERS_PERADDR:
+        if ((rc = cli_parse_long("--max-followers-per-address", v, 1, 4095, &x, err, n)) == 0)
+            o->http.followers_per_address = (unsigned)x;
         return rc;
     case CLI_AGENT_REQTIMEOUT:
         if ((rc = cli_parse_double("--request-timeout", v, 0.1, 3600, &d, err, n)) == 0)
@@ -178,6 +196,10 @@ static int cli_agent_check(const struct agent_opts *o, const struct cli_train_op
         return errbuf_set(err, n, -EINVAL, "%s: give both --tls-cert FILE and --tls-key FILE",
                           o->tls_cert[0] ? "--tls-cert without --tls-key"
                                          : "--tls-key without --tls-cert");
+    unsigned followers, per_address;
+    int rc = agent_http_limits(&o->http, &followers, &per_address, err, n);
+    if (rc < 0)
+        return rc;
     if (o->tls_cert[0] && !o->http.listen[0])
         return errbuf_set(err, n, -EINVAL,
                           "--tls-cert with --listen none: TLS is for the TCP listener (a UNIX "
