@@ -408,3 +408,25 @@ Test(agent_cli, attach_says_which_line_was_too_long) {
         cr_assert_null(strstr(ac_err, "Argument list too long"), "%s", ac_err);
     }
 }
+
+/* --log FILE where someone planted a FIFO (the agent would wait on it before it starts) or a
+ * link (it would write through it): refused in one line, exit 2, the link's target not made. */
+Test(agent_cli, a_planted_log_is_refused) {
+    char fifo[4200], link_path[4200], target[4200];
+    snprintf(fifo, sizeof(fifo), "%s/log.fifo", ac_dir);
+    snprintf(link_path, sizeof(link_path), "%s/log.link", ac_dir);
+    snprintf(target, sizeof(target), "%s/target", ac_dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    cr_assert_eq(symlink(target, link_path), 0);
+    const char *const paths[] = {fifo, link_path};
+    const char *const said[] = {"a FIFO is there, not a regular file", "a symbolic link is there"};
+    for (size_t k = 0; k < 2; k++) {
+        const char *argv[] = {"agent", "--log", paths[k], "--listen", "127.0.0.1:0", NULL};
+        int rc = rs_test_run(argv, ac_out, sizeof(ac_out), ac_err, sizeof(ac_err));
+        cr_assert_eq(rc, 2, "case %zu: exit %d: %s", k, rc, ac_err);
+        cr_assert(strstr(ac_err, said[k]) && strstr(ac_err, "--log"), "case %zu: %s", k, ac_err);
+        cr_assert_eq(ac_count(ac_err, "\n"), 1, "not one line: %s", ac_err);
+        cr_assert_str_eq(ac_out, "");
+    }
+    cr_assert_eq(access(target, F_OK), -1, "the link's target was created");
+}

@@ -4,6 +4,7 @@
  * reads a snapshot, so 200 scrapers cost the training loop nothing but memcpy). */
 #include "tui/agent/agent.h"
 
+#include "backend/core/afile.h"
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
 #include "backend/core/quit_signal.h"
@@ -101,15 +102,17 @@ static void agent_say(const struct agent *a, const char *fmt, ...) {
     fprintf(stderr, "%sringside agent: %s\n", stamp, msg);
 }
 
-/* --log FILE: stderr goes there (the libraries' messages too), appended; SIGHUP reopens it. */
+/* --log FILE: stderr goes there (the libraries' messages too), appended; SIGHUP reopens it.
+ * Only a regular file of this user's (afile_open_fd): a link or a FIFO planted there is
+ * refused, never written through or waited on. */
 static int agent_open_log(const struct agent_opts *o) {
     if (!o->log_path[0])
         return 0;
-    int fd = open(o->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+    char err[1200];
+    int fd = afile_open_fd(o->log_path, O_APPEND, 0640, err, sizeof(err));
     if (fd < 0) {
-        int e = errno;
-        fprintf(stderr, "ringside agent: --log %s: %s\n", o->log_path, strerror(e));
-        return -e;
+        fprintf(stderr, "ringside agent: --log %s\n", err);
+        return fd;
     }
     dup2(fd, 2);
     close(fd);
