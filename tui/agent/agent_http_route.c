@@ -250,9 +250,10 @@ static ssize_t http_stream_read(void *cls, uint64_t pos, char *buf, size_t max) 
 
 static void http_stream_free(void *cls) {
     struct http_stream *st = cls;
-    atomic_fetch_sub(&st->s->followers, 1); /* first: the count agrees with the log's */
-    agent_follow_close(st->f);
+    /* the place first: once the count says a follower left, its place is free */
     agent_http_follower_give(st->s, st->has_addr ? &st->addr : NULL);
+    atomic_fetch_sub(&st->s->followers, 1); /* before the log's: the count agrees with it */
+    agent_follow_close(st->f);
     free(st);
 }
 
