@@ -93,7 +93,9 @@ sanitize)
     ctest --test-dir "$top/build-tsan" --output-on-failure -V -R '^tsan_threads$'
     ;;
 amd)
-    configure_build "$top/build-amd" -DRS_WERROR=ON -DRINGSIDE_HIP=AMD -DRS_BENCH=OFF
+    # the binary first; the test programs after, only those of the tests this stage runs
+    BUILD_TARGET=ringside configure_build "$top/build-amd" -DRS_WERROR=ON -DRINGSIDE_HIP=AMD \
+        -DRS_BENCH=OFF
     # not here: tests of modules that link no compute backend (pure formatters, parsers,
     # the view model, the kernel-log rules, the recording) and the Python-driven ones (watch
     # opens no backend; the model test asks for the CPU one), which test runs already
@@ -110,7 +112,20 @@ amd)
     # hip_fallback is this build's own: auto falling back to the CPU.
     nobackend+='|e2e_dashboard|e2e_hang|e2e_multi|e2e_crash|e2e_signals|e2e_inject|e2e_agent'
     nobackend+='|e2e_timeline|e2e_layout|e2e_overlays|e2e_themes'
-    nobackend+='|e2e_chaos)$'
+    nobackend+='|e2e_chaos'
+    # nor the parsers, views and agent pieces that link no backend either (test runs them)
+    nobackend+='|[a-z_]+_replay|test_chart|test_wrap|test_textview|test_timeline|test_cli_args'
+    nobackend+='|test_cli_flags|test_tele_[a-z]+|test_trace|test_errtee|test_data_layout'
+    nobackend+='|test_data_stream|test_agent_log|test_agent_refusals|test_agent_http'
+    nobackend+='|test_remote|test_remote_tls|test_app_overlay|test_textview|test_stop_deadline)$'
+    # a test's program is the target of its name, where there is one (the others run the binary)
+    local_targets=$(cmake --build "$top/build-amd" --target help | sed -n 's/^\.\.\. \([^ ]*\).*/\1/p')
+    build_list=""
+    for t in $(ctest --test-dir "$top/build-amd" -N -E "$nobackend" | sed -n 's/^ *Test *#[0-9]*: //p'); do
+        if printf '%s\n' "$local_targets" | grep -qx "$t"; then build_list+=" $t"; fi
+    done
+    # shellcheck disable=SC2086 # one word a target
+    [ -z "$build_list" ] || cmake --build "$top/build-amd" -j"$jobs" --target $build_list
     rm -f "$top/build-amd/tap/"*.tap
     ctest --test-dir "$top/build-amd" --output-on-failure -V -j"$jobs" -E "$nobackend"
     skipped "$top/build-amd"
