@@ -83,13 +83,8 @@ static void http_notify(void *cls, struct MHD_Connection *c, void **socket_conte
         const union MHD_ConnectionInfo *fi =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         MHD_socket fd = fi ? fi->connect_fd : MHD_INVALID_SOCKET;
-        const union MHD_ConnectionInfo *ad =
-            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        const struct sockaddr *sa = ad ? ad->client_addr : NULL;
-        socklen_t len = !sa                         ? 0
-                        : sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                        : sa->sa_family == AF_INET  ? sizeof(struct sockaddr_in)
-                                                    : 0;
+        socklen_t len;
+        const struct sockaddr *sa = agent_http_peer(c, &len);
         *socket_context =
             fd != MHD_INVALID_SOCKET ? http_guard_open(s->guard, (int)fd, sa, len) : NULL;
     } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {

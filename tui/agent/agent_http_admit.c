@@ -14,14 +14,20 @@
 
 #define HTTP_NS_PER_S 1000000000ull
 
-bool agent_http_client(struct MHD_Connection *c, struct http_addr *a) {
+const struct sockaddr *agent_http_peer(struct MHD_Connection *c, socklen_t *len) {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     const struct sockaddr *sa = ci ? ci->client_addr : NULL;
-    socklen_t len = !sa                         ? 0
-                    : sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                    : sa->sa_family == AF_INET  ? sizeof(struct sockaddr_in)
-                                                : 0;
+    *len = !sa                         ? 0
+           : sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+           : sa->sa_family == AF_INET  ? sizeof(struct sockaddr_in)
+                                       : 0;
+    return sa;
+}
+
+bool agent_http_client(struct MHD_Connection *c, struct http_addr *a) {
+    socklen_t len;
+    const struct sockaddr *sa = agent_http_peer(c, &len);
     return http_addr_group(sa, len, a);
 }
 

@@ -72,6 +72,10 @@ void agent_http_unix_remove(const struct agent_http *s);
 
 /* ---- the checks before a request's route (agent_http_admit.c) ---- */
 
+/* c's client address as libmicrohttpd holds it (the connection's) and its length in *len: 0
+ * with NULL, or for a family other than IPv4 and IPv6 (a UNIX socket's). */
+const struct sockaddr *agent_http_peer(struct MHD_Connection *c, socklen_t *len);
+
 /* The group of c's client (http_addr.h): true with *a, false for a UNIX socket's. */
 bool agent_http_client(struct MHD_Connection *c, struct http_addr *a);
 
