@@ -5,6 +5,7 @@
 #include "tui/agent/remote.h"
 #include "tui/app.h"
 #include "tui/cli/cli.h"
+#include "tui/cli/cli_optab.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -16,30 +17,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static const char cli_attach_usage[] =
-    "usage: ringside attach URL [--token-file FILE] [--cacert FILE] [--frames N] "
-    "[-d N] [--theme NAME|PATH] [--timeout S]";
-
-static const char cli_attach_help[] =
-    "Show the run a 'ringside agent' is serving, in the dashboard: its events, telemetry and\n"
-    "kernel-log counters, followed live (reconnecting when the connection drops). URL is\n"
-    "http://HOST[:PORT] or https://HOST[:PORT] (port 9464 by default), or unix:/PATH for the\n"
-    "agent's UNIX socket. An https:// agent's certificate and host name are verified against\n"
-    "the system's CA certificates, or those of --cacert; a token sent over http:// to another\n"
-    "machine crosses the network in clear (a warning says so).\n"
-    "Keys: p + - c m act on the remote loop when the agent was started with --allow-control\n"
-    "and the token is given; q quits (the agent's run goes on).\n\n"
-    "  --token-file FILE        the agent's bearer token: the file's first line (keep it 0600)\n"
-    "  --cacert FILE            https: trust the CA certificates in FILE (PEM) instead of the\n"
-    "                           system's, e.g. the agent's own self-signed certificate\n"
-    "  --timeout S              connect and read timeout in seconds, 1..3600 (default 10)\n"
-    "  --frames N               render N frames, then exit\n"
-    "  -d, --delay N            refresh interval in tenths of a second (default 5)\n"
-    "  --theme NAME|PATH        colour theme\n"
-    "  -h, --help               this help\n";
-
-enum { CLI_ATTACH_TOKEN = 256, CLI_ATTACH_TIMEOUT, CLI_ATTACH_CACERT };
 
 struct cli_attach_opts {
     struct cli_train_opts o;
@@ -53,12 +30,12 @@ static int cli_attach_opt(int id, const char *v, void *ctx, char *err, size_t n)
     long x = 0;
     int rc;
     switch (id) {
-    case CLI_ATTACH_TOKEN:
+    case CLI_O_ATTACH_TOKEN_FILE:
         a->token_file = v;
         return 0;
-    case CLI_ATTACH_CACERT:
+    case CLI_O_ATTACH_CACERT:
         return cli_copy("--cacert", a->rc.cacert, sizeof(a->rc.cacert), v, err, n);
-    case CLI_ATTACH_TIMEOUT:
+    case CLI_O_ATTACH_TIMEOUT:
         if ((rc = cli_parse_long("--timeout", v, 1, 3600, &x, err, n)) == 0)
             a->rc.timeout_ms = (int)x * 1000;
         return rc;
@@ -74,19 +51,9 @@ static int cli_attach_opt(int id, const char *v, void *ctx, char *err, size_t n)
 }
 
 static int cli_attach_parse(int argc, char **argv, struct cli_attach_opts *a) {
-    static const struct option longopts[] = {
-        {"token-file", required_argument, NULL, CLI_ATTACH_TOKEN},
-        {"cacert", required_argument, NULL, CLI_ATTACH_CACERT},
-        {"timeout", required_argument, NULL, CLI_ATTACH_TIMEOUT},
-        {"frames", required_argument, NULL, CLI_VIEW_FRAMES},
-        {"delay", required_argument, NULL, 'd'},
-        {"theme", required_argument, NULL, CLI_VIEW_THEME},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
     cli_view_defaults(&a->o);
     remote_conf_default(&a->rc);
-    int rc = cli_getopt_run(argc, argv, "attach", cli_attach_usage, cli_attach_help, "-:d:h",
-                            longopts, cli_attach_opt, a);
+    int rc = cli_getopt_run(argc, argv, "attach", CLI_CMD_ATTACH, true, cli_attach_opt, a);
     if (rc != 0)
         return rc;
     if (!a->url)

@@ -12,25 +12,25 @@
 
 int cli_data_opt(struct cli_data_opts *o, int id, const char *v, char *err, size_t errlen) {
     switch (id) {
-    case CLI_DATA_FILE:
+    case CLI_O_DATA_DATA:
         return cli_copy("--data", o->data, sizeof(o->data), v, err, errlen);
-    case CLI_DATA_SKIP_BAD:
+    case CLI_O_DATA_SKIP_BAD_ROWS:
         o->skip_bad = true;
         return 0;
-    case CLI_DATA_SYMBOL:
+    case CLI_O_DATA_SYMBOL:
         return cli_copy("--symbol", o->symbol, sizeof(o->symbol), v, err, errlen);
-    case CLI_DATA_COLUMNS:
+    case CLI_O_DATA_COLUMNS:
         return cli_copy("--columns", o->columns, sizeof(o->columns), v, err, errlen);
-    case CLI_DATA_TZ:
+    case CLI_O_DATA_TZ:
         return cli_copy("--tz", o->tz, sizeof(o->tz), v, err, errlen);
-    case CLI_DATA_CONTINUOUS:
+    case CLI_O_DATA_CONTINUOUS:
         return cli_continuous(v, &o->continuous, err, errlen);
-    case CLI_DATA_TIME_UNIT:
+    case CLI_O_DATA_TIME_UNIT:
         return cli_data_text("--time-unit", v, o->time_unit, sizeof(o->time_unit), err, errlen);
-    case CLI_DATA_PRICE_SCALE:
+    case CLI_O_DATA_PRICE_SCALE:
         return cli_data_text("--price-scale", v, o->price_scale, sizeof(o->price_scale), err,
                              errlen);
-    case CLI_DATA_BAR:
+    case CLI_O_DATA_BAR:
         return cli_data_text("--bar", v, o->bar, sizeof(o->bar), err, errlen);
     default:
         return -ENOENT;

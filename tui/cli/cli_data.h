@@ -6,6 +6,7 @@
 
 #include "backend/data/data_csv.h"
 #include "backend/engine/engine.h"
+#include "tui/cli/cli_optab.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,44 +23,7 @@ struct cli_data_opts {
     char bar[16];
 };
 
-/* getopt ids of the flags (the longopts entries are CLI_DATA_LONGOPTS). */
-enum {
-    CLI_DATA_FILE = 300,
-    CLI_DATA_SKIP_BAD,
-    CLI_DATA_SYMBOL,
-    CLI_DATA_COLUMNS,
-    CLI_DATA_TZ,
-    CLI_DATA_CONTINUOUS,
-    CLI_DATA_TIME_UNIT,
-    CLI_DATA_PRICE_SCALE,
-    CLI_DATA_BAR,
-};
-
-#define CLI_DATA_LONGOPTS                                                                          \
-    {"data", required_argument, NULL, CLI_DATA_FILE},                                              \
-        {"skip-bad-rows", no_argument, NULL, CLI_DATA_SKIP_BAD},                                   \
-        {"symbol", required_argument, NULL, CLI_DATA_SYMBOL},                                      \
-        {"columns", required_argument, NULL, CLI_DATA_COLUMNS},                                    \
-        {"tz", required_argument, NULL, CLI_DATA_TZ},                                              \
-        {"continuous", required_argument, NULL, CLI_DATA_CONTINUOUS},                              \
-        {"time-unit", required_argument, NULL, CLI_DATA_TIME_UNIT},                                \
-        {"price-scale", required_argument, NULL, CLI_DATA_PRICE_SCALE}, {                          \
-        "bar", required_argument, NULL, CLI_DATA_BAR                                               \
-    }
-
-/* The lines of --help for them. */
-#define CLI_DATA_HELP                                                                              \
-    "  --data FILE              OHLCV CSV (required; - reads stdin; .gz and .zst read as such)\n"  \
-    "  --skip-bad-rows          skip and count invalid rows\n"                                     \
-    "  --symbol NAME            the instrument to read, from a file of several (Databento)\n"      \
-    "  --columns LIST           a file without a header: its columns (_ skips one)\n"              \
-    "  --tz ZONE                the file's times are local to ZONE (America/Chicago)\n"            \
-    "  --continuous front       several contracts: the front month, rolled by volume\n"            \
-    "  --time-unit s|ms|us|ns   the unit of integer timestamps (default: by their digits)\n"       \
-    "  --price-scale 1e-N       prices are integers in 1e-N units (default: from the layout)\n"    \
-    "  --bar LENGTH             rows into bars of LENGTH: 30s, 1m, 1h (default: ticks to 1m)\n"
-
-/* Apply flag id: 0, -EINVAL with err, or -ENOENT when id is not a data flag. */
+/* Apply flag id (a CLI_O_DATA_*): 0, -EINVAL with err, or -ENOENT when id is not a data flag. */
 int cli_data_opt(struct cli_data_opts *o, int id, const char *v, char *err, size_t errlen);
 
 /* Read o->data into ds, what it was read as into rep; errors said on stderr as "ringside CMD:

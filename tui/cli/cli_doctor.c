@@ -7,6 +7,7 @@
 #include "backend/core/evring.h"
 #include "backend/telemetry/tele.h"
 #include "tui/cli/cli.h"
+#include "tui/cli/cli_optab.h"
 #include "tui/doctor/doctor.h"
 
 #include <errno.h>
@@ -17,38 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char cli_doctor_usage[] =
-    "usage: ringside doctor [--quick] [--json | --markdown] [--timeout S] [--rules FILE] "
-    "[--bundle FILE] [--backend NAME] [--comm-lib PATH] [--inject SPEC] [--root DIR]";
-
-static const char cli_doctor_help[] =
-    "Check this machine the way a GPU user would by hand, one row per check: kernel, drivers,\n"
-    "GPU runtime, ROCm and PyTorch versions, the GPUs and the archs this binary has kernels\n"
-    "for, device permissions and groups, the kernel log's readability and its recent driver\n"
-    "errors, the environment variables that change GPU behaviour, known-bad combinations,\n"
-    "GPU smoke tests (each under a watchdog: a hang is a 'fail: hung after N s' row), and\n"
-    "with two or more GPUs whether data-parallel training can work: the NCCL/RCCL library,\n"
-    "peer access between the GPUs, a group forming and parting, and an all-reduce checked\n"
-    "and timed (each under its timeout too).\n"
-    "Exit status: 0 nothing failed, 1 something failed, 2 usage error.\n\n"
-    "  --quick                  the environment rows only (no GPU work)\n"
-    "  --json                   JSON instead of the table\n"
-    "  --markdown               a Markdown table, for a bug report\n"
-    "  --timeout S              seconds each GPU test may take (default 20)\n"
-    "  --rules FILE             known-bad combinations from FILE instead of the built-in ones\n"
-    "  --backend NAME           run the smoke tests on this compute backend (hip, or cpu to\n"
-    "                           rehearse, the multi-GPU rows on two simulated devices),\n"
-    "                           even where telemetry lists no GPU\n"
-    "  --comm-lib PATH          the NCCL/RCCL library the multi-GPU rows load (default\n"
-    "                           libnccl.so.2, or librccl.so.1 in an AMD build)\n"
-    "  --inject SPEC            rehearse a fault in the smoke tests (as 'ringside --inject':\n"
-    "                           hang:vpoc:60 shows a hung test's row)\n"
-    "  --bundle FILE            also write FILE: the report as JSON with the versions found, the\n"
-    "                           telemetry snapshot and the kernel log's latest driver errors\n"
-    "  --root DIR               read the machine's files under DIR (a copied /proc, /sys, /dev,\n"
-    "                           /etc, /opt tree) instead of /; the GPU tests are then skipped\n"
-    "  -h, --help               this help\n";
-
 struct cli_doctor_args {
     bool quick, json, markdown;
     double timeout_s;
@@ -58,26 +27,26 @@ struct cli_doctor_args {
 static int cli_doctor_opt(int id, const char *v, void *ctx, char *err, size_t n) {
     struct cli_doctor_args *a = ctx;
     switch (id) {
-    case 'q':
+    case CLI_O_DOCTOR_QUICK:
         a->quick = true;
         return 0;
-    case 'j':
+    case CLI_O_DOCTOR_JSON:
         a->json = true;
         return 0;
-    case 'm':
+    case CLI_O_DOCTOR_MARKDOWN:
         a->markdown = true;
         return 0;
-    case 't':
+    case CLI_O_DOCTOR_TIMEOUT:
         return cli_parse_double("--timeout", v, 1, 3600, &a->timeout_s, err, n);
-    case 'r':
+    case CLI_O_DOCTOR_RULES:
         return cli_copy("--rules", a->rules, sizeof(a->rules), v, err, n);
-    case 'B':
+    case CLI_O_DOCTOR_BUNDLE:
         return cli_copy("--bundle", a->bundle, sizeof(a->bundle), v, err, n);
-    case 'b':
+    case CLI_O_DOCTOR_BACKEND:
         return cli_copy("--backend", a->backend, sizeof(a->backend), v, err, n);
-    case 'c':
+    case CLI_O_DOCTOR_COMM_LIB:
         return cli_copy("--comm-lib", a->comm_lib, sizeof(a->comm_lib), v, err, n);
-    case 'i': {
+    case CLI_O_DOCTOR_INJECT: {
         struct trace_inject in;
         int rc = cli_copy("--inject", a->inject, sizeof(a->inject), v, err, n);
         return rc ? rc : trace_inject_parse(v, &in, err, n);
@@ -88,24 +57,9 @@ static int cli_doctor_opt(int id, const char *v, void *ctx, char *err, size_t n)
 }
 
 static int cli_doctor_parse(int argc, char **argv, struct cli_doctor_args *a) {
-    static const struct option longopts[] = {
-        {"quick", no_argument, NULL, 'q'},
-        {"json", no_argument, NULL, 'j'},
-        {"markdown", no_argument, NULL, 'm'},
-        {"timeout", required_argument, NULL, 't'},
-        {"rules", required_argument, NULL, 'r'},
-        {"root", required_argument, NULL, 'R'},
-        {"backend", required_argument, NULL, 'b'},
-        {"comm-lib", required_argument, NULL, 'c'}, /* the multi-GPU rows' library */
-        {"inject", required_argument, NULL, 'i'},
-        {"bundle", required_argument, NULL, 'B'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     memset(a, 0, sizeof(*a));
     a->timeout_s = 20;
-    int rc = cli_getopt_run(argc, argv, "doctor", cli_doctor_usage, cli_doctor_help, ":h", longopts,
-                            cli_doctor_opt, a);
+    int rc = cli_getopt_run(argc, argv, "doctor", CLI_CMD_DOCTOR, false, cli_doctor_opt, a);
     if (rc == 0 && a->bundle[0]) { /* a bundle that could not be written is known now */
         char dir[1024];
         snprintf(dir, sizeof(dir), "%s", a->bundle);

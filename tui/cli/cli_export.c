@@ -5,6 +5,7 @@
 #include "backend/mlp/mlp_safetensors.h"
 #include "backend/model/model_onnx.h"
 #include "tui/cli/cli.h"
+#include "tui/cli/cli_optab.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -12,23 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char cli_export_usage[] =
-    "usage: ringside export --format onnx|safetensors CHECKPOINT --out FILE";
-
-static const char cli_export_help[] =
-    "Write a trained model (<name>.rsmodel, with <name>_metadata.json beside it) in a format\n"
-    "other tools read. The file is written completely or not at all.\n\n"
-    "  --format onnx            ONNX (IR 7, opset 13): input \"features\" [N, 24] (before\n"
-    "                           normalisation, which is the graph's first nodes), outputs\n"
-    "                           \"output\" and \"return_bps\" (mse) or \"probability\" (bce)\n"
-    "  --format safetensors     the parameters as PyTorch's nn.Sequential names them, the\n"
-    "                           normalisation and configuration in the header's metadata\n"
-    "  --out FILE               where to write (required)\n"
-    "  --model FILE             the checkpoint, as an alternative to the argument\n"
-    "  -h, --help               this help\n";
-
 enum cli_export_format { EXPORT_NONE, EXPORT_ONNX, EXPORT_SAFETENSORS };
-enum { EXP_FORMAT = 1000, EXP_OUT, EXP_MODEL };
 
 struct cli_export_opts {
     char model[ENGINE_PATH_MAX], out[ENGINE_PATH_MAX];
@@ -39,14 +24,14 @@ static int cli_export_opt(int id, const char *v, void *ctx, char *err, size_t n)
     struct cli_export_opts *o = ctx;
     switch (id) {
     case 1: /* the argument */
-    case EXP_MODEL:
+    case CLI_O_EXPORT_MODEL:
         if (o->model[0])
             return errbuf_set(err, n, -EINVAL, "one checkpoint at a time ('%s' and '%s')", o->model,
                               v);
         return cli_copy("CHECKPOINT", o->model, sizeof(o->model), v, err, n);
-    case EXP_OUT:
+    case CLI_O_EXPORT_OUT:
         return cli_copy("--out", o->out, sizeof(o->out), v, err, n);
-    case EXP_FORMAT:
+    case CLI_O_EXPORT_FORMAT:
         if (strcmp(v, "onnx") != 0 && strcmp(v, "safetensors") != 0)
             return errbuf_set(err, n, -EINVAL, "--format: '%s' is not one of onnx, safetensors", v);
         o->format = strcmp(v, "onnx") == 0 ? EXPORT_ONNX : EXPORT_SAFETENSORS;
@@ -57,15 +42,9 @@ static int cli_export_opt(int id, const char *v, void *ctx, char *err, size_t n)
 }
 
 static int cli_export_parse(int argc, char **argv, struct cli_export_opts *o) {
-    static const struct option longopts[] = {{"format", required_argument, NULL, EXP_FORMAT},
-                                             {"out", required_argument, NULL, EXP_OUT},
-                                             {"model", required_argument, NULL, EXP_MODEL},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     *o = (struct cli_export_opts){0};
     /* "-": the checkpoint argument comes to cli_export_opt as id 1, wherever it stands */
-    int rc = cli_getopt_run(argc, argv, "export", cli_export_usage, cli_export_help, "-:h",
-                            longopts, cli_export_opt, o);
+    int rc = cli_getopt_run(argc, argv, "export", CLI_CMD_EXPORT, true, cli_export_opt, o);
     if (rc != 0)
         return rc;
     if (o->format == EXPORT_NONE)

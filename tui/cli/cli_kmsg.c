@@ -9,6 +9,7 @@
 #include "backend/kmsg/remedies.h"
 #include "tui/cli/cli.h"
 #include "tui/cli/cli_args.h"
+#include "tui/cli/cli_optab.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,21 +19,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static const char cli_kmsg_usage[] =
-    "usage: ringside kmsg classify [FILE|-] [--all] [--rules FILE]";
-
-static const char cli_kmsg_help[] =
-    "Classify kernel-log lines (dmesg, dmesg -T/-x/-r, journalctl -k in its short,\n"
-    "short-iso and short-monotonic forms, raw /dev/kmsg records) and a GPU runtime's\n"
-    "stderr: one JSON object per recognised event, with its category, severity, fields and\n"
-    "the title of the remedy that applies. Multi-line groups (a ring timeout and its\n"
-    "process line, a page fault and its address/status/client lines) are one event.\n"
-    "FILE defaults to standard input.\n\n"
-    "  --all           one object per input line (\"category\":\"none\" for the others;\n"
-    "                  lines folded into an event say \"part_of\": its first line)\n"
-    "  --rules FILE    remedies file to use before the shipped one\n"
-    "  -h, --help      this help\n";
 
 #define CLI_KMSG_WINDOW 64 /* lines held while a group is open (> KMSG_GROUP_SPAN) */
 
@@ -60,9 +46,9 @@ static int cli_kmsg_opt(int id, const char *v, void *ctx, char *err, size_t n) {
         return errbuf_set(err, n, -EINVAL, "unexpected argument '%s' (one FILE at a time)", v);
     if (id == CLI_ARGS_OPERAND)
         k->input = v;
-    else if (id == 'a')
+    else if (id == CLI_O_KMSG_ALL)
         k->all = true;
-    else if (id == 'r')
+    else if (id == CLI_O_KMSG_RULES)
         k->rules_path = v;
     return 0;
 }
@@ -203,19 +189,12 @@ static int cli_kmsg_run(struct cli_kmsg *k) {
 }
 
 int cli_kmsg(int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"all", no_argument, NULL, 'a'},
-        {"rules", required_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     static struct cli_kmsg k;
     memset(&k, 0, sizeof(k));
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         if (argc < 2)
             return cli_usage_error("kmsg", "missing verb 'classify'");
-        printf("%s\n\n%s", cli_kmsg_usage, cli_kmsg_help);
-        return 0;
+        return cli_optab_help(CLI_CMD_KMSG, stdout) == 0 ? 0 : 1;
     }
     if (strcmp(argv[1], "classify") != 0) {
         char msg[160];
@@ -223,8 +202,7 @@ int cli_kmsg(int argc, char **argv) {
         return cli_usage_error("kmsg", msg);
     }
     /* "-": FILE, the one operand, comes to cli_kmsg_opt wherever it stands */
-    int rc = cli_getopt_run(argc - 1, argv + 1, "kmsg", cli_kmsg_usage, cli_kmsg_help, "-:h",
-                            longopts, cli_kmsg_opt, &k);
+    int rc = cli_getopt_run(argc - 1, argv + 1, "kmsg", CLI_CMD_KMSG, true, cli_kmsg_opt, &k);
     if (rc != 0)
         return rc == 1 ? 0 : rc;
     if (!k.input)

@@ -6,6 +6,7 @@
 #include "backend/data/data_csv.h"
 #include "backend/vpoc/vpoc.h"
 #include "tui/cli/cli_args.h"
+#include "tui/cli/cli_optab.h"
 #include "tui/cli/cli_tele.h"
 #include "tui/cli/config.h"
 
@@ -17,251 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char cli_train_usage[] =
-    "usage: ringside [train] [--headless] [--jsonl FILE|-] [--data FILE | --synthetic-days N] "
-    "[options]";
-static const char cli_watch_usage[] = "usage: ringside watch [--socket PATH] [dashboard options]";
-
-static const char cli_train_help[] =
-    "Run the VPOC + MLP training loop, with the dashboard or headless.\n"
-    "\n"
-    "Data:\n"
-    "  --data FILE              OHLCV(+VIX) CSV to train on (default: synthetic data)\n"
-    "  --synthetic-days N       trading days of synthetic ES bars (default 60)\n"
-    "  --seed S                 seed for synthetic data, init and shuffling (default 42)\n"
-    "  --skip-bad-rows          skip (and count) invalid CSV rows instead of stopping\n"
-    "  --symbol NAME            the instrument to train on, from a file of several (Databento)\n"
-    "  --columns LIST           a file without a header: its columns, e.g.\n"
-    "                           timestamp,open,high,low,close,volume (_ skips one)\n"
-    "  --tz ZONE                the file's times are local to ZONE (IANA, e.g.\n"
-    "                           America/Chicago), daylight saving included (default UTC)\n"
-    "  --continuous front       several contracts in one file: the front month, rolled the\n"
-    "                           day after the next contract trades more\n"
-    "  --time-unit s|ms|us|ns   the unit of integer timestamps (default: by their digits)\n"
-    "  --price-scale 1e-N       prices are integers in 1e-N units (default: Databento's\n"
-    "                           fixed point from its layout, other files as written)\n"
-    "  --bar LENGTH             aggregate the rows into bars of LENGTH (30s, 1m, 5m, 1h;\n"
-    "                           default: ticks into 1m bars, bars as they are)\n"
-    "  --session-start-hour H   trading day D starts at D-1 H:00 UTC (default 18; 0 = calendar)\n"
-    "VPOC:\n"
-    "  --chunk N                bars per VPOC chunk, 0 = whole session (default 500;\n"
-    "                           250 in the dashboard, where + + makes it 1000)\n"
-    "  --profile close|range    volume at the close, or spread over low..high (default close)\n"
-    "  --vpoc-kernel packed|dense  packed: 8 bytes a bar, profiles on chip; dense: a bars x\n"
-    "                           levels matrix a chunk from the pool, as PyTorch code does, so\n"
-    "                           the pool follows the chunk (default packed; dense in the\n"
-    "                           dashboard)\n"
-    "  --tick T                 price increment (default 0.25)\n"
-    "  --value-area F           value-area fraction (default 0.70)\n"
-    "  --vpoc-refresh N         re-run VPOC every N epochs, 0 = only before training\n"
-    "                           (default 0; 1 in the dashboard)\n"
-    "Model:\n"
-    "  --horizon N              forward-return horizon in bars (default 15)\n"
-    "  --loss mse|bce           regression on the return, or its sign (default mse)\n"
-    "  --hidden LIST            hidden layer widths (default 32,16)\n"
-    "  --activation silu|relu   (default silu)\n"
-    "  --lr X                   Adam learning rate (default 2e-4)\n"
-    "  --weight-decay X         Adam L2 weight decay (default 0)\n"
-    "  --batch N                mini-batch size (default 256)\n"
-    "  --epochs N               epochs to run, 0 = until stopped (default 10; 0 in the\n"
-    "                           dashboard); the best model by val loss is kept as well\n"
-    "  --val-frac F             fraction of sessions (the last ones) to validate on (0.2)\n"
-    "  --metric-every N         steps between metric events (default 20)\n"
-    "Output:\n"
-    "  --output DIR             checkpoint directory (default ./TRAINING)\n"
-    "  --name NAME              checkpoint base name (default vpoc_mlp)\n"
-    "  --resume FILE            continue training from a checkpoint (.rsmodel)\n"
-    "  --headless               no dashboard: write JSON lines instead\n"
-    "  --jsonl FILE|-           where headless JSON lines go (default -, stdout)\n"
-    "Compute:\n"
-    "  --backend auto|cpu|hip   compute backend (default auto: a GPU if any, else cpu)\n"
-    "  --device N               GPU to train on (default 0)\n"
-    "  --devices LIST|all       data-parallel training on several devices, e.g. 0,1 or 0-3\n"
-    "                           (--batch is per device; cpu: simulated devices)\n"
-    "  --comm-lib PATH          communication library (default libnccl.so.2 on NVIDIA,\n"
-    "                           librccl.so.1 on AMD)\n"
-    "  --comm-timeout SECONDS   joining the group and each collective (default 300)\n"
-    "  --teardown-timeout SECONDS  the whole way out (a stop, a failed device, the end of\n"
-    "                           training): past it the group is aborted, and 1 s later a\n"
-    "                           call still stuck leaves the process, status 3 (default 30)\n"
-    "  --threads N              CPU backend MLP threads (default 1)\n"
-    "  --alloc-conf CONF        caching allocator, PYTORCH_HIP_ALLOC_CONF syntax\n"
-    "                           (default $RINGSIDE_ALLOC_CONF), e.g. max_split_size_mb:128\n"
-    "  --no-pre-cleanup         skip the safe cleanup between VPOC and training\n"
-    "Dashboard:\n"
-    "  -d, --delay N            refresh interval in tenths of a second (default 5)\n"
-    "  --theme NAME|PATH        colour theme: a JSON file, or NAME from ./themes,\n"
-    "                           $XDG_CONFIG_HOME/ringside/themes or the installed themes\n"
-    "                           (default, mono, high-contrast, nord, gruvbox, solarized-dark)\n"
-    "  --frames N               render N frames, then stop training and exit\n"
-    "  --record FILE            also write the headless JSON lines to FILE\n"
-    "  --sync-slow SECONDS      a sync in flight longer than this is slow (default 1;\n"
-    "                           joining or leaving a group of devices: 5 at least)\n"
-    "  --sync-timeout SECONDS   ... and longer than this is a HANG (default 30)\n"
-    "  --inject SPEC[,SPEC]     rehearse a fault (repeatable): hang:PHASE:SECONDS (the first\n"
-    "                           sync in PHASE waits that long; GPU: behind the hang kernel;\n"
-    "                           comm-init, allreduce, barrier, teardown: the device holds\n"
-    "                           back from the call that long; load, features: a device sync\n"
-    "                           held in the phase), drop:devN (device N leaves mid-epoch),\n"
-    "                           slow-sync:PHASE:MS (every sync in PHASE waits MS more),\n"
-    "                           oom:vpoc|h2d (the next allocation meets a full device),\n"
-    "                           error:PHASE:NAME (the next sync reports a runtime error:\n"
-    "                           no-kernel-image, ecc, illegal-address, launch-timeout,\n"
-    "                           launch-failure), write:checkpoint:N (the run's Nth\n"
-    "                           checkpoint file, model or metadata, meets a full disk),\n"
-    "                           stall:checkpoint:N (... blocks for good, as on a hung NFS);\n"
-    "                           PHASE: vpoc, cleanup, forward, ...;\n"
-    "                           any of these ending in :devN acts on device N alone;\n"
-    "                           kmsg:FILE (FILE's lines reach the kernel-log watcher as if the\n"
-    "                           kernel printed them, at their [seconds] stamps' pace, silences\n"
-    "                           cut to 10 s; FILE cannot contain a comma)\n"
-    "Telemetry (every GPU in the machine, whatever runs on it):\n" CLI_TELE_HELP
-    "Kernel log (driver errors on the timeline and in the events):\n"
-    "  --kmsg-file FILE         follow FILE or a FIFO (dmesg / journalctl -k text) instead of\n"
-    "                           /dev/kmsg, e.g. journalctl -kf -o short-monotonic > FIFO\n"
-    "  --kmsg-backlog N         also show the N kernel records before the start (default 0)\n"
-    "  --kmsg-rules FILE        remedies to consult before the shipped ones (default\n"
-    "                           $XDG_CONFIG_HOME/ringside/remedies.json, when it exists)\n"
-    "  --no-kmsg                do not read the kernel log\n"
-    "Configuration:\n"
-    "  --config FILE            read defaults for these options from FILE (default\n"
-    "                           $XDG_CONFIG_HOME/ringside/config.json, when it exists)\n"
-    "  --print-config           print the effective options as JSON (a config file) and exit\n"
-    "  -h, --help               show this help\n";
-
-enum cli_opt_id {
-    OPT_DATA = 256,
-    OPT_SYNTH_DAYS,
-    OPT_SEED,
-    OPT_SKIP_BAD,
-    OPT_SYMBOL,
-    OPT_COLUMNS,
-    OPT_TZ,
-    OPT_CONTINUOUS,
-    OPT_TIME_UNIT,
-    OPT_PRICE_SCALE,
-    OPT_BAR,
-    OPT_START_HOUR,
-    OPT_CHUNK,
-    OPT_PROFILE,
-    OPT_VPOC_KERNEL,
-    OPT_TICK,
-    OPT_VALUE_AREA,
-    OPT_HORIZON,
-    OPT_LOSS,
-    OPT_HIDDEN,
-    OPT_ACT,
-    OPT_LR,
-    OPT_WD,
-    OPT_BATCH,
-    OPT_EPOCHS,
-    OPT_VAL_FRAC,
-    OPT_METRIC_EVERY,
-    OPT_OUTPUT,
-    OPT_NAME,
-    OPT_RESUME,
-    OPT_HEADLESS,
-    OPT_JSONL,
-    OPT_BACKEND,
-    OPT_DEVICE,
-    OPT_DEVICES,
-    OPT_COMM_LIB,
-    OPT_COMM_TIMEOUT,
-    OPT_TEARDOWN_TIMEOUT,
-    OPT_THREADS,
-    OPT_ALLOC_CONF,
-    OPT_NO_PRE_CLEANUP,
-    OPT_FRAMES,
-    OPT_THEME,
-    OPT_RECORD,
-    OPT_SYNC_SLOW,
-    OPT_SYNC_TIMEOUT,
-    OPT_VPOC_REFRESH,
-    OPT_CONFIG,
-    OPT_PRINT_CONFIG,
-    OPT_TELEMETRY,
-    OPT_TELE_INTERVAL,
-    OPT_SYSFS_ROOT,
-    OPT_PROC_ROOT,
-    OPT_DEBUGFS_ROOT,
-    OPT_DEV_ROOT,
-    OPT_NVML_LIB,
-    OPT_KMSG_FILE,
-    OPT_KMSG_BACKLOG,
-    OPT_KMSG_RULES,
-    OPT_NO_KMSG,
-    OPT_INJECT,
-};
-
-static const struct option cli_train_longopts[] = {
-    {"data", required_argument, NULL, OPT_DATA},
-    {"synthetic-days", required_argument, NULL, OPT_SYNTH_DAYS},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"skip-bad-rows", no_argument, NULL, OPT_SKIP_BAD},
-    {"symbol", required_argument, NULL, OPT_SYMBOL},
-    {"columns", required_argument, NULL, OPT_COLUMNS},
-    {"tz", required_argument, NULL, OPT_TZ},
-    {"continuous", required_argument, NULL, OPT_CONTINUOUS},
-    {"time-unit", required_argument, NULL, OPT_TIME_UNIT},
-    {"price-scale", required_argument, NULL, OPT_PRICE_SCALE},
-    {"bar", required_argument, NULL, OPT_BAR},
-    {"session-start-hour", required_argument, NULL, OPT_START_HOUR},
-    {"chunk", required_argument, NULL, OPT_CHUNK},
-    {"profile", required_argument, NULL, OPT_PROFILE},
-    {"vpoc-kernel", required_argument, NULL, OPT_VPOC_KERNEL},
-    {"tick", required_argument, NULL, OPT_TICK},
-    {"value-area", required_argument, NULL, OPT_VALUE_AREA},
-    {"horizon", required_argument, NULL, OPT_HORIZON},
-    {"loss", required_argument, NULL, OPT_LOSS},
-    {"hidden", required_argument, NULL, OPT_HIDDEN},
-    {"activation", required_argument, NULL, OPT_ACT},
-    {"lr", required_argument, NULL, OPT_LR},
-    {"weight-decay", required_argument, NULL, OPT_WD},
-    {"batch", required_argument, NULL, OPT_BATCH},
-    {"epochs", required_argument, NULL, OPT_EPOCHS},
-    {"val-frac", required_argument, NULL, OPT_VAL_FRAC},
-    {"metric-every", required_argument, NULL, OPT_METRIC_EVERY},
-    {"output", required_argument, NULL, OPT_OUTPUT},
-    {"name", required_argument, NULL, OPT_NAME},
-    {"resume", required_argument, NULL, OPT_RESUME},
-    {"headless", no_argument, NULL, OPT_HEADLESS},
-    {"jsonl", required_argument, NULL, OPT_JSONL},
-    {"backend", required_argument, NULL, OPT_BACKEND},
-    {"device", required_argument, NULL, OPT_DEVICE},
-    {"devices", required_argument, NULL, OPT_DEVICES},
-    {"comm-lib", required_argument, NULL, OPT_COMM_LIB},
-    {"comm-timeout", required_argument, NULL, OPT_COMM_TIMEOUT},
-    {"teardown-timeout", required_argument, NULL, OPT_TEARDOWN_TIMEOUT},
-    {"threads", required_argument, NULL, OPT_THREADS},
-    {"alloc-conf", required_argument, NULL, OPT_ALLOC_CONF},
-    {"no-pre-cleanup", no_argument, NULL, OPT_NO_PRE_CLEANUP},
-    {"frames", required_argument, NULL, OPT_FRAMES},
-    {"theme", required_argument, NULL, OPT_THEME},
-    {"record", required_argument, NULL, OPT_RECORD},
-    {"sync-slow", required_argument, NULL, OPT_SYNC_SLOW},
-    {"sync-timeout", required_argument, NULL, OPT_SYNC_TIMEOUT},
-    {"vpoc-refresh", required_argument, NULL, OPT_VPOC_REFRESH},
-    {"config", required_argument, NULL, OPT_CONFIG},
-    {"print-config", no_argument, NULL, OPT_PRINT_CONFIG},
-    {"telemetry", required_argument, NULL, OPT_TELEMETRY},
-    {"telemetry-interval", required_argument, NULL, OPT_TELE_INTERVAL},
-    {"sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT},
-    {"proc-root", required_argument, NULL, OPT_PROC_ROOT},
-    {"debugfs-root", required_argument, NULL, OPT_DEBUGFS_ROOT},
-    {"dev-root", required_argument, NULL, OPT_DEV_ROOT},
-    {"nvml-lib", required_argument, NULL, OPT_NVML_LIB},
-    {"kmsg-file", required_argument, NULL, OPT_KMSG_FILE},
-    {"kmsg-backlog", required_argument, NULL, OPT_KMSG_BACKLOG},
-    {"kmsg-rules", required_argument, NULL, OPT_KMSG_RULES},
-    {"no-kmsg", no_argument, NULL, OPT_NO_KMSG},
-    {"inject", required_argument, NULL, OPT_INJECT},
-    {"delay", required_argument, NULL, 'd'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
-
 const struct option *cli_train_options(void) {
-    return cli_train_longopts;
+    return cli_optab_longopts(CLI_CMD_TRAIN);
 }
 
 int cli_usage_error(const char *cmd, const char *msg) {
@@ -376,17 +134,11 @@ static int cli_inject(const char *v, struct cli_train_opts *o, char *err, size_t
     return 0;
 }
 
-/* One option; 0 or -EINVAL with err. */
 /* The telemetry flags, by their long names. */
 static int cli_train_tele(int id, const char *v, struct cli_train_opts *o, char *err,
                           size_t errlen) {
-    char flag[48];
-    for (const struct option *op = cli_train_longopts; op->name; op++)
-        if (op->val == id) {
-            snprintf(flag, sizeof(flag), "--%s", op->name);
-            return cli_tele_opt(flag, v, &o->run.tele, err, errlen);
-        }
-    return errbuf_set(err, errlen, -EINVAL, "internal: unhandled option %d", id);
+    char flag[64];
+    return cli_tele_opt(cli_optab_flag(id, flag, sizeof(flag)), v, &o->run.tele, err, errlen);
 }
 
 static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *err,
@@ -395,140 +147,140 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
     long l = 0;
     int k = 0, rc;
     switch (id) {
-    case OPT_DATA:
+    case CLI_O_TRAIN_DATA:
         return cli_copy("--data", c->data_path, sizeof(c->data_path), v, err, errlen);
-    case OPT_SYNTH_DAYS:
+    case CLI_O_TRAIN_SYNTHETIC_DAYS:
         return cli_int("--synthetic-days", v, 3, 100000, &c->synthetic_days, err, errlen);
-    case OPT_SEED:
+    case CLI_O_TRAIN_SEED:
         if ((rc = cli_parse_long("--seed", v, 0, LONG_MAX, &l, err, errlen)) == 0)
             c->seed = (uint64_t)l;
         return rc;
-    case OPT_SYMBOL:
+    case CLI_O_TRAIN_SYMBOL:
         return cli_copy("--symbol", c->symbol, sizeof(c->symbol), v, err, errlen);
-    case OPT_COLUMNS:
+    case CLI_O_TRAIN_COLUMNS:
         return cli_copy("--columns", c->columns, sizeof(c->columns), v, err, errlen);
-    case OPT_TZ:
+    case CLI_O_TRAIN_TZ:
         return cli_copy("--tz", c->tz, sizeof(c->tz), v, err, errlen);
-    case OPT_CONTINUOUS:
+    case CLI_O_TRAIN_CONTINUOUS:
         return cli_continuous(v, &c->continuous, err, errlen);
-    case OPT_TIME_UNIT:
+    case CLI_O_TRAIN_TIME_UNIT:
         return cli_data_text("--time-unit", v, c->time_unit, sizeof(c->time_unit), err, errlen);
-    case OPT_PRICE_SCALE:
+    case CLI_O_TRAIN_PRICE_SCALE:
         return cli_data_text("--price-scale", v, c->price_scale, sizeof(c->price_scale), err,
                              errlen);
-    case OPT_BAR:
+    case CLI_O_TRAIN_BAR:
         return cli_data_text("--bar", v, c->bar, sizeof(c->bar), err, errlen);
-    case OPT_SKIP_BAD:
+    case CLI_O_TRAIN_SKIP_BAD_ROWS:
         c->skip_bad_rows = true;
         return 0;
-    case OPT_START_HOUR:
+    case CLI_O_TRAIN_SESSION_START_HOUR:
         return cli_int("--session-start-hour", v, 0, 23, &c->session_start_hour, err, errlen);
-    case OPT_CHUNK:
+    case CLI_O_TRAIN_CHUNK:
         return cli_int("--chunk", v, 0, VPOC_CHUNK_MAX, &c->chunk_bars, err, errlen);
-    case OPT_PROFILE:
+    case CLI_O_TRAIN_PROFILE:
         rc = cli_enum("--profile", v, "close", "range", &k, err, errlen);
         c->vpoc.profile = k ? VPOC_RANGE : VPOC_CLOSE;
         return rc;
-    case OPT_VPOC_KERNEL:
+    case CLI_O_TRAIN_VPOC_KERNEL:
         rc = cli_enum("--vpoc-kernel", v, "packed", "dense", &k, err, errlen);
         c->vpoc_kernel = k ? COMPUTE_VPOC_DENSE : COMPUTE_VPOC_PACKED;
         return rc;
-    case OPT_TICK:
+    case CLI_O_TRAIN_TICK:
         return cli_parse_double("--tick", v, 1e-9, 1e9, &c->vpoc.tick, err, errlen);
-    case OPT_VALUE_AREA:
+    case CLI_O_TRAIN_VALUE_AREA:
         return cli_parse_double("--value-area", v, 1e-6, 1, &c->vpoc.value_area, err, errlen);
-    case OPT_HORIZON:
+    case CLI_O_TRAIN_HORIZON:
         return cli_int("--horizon", v, 1, 100000, &c->horizon, err, errlen);
-    case OPT_LOSS:
+    case CLI_O_TRAIN_LOSS:
         if (mlp_loss_parse(v, &c->arch.loss) != 0)
             return errbuf_set(err, errlen, -EINVAL, "--loss: '%s' is not one of mse, bce", v);
         return 0;
-    case OPT_HIDDEN:
+    case CLI_O_TRAIN_HIDDEN:
         return mlp_hidden_parse(v, &c->arch, err, errlen);
-    case OPT_ACT:
+    case CLI_O_TRAIN_ACTIVATION:
         if (mlp_act_parse(v, &c->arch.act) != 0)
             return errbuf_set(err, errlen, -EINVAL, "--activation: '%s' is not one of silu, relu",
                               v);
         return 0;
-    case OPT_LR:
+    case CLI_O_TRAIN_LR:
         return cli_parse_double("--lr", v, 1e-12, 10, &c->adam.lr, err, errlen);
-    case OPT_WD:
+    case CLI_O_TRAIN_WEIGHT_DECAY:
         return cli_parse_double("--weight-decay", v, 0, 10, &c->adam.weight_decay, err, errlen);
-    case OPT_BATCH:
+    case CLI_O_TRAIN_BATCH:
         return cli_int("--batch", v, 1, 1 << 20, &c->batch, err, errlen);
-    case OPT_EPOCHS:
+    case CLI_O_TRAIN_EPOCHS:
         return cli_int("--epochs", v, 0, 1000000, &c->epochs, err, errlen);
-    case OPT_VAL_FRAC:
+    case CLI_O_TRAIN_VAL_FRAC:
         return cli_parse_double("--val-frac", v, 0.01, 0.9, &c->val_frac, err, errlen);
-    case OPT_METRIC_EVERY:
+    case CLI_O_TRAIN_METRIC_EVERY:
         return cli_int("--metric-every", v, 1, 1000000, &c->metric_every, err, errlen);
-    case OPT_OUTPUT:
+    case CLI_O_TRAIN_OUTPUT:
         return cli_copy("--output", c->output_dir, sizeof(c->output_dir), v, err, errlen);
-    case OPT_NAME:
+    case CLI_O_TRAIN_NAME:
         return cli_copy("--name", c->name, sizeof(c->name), v, err, errlen);
-    case OPT_RESUME:
+    case CLI_O_TRAIN_RESUME:
         return cli_copy("--resume", c->resume_path, sizeof(c->resume_path), v, err, errlen);
-    case OPT_HEADLESS:
+    case CLI_O_TRAIN_HEADLESS:
         o->headless = true;
         return 0;
-    case OPT_JSONL:
+    case CLI_O_TRAIN_JSONL:
         return cli_copy("--jsonl", o->run.jsonl, sizeof(o->run.jsonl), v, err, errlen);
-    case OPT_BACKEND:
+    case CLI_O_TRAIN_BACKEND:
         return cli_copy("--backend", c->backend, sizeof(c->backend), v, err, errlen);
-    case OPT_DEVICE:
+    case CLI_O_TRAIN_DEVICE:
         return cli_int("--device", v, 0, TRACE_MAX_DEVICES - 1, &c->device, err, errlen);
-    case OPT_DEVICES:
+    case CLI_O_TRAIN_DEVICES:
         return engine_devices_parse(v, c, err, errlen);
-    case OPT_COMM_LIB:
+    case CLI_O_TRAIN_COMM_LIB:
         return cli_copy("--comm-lib", c->comm_lib, sizeof(c->comm_lib), v, err, errlen);
-    case OPT_COMM_TIMEOUT:
+    case CLI_O_TRAIN_COMM_TIMEOUT:
         return cli_parse_double("--comm-timeout", v, 0.001, 86400, &c->comm_timeout_s, err, errlen);
-    case OPT_TEARDOWN_TIMEOUT:
+    case CLI_O_TRAIN_TEARDOWN_TIMEOUT:
         return cli_parse_double("--teardown-timeout", v, 0.001, 86400, &c->teardown_timeout_s, err,
                                 errlen);
-    case OPT_THREADS:
+    case CLI_O_TRAIN_THREADS:
         return cli_int("--threads", v, 1, 256, &c->threads, err, errlen);
-    case OPT_ALLOC_CONF:
+    case CLI_O_TRAIN_ALLOC_CONF:
         return cli_copy("--alloc-conf", c->alloc_conf, sizeof(c->alloc_conf), v, err, errlen);
-    case OPT_NO_PRE_CLEANUP:
+    case CLI_O_TRAIN_NO_PRE_CLEANUP:
         c->pre_cleanup = false;
         return 0;
-    case OPT_FRAMES:
+    case CLI_O_TRAIN_FRAMES:
         return cli_int("--frames", v, 1, 100000000, &o->view.frames, err, errlen);
-    case OPT_THEME:
+    case CLI_O_TRAIN_THEME:
         return cli_copy("--theme", o->view.theme, sizeof(o->view.theme), v, err, errlen);
-    case 'd':
+    case CLI_O_VIEW_DELAY:
         return cli_int("--delay", v, 1, 600, &o->view.delay_ds, err, errlen);
-    case OPT_RECORD:
+    case CLI_O_TRAIN_RECORD:
         return cli_copy("--record", o->run.record, sizeof(o->run.record), v, err, errlen);
-    case OPT_SYNC_SLOW:
+    case CLI_O_TRAIN_SYNC_SLOW:
         return cli_seconds("--sync-slow", v, &o->run.sync_slow_ns, err, errlen);
-    case OPT_SYNC_TIMEOUT:
+    case CLI_O_TRAIN_SYNC_TIMEOUT:
         return cli_seconds("--sync-timeout", v, &o->run.sync_timeout_ns, err, errlen);
-    case OPT_VPOC_REFRESH:
+    case CLI_O_TRAIN_VPOC_REFRESH:
         return cli_int("--vpoc-refresh", v, 0, 1000000, &c->vpoc_refresh, err, errlen);
-    case OPT_TELEMETRY:
-    case OPT_TELE_INTERVAL:
-    case OPT_SYSFS_ROOT:
-    case OPT_PROC_ROOT:
-    case OPT_DEBUGFS_ROOT:
-    case OPT_DEV_ROOT:
-    case OPT_NVML_LIB:
+    case CLI_O_TELE_TELEMETRY:
+    case CLI_O_TELE_TELEMETRY_INTERVAL:
+    case CLI_O_TELE_SYSFS_ROOT:
+    case CLI_O_TELE_PROC_ROOT:
+    case CLI_O_TELE_DEBUGFS_ROOT:
+    case CLI_O_TELE_DEV_ROOT:
+    case CLI_O_TELE_NVML_LIB:
         return cli_train_tele(id, v, o, err, errlen);
-    case OPT_KMSG_FILE:
+    case CLI_O_TRAIN_KMSG_FILE:
         return cli_copy("--kmsg-file", o->run.kmsg.file, sizeof(o->run.kmsg.file), v, err, errlen);
-    case OPT_KMSG_BACKLOG:
+    case CLI_O_TRAIN_KMSG_BACKLOG:
         return cli_int("--kmsg-backlog", v, 0, 1000000, &o->run.kmsg.backlog, err, errlen);
-    case OPT_KMSG_RULES:
+    case CLI_O_TRAIN_KMSG_RULES:
         return cli_copy("--kmsg-rules", o->run.kmsg_rules, sizeof(o->run.kmsg_rules), v, err,
                         errlen);
-    case OPT_NO_KMSG:
+    case CLI_O_TRAIN_NO_KMSG:
         o->run.kmsg.off = true;
         return 0;
-    case OPT_INJECT:
+    case CLI_O_TRAIN_INJECT:
         return cli_inject(v, o, err, errlen);
-    case OPT_CONFIG: /* read before the other flags, by cli_train_parse */
-    case OPT_PRINT_CONFIG:
+    case CLI_O_TRAIN_CONFIG: /* read before the other flags, by cli_train_parse */
+    case CLI_O_TRAIN_PRINT_CONFIG:
         return 0;
     default:
         return errbuf_set(err, errlen, -EINVAL, "internal: unhandled option %d", id);
@@ -539,8 +291,8 @@ static int cli_train_opt(int id, const char *v, struct cli_train_opts *o, char *
 struct cli_train_ctx {
     struct cli_train_opts *o;
     bool epochs_set, refresh_set, chunk_set, kernel_set, print_config;
-    uint64_t seen;     /* bit (id - OPT_DATA) per long option given on the command line */
-    uint64_t cfg_seen; /* ... and in the config file */
+    struct cli_seen seen;     /* the options given on the command line */
+    struct cli_seen cfg_seen; /* ... and in the config file */
 };
 
 /* Defaults that differ between the dashboard and headless mode, and cross-flag rules. */
@@ -591,27 +343,33 @@ static int cli_train_finish(struct cli_train_ctx *t, char *err, size_t errlen) {
     return engine_conf_validate(c, err, errlen);
 }
 
-#define CLI_SEEN(id) (1ull << ((id)-OPT_DATA))
-
 /* Whether --resume or option id came from the config file. */
 static bool cli_train_from_cfg(const struct cli_train_ctx *t, int id) {
-    return (t->cfg_seen & (CLI_SEEN(OPT_RESUME) | CLI_SEEN(id))) != 0;
+    return cli_seen_has(&t->cfg_seen, CLI_O_TRAIN_RESUME) || cli_seen_has(&t->cfg_seen, id);
+}
+
+/* Whether option id was given, on the command line or in the config file. */
+static bool cli_train_given(const struct cli_train_ctx *t, int id) {
+    return cli_seen_has(&t->seen, id) || cli_seen_has(&t->cfg_seen, id);
 }
 
 /* Flags that contradict each other are an error, not a silent choice; a flag overrides the
  * config file's data, and the architecture conflicts with --resume from either source. */
 static int cli_train_conflicts(struct cli_train_ctx *t, char *err, size_t errlen) {
-    uint64_t seen = t->seen | t->cfg_seen;
-    if ((t->seen & CLI_SEEN(OPT_DATA)) && (t->seen & CLI_SEEN(OPT_SYNTH_DAYS)))
+    bool data = cli_seen_has(&t->seen, CLI_O_TRAIN_DATA);
+    bool days = cli_seen_has(&t->seen, CLI_O_TRAIN_SYNTHETIC_DAYS);
+    if (data && days)
         return errbuf_set(err, errlen, -EINVAL, "--data and --synthetic-days exclude each other");
-    if ((t->seen & CLI_SEEN(OPT_SYNTH_DAYS)) && !(t->seen & CLI_SEEN(OPT_DATA)))
+    if (days && !data)
         t->o->run.conf.data_path[0] = '\0';
     static const struct {
         int id;
         const char *flag;
-    } arch[] = {{OPT_HIDDEN, "--hidden"}, {OPT_LOSS, "--loss"}, {OPT_ACT, "--activation"}};
-    for (size_t i = 0; (seen & CLI_SEEN(OPT_RESUME)) && i < 3; i++)
-        if (seen & CLI_SEEN(arch[i].id))
+    } arch[] = {{CLI_O_TRAIN_HIDDEN, "--hidden"},
+                {CLI_O_TRAIN_LOSS, "--loss"},
+                {CLI_O_TRAIN_ACTIVATION, "--activation"}};
+    for (size_t i = 0; cli_train_given(t, CLI_O_TRAIN_RESUME) && i < 3; i++)
+        if (cli_train_given(t, arch[i].id))
             return errbuf_set(err, errlen, -EINVAL,
                               "%s cannot be combined with --resume: the model's architecture "
                               "comes from the checkpoint%s%s",
@@ -620,39 +378,36 @@ static int cli_train_conflicts(struct cli_train_ctx *t, char *err, size_t errlen
     return 0;
 }
 
-/* `watch` trains nothing: a data, training or compute flag given to it is a mistake, said as
- * one, not a flag taken and ignored (a config file's keys are shared with train: not these). */
+/* `watch` trains nothing: a data, training or compute flag (CLI_F_TRAINING) given to it is a
+ * mistake, said as one, not a flag taken and ignored (a config file's keys are shared with
+ * train: not these). */
 static int cli_watch_refuses(const struct cli_train_ctx *t, char *err, size_t errlen) {
-    for (const struct option *lo = cli_train_longopts; lo->name; lo++) {
-        int id = lo->val;
-        bool training = (id >= OPT_DATA && id <= OPT_NO_PRE_CLEANUP && id != OPT_OUTPUT) ||
-                        id == OPT_VPOC_REFRESH;
-        if (training && (t->seen & CLI_SEEN(id)))
+    size_t n;
+    const struct cli_opt_row *rows = cli_optab_rows(&n);
+    for (size_t i = 0; i < n; i++)
+        if ((rows[i].flags & CLI_F_TRAINING) && cli_seen_has(&t->seen, rows[i].id))
             return errbuf_set(err, errlen, -EINVAL,
                               "--%s does not apply: watch trains nothing (it shows the jobs "
                               "that attach)",
-                              lo->name);
-    }
+                              rows[i].name);
     return 0;
 }
 
-int cli_getopt_run(int argc, char **argv, const char *cmd, const char *usage, const char *help,
-                   const char *shortopts, const struct option *longopts, cli_opt_fn on_opt,
-                   void *ctx) {
-    bool operands = shortopts[0] == '-';
-    const struct option *tables[] = {longopts, NULL};
+int cli_getopt_run(int argc, char **argv, const char *cmd, unsigned bit, bool operands,
+                   cli_opt_fn on_opt, void *ctx) {
+    const struct option *tables[] = {cli_optab_longopts(bit), NULL};
     struct cli_args a;
-    cli_args_init(&a, argc, argv, shortopts + strspn(shortopts, "-:"), tables);
+    cli_args_init(&a, argc, argv, cli_optab_shortopts(bit), tables);
     const char *stray = NULL; /* said after the options, so that --help after it still helps */
     char err[1024];
     int id;
     while ((id = cli_args_next(&a, err, sizeof(err))) != 0) {
         if (id < 0)
             return cli_usage_error(cmd, err);
-        if (id == 'h') {
-            printf("%s\n\n%s", usage, help);
-            return 1;
-        }
+        if (id > CLI_ARGS_OPERAND && id <= CLI_O_NONE_) /* a letter: its row's id */
+            id = cli_optab_letter(bit, id);
+        if (id == CLI_O_HELP)
+            return cli_optab_help(bit, stdout) == 0 ? 1 : RS_EXIT_USAGE;
         if (id == CLI_ARGS_OPERAND && !operands) {
             stray = stray ? stray : a.value;
             continue;
@@ -669,13 +424,12 @@ int cli_getopt_run(int argc, char **argv, const char *cmd, const char *usage, co
 
 static int cli_train_on_opt(int id, const char *v, void *ctx, char *err, size_t errlen) {
     struct cli_train_ctx *t = ctx;
-    t->epochs_set |= id == OPT_EPOCHS;
-    t->refresh_set |= id == OPT_VPOC_REFRESH;
-    t->chunk_set |= id == OPT_CHUNK;
-    t->kernel_set |= id == OPT_VPOC_KERNEL;
-    t->print_config |= id == OPT_PRINT_CONFIG;
-    if (id >= OPT_DATA && id - OPT_DATA < 64)
-        t->seen |= CLI_SEEN(id);
+    t->epochs_set |= id == CLI_O_TRAIN_EPOCHS;
+    t->refresh_set |= id == CLI_O_TRAIN_VPOC_REFRESH;
+    t->chunk_set |= id == CLI_O_TRAIN_CHUNK;
+    t->kernel_set |= id == CLI_O_TRAIN_VPOC_KERNEL;
+    t->print_config |= id == CLI_O_TRAIN_PRINT_CONFIG;
+    cli_seen_add(&t->seen, id);
     return cli_train_opt(id, v, t->o, err, errlen);
 }
 
@@ -683,13 +437,14 @@ static int cli_train_on_opt(int id, const char *v, void *ctx, char *err, size_t 
  * code. */
 static int cli_train_on_key(const char *key, const struct config_value *v, void *ctx, char *err,
                             size_t errlen) {
-    const struct option *tables[] = {cli_train_longopts, NULL};
+    const struct option *tables[] = {cli_optab_longopts(CLI_CMD_TRAIN), NULL};
     const struct option *op = cli_args_find(tables, key, strlen(key), NULL);
     if (!op) {
         cli_args_suggest(tables, key, strlen(key), "'", "'", err, errlen);
         return -ENOENT;
     }
-    if (op->val == 'h' || op->val == OPT_CONFIG || op->val == OPT_PRINT_CONFIG)
+    if (op->val == CLI_O_HELP || op->val == CLI_O_TRAIN_CONFIG ||
+        op->val == CLI_O_TRAIN_PRINT_CONFIG)
         return errbuf_set(err, errlen, -EINVAL, "--%s is for the command line only", key);
     if (v->kind == CONFIG_NULL)
         return 0;
@@ -706,15 +461,15 @@ static int cli_train_on_key(const char *key, const struct config_value *v, void 
 /* First pass over argv: only --config and --help matter, since the config file is applied
  * before the flags (and --help works whatever the file holds). Errors are the second pass's. */
 static void cli_train_prescan(int argc, char **argv, const char **config, bool *help) {
-    const struct option *tables[] = {cli_train_longopts, NULL};
+    const struct option *tables[] = {cli_optab_longopts(CLI_CMD_TRAIN), NULL};
     struct cli_args a;
-    cli_args_init(&a, argc, argv, "d:h", tables);
+    cli_args_init(&a, argc, argv, cli_optab_shortopts(CLI_CMD_TRAIN), tables);
     char err[8];
     int id;
     while ((id = cli_args_next(&a, err, sizeof(err))) != 0) {
-        if (id == OPT_CONFIG)
+        if (id == CLI_O_TRAIN_CONFIG)
             *config = a.value;
-        *help |= id == 'h';
+        *help |= id == 'h' || id == CLI_O_HELP;
     }
 }
 
@@ -741,11 +496,9 @@ int cli_train_parse(int argc, char **argv, const char *cmd, struct cli_train_opt
     if (!help && config_load(config, cli_train_on_key, &t, o->run.config, err, sizeof(err)) != 0)
         return cli_usage_error(cmd, err);
     t.cfg_seen = t.seen;
-    t.seen = 0;
+    t.seen = (struct cli_seen){0};
     bool watch = strcmp(cmd, "watch") == 0;
-    const char *usage = watch ? cli_watch_usage : cli_train_usage;
-    int rc = cli_getopt_run(argc, argv, cmd, usage, cli_train_help, ":d:h", cli_train_longopts,
-                            cli_train_on_opt, &t);
+    int rc = cli_getopt_run(argc, argv, cmd, CLI_CMD_TRAIN, false, cli_train_on_opt, &t);
     if (rc != 0)
         return rc;
     if ((watch && cli_watch_refuses(&t, err, sizeof(err)) != 0) ||
@@ -770,15 +523,15 @@ int cli_view_opt(struct cli_train_opts *o, int id, const char *v, char *err, siz
     long x = 0;
     int rc;
     switch (id) {
-    case CLI_VIEW_FRAMES:
+    case CLI_O_VIEW_FRAMES:
         if ((rc = cli_parse_long("--frames", v, 1, 100000000, &x, err, errlen)) == 0)
             o->view.frames = (int)x;
         return rc;
-    case 'd':
+    case CLI_O_VIEW_DELAY:
         if ((rc = cli_parse_long("--delay", v, 1, 600, &x, err, errlen)) == 0)
             o->view.delay_ds = (int)x;
         return rc;
-    case CLI_VIEW_THEME:
+    case CLI_O_VIEW_THEME:
         return cli_copy("--theme", o->view.theme, sizeof(o->view.theme), v, err, errlen);
     default:
         return -ENOENT;

@@ -6,9 +6,11 @@
 #include "backend/core/errbuf.h"
 #include "backend/run/run_opts.h"
 #include "tui/app.h"
+#include "tui/cli/cli_optab.h"
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct cli_train_opts {
     struct run_opts run;  /* the run: the loop, its outputs, telemetry, the kernel log */
@@ -39,23 +41,36 @@ int cli_parse_double(const char *flag, const char *s, double lo, double hi, doub
 typedef int (*cli_opt_fn)(int id, const char *value, void *ctx, char *err, size_t errlen);
 
 /* The option loop every subcommand shares, over cli_args' rule (exact long names, a value
- * after '=' or in the next word). shortopts lists the letters ("d:h" style; it must include
- * 'h'); with a leading '-', operands reach on_opt in order with id CLI_ARGS_OPERAND, otherwise
- * an operand is an error. -h/--help prints usage and help (returns 1); an unknown option, a
- * missing value, a value on_opt rejects or a stray operand is cli_usage_error's line (returns
- * RS_EXIT_USAGE); otherwise 0. */
-int cli_getopt_run(int argc, char **argv, const char *cmd, const char *usage, const char *help,
-                   const char *shortopts, const struct option *longopts, cli_opt_fn on_opt,
-                   void *ctx);
+ * after '=' or in the next word) and the options of command bit (cli_optab): on_opt gets each
+ * option's row id (CLI_O_*, for the long name and the letter alike) and, with operands, each
+ * operand in order with id CLI_ARGS_OPERAND (otherwise an operand is an error). -h/--help
+ * prints the command's help (returns 1); an unknown option, a missing value, a value on_opt
+ * rejects or a stray operand is cli_usage_error's line for cmd (returns RS_EXIT_USAGE);
+ * otherwise 0. */
+int cli_getopt_run(int argc, char **argv, const char *cmd, unsigned bit, bool operands,
+                   cli_opt_fn on_opt, void *ctx);
+
+/* The options given, a bit for each id (CLI_O_*). */
+struct cli_seen {
+    uint64_t w[(CLI_O_END_ + 63) / 64];
+};
+
+static inline void cli_seen_add(struct cli_seen *s, int id) {
+    if (id > 0 && id < CLI_O_END_)
+        s->w[id / 64] |= 1ull << (id % 64);
+}
+
+static inline bool cli_seen_has(const struct cli_seen *s, int id) {
+    return id > 0 && id < CLI_O_END_ && (s->w[id / 64] >> (id % 64) & 1u);
+}
 
 /* The one line of a usage error on stderr, "ringside: MSG; see 'ringside CMD --help'" (CMD ""
  * is the dashboard: train's help), nothing on stdout; returns RS_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *msg);
 
-/* The viewing flags the dashboards of a recording and of a remote agent share: --frames N,
- * -d/--delay N (id 'd') and --theme NAME|PATH, with these ids in their longopts. */
-enum { CLI_VIEW_FRAMES = 200, CLI_VIEW_THEME };
-
+/* The viewing flags the dashboards of a recording and of a remote agent share: --frames N
+ * (CLI_O_VIEW_FRAMES), -d/--delay N (CLI_O_VIEW_DELAY) and --theme NAME|PATH
+ * (CLI_O_VIEW_THEME). */
 /* A viewer's defaults: refresh every 0.5 s, slow and hung synchronize at 1 s and 30 s. */
 void cli_view_defaults(struct cli_train_opts *o);
 

@@ -7,6 +7,7 @@
 #include "backend/model/model_predict.h"
 #include "tui/cli/cli.h"
 #include "tui/cli/cli_data.h"
+#include "tui/cli/cli_optab.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -14,31 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char cli_predict_usage[] =
-    "usage: ringside predict --model FILE --data FILE [--out FILE] [--csv] [--features] "
-    "[--chunk N] [--backend B] [data options]";
-
-static const char cli_predict_help[] =
-    "Predict every bar after the first session of a data file with a trained model: VPOC,\n"
-    "features and the model's forward pass, on the compute backend. One JSON object a bar:\n"
-    "time (UTC), session, output (the network's), return_bps (a model trained with --loss\n"
-    "mse) or probability (--loss bce: that the return over the horizon is positive), and\n"
-    "actual_bps (the return that followed; null where the data ends first).\n"
-    "The session split, VPOC settings and horizon are the model's, from the metadata file\n"
-    "written beside the checkpoint; the model runs with its parameters in float32, as\n"
-    "'ringside export' writes them.\n\n"
-    "  --model FILE             the checkpoint (<name>.rsmodel; <name>_metadata.json beside "
-    "it)\n" CLI_DATA_HELP
-    "  --out FILE               write to FILE (complete or not at all) instead of stdout\n"
-    "  --csv                    CSV with a header row instead of JSON lines\n"
-    "  --features               also the 24 features before normalisation (features: [...],\n"
-    "                           or one column each)\n"
-    "  --chunk N                VPOC bars per chunk, 0 = whole session (default 500)\n"
-    "  --backend auto|cpu|hip   compute backend (default auto)\n"
-    "  -h, --help               this help\n";
-
-enum { PRED_MODEL = 1000, PRED_OUT, PRED_CSV, PRED_FEATURES, PRED_CHUNK, PRED_BACKEND };
 
 struct cli_predict_opts {
     struct cli_data_opts in;
@@ -53,18 +29,18 @@ static int cli_predict_opt(int id, const char *v, void *ctx, char *err, size_t n
     if (rc != -ENOENT)
         return rc;
     switch (id) {
-    case PRED_MODEL:
+    case CLI_O_PREDICT_MODEL:
         return cli_copy("--model", o->model, sizeof(o->model), v, err, n);
-    case PRED_OUT:
+    case CLI_O_PREDICT_OUT:
         return cli_copy("--out", o->out, sizeof(o->out), v, err, n);
-    case PRED_BACKEND:
+    case CLI_O_PREDICT_BACKEND:
         return cli_copy("--backend", o->backend, sizeof(o->backend), v, err, n);
-    case PRED_CHUNK:
+    case CLI_O_PREDICT_CHUNK:
         return cli_parse_long("--chunk", v, 0, VPOC_CHUNK_MAX, &o->chunk, err, n);
-    case PRED_CSV:
+    case CLI_O_PREDICT_CSV:
         o->csv = true;
         return 0;
-    case PRED_FEATURES:
+    case CLI_O_PREDICT_FEATURES:
         o->features = true;
         return 0;
     default:
@@ -73,18 +49,8 @@ static int cli_predict_opt(int id, const char *v, void *ctx, char *err, size_t n
 }
 
 static int cli_predict_parse(int argc, char **argv, struct cli_predict_opts *o) {
-    static const struct option longopts[] = {CLI_DATA_LONGOPTS,
-                                             {"model", required_argument, NULL, PRED_MODEL},
-                                             {"out", required_argument, NULL, PRED_OUT},
-                                             {"csv", no_argument, NULL, PRED_CSV},
-                                             {"features", no_argument, NULL, PRED_FEATURES},
-                                             {"chunk", required_argument, NULL, PRED_CHUNK},
-                                             {"backend", required_argument, NULL, PRED_BACKEND},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     *o = (struct cli_predict_opts){.chunk = 500, .backend = "auto"};
-    int rc = cli_getopt_run(argc, argv, "predict", cli_predict_usage, cli_predict_help, ":h",
-                            longopts, cli_predict_opt, o);
+    int rc = cli_getopt_run(argc, argv, "predict", CLI_CMD_PREDICT, false, cli_predict_opt, o);
     if (rc != 0)
         return rc;
     if (!o->model[0])

@@ -3,6 +3,7 @@
 #include "backend/core/evring.h"
 #include "backend/telemetry/tele_json.h"
 #include "tui/cli/cli.h"
+#include "tui/cli/cli_optab.h"
 #include "tui/cli/cli_tele.h"
 #include "tui/gpu_view.h"
 #include "tui/ui_model.h"
@@ -13,16 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-static const char cli_probe_usage[] = "usage: ringside probe [--json] [--once] [root options]";
-
-static const char cli_probe_help[] =
-    "Open every telemetry provider and print what it found (or why it is unavailable), then\n"
-    "one merged record per GPU with the provider of every value. Two samples are taken,\n"
-    "--telemetry-interval apart, so rates and busy times are known (--once: one sample).\n\n"
-    "  --json                   JSON instead of text\n"
-    "  --once                   a single sample (rates are then n/a)\n" CLI_TELE_HELP
-    "  -h, --help               this help\n";
-
 struct cli_probe_args {
     bool json, once;
     struct tele_conf tele;
@@ -30,34 +21,18 @@ struct cli_probe_args {
 
 static int cli_probe_opt(int id, const char *v, void *ctx, char *err, size_t n) {
     struct cli_probe_args *a = ctx;
-    static const char *const flags[] = {"--telemetry", "--telemetry-interval", "--sysfs-root",
-                                        "--proc-root", "--debugfs-root",       "--dev-root",
-                                        "--nvml-lib"};
-    if (id == 'j' || id == 'o') {
-        *(id == 'j' ? &a->json : &a->once) = true;
+    if (id == CLI_O_PROBE_JSON || id == CLI_O_PROBE_ONCE) {
+        *(id == CLI_O_PROBE_JSON ? &a->json : &a->once) = true;
         return 0;
     }
-    return cli_tele_opt(flags[id - 1000], v, &a->tele, err, n);
+    char flag[64];
+    return cli_tele_opt(cli_optab_flag(id, flag, sizeof(flag)), v, &a->tele, err, n);
 }
 
 static int cli_probe_parse(int argc, char **argv, struct cli_probe_args *a) {
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"once", no_argument, NULL, 'o'},
-        {"telemetry", required_argument, NULL, 1000},
-        {"telemetry-interval", required_argument, NULL, 1001},
-        {"sysfs-root", required_argument, NULL, 1002},
-        {"proc-root", required_argument, NULL, 1003},
-        {"debugfs-root", required_argument, NULL, 1004},
-        {"dev-root", required_argument, NULL, 1005},
-        {"nvml-lib", required_argument, NULL, 1006},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     memset(a, 0, sizeof(*a));
     tele_conf_default(&a->tele);
-    return cli_getopt_run(argc, argv, "probe", cli_probe_usage, cli_probe_help, ":h", longopts,
-                          cli_probe_opt, a);
+    return cli_getopt_run(argc, argv, "probe", CLI_CMD_PROBE, false, cli_probe_opt, a);
 }
 
 static const char *cli_probe_src(const struct tele_snap *s, uint8_t src) {

@@ -4,26 +4,13 @@
 #include "backend/run/replay.h"
 #include "tui/app.h"
 #include "tui/cli/cli.h"
+#include "tui/cli/cli_optab.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char cli_replay_usage[] =
-    "usage: ringside replay FILE [--speed X] [--frames N] [-d N] [--theme NAME|PATH]";
-
-static const char cli_replay_help[] =
-    "Show a recording (the JSON lines of 'ringside train --headless' or --record) in the\n"
-    "dashboard. Keys: p pause/resume, + and - double/halve the speed, q quit.\n\n"
-    "  --speed X                playback speed, a multiple of real time in 0.1..100 (default 1)\n"
-    "  --frames N               render N frames, then exit\n"
-    "  -d, --delay N            refresh interval in tenths of a second (default 5)\n"
-    "  --theme NAME|PATH        colour theme\n"
-    "  -h, --help               this help\n";
-
-enum { CLI_REPLAY_SPEED = 256 };
 
 struct cli_replay_opts {
     struct cli_train_opts o;
@@ -35,7 +22,7 @@ static int cli_replay_opt(int id, const char *v, void *ctx, char *err, size_t n)
     struct cli_replay_opts *r = ctx;
     int rc;
     switch (id) {
-    case CLI_REPLAY_SPEED:
+    case CLI_O_REPLAY_SPEED:
         return cli_parse_double("--speed", v, REPLAY_SPEED_MIN, REPLAY_SPEED_MAX, &r->speed, err,
                                 n);
     case 1: /* the FILE operand ("-" in shortopts returns operands in order) */
@@ -50,16 +37,9 @@ static int cli_replay_opt(int id, const char *v, void *ctx, char *err, size_t n)
 }
 
 static int cli_replay_parse(int argc, char **argv, struct cli_replay_opts *r) {
-    static const struct option longopts[] = {{"speed", required_argument, NULL, CLI_REPLAY_SPEED},
-                                             {"frames", required_argument, NULL, CLI_VIEW_FRAMES},
-                                             {"delay", required_argument, NULL, 'd'},
-                                             {"theme", required_argument, NULL, CLI_VIEW_THEME},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     cli_view_defaults(&r->o);
     r->speed = 1.0;
-    int rc = cli_getopt_run(argc, argv, "replay", cli_replay_usage, cli_replay_help, "-:d:h",
-                            longopts, cli_replay_opt, r);
+    int rc = cli_getopt_run(argc, argv, "replay", CLI_CMD_REPLAY, true, cli_replay_opt, r);
     if (rc != 0)
         return rc;
     if (!r->file)

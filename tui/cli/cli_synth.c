@@ -2,23 +2,11 @@
 #include "backend/data/data_csv.h"
 #include "backend/data/data_synth.h"
 #include "tui/cli/cli.h"
+#include "tui/cli/cli_optab.h"
 
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-
-static const char cli_synth_usage[] =
-    "usage: ringside synth --days N --out FILE [--seed S] [--session-start-hour H] [--tick T]";
-
-static const char cli_synth_help[] =
-    "Write N trading days of ES-like one-minute bars (1380 per 23-hour session, with VIX)\n"
-    "as CSV. The same seed gives the same file on every machine.\n\n"
-    "  --days N                 trading days (required)\n"
-    "  --out FILE               output CSV, written atomically (required)\n"
-    "  --seed S                 seed (default 42)\n"
-    "  --session-start-hour H   session start hour, UTC (default 18)\n"
-    "  --tick T                 price increment (default 0.25)\n"
-    "  -h, --help               this help\n";
 
 struct cli_synth_args {
     long days, seed, hour;
@@ -29,13 +17,13 @@ struct cli_synth_args {
 static int cli_synth_opt(int id, const char *v, void *ctx, char *err, size_t n) {
     struct cli_synth_args *a = ctx;
     switch (id) {
-    case 'n':
+    case CLI_O_SYNTH_DAYS:
         return cli_parse_long("--days", v, 1, 100000, &a->days, err, n);
-    case 's':
+    case CLI_O_SYNTH_SEED:
         return cli_parse_long("--seed", v, 0, __LONG_MAX__, &a->seed, err, n);
-    case 'H':
+    case CLI_O_SYNTH_SESSION_START_HOUR:
         return cli_parse_long("--session-start-hour", v, 0, 23, &a->hour, err, n);
-    case 't':
+    case CLI_O_SYNTH_TICK:
         return cli_parse_double("--tick", v, 1e-9, 1e9, &a->tick, err, n);
     default:
         return cli_copy("--out", a->out, sizeof(a->out), v, err, n);
@@ -44,16 +32,8 @@ static int cli_synth_opt(int id, const char *v, void *ctx, char *err, size_t n) 
 
 static int cli_synth_parse(int argc, char **argv, struct data_synth_opts *so,
                            struct cli_synth_args *a) {
-    static const struct option longopts[] = {{"days", required_argument, NULL, 'n'},
-                                             {"out", required_argument, NULL, 'o'},
-                                             {"seed", required_argument, NULL, 's'},
-                                             {"session-start-hour", required_argument, NULL, 'H'},
-                                             {"tick", required_argument, NULL, 't'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     *a = (struct cli_synth_args){.seed = 42, .hour = 18, .tick = 0.25};
-    int rc = cli_getopt_run(argc, argv, "synth", cli_synth_usage, cli_synth_help, ":h", longopts,
-                            cli_synth_opt, a);
+    int rc = cli_getopt_run(argc, argv, "synth", CLI_CMD_SYNTH, false, cli_synth_opt, a);
     if (rc != 0)
         return rc;
     if (a->days == 0 || !a->out[0])

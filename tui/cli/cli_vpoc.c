@@ -10,6 +10,7 @@
 #include "backend/vpoc/vpoc.h"
 #include "tui/cli/cli.h"
 #include "tui/cli/cli_data.h"
+#include "tui/cli/cli_optab.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -17,31 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char cli_vpoc_usage[] =
-    "usage: ringside vpoc --data FILE [--chunk N] [--profile close|range] [--tick T] "
-    "[--value-area F] [--session-start-hour H] [--skip-bad-rows] [--symbol NAME] [--columns LIST] "
-    "[--tz ZONE] [--continuous front] [--time-unit U] [--price-scale S] [--bar LENGTH] "
-    "[--vpoc-kernel packed|dense] [--backend B]";
-
-static const char cli_vpoc_help[] =
-    "Print one JSON object per session: session, bars, volume, poc, vah, val.\n"
-    "The file is read as a stream and the sessions are profiled a few dozen at a time, so\n"
-    "memory follows the longest session, not the file (--continuous front reads the whole\n"
-    "file first: the roll compares the contracts' daily volumes). The lines are printed\n"
-    "once the whole file has been read: a bad row (or a session too wide for --tick) stops\n"
-    "the run with status 2 and nothing on stdout. stderr says once what the file was read\n"
-    "as (layout, times, prices, instrument, bars, rows skipped).\n\n" CLI_DATA_HELP
-    "  --chunk N                bars per chunk, 0 = whole session (default 500); the output\n"
-    "                           is identical for every chunk size\n"
-    "  --profile close|range    volume at the close's level, or spread low..high (close)\n"
-    "  --vpoc-kernel packed|dense  the packed kernel (default) or the dense one (a bars x\n"
-    "                           levels matrix a chunk, as PyTorch code does): the same output\n"
-    "  --tick T                 price increment (default 0.25)\n"
-    "  --value-area F           value-area fraction (default 0.70)\n"
-    "  --session-start-hour H   trading day D starts at D-1 H:00 UTC (default 18)\n"
-    "  --backend auto|cpu|hip   compute backend (default auto)\n"
-    "  -h, --help               this help\n";
 
 struct cli_vpoc_opts {
     struct cli_data_opts in;
@@ -57,22 +33,22 @@ static int cli_vpoc_opt(int id, const char *v, void *ctx, char *err, size_t n) {
     if (rc != -ENOENT)
         return rc;
     switch (id) {
-    case 'c':
+    case CLI_O_VPOC_CHUNK:
         return cli_parse_long("--chunk", v, 0, VPOC_CHUNK_MAX, &o->chunk, err, n);
-    case 't':
+    case CLI_O_VPOC_TICK:
         return cli_parse_double("--tick", v, 1e-9, 1e9, &o->p.tick, err, n);
-    case 'a':
+    case CLI_O_VPOC_VALUE_AREA:
         return cli_parse_double("--value-area", v, 1e-6, 1, &o->p.value_area, err, n);
-    case 'H':
+    case CLI_O_VPOC_SESSION_START_HOUR:
         return cli_parse_long("--session-start-hour", v, 0, 23, &o->start_hour, err, n);
-    case 'b':
+    case CLI_O_VPOC_BACKEND:
         return cli_copy("--backend", o->backend, sizeof(o->backend), v, err, n);
-    case 'p':
+    case CLI_O_VPOC_PROFILE:
         if (strcmp(v, "close") != 0 && strcmp(v, "range") != 0)
             return errbuf_set(err, n, -EINVAL, "--profile: '%s' is not one of close, range", v);
         o->p.profile = strcmp(v, "range") == 0 ? VPOC_RANGE : VPOC_CLOSE;
         return 0;
-    case 'k':
+    case CLI_O_VPOC_KERNEL:
         if (compute_vpoc_kernel_parse(v, &o->kernel) != 0)
             return errbuf_set(err, n, -EINVAL, "--vpoc-kernel: '%s' is not one of packed, dense",
                               v);
@@ -83,23 +59,12 @@ static int cli_vpoc_opt(int id, const char *v, void *ctx, char *err, size_t n) {
 }
 
 static int cli_vpoc_parse(int argc, char **argv, struct cli_vpoc_opts *o) {
-    static const struct option longopts[] = {CLI_DATA_LONGOPTS,
-                                             {"chunk", required_argument, NULL, 'c'},
-                                             {"profile", required_argument, NULL, 'p'},
-                                             {"vpoc-kernel", required_argument, NULL, 'k'},
-                                             {"tick", required_argument, NULL, 't'},
-                                             {"value-area", required_argument, NULL, 'a'},
-                                             {"session-start-hour", required_argument, NULL, 'H'},
-                                             {"backend", required_argument, NULL, 'b'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     *o = (struct cli_vpoc_opts){.chunk = 500,
                                 .start_hour = 18,
                                 .backend = "auto",
                                 .p = {VPOC_CLOSE, 0.25, 0.70},
                                 .kernel = COMPUTE_VPOC_PACKED};
-    int rc = cli_getopt_run(argc, argv, "vpoc", cli_vpoc_usage, cli_vpoc_help, ":h", longopts,
-                            cli_vpoc_opt, o);
+    int rc = cli_getopt_run(argc, argv, "vpoc", CLI_CMD_VPOC, false, cli_vpoc_opt, o);
     if (rc != 0)
         return rc;
     if (!o->in.data[0])
