@@ -115,7 +115,7 @@ amd)
     nobackend+='|e2e_chaos'
     # nor the parsers, views and agent pieces that link no backend either (test runs them)
     nobackend+='|[a-z_]+_replay|test_chart|test_wrap|test_textview|test_timeline|test_cli_args'
-    nobackend+='|test_cli_flags|test_tele_[a-z]+|test_trace|test_errtee|test_data_layout'
+    nobackend+='|test_cli_flags|test_tele_[a-z]+|test_trace|test_errtee|test_data_layout|test_optab|e2e_docs'
     nobackend+='|test_data_stream|test_agent_log|test_agent_refusals|test_agent_http'
     nobackend+='|test_remote|test_remote_tls|test_app_overlay|test_textview|test_stop_deadline)$'
     # a test's program is the target of its name, where there is one (the others run the binary)

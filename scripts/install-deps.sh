@@ -13,7 +13,7 @@ set -euo pipefail
 required=(build-essential cmake pkg-config libncurses-dev libjson-c-dev libcriterion-dev
           libmicrohttpd-dev libgnutls28-dev libcurl4-gnutls-dev tmux curl openssl tzdata
           zlib1g-dev libzstd-dev python3-torch python3-onnx python3-numpy python3-pip locales
-          ca-certificates)
+          ca-certificates man-db groff-base)
 # libgnutls28-dev: the agent's HTTPS (libmicrohttpd serves it with GnuTLS, and the agent checks
 # its certificate and key with it); openssl: the agent test makes its HTTPS certificate with it;
 # libcurl4-gnutls-dev: attach's HTTP and TLS client; ca-certificates: the system's CA store,
@@ -23,7 +23,8 @@ required=(build-essential cmake pkg-config libncurses-dev libjson-c-dev libcrite
 # python3-torch, python3-onnx, python3-numpy: the test that reads a trained model from Python;
 # python3-pip: the test that installs the Python bridge with pip (offline, from the tree);
 # locales: a locale with a decimal comma (de_DE.UTF-8, made below), for the test that the CSV
-# reader's numbers do not follow LC_NUMERIC
+# reader's numbers do not follow LC_NUMERIC; man-db, groff-base: the test that the man pages
+# are found and render without a warning
 if [ "${1:-}" = "--hip" ]; then
     required+=(hipcc libamdhip64-dev)
 elif [ "${1:-}" = "--fuzz" ]; then
