@@ -8,6 +8,8 @@
 #                            build of the GPU backend
 #   install-deps.sh --fuzz   also clang and its runtime libraries (libFuzzer, the sanitizers)
 #                            for the fuzz build
+#   install-deps.sh --all    all of these at once, in one apt transaction (what CI installs
+#                            in the background while the first stage builds and tests)
 set -euo pipefail
 
 required=(build-essential cmake pkg-config libncurses-dev libjson-c-dev libcriterion-dev
@@ -25,11 +27,11 @@ required=(build-essential cmake pkg-config libncurses-dev libjson-c-dev libcrite
 # locales: a locale with a decimal comma (de_DE.UTF-8, made below), for the test that the CSV
 # reader's numbers do not follow LC_NUMERIC; man-db, groff-base: the test that the man pages
 # are found and render without a warning
-if [ "${1:-}" = "--hip" ]; then
-    required+=(hipcc libamdhip64-dev)
-elif [ "${1:-}" = "--fuzz" ]; then
-    required+=(clang libclang-rt-dev) # libclang-rt-dev: libFuzzer (only recommended by clang)
-fi
+case "${1:-}" in
+--hip) required+=(hipcc libamdhip64-dev) ;;
+--fuzz) required+=(clang libclang-rt-dev) ;; # libclang-rt-dev: libFuzzer (only recommended)
+--all) required+=(hipcc libamdhip64-dev clang libclang-rt-dev) ;;
+esac
 # Telemetry libraries: used when present, never required to build.
 optional=(libdrm-dev librocm-smi-dev)
 
