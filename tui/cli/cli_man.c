@@ -62,6 +62,9 @@ static int cli_man_opt(FILE *out, const struct cli_opt_row *r) {
     int rc = fputs(".TP\n.B ", out) < 0;
     rc |= cli_man_str(out, cli_optab_left(r, left, sizeof(left))) | (fputc('\n', out) == EOF);
     rc |= cli_man_str(out, r->help) | (fputc('\n', out) == EOF);
+    const char *more = cli_optab_more(r->id);
+    if (more)
+        rc |= (fputs(".IP\n", out) < 0) | cli_man_str(out, more) | (fputc('\n', out) == EOF);
     return rc;
 }
 

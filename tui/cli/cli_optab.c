@@ -52,6 +52,23 @@ const struct cli_cmd_doc *cli_optab_cmd_named(const char *name) {
     return NULL;
 }
 
+static const struct {
+    int id;
+    const char *text;
+} cli_optab_more_table[] = {
+#define CLI_MORE(key, text) {CLI_O_##key, (text)},
+#include "tui/cli/cli_optab_more.def"
+#undef CLI_MORE
+    {0, NULL},
+};
+
+const char *cli_optab_more(int id) {
+    for (size_t i = 0; cli_optab_more_table[i].text; i++)
+        if (cli_optab_more_table[i].id == id)
+            return cli_optab_more_table[i].text;
+    return NULL;
+}
+
 const struct cli_opt_row *cli_optab_row(int id) {
     if (id <= CLI_O_NONE_ || id >= CLI_O_END_)
         return NULL;

@@ -84,6 +84,9 @@ const struct cli_cmd_doc *cli_optab_cmd_named(const char *name);
 /* The row of id (a CLI_O_*), or NULL. */
 const struct cli_opt_row *cli_optab_row(int id);
 
+/* What the man page says of option id beyond its help (cli_optab_more.def), or NULL. */
+const char *cli_optab_more(int id);
+
 /* The command's long options for cli_args (val: the row's id; ends with a zero row) and its
  * short ones ("d:h": a letter, ':' when it takes a value). Built once; never freed. */
 const struct option *cli_optab_longopts(unsigned cmd);
