@@ -79,7 +79,7 @@ int engine_devices_parse(const char *s, struct engine_conf *c, char *err, size_t
 /* The list back as text ("0,1", "all"); "" for the one-device form. */
 void engine_devices_format(const struct engine_conf *c, char *buf, size_t n);
 
-/* Defaults as documented in the README. */
+/* Defaults as documented in docs/train.md and ringside-train(1). */
 void engine_conf_default(struct engine_conf *c);
 /* Check ranges and cross-field rules; -EINVAL with err naming the flag. */
 int engine_conf_validate(const struct engine_conf *c, char *err, size_t errlen);

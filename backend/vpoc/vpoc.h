@@ -60,8 +60,8 @@ int64_t vpoc_fix_share(double volume, int64_t n_levels);
 void vpoc_accumulate(const struct vpoc_bar *bars, size_t n, const struct vpoc_params *p,
                      int64_t base, int64_t *hist, size_t n_levels);
 
-/* POC (ties to the lowest level) and value area by the walk in the README, over a profile
- * whose index 0 is level base. n_levels >= 1. */
+/* POC (ties to the lowest level) and value area by the walk in docs/commands.md (vpoc), over a
+ * profile whose index 0 is level base. n_levels >= 1. */
 void vpoc_finalize(const int64_t *hist, size_t n_levels, int64_t base, const struct vpoc_params *p,
                    struct vpoc_result *out);
 

@@ -30,7 +30,7 @@ struct feat_set {
     size_t *session;
 };
 
-/* Name of feature j (for the README, metadata and the UI). */
+/* Name of feature j (for docs/data.md, metadata and the UI). */
 const char *feat_name(unsigned j);
 
 /* Build samples for every bar of sessions 1..n-1 that has a bar `horizon` later in the series

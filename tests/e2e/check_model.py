@@ -4,8 +4,8 @@ usage: check_model.py SAFETENSORS PREDICTIONS [--onnx FILE] [--device cpu|cuda]
 
 SAFETENSORS is the checkpoint's .safetensors file and PREDICTIONS the JSON lines of
 `ringside predict --features` on some data. The model is rebuilt as a torch.nn.Sequential from
-the safetensors file alone (its header and tensors read with struct and json, as the README
-shows), the stored normalisation is applied to each line's features, and the outputs must
+the safetensors file alone (its header and tensors read with struct and json, as
+docs/checkpoints.md shows), the stored normalisation is applied to each line's features, and the outputs must
 reproduce ringside's within 1e-5 relative (float64, or float32 on --device cuda, against a
 float32 backend's predictions: there, and for the ONNX graph, which computes in float32, the
 bound is 1e-5 of the larger of the value and the outputs' RMS). With --onnx, the ONNX export

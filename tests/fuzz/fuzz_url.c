@@ -113,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
 const char fuzz_target_name[] = "fuzz_url";
 
-/* Pieces of real addresses (the README, the agent's and attach's options). */
+/* Pieces of real addresses (docs/agent.md, the agent's and attach's options). */
 const char *const fuzz_fragments[] = {
     "127.0.0.1:9464",
     "0.0.0.0:0",
