@@ -2,7 +2,7 @@
 # The source tree's dependency rules, from the #include lines of backend/, tui/ and kernels/:
 #   - nothing in backend/ includes a front end (tui/);
 #   - backend/core includes nothing outside backend/core;
-#   - the folders' include graph has no circle (tui/panels counts as tui).
+#   - the folders' include graph has no circle (tui/dashboard/panels counts as tui/dashboard).
 # Prints the folder graph (one "from -> to" a line) and exits 1 on a broken rule.
 set -euo pipefail
 top=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -11,10 +11,10 @@ fail=0
 edges=$(mktemp)
 trap 'rm -f "$edges"' EXIT
 
-folder() { # a file's (or header's) folder, tui/panels folded into tui
+folder() { # a file's (or header's) folder, tui/dashboard/panels folded into tui/dashboard
     local d
     d=$(dirname "$1")
-    [ "$d" = tui/panels ] && d=tui
+    [ "$d" = tui/dashboard/panels ] && d=tui/dashboard
     echo "$d"
 }
 

@@ -5,7 +5,7 @@
 
 #include "backend/core/errbuf.h"
 #include "backend/run/run_opts.h"
-#include "tui/app.h"
+#include "tui/dashboard/app.h"
 
 #include <stdbool.h>
 #include <stddef.h>

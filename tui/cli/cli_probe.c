@@ -4,8 +4,8 @@
 #include "backend/telemetry/tele_json.h"
 #include "tui/cli/cli.h"
 #include "tui/cli/cli_tele.h"
-#include "tui/gpu_view.h"
-#include "tui/ui_model.h"
+#include "tui/view/gpu_view.h"
+#include "tui/view/ui_model.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -2,8 +2,8 @@
 #include "backend/core/errbuf.h"
 #include "backend/kmsg/remedies.h"
 #include "backend/run/replay.h"
-#include "tui/app.h"
 #include "tui/cli/cli.h"
+#include "tui/dashboard/app.h"
 
 #include <errno.h>
 #include <getopt.h>
