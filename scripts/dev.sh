@@ -102,7 +102,7 @@ amd)
     nobackend='^(test_core|test_data|test_memory|test_vpoc|test_mlp|test_theme|test_layout'
     nobackend+='|test_ui_model|test_ui_devices|test_panels|test_keymap|test_gpu_view|test_prom'
     nobackend+='|test_agent_status|test_agent_metrics|test_kmsg|test_kmsg_fixtures'
-    nobackend+='|test_kmsg_inject|test_probe|test_bundle|lint_deps|lint_no_shell|lint_docs'
+    nobackend+='|test_kmsg_inject|test_probe|test_bundle|lint_deps|lint_deps_catches|lint_no_shell|lint_docs'
     nobackend+='|e2e_kmsg|e2e_replay|e2e_telemetry|e2e_rsmi_ns|e2e_enospc|e2e_watch|e2e_model'
     nobackend+='|e2e_ddp|e2e_ranks|e2e_bridge_peer|test_bridge_[a-z]+|test_watch_diag'
     # nor the end-to-end runs that train with --backend cpu (crash and signals always, the

@@ -1,8 +1,8 @@
 /* Benchmark (not a test): CPU time to render the dashboard's five panels at 200x60 into an
  * off-screen curses screen, over the model of a long, busy run, and the UI thread's CPU per
  * frame with the ingest of the events the CPU backend's training emits between two frames. */
-#include "tui/layout.h"
-#include "tui/panel.h"
+#include "tui/dashboard/panel.h"
+#include "tui/view/layout.h"
 
 #include <curses.h>
 #include <locale.h>

@@ -229,7 +229,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
 const char fuzz_target_name[] = "fuzz_agent_query";
 
-/* Pieces of real requests (tui/agent/remote.c, docs/agent.md's curl lines). */
+/* Pieces of real requests (tui/agent/remote_reader.c and remote_control.c, docs/agent.md's
+ * curl lines). */
 const char *const fuzz_fragments[] = {
     "since=0",
     "since=18446744073709551615",

@@ -2,7 +2,7 @@
  * checked against their documented range (and folded to smaller palettes), the theme left
  * untouched and the message well-formed on errors. */
 #include "tests/fuzz/fuzz_target.h"
-#include "tui/theme.h"
+#include "tui/view/theme.h"
 
 #include <errno.h>
 #include <json-c/json.h>

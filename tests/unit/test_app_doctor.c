@@ -1,6 +1,6 @@
 /* Tests for the dashboard's doctor runner: the environment checks on their own thread, picked
  * up by polling, one run at a time, and a teardown that waits for a run under way. */
-#include "tui/app_doctor.h"
+#include "tui/dashboard/app_doctor.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

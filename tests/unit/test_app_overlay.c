@@ -1,7 +1,7 @@
 /* The overlays' frame: lines wrapped to the box with their continuations hung, scrolled by the
  * keys, the position on the bottom border and the hint inside it, drawn into a curses screen
  * on /dev/null and read back. */
-#include "tui/app_internal.h"
+#include "tui/dashboard/app_internal.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* Tests for the charts' arithmetic: the floor scale that keeps noise flat, and the fill of
  * each row. */
-#include "tui/chart.h"
+#include "tui/view/chart.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -1,7 +1,7 @@
 /* Tests for the GPU overlay's pages: every field with its source or n/a, the reconciliation's
  * numbers and explanations, and the providers' diagnostics. */
 #include "backend/telemetry/tele_prov.h"
-#include "tui/gpu_view.h"
+#include "tui/view/gpu_view.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* The key map: lookups per source, the help lines and footer hints made from the table (pure
  * functions, no terminal), and the table's own consistency. */
-#include "tui/keymap.h"
+#include "tui/dashboard/keymap.h"
 
 #include <criterion/criterion.h>
 #include <curses.h>

@@ -1,5 +1,5 @@
 /* Tests for the pure layout: sizes from 60x16 to 250x70, one and two columns, hiding. */
-#include "tui/layout.h"
+#include "tui/view/layout.h"
 
 #include <criterion/criterion.h>
 

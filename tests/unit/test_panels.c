@@ -4,10 +4,10 @@
 #include "backend/kmsg/remedies.h"
 #include "backend/telemetry/tele_prov.h"
 #include "tests/support/rs_test.h"
-#include "tui/layout.h"
-#include "tui/panel.h"
-#include "tui/ui.h"
-#include "tui/widgets.h"
+#include "tui/dashboard/panel.h"
+#include "tui/dashboard/ui.h"
+#include "tui/dashboard/widgets.h"
+#include "tui/view/layout.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

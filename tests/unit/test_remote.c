@@ -11,7 +11,7 @@
 #include "tui/agent/agent_status.h"
 #include "tui/agent/http_client.h"
 #include "tui/agent/remote.h"
-#include "tui/ui_model.h"
+#include "tui/view/ui_model.h"
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>

@@ -1,6 +1,6 @@
 /* The overlays' scroll position: every move stays in range, a page keeps one line of the last,
  * End shows the last line at the bottom, and the mark says where the view is. */
-#include "tui/textview.h"
+#include "tui/view/textview.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* Tests for themes: the shipped files cover every role, broken files are clear errors, the
  * search path and listing, and folding 256 colours onto 16 or 8. */
 #include "tests/support/rs_test.h"
-#include "tui/theme.h"
+#include "tui/view/theme.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>

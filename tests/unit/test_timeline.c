@@ -2,8 +2,8 @@
  * took (a training loop's phases, as the engine reports them), what is under way painted up
  * to now, and the compact form's rows, legend and words. */
 #include "tests/support/rs_test.h"
-#include "tui/ui_model.h"
-#include "tui/ui_timeline.h"
+#include "tui/view/ui_model.h"
+#include "tui/view/ui_timeline.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

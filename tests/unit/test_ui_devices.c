@@ -1,5 +1,5 @@
 /* Tests for the training devices as the dashboard names, compares and places them. */
-#include "tui/ui_devices.h"
+#include "tui/view/ui_devices.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

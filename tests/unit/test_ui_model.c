@@ -2,7 +2,7 @@
  * and the formatting helpers. */
 #include "backend/kmsg/remedies.h"
 #include "tests/support/rs_test.h"
-#include "tui/ui_model.h"
+#include "tui/view/ui_model.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

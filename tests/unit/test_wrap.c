@@ -1,7 +1,7 @@
 /* Wrapping text to a width: breaks at spaces, words longer than the room cut, continuations
  * indented, UTF-8 sequences kept whole, newlines kept; the expected lines are worked out by
  * hand. */
-#include "tui/wrap.h"
+#include "tui/view/wrap.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -3,9 +3,9 @@
 #include "backend/kmsg/remedies.h"
 #include "backend/run/replay.h"
 #include "tui/agent/remote.h"
-#include "tui/app.h"
 #include "tui/cli/cli.h"
 #include "tui/cli/cli_optab.h"
+#include "tui/dashboard/app.h"
 
 #include <curl/curl.h>
 #include <errno.h>

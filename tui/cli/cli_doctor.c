@@ -1,4 +1,4 @@
-/* `ringside doctor`: every check of tui/doctor*.c in one run, printed as a table (colour on a
+/* `ringside doctor`: every check of tui/doctor/ in one run, printed as a table (colour on a
  * terminal), JSON or Markdown; exit 0 when nothing failed, 1 when something did, 2 on a usage
  * error. */
 #include "backend/compute/compute.h"

@@ -4,7 +4,7 @@
 #include "tui/cli/cli_man.h"
 
 #include "tui/cli/cli_optab.h"
-#include "tui/keymap.h"
+#include "tui/dashboard/keymap.h"
 
 #include <errno.h>
 #include <string.h>

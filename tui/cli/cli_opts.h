@@ -5,8 +5,8 @@
 
 #include "backend/core/errbuf.h"
 #include "backend/run/run_opts.h"
-#include "tui/app.h"
 #include "tui/cli/cli_optab.h"
+#include "tui/dashboard/app.h"
 
 #include <stdbool.h>
 #include <stddef.h>

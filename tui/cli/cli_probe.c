@@ -5,8 +5,8 @@
 #include "tui/cli/cli.h"
 #include "tui/cli/cli_optab.h"
 #include "tui/cli/cli_tele.h"
-#include "tui/gpu_view.h"
-#include "tui/ui_model.h"
+#include "tui/view/gpu_view.h"
+#include "tui/view/ui_model.h"
 
 #include <errno.h>
 #include <getopt.h>

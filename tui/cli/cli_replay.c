@@ -2,9 +2,9 @@
 #include "backend/core/errbuf.h"
 #include "backend/kmsg/remedies.h"
 #include "backend/run/replay.h"
-#include "tui/app.h"
 #include "tui/cli/cli.h"
 #include "tui/cli/cli_optab.h"
+#include "tui/dashboard/app.h"
 
 #include <errno.h>
 #include <getopt.h>
