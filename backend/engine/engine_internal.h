@@ -129,20 +129,44 @@ static inline struct engine_dev *engine_dev0(const struct engine *e) {
     return e->dev[0];
 }
 
-/* engine.c */
-/* Load and features are host work with no synchronize of their own: a hang armed for phase
- * (--inject hang:load, hang:features) is carried out as a device synchronize held in it, as a
- * stalled file system or CPU would hold the phase. Nothing without such a fault. */
-void engine_host_hold(struct engine_dev *d, enum ev_phase_id phase);
-/* The way out begins now, unless it began before (engine_leaving_ns). Any thread. */
-void engine_leave_mark(struct engine *e);
-void engine_publish(struct engine_dev *d, bool force);
+/* engine_publish.c: what the engine tells (the tracer's events, each device's snapshot) */
+void engine_log(struct engine *e, enum ev_severity sev, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A log line about one device (dev set). */
+void engine_dev_log(struct engine_dev *d, enum ev_severity sev, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* d is in phase ph from now (PHASE_COUNT: none): the trace's (what a sync in it is
  * attributed to) and, but for the steps' syncs and all-reduces, the snapshot's, published at
  * once with its start. Setting the phase it is in already changes nothing. */
 void engine_set_phase(struct engine_dev *d, enum ev_phase_id ph);
 /* d enters or leaves an epoch's steps (the snapshot's in_steps, published at once). */
 void engine_set_steps(struct engine_dev *d, bool in_steps);
+/* Emit a host-timed phase that started at start_ns and ends now. */
+void engine_phase_done(struct engine_dev *d, enum ev_phase_id ph, uint64_t start_ns, int32_t epoch,
+                       int64_t step, int32_t chunk);
+/* Load and features are host work with no synchronize of their own: a hang armed for phase
+ * (--inject hang:load, hang:features) is carried out as a device synchronize held in it, as a
+ * stalled file system or CPU would hold the phase. Nothing without such a fault. */
+void engine_host_hold(struct engine_dev *d, enum ev_phase_id phase);
+void engine_emit_mem(struct engine_dev *d);
+/* d's snapshot published: at most every 100 ms, unless forced. */
+void engine_publish(struct engine_dev *d, bool force);
+/* d's state (running, paused, finished, failed), published at once. */
+void engine_set_state(struct engine_dev *d, enum engine_state st);
+void engine_reply(struct engine *e, unsigned dev, const struct ev_command *cmd, int rc,
+                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* engine_cmd.c: commands and safe points */
+/* Commands queued at most (the queue, and what one drain takes). */
+#define ENGINE_CMD_CAP 64
+/* Safe cleanup: sync, release cached blocks, sync; result text in msg. 0 or error. */
+int engine_cleanup(struct engine_dev *d, char *msg, size_t msglen);
+/* The memory probe's answer for d, as a command result. */
+void engine_probe(struct engine_dev *d, const struct ev_command *cmd);
+/* Hold the run paused, or let it go on (the other ranks wait on it). */
+void engine_set_paused(struct engine *e, bool paused);
+/* Rank 0: apply the queued commands (group: several devices training in step). */
+void engine_drain_commands(struct engine *e, bool group);
 /* Outside collectives (VPOC, one device's steps). Rank 0: apply queued commands; every rank:
  * wait while paused. Returns true when a stop was requested. */
 bool engine_safe_point(struct engine_dev *d);
@@ -151,28 +175,15 @@ bool engine_safe_point(struct engine_dev *d);
  * step (cleanup and probe each device on its own, a pause by all). True to stop (also on a
  * failed exchange, with *rc and err set). */
 bool engine_control(struct engine_dev *d, char *err, size_t errlen, int *rc);
+
+/* engine_thread.c: the training thread */
+/* The way out begins now, unless it began before (engine_leaving_ns). Any thread. */
+void engine_leave_mark(struct engine *e);
+/* Remember a device's failure if it is the first (the run's root cause). */
+void engine_fail_first(struct engine *e, unsigned dev, const char *why);
 /* Several devices: agree on whether to go on (rank 0's stop, anyone's failure): rc, or
  * -ECANCELED when another device failed; *stop the same on every device. One device: rc. */
 int engine_agree(struct engine_dev *d, int rc, bool *stop, char *err, size_t errlen);
-/* Rank 0: apply the queued commands (group: several devices training in step). */
-void engine_drain_commands(struct engine *e, bool group);
-void engine_log(struct engine *e, enum ev_severity sev, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* A log line about one device (dev set). */
-void engine_dev_log(struct engine_dev *d, enum ev_severity sev, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* Emit a host-timed phase that started at start_ns and ends now. */
-void engine_phase_done(struct engine_dev *d, enum ev_phase_id ph, uint64_t start_ns, int32_t epoch,
-                       int64_t step, int32_t chunk);
-void engine_emit_mem(struct engine_dev *d);
-/* Safe cleanup: sync, release cached blocks, sync; result text in msg. 0 or error. */
-int engine_cleanup(struct engine_dev *d, char *msg, size_t msglen);
-/* The memory probe's answer for d, as a command result. */
-void engine_probe(struct engine_dev *d, const struct ev_command *cmd);
-void engine_reply(struct engine *e, unsigned dev, const struct ev_command *cmd, int rc,
-                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-/* Remember a device's failure if it is the first (the run's root cause). */
-void engine_fail_first(struct engine *e, unsigned dev, const char *why);
 
 /* engine_group.c: several devices */
 /* Open the communicator for the devices (conf->comm_lib or the platform's library). */
