@@ -2,7 +2,8 @@
 # End-to-end test of the telemetry in the dashboard: ringside runs in a private tmux server on
 # the fixture machine (an RX 7900 XTX and a 780M APU: sysfs, debugfs and /proc trees), the GPU
 # panel lists both cards with their values, and the GPU overlay's three pages (details with
-# sources, VRAM reconciliation, providers) open with g and cycle with Tab.
+# sources, VRAM reconciliation, providers) open with g and cycle with Tab. The loop trains until
+# stopped (--epochs 0): a run that ended would show its summary, which takes the first key.
 #
 # usage: telemetry.sh RINGSIDE SCRATCH_DIR
 E2E_NAME="telemetry e2e"
@@ -19,7 +20,7 @@ mkfifo "$FIFO" || exit 1
 
 STEP="start"
 tm new-session -d -s "$SESSION" -x 160 -y 48 "$RINGSIDE" --backend cpu --synthetic-days 5 \
-    --epochs 50 --output "$OUT" --telemetry sysfs,debugfs,fdinfo --telemetry-interval 100 \
+    --epochs 0 --output "$OUT" --telemetry sysfs,debugfs,fdinfo --telemetry-interval 100 \
     --sysfs-root "$FIX/sys" --debugfs-root "$FIX/debugfs" --proc-root "$FIX/proc" \
     --kmsg-file "$FIFO" ||
     fail "tmux new-session failed"
