@@ -101,9 +101,13 @@ make_root() {
     need_root_user
     lock_root
     if ! command -v debootstrap >/dev/null 2>&1; then
+        # waiting for another apt (CI's dependencies) rather than failing beside it
+        local apt=(apt-get -o DPkg::Lock::Timeout=600 -y -qq)
         say "installing debootstrap"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >"$log" 2>&1 ||
-            { tail -n 20 "$log" >&2; fail "could not install debootstrap"; }
+        { DEBIAN_FRONTEND=noninteractive "${apt[@]}" install debootstrap ||
+            { "${apt[@]}" update &&
+                DEBIAN_FRONTEND=noninteractive "${apt[@]}" install debootstrap; }
+        } >"$log" 2>&1 || { tail -n 20 "$log" >&2; fail "could not install debootstrap"; }
     fi
     mirror=$(first_uri "$suite" http://deb.debian.org/debian)
     updates=$(first_uri "$suite-updates" "$mirror")
@@ -187,7 +191,7 @@ install_package() {
     local uris
     uris=$(awk '$1 == "deb" { print $2 }' "$root/etc/apt/sources.list" | sort -u | paste -sd' ' -)
     say "apt installed ringside and $(wc -l <"$logs/new.txt") packages, from $uris:"
-    tr ' \n' '= ' <"$logs/new.txt" | fold -s -w 98 | sed 's/^/  /; s/ *$//'
+    sed 's/ /=/' "$logs/new.txt" | paste -sd' ' - | fold -s -w 98 | sed 's/^/  /; s/ *$//'
     [ -s "$logs/new.txt" ] || return 0
     # shellcheck disable=SC2046 # one word a package
     in_root apt-cache madison $(cut -d' ' -f1 "$logs/new.txt") >"$logs/madison.txt" 2>&1 || true
@@ -340,6 +344,8 @@ check() {
     say "package built in $((SECONDS - t0)) s"
     t1=$SECONDS
     lock_root
+    [ $((SECONDS - t1)) -eq 0 ] || say "waited $((SECONDS - t1)) s for $root"
+    t1=$SECONDS
     [ -f "$root/$marker" ] || fail "$root is not a root made by 'deb-check.sh root' (see $root.log)"
     mount_proc
     install_package
