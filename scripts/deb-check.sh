@@ -145,13 +145,9 @@ build_package() {
     fi || { tail -n 20 "$log" >&2; fail "cmake configure of $build failed (log: $log)"; }
     cmake --build "$build" -j"$jobs" >>"$log" 2>&1 ||
         { tail -n 20 "$log" >&2; fail "the build in $build failed (log: $log)"; }
-    # the man pages and the completion, where this tree makes them
-    has_docs=0
-    if cmake --build "$build" --target help 2>/dev/null | grep -q '^\.\.\. rs_docs\b'; then
-        has_docs=1
-        cmake --build "$build" --target rs_docs >>"$log" 2>&1 ||
-            { tail -n 20 "$log" >&2; fail "the rs_docs target failed (log: $log)"; }
-    fi
+    # the man pages and the completion
+    cmake --build "$build" --target rs_docs >>"$log" 2>&1 ||
+        { tail -n 20 "$log" >&2; fail "the rs_docs target failed (log: $log)"; }
     rm -f "$build"/ringside_*.deb
     (cd "$build" && cpack -G DEB) >>"$log" 2>&1 ||
         { tail -n 20 "$log" >&2; fail "cpack -G DEB in $build failed (log: $log)"; }
@@ -256,24 +252,21 @@ run_checks() {
     fi
     say "ok: /usr/lib/systemd/system/ringside-agent.service runs $exec_bin"
 
-    # the man page and the completion, where the package has them (and it must, when the tree
-    # makes them)
-    if grep -q ' \./usr/share/man/man1/ringside\.1' "$logs/contents.txt"; then
-        out=$(in_root man -w ringside 2>&1) || fail "man -w ringside: $out"
-        say "ok: man -w ringside: $out"
-    elif [ "$has_docs" = 1 ]; then
-        fail "the tree builds rs_docs but the package has no man page ringside.1"
-    else
-        say "skipped: man -w ringside (this tree has no rs_docs target: no man pages yet)"
-    fi
+    # the man pages, rendered, and the completion
+    grep -q ' \./usr/share/man/man1/ringside\.1' "$logs/contents.txt" ||
+        fail "the package has no man page ringside.1"
+    out=$(in_root man -w ringside 2>&1) || fail "man -w ringside: $out"
+    say "ok: man -w ringside: $out"
+    in_root env MANWIDTH=80 man ringside-train 2>&1 | grep -q -- '--epochs N' ||
+        fail "man ringside-train does not render train's options"
+    say "ok: man ringside-train renders its options"
     local comp=/usr/share/bash-completion/completions/ringside
-    if [ -f "$root$comp" ]; then
-        in_root bash -c ". $comp && complete -p ringside" >/dev/null 2>&1 ||
-            fail "$comp does not define a completion for ringside"
-        say "ok: $comp"
-    elif [ "$has_docs" = 1 ]; then
-        fail "the tree builds rs_docs but the package has no $comp"
-    fi
+    [ -f "$root$comp" ] || fail "the package has no $comp"
+    in_root bash -c ". $comp && complete -p ringside" >/dev/null 2>&1 ||
+        fail "$comp does not define a completion for ringside"
+    say "ok: $comp"
+    [ -f "$root/usr/share/doc/ringside/docs/README.md" ] ||
+        fail "the package has no /usr/share/doc/ringside/docs/README.md (the reference)"
 
     # a short headless training: its JSON lines from the run line to the completed summary
     local run=/tmp/deb-check-train
