@@ -1,6 +1,8 @@
 /* Tests of the option and command tables themselves: what every row must hold for the
  * parsers, --help, the man pages and the completion made from it to be right. */
+#include "tui/cli/cli_man.h"
 #include "tui/cli/cli_optab.h"
+#include "tui/dashboard/keymap.h"
 
 #include <criterion/criterion.h>
 #include <getopt.h>
@@ -137,4 +139,30 @@ Test(optab, help_lists_every_row) {
         }
         free(text);
     }
+}
+
+/* ringside(1) lists every key of the dashboard's help screen, its keys as the tag. */
+Test(optab, man_page_lists_the_keys) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert(f);
+    cr_assert_eq(cli_man_page(0, f), 0);
+    fclose(f);
+    char lines[KEYMAP_ROWS_MAX][KEYMAP_HELP_BYTES];
+    size_t n = keymap_help_lines(KEYMAP_ALL, lines, KEYMAP_ROWS_MAX);
+    cr_assert_gt(n, 10);
+    for (size_t i = 0; i < n; i++) {
+        char want[KEYMAP_HELP_BYTES + 16];
+        size_t k = strcspn(lines[i], " "), end = k;
+        /* the keys: words up to the first run of two spaces */
+        while (lines[i][end] == ' ' && lines[i][end + 1] != ' ' && lines[i][end + 1])
+            end += 1 + strcspn(lines[i] + end + 1, " ");
+        snprintf(want, sizeof(want), ".B %.*s\n", (int)end, lines[i]);
+        for (char *p = want; *p; p++) /* as troff writes a dash */
+            if (*p == '-')
+                memmove(p + 1, p, strlen(p) + 1), *p++ = '\\';
+        cr_assert(strstr(text, want), "ringside(1) lacks the keys '%.*s'", (int)end, lines[i]);
+    }
+    free(text);
 }

@@ -129,11 +129,10 @@ static int cli_man_top(FILE *out) {
     char lines[KEYMAP_ROWS_MAX][KEYMAP_HELP_BYTES];
     size_t nl = keymap_help_lines(KEYMAP_ALL, lines, KEYMAP_ROWS_MAX);
     for (size_t i = 0; i < nl; i++) {
-        size_t cut = strlen(lines[i]) > KEYMAP_LABEL_COLS ? KEYMAP_LABEL_COLS : strlen(lines[i]);
-        size_t len = cut;
-        while (len > 0 && lines[i][len - 1] == ' ')
-            len--;
-        const char *text = lines[i] + cut;
+        /* "label" then two spaces or more (the label's column), then the text */
+        const char *gap = strstr(lines[i], "  ");
+        size_t len = gap ? (size_t)(gap - lines[i]) : strlen(lines[i]);
+        const char *text = lines[i] + len;
         text += strspn(text, " ");
         rc |= fputs(".TP\n.B ", out) < 0;
         rc |= cli_man_text(out, lines[i], len) | (fputc('\n', out) == EOF);
