@@ -175,7 +175,14 @@ tm new-session -d -s "$SESSION" -x 140 -y 40 "$RINGSIDE" attach "$URL" --token-f
     fail "tmux new-session failed"
 wait_for "the remote run shows: host, backend, epochs" 30 header_has "${E2E_BACKEND:-cpu}"
 wait_for "the remote run is training" 60 header_has "epoch"
-wait_for "the remote kernel-log event shows" 30 has "ring timeout"
+# the kernel-log event came minutes of epochs ago, below the newest events: it is counted in the
+# events panel's title, and k opens it wherever the panel has scrolled to (Esc closes it, Home
+# follows the newest again)
+wait_for "the remote kernel-log event is counted" 30 has "kernel 1"
+tm send-keys -t "$SESSION" k
+wait_for "k shows the remote kernel-log event" 10 has "ring timeout"
+tm send-keys -t "$SESSION" Escape
+tm send-keys -t "$SESSION" Home
 followed() { grep -q -- "$1" "$SCRATCH/follow.jsonl"; }
 [ "$(count_in "$SCRATCH/follow.jsonl" '"cmd":"set_chunk"')" = 0 ] || fail "a chunk change already"
 tm send-keys -t "$SESSION" +
