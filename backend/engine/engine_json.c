@@ -99,11 +99,11 @@ static void engine_json_body(struct engine_json_buf *b, const struct ev *e) {
         engine_json_str(b, "message", e->u.text.text);
         return;
     case EV_KMSG: {
-        static const char *const sources[] = {"kmsg", "file", "stderr"};
+        unsigned source = e->u.kmsg.source < KMSG_SRC_COUNT ? e->u.kmsg.source : KMSG_SRC_KMSG;
         char members[1536];
         kmsg_json_members(&e->u.kmsg, members, sizeof(members));
         engine_json_put(b, ",\"t_ns\":%llu,\"source\":\"%s\",%s", (unsigned long long)e->t_ns,
-                        sources[e->u.kmsg.source < 3 ? e->u.kmsg.source : 0], members);
+                        kmsg_source_name(source), members);
         return;
     }
     case EV_COLLECTIVE: {

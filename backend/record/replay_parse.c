@@ -209,11 +209,6 @@ static void replay_p_opt_str(struct replay_p *p, const char *key, char *dst, siz
     }
 }
 
-static const char *replay_source_name(unsigned s) {
-    static const char *const names[] = {"kmsg", "file", "stderr"};
-    return s < 3 ? names[s] : "?";
-}
-
 static void replay_parse_kmsg_nums(struct replay_p *p, struct kmsg_event *k) {
     int64_t v = 0;
     if (replay_p_opt(p, "seq_signaled", 0, INT64_MAX, &v)) {
@@ -243,7 +238,7 @@ static void replay_parse_kmsg(struct replay_p *p, struct ev *e) {
     char addr[32] = "";
     e->dev = EV_DEV_NONE;
     e->t_ns = replay_p_u64(p, "t_ns");
-    k->source = replay_p_enum(p, "source", replay_source_name, 3);
+    k->source = replay_p_enum(p, "source", kmsg_source_name, KMSG_SRC_COUNT);
     k->line = (uint32_t)replay_p_int(p, "line", 0, UINT32_MAX);
     k->lines = 1;
     k->category = replay_p_enum(p, "category", kmsg_category_name, KMSG_CAT_COUNT);
