@@ -470,6 +470,13 @@ static void replay_parse_typed(struct replay_p *p, struct replay_item *it) {
         p->rc = errbuf_set(p->why, p->whylen, -EINVAL, "unknown type '%s'", type);
 }
 
+int replay_parse_object(json_object *o, struct replay_item *it, char *why, size_t whylen) {
+    struct replay_p p = {o, why, whylen, 0};
+    it->kind = REPLAY_NONE;
+    replay_parse_typed(&p, it);
+    return p.rc;
+}
+
 int replay_parse_line(const char *line, size_t len, struct replay_item *it, char *why,
                       size_t whylen) {
     it->kind = REPLAY_NONE;
@@ -479,11 +486,8 @@ int replay_parse_line(const char *line, size_t len, struct replay_item *it, char
     }
     json_object *o = NULL;
     int rc = json_text_parse(line, len, &o, why, whylen);
-    if (rc == 0) {
-        struct replay_p p = {o, why, whylen, 0};
-        replay_parse_typed(&p, it);
-        rc = p.rc;
-    }
+    if (rc == 0)
+        rc = replay_parse_object(o, it, why, whylen);
     json_object_put(o);
     return rc;
 }
