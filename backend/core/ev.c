@@ -11,7 +11,13 @@
     }
 #define EV_NAME_ENTRY(id, name) name,
 
-EV_NAME_FN(ev_kind_name, EV_KINDS, EV_KIND_COUNT)
+#define EV_KIND_NAME(id, name, member) name,
+static const char *const ev_kind_names[] = {EV_KINDS(EV_KIND_NAME)};
+
+const char *ev_kind_name(unsigned kind) {
+    return kind < EV_KIND_COUNT ? ev_kind_names[kind] : "?";
+}
+
 EV_NAME_FN(ev_sync_op_name, EV_SYNC_OPS, SYNC_OP_COUNT)
 EV_NAME_FN(ev_coll_op_name, EV_COLL_OPS, EV_COLL_COUNT)
 
@@ -88,14 +94,5 @@ int ev_cmd_from_name(const char *name) {
 _Static_assert(offsetof(struct ev, u) + sizeof(struct ev_phase) <= 64,
                "a phase, the most frequent event, fits one cache line (one unit of the ring)");
 
-const uint16_t ev_kind_bytes[EV_KIND_COUNT] = {
-    [EV_PHASE] = offsetof(struct ev, u) + sizeof(struct ev_phase),
-    [EV_SYNC] = offsetof(struct ev, u) + sizeof(struct ev_sync),
-    [EV_MEM] = offsetof(struct ev, u) + sizeof(struct ev_mem),
-    [EV_METRIC] = offsetof(struct ev, u) + sizeof(struct ev_metric),
-    [EV_COMMAND] = offsetof(struct ev, u) + sizeof(struct ev_command),
-    [EV_ALERT] = offsetof(struct ev, u) + sizeof(struct ev_text),
-    [EV_LOG] = offsetof(struct ev, u) + sizeof(struct ev_text),
-    [EV_KMSG] = offsetof(struct ev, u) + sizeof(struct kmsg_event),
-    [EV_COLLECTIVE] = offsetof(struct ev, u) + sizeof(struct ev_coll),
-};
+#define EV_KIND_BYTES(id, name, member) offsetof(struct ev, u) + sizeof(((struct ev *)0)->u.member),
+const uint16_t ev_kind_bytes[EV_KIND_COUNT] = {EV_KINDS(EV_KIND_BYTES)};

@@ -53,19 +53,23 @@ enum ev_sync_op {
         SYNC_OP_COUNT
 };
 
+/* The kinds of event: the "type" of its JSON line, and the member of struct ev's union that
+ * carries it (what ev_kind_bytes counts). A new kind is a row here and a case in each switch
+ * over the kinds (the JSON writer and reader, the replay's snapshot, the dashboard's model):
+ * the compiler names every one that lacks it. */
 #define EV_KINDS(X)                                                                                \
-    X(PHASE, "phase")                                                                              \
-    X(SYNC, "sync")                                                                                \
-    X(MEM, "mem")                                                                                  \
-    X(METRIC, "metric")                                                                            \
-    X(COMMAND, "command")                                                                          \
-    X(ALERT, "alert")                                                                              \
-    X(LOG, "log")                                                                                  \
-    X(KMSG, "kmsg")                                                                                \
-    X(COLLECTIVE, "collective")
+    X(PHASE, "phase", phase)                                                                       \
+    X(SYNC, "sync", sync)                                                                          \
+    X(MEM, "mem", mem)                                                                             \
+    X(METRIC, "metric", metric)                                                                    \
+    X(COMMAND, "command", command)                                                                 \
+    X(ALERT, "alert", text)                                                                        \
+    X(LOG, "log", text)                                                                            \
+    X(KMSG, "kmsg", kmsg)                                                                          \
+    X(COLLECTIVE, "collective", coll)
 
 enum ev_kind {
-#define X(id, name) EV_##id,
+#define X(id, name, member) EV_##id,
     EV_KINDS(X)
 #undef X
         EV_KIND_COUNT
@@ -219,7 +223,7 @@ struct ev {
 };
 
 /* ev_kind_bytes[kind]: the bytes an event of that kind uses, the header and its member of
- * the union (ev.c). */
+ * the union (ev.c, from EV_KINDS). */
 extern const uint16_t ev_kind_bytes[EV_KIND_COUNT];
 
 /* The bytes of e that its kind uses (all of it for a kind unknown here). A copy of that many

@@ -9,21 +9,23 @@
 #include <stdint.h>
 
 /* What went wrong, by the part of the stack that reported it. NONE: not a failure.
- * DRIVER_OTHER: a GPU driver's line no rule names that speaks of failure (the last layer). */
+ * DRIVER_OTHER: a GPU driver's line no rule names that speaks of failure (the last layer).
+ * Each with its name (the JSON lines, the metrics' label, the rules), the label the dashboard's
+ * list gives it, and its letter on the timeline's kernel row (one a category, none shared). */
 #define KMSG_CATEGORIES(X)                                                                         \
-    X(NONE, "none")                                                                                \
-    X(RING_TIMEOUT, "ring_timeout")                                                                \
-    X(MES, "mes")                                                                                  \
-    X(GPU_RESET, "gpu_reset")                                                                      \
-    X(PAGE_FAULT, "page_fault")                                                                    \
-    X(SQ_INTR, "sq_intr")                                                                          \
-    X(KFD, "kfd")                                                                                  \
-    X(XID, "xid")                                                                                  \
-    X(FATAL_OTHER, "fatal_other")                                                                  \
-    X(DRIVER_OTHER, "driver_other")
+    X(NONE, "none", "driver", " ")                                                                 \
+    X(RING_TIMEOUT, "ring_timeout", "ring timeout", "T")                                           \
+    X(MES, "mes", "MES", "M")                                                                      \
+    X(GPU_RESET, "gpu_reset", "GPU reset", "R")                                                    \
+    X(PAGE_FAULT, "page_fault", "page fault", "P")                                                 \
+    X(SQ_INTR, "sq_intr", "sq_intr", "S")                                                          \
+    X(KFD, "kfd", "KFD", "K")                                                                      \
+    X(XID, "xid", "Xid", "X")                                                                      \
+    X(FATAL_OTHER, "fatal_other", "fatal", "!")                                                    \
+    X(DRIVER_OTHER, "driver_other", "driver other", "D")
 
 enum kmsg_category {
-#define X(id, name) KMSG_CAT_##id,
+#define X(id, name, label, letter) KMSG_CAT_##id,
     KMSG_CATEGORIES(X)
 #undef X
         KMSG_CAT_COUNT
@@ -46,11 +48,19 @@ enum kmsg_vendor {
         KMSG_VENDOR_COUNT
 };
 
-/* Where a line came from. */
+/* Where a line came from, and the name the JSON lines give it: /dev/kmsg; --kmsg-file (dmesg
+ * / journalctl text) or `kmsg classify` input; the session log (what the runtime wrote to our
+ * stderr). */
+#define KMSG_SOURCES(X)                                                                            \
+    X(KMSG, "kmsg")                                                                                \
+    X(FILE, "file")                                                                                \
+    X(STDERR, "stderr")
+
 enum kmsg_source {
-    KMSG_SRC_KMSG,   /* /dev/kmsg */
-    KMSG_SRC_FILE,   /* --kmsg-file (dmesg / journalctl text) or `kmsg classify` input */
-    KMSG_SRC_STDERR, /* the session log: what the runtime wrote to our stderr */
+#define X(id, name) KMSG_SRC_##id,
+    KMSG_SOURCES(X)
+#undef X
+        KMSG_SRC_COUNT
 };
 
 /* Fields an event may carry: bit KMSG_HAS_x set only when the field was read. */

@@ -261,11 +261,4 @@ struct trace *engine_trace(struct engine *e);
 /* Wall-clock start of the run and the monotonic time that corresponds to it. */
 void engine_clock_anchor(const struct engine *e, uint64_t *wall_ns, uint64_t *mono_ns);
 
-/* One JSON object (no newline) for an event: the JSON-lines schema of headless mode.
- * Returns the length written (truncated to n-1), as snprintf. */
-int engine_json_event(const struct ev *e, char *buf, size_t n);
-
-/* The final summary object for headless mode. */
-int engine_json_summary(const struct engine_result *r, uint64_t dropped, char *buf, size_t n);
-
 #endif

@@ -7,6 +7,12 @@
 
 const char *kmsg_category_name(unsigned c);
 const char *kmsg_vendor_name(unsigned v);
+const char *kmsg_source_name(unsigned s);
+/* A category's label in the dashboard's list ("ring timeout"; "driver" for none) and its
+ * letter on the timeline (T ring timeout, M MES, R reset, P page fault, S sq_intr, K KFD,
+ * X Xid, ! fatal, D other driver failure; ' ' for none); "?" and '?' out of range. */
+const char *kmsg_category_label(unsigned c);
+char kmsg_category_letter(unsigned c);
 /* Reverse lookups; -1 when unknown. */
 int kmsg_category_from_name(const char *name);
 int kmsg_vendor_from_name(const char *name);

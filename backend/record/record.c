@@ -3,6 +3,7 @@
 
 #include "backend/core/afile.h"
 #include "backend/core/errbuf.h"
+#include "backend/record/record_json.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -111,13 +112,13 @@ int rec_run(struct rec *r, const struct run_info *run, const struct engine_conf 
 
 int rec_event(struct rec *r, const struct ev *e) {
     char line[2048];
-    if ((size_t)engine_json_event(e, line, sizeof(line)) < sizeof(line))
+    if ((size_t)rec_json_event(e, line, sizeof(line)) < sizeof(line))
         return rec_line(r, line);
-    size_t n = (size_t)engine_json_event(e, NULL, 0) + 1;
+    size_t n = (size_t)rec_json_event(e, NULL, 0) + 1;
     char *big = malloc(n);
     if (!big)
         return -ENOMEM;
-    engine_json_event(e, big, n);
+    rec_json_event(e, big, n);
     int rc = rec_line(r, big);
     free(big);
     return rc;
@@ -216,11 +217,11 @@ void rec_live_run(struct engine *e, struct run_info *out) {
 }
 
 int rec_summary(struct rec *r, const struct engine_result *res, uint64_t dropped) {
-    size_t n = (size_t)engine_json_summary(res, dropped, NULL, 0) + 1;
+    size_t n = (size_t)rec_json_summary(res, dropped, NULL, 0) + 1;
     char *line = malloc(n);
     if (!line)
         return -ENOMEM;
-    engine_json_summary(res, dropped, line, n);
+    rec_json_summary(res, dropped, line, n);
     int rc = rec_line(r, line);
     free(line);
     return rc;

@@ -34,7 +34,7 @@ int rec_open_sink(struct rec **out, rec_sink_fn line, void *ctx);
  * Every rec_* write returns 0, or the first write error (-errno; later writes are skipped). */
 int rec_run(struct rec *r, const struct run_info *run, const struct engine_conf *conf);
 
-/* One event, as engine_json_event writes it. */
+/* One event, as rec_json_event writes it. */
 int rec_event(struct rec *r, const struct ev *e);
 
 /* The segment map of dev at t_ns: {"type":"layout","dev":D,"t_ns":T,"segments":[{"size":N,
@@ -52,7 +52,7 @@ int rec_snap(struct rec *r, unsigned dev, const struct engine_snap *s);
  * engine_clock_anchor, origin "live". */
 void rec_live_run(struct engine *e, struct run_info *out);
 
-/* The last line, as engine_json_summary writes it. */
+/* The last line, as rec_json_summary writes it. */
 int rec_summary(struct rec *r, const struct engine_result *res, uint64_t dropped);
 
 /* Flush and close (stdout is flushed, not closed) and free r (NULL is a no-op). 0, or the

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct json_object;
+
 /* NONE: a line that did not parse far enough to know (kind is set as soon as the type is). */
 enum replay_kind {
     REPLAY_NONE,
@@ -70,5 +72,9 @@ struct replay_item {
  * JSON ...", "unknown type 'x'", "missing field 'x'", "field 'x' is not an integer", ... */
 int replay_parse_line(const char *line, size_t len, struct replay_item *it, char *why,
                       size_t whylen);
+
+/* The same for a line already parsed (o, a JSON object; borrowed): what replay_parse_line makes
+ * of a line that is not blank once it has parsed it. */
+int replay_parse_object(struct json_object *o, struct replay_item *it, char *why, size_t whylen);
 
 #endif

@@ -209,11 +209,6 @@ static void replay_p_opt_str(struct replay_p *p, const char *key, char *dst, siz
     }
 }
 
-static const char *replay_source_name(unsigned s) {
-    static const char *const names[] = {"kmsg", "file", "stderr"};
-    return s < 3 ? names[s] : "?";
-}
-
 static void replay_parse_kmsg_nums(struct replay_p *p, struct kmsg_event *k) {
     int64_t v = 0;
     if (replay_p_opt(p, "seq_signaled", 0, INT64_MAX, &v)) {
@@ -243,7 +238,7 @@ static void replay_parse_kmsg(struct replay_p *p, struct ev *e) {
     char addr[32] = "";
     e->dev = EV_DEV_NONE;
     e->t_ns = replay_p_u64(p, "t_ns");
-    k->source = replay_p_enum(p, "source", replay_source_name, 3);
+    k->source = replay_p_enum(p, "source", kmsg_source_name, KMSG_SRC_COUNT);
     k->line = (uint32_t)replay_p_int(p, "line", 0, UINT32_MAX);
     k->lines = 1;
     k->category = replay_p_enum(p, "category", kmsg_category_name, KMSG_CAT_COUNT);
@@ -475,6 +470,13 @@ static void replay_parse_typed(struct replay_p *p, struct replay_item *it) {
         p->rc = errbuf_set(p->why, p->whylen, -EINVAL, "unknown type '%s'", type);
 }
 
+int replay_parse_object(json_object *o, struct replay_item *it, char *why, size_t whylen) {
+    struct replay_p p = {o, why, whylen, 0};
+    it->kind = REPLAY_NONE;
+    replay_parse_typed(&p, it);
+    return p.rc;
+}
+
 int replay_parse_line(const char *line, size_t len, struct replay_item *it, char *why,
                       size_t whylen) {
     it->kind = REPLAY_NONE;
@@ -484,11 +486,8 @@ int replay_parse_line(const char *line, size_t len, struct replay_item *it, char
     }
     json_object *o = NULL;
     int rc = json_text_parse(line, len, &o, why, whylen);
-    if (rc == 0) {
-        struct replay_p p = {o, why, whylen, 0};
-        replay_parse_typed(&p, it);
-        rc = p.rc;
-    }
+    if (rc == 0)
+        rc = replay_parse_object(o, it, why, whylen);
     json_object_put(o);
     return rc;
 }

@@ -5,6 +5,7 @@
 #include "backend/core/afile.h"
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
+#include "backend/record/record_json.h"
 #include "backend/telemetry/tele_json.h"
 
 #include <errno.h>
@@ -88,7 +89,7 @@ static void bundle_events(FILE *f, const struct bundle_src *b, bool kmsg_only) {
         uint64_t d = e->t_ns > t ? e->t_ns - t : t - e->t_ns;
         if (kmsg_only && (e->kind != EV_KMSG || d > BUNDLE_KMSG_WINDOW_NS))
             continue;
-        int n = engine_json_event(e, line, sizeof(line));
+        int n = rec_json_event(e, line, sizeof(line));
         if (n <= 0 || (size_t)n >= sizeof(line))
             continue;
         fprintf(f, "%s\n%s", first ? "" : ",", line);

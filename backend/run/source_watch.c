@@ -138,21 +138,18 @@ static void watch_job_rank(struct watch_job *j, json_object *o) {
     watch_str(o, "group_id", j->group_id, sizeof(j->group_id));
 }
 
-/* A run line's fields for the bridge: who the job is and whether it takes commands. */
-static void watch_job_extra(struct watch_job *j, const char *line, size_t len) {
-    json_object *o = NULL, *v = NULL;
-    char why[64];
+/* A run line's fields for the bridge (o: the line): who the job is and whether it takes
+ * commands. */
+static void watch_job_extra(struct watch_job *j, json_object *o) {
+    json_object *v = NULL;
     j->control = false;
     j->rank = j->local_rank = -1;
     j->world_size = 0;
-    if (json_text_parse(line, len, &o, why, sizeof(why)) != 0)
-        return;
     watch_str(o, "name", j->name, sizeof(j->name));
     watch_str(o, "host", j->host, sizeof(j->host));
     if (json_object_object_get_ex(o, "control", &v))
         j->control = json_object_get_boolean(v);
     watch_job_rank(j, o);
-    json_object_put(o);
 }
 
 static int watch_enum(const char *name, const char *(*name_of)(unsigned), unsigned count,
@@ -186,14 +183,10 @@ static struct watch_call *watch_call_slot(struct watch_job *j) {
     return oldest;
 }
 
-/* A "call" line: the job enters a call that may block (end: it left it). */
-static int watch_call(struct watch *w, unsigned k, const char *line, size_t len, char *why,
-                      size_t n) {
+/* A "call" line (o): the job enters a call that may block (end: it left it). */
+static void watch_call(struct watch *w, unsigned k, json_object *o) {
     struct watch_job *j = &w->jobs[k];
-    json_object *o = NULL, *v = NULL;
-    int rc = json_text_parse(line, len, &o, why, n);
-    if (rc != 0)
-        return rc;
+    json_object *v = NULL;
     bool end = json_object_object_get_ex(o, "end", &v) && json_object_get_boolean(v);
     uint32_t id = (uint32_t)watch_int(o, "id", 0, INT32_MAX, 0);
     if (end) {
@@ -204,8 +197,7 @@ static int watch_call(struct watch *w, unsigned k, const char *line, size_t len,
                 j->cseq_done = c->cseq;
             c->used = false;
         }
-        json_object_put(o);
-        return 0;
+        return;
     }
     struct watch_call *c = watch_call_slot(j);
     if (c->used) /* the oldest, whose end never came */
@@ -232,26 +224,17 @@ static int watch_call(struct watch *w, unsigned k, const char *line, size_t len,
     c->inf.coll_seq = c->cseq;
     if (c->coll >= 0 && c->group == 0 && c->cseq > j->cseq_entered)
         j->cseq_entered = c->cseq;
-    json_object_put(o);
-    return 0;
 }
 
-/* A "rank" line: the job joined its process group and says who it is there. */
-static int watch_rank_line(struct watch *w, unsigned k, const char *line, size_t len, char *why,
-                           size_t n) {
-    json_object *o = NULL;
-    int rc = json_text_parse(line, len, &o, why, n);
-    if (rc != 0)
-        return rc;
+/* A "rank" line (o): the job joined its process group and says who it is there. */
+static void watch_rank_line(struct watch *w, unsigned k, json_object *o) {
     struct watch_job *j = &w->jobs[k];
     int was = j->rank;
     watch_job_rank(j, o);
-    json_object_put(o);
     watch_view(w);
     if (was != j->rank)
         watch_log(w, k, SEV_INFO, "job %s (pid %d) is rank %d of %d (%s)", j->name, (int)j->pid,
                   j->rank, j->world_size, j->group_backend[0] ? j->group_backend : "backend ?");
-    return 0;
 }
 
 /* A phase's own name (the parsed line's "name"), kept for the status line: the timeline shows
@@ -277,9 +260,10 @@ static void watch_forget_ended(struct watch *w, unsigned fresh) {
             w->jobs[k].have_run = false;
 }
 
-static void watch_item(struct watch *w, unsigned k, const char *line, size_t len) {
+/* A line of job k the recording parser read into w->item (o: the line). */
+static void watch_item(struct watch *w, unsigned k, json_object *o) {
     struct watch_job *j = &w->jobs[k];
-    struct replay_item *it = w->item;
+    const struct replay_item *it = w->item;
     switch (it->kind) {
     case REPLAY_RUN:
         replay_snap_init(j->snap, &it->run, &it->extra);
@@ -287,7 +271,7 @@ static void watch_item(struct watch *w, unsigned k, const char *line, size_t len
         j->dev = it->run.n_devices ? it->run.devices[0] : 0;
         j->snap->snaps[0].device = (int)k; /* the view numbers the jobs by slot */
         j->have_run = true;
-        watch_job_extra(j, line, len);
+        watch_job_extra(j, o);
         watch_forget_ended(w, k);
         watch_view(w);
         char who[48] = "";
@@ -296,7 +280,7 @@ static void watch_item(struct watch *w, unsigned k, const char *line, size_t len
         watch_log(w, k, SEV_INFO, "job %s (pid %d%s) attached on device %u%s", j->name, (int)j->pid,
                   who, j->dev, j->control ? "" : "; it takes no commands");
         return;
-    case REPLAY_EVENT:
+    case REPLAY_EVENT: {
         if (it->ev.kind == EV_SYNC || it->ev.kind == EV_COLLECTIVE) {
             struct watch_call *c = watch_call_find(j, 0); /* a bridge without call ids */
             if (c && (c->coll < 0) == (it->ev.kind == EV_SYNC)) {
@@ -307,9 +291,12 @@ static void watch_item(struct watch *w, unsigned k, const char *line, size_t len
         if (it->ev.kind == EV_PHASE && it->ev.u.phase.phase == PHASE_OTHER)
             watch_other_name(w, it->phase_name);
         replay_snap_apply(j->snap, it);
-        it->ev.dev = (uint16_t)k; /* the view's number for the job */
-        watch_push(w, &it->ev);
+        struct ev e; /* the item stays as the line says (a fed source's caller reads it) */
+        ev_copy(&e, &it->ev);
+        e.dev = (uint16_t)k; /* the view's number for the job */
+        watch_push(w, &e);
         return;
+    }
     case REPLAY_LAYOUT:
     case REPLAY_SUMMARY:
         replay_snap_apply(j->snap, it);
@@ -318,7 +305,8 @@ static void watch_item(struct watch *w, unsigned k, const char *line, size_t len
             watch_log(w, k, SEV_INFO, "job %s (pid %d) ended", j->name, (int)j->pid);
         }
         return;
-    default:
+    case REPLAY_NONE:
+    case REPLAY_BLANK:
         return;
     }
 }
@@ -338,25 +326,73 @@ static const char *watch_type(const char *line, size_t len, size_t *left) {
     return p + 1;
 }
 
+/* What a job's line is, by its "type" (a shown job's; the lines before its run line all go to
+ * the recording parser). */
+enum watch_line_type { WATCH_LINE_RECORDING, WATCH_LINE_CALL, WATCH_LINE_RANK, WATCH_LINE_STACK };
+
+static enum watch_line_type watch_line_type(const struct watch_job *j, const char *line,
+                                            size_t len) {
+    size_t left = 0;
+    const char *type = j->have_run ? watch_type(line, len, &left) : NULL;
+    if (type && left > 5 && memcmp(type, "call\"", 5) == 0)
+        return WATCH_LINE_CALL;
+    if (type && left > 5 && memcmp(type, "rank\"", 5) == 0)
+        return WATCH_LINE_RANK;
+    if (type && left > 6 && memcmp(type, "stack\"", 6) == 0)
+        return WATCH_LINE_STACK;
+    return WATCH_LINE_RECORDING;
+}
+
+/* Job k's line, parsed as JSON once: the bridge's own lines to the calls, the rank or the
+ * stacks, and into w->item what the recording parser makes of every line (w->item_rc: its
+ * result, replay_parse_line's for the line). 0, or why the line is not understood. */
+static int watch_line(struct watch *w, unsigned k, const char *line, size_t len, char *why,
+                      size_t n) {
+    struct watch_job *j = &w->jobs[k];
+    enum watch_line_type type = watch_line_type(j, line, len);
+    json_object *o = NULL;
+    w->item->kind = REPLAY_NONE;
+    if (json_text_blank(line, len)) {
+        w->item->kind = REPLAY_BLANK;
+        return w->item_rc = 0;
+    }
+    int rc = w->item_rc = json_text_parse(line, len, &o, why, n);
+    if (rc != 0)
+        return type == WATCH_LINE_STACK ? 0 : rc; /* a stack that did not come: none is shown */
+    char own_why[64]; /* the bridge's own lines are not the recording parser's to refuse */
+    bool own = type != WATCH_LINE_RECORDING;
+    rc = w->item_rc =
+        replay_parse_object(o, w->item, own ? own_why : why, own ? sizeof(own_why) : n);
+    switch (type) {
+    case WATCH_LINE_CALL:
+        watch_call(w, k, o);
+        rc = 0;
+        break;
+    case WATCH_LINE_RANK:
+        watch_rank_line(w, k, o);
+        rc = 0;
+        break;
+    case WATCH_LINE_STACK:
+        watch_hang_stack(w, k, o);
+        rc = 0;
+        break;
+    case WATCH_LINE_RECORDING:
+        if (rc == 0 && (j->have_run || w->item->kind == REPLAY_RUN))
+            watch_item(w, k, o);
+        else if (rc == 0 && w->item->kind != REPLAY_BLANK)
+            rc = -EINVAL, snprintf(why, n, "a line before the run line");
+        break;
+    }
+    json_object_put(o);
+    return rc;
+}
+
 static void watch_on_line(void *ctx, unsigned k, const char *line, size_t len) {
     struct watch *w = ctx;
     struct watch_job *j = &w->jobs[k];
     char why[256] = "";
-    int rc = 0;
     j->lines++;
-    size_t left = 0;
-    const char *type = j->have_run ? watch_type(line, len, &left) : NULL;
-    if (type && left > 5 && memcmp(type, "call\"", 5) == 0)
-        rc = watch_call(w, k, line, len, why, sizeof(why));
-    else if (type && left > 5 && memcmp(type, "rank\"", 5) == 0)
-        rc = watch_rank_line(w, k, line, len, why, sizeof(why));
-    else if (type && left > 6 && memcmp(type, "stack\"", 6) == 0)
-        watch_hang_stack(w, k, line, len);
-    else if ((rc = replay_parse_line(line, len, w->item, why, sizeof(why))) == 0 &&
-             (j->have_run || w->item->kind == REPLAY_RUN))
-        watch_item(w, k, line, len);
-    else if (rc == 0 && w->item->kind != REPLAY_BLANK)
-        rc = -EINVAL, snprintf(why, sizeof(why), "a line before the run line");
+    int rc = watch_line(w, k, line, len, why, sizeof(why));
     if (rc != 0) {
         w->bad++;
         if (j->bad++ == 0)
@@ -675,6 +711,14 @@ void watch_source_sink(struct source *s, struct bridge_sink *out) {
                                 .closed = watch_on_close,
                                 .ctx = s->priv,
                                 .refused = watch_on_refused};
+}
+
+int watch_source_line(struct source *s, unsigned job, const char *line, size_t len,
+                      const struct replay_item **item) {
+    struct watch *w = s->priv;
+    watch_on_line(w, job, line, len);
+    *item = w->item;
+    return w->item_rc;
 }
 
 unsigned watch_source_job_dev(struct source *s, unsigned slot) {

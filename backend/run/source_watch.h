@@ -9,21 +9,30 @@
 #include "backend/run/bridge.h"
 #include "backend/run/source.h"
 
+struct replay_item;
 struct run;
 
 /* A source over run (a run without the loop: telemetry and kernel log) and b (listening);
  * both borrowed, outliving the source. 0 or -ENOMEM. */
 int watch_source_create(struct run *run, struct bridge *b, struct source **out);
 
-/* The same over a bridge its caller polls (the agent, which serves a job's stream as it
- * comes): the caller hands every job's lines to the sink watch_source_sink gives as well as
- * to its own; drain then reads neither the bridge nor the run and hands out what the source
- * says of the jobs (attach and end lines, the hang watch's alerts, where a hang bundle went)
- * and the jobs' own events, numbered by the source. The stacks it asks for go out on b, from
- * the thread that drains (the caller's lock on b held). 0 or -ENOMEM. */
+/* The same over a bridge its caller polls (the agent, which serves a job's stream as it comes):
+ * the caller hands every job's lines to watch_source_line (its opens and closes to the sink
+ * watch_source_sink gives) and serves the lines as parsed there; drain then reads neither the
+ * bridge nor the run and hands out what the source says of the jobs (attach and end lines, the
+ * hang watch's alerts, where a hang bundle went) and the jobs' own events, numbered by the
+ * source. The stacks it asks for go out on b, from the thread that drains (the caller's lock on
+ * b held). 0 or -ENOMEM. */
 int watch_source_create_fed(struct run *run, struct bridge *b, struct source **out);
 /* The sink that feeds s (ctx included), for the caller's bridge_poll. */
 void watch_source_sink(struct source *s, struct bridge_sink *out);
+
+/* What the sink's line does (job's line handed to s), and what the recording parser made of
+ * the line, parsed once for s and its caller alike: 0 with *item (s's, until the next line;
+ * REPLAY_BLANK for a blank line or one of the bridge's own, such as "call"), or the error
+ * replay_parse_line gives for the line. */
+int watch_source_line(struct source *s, unsigned job, const char *line, size_t len,
+                      const struct replay_item **item);
 /* The device job slot runs on, as its framework numbers it (what its own lines say), or
  * EV_DEV_NONE for a slot with no job. */
 unsigned watch_source_job_dev(struct source *s, unsigned slot);

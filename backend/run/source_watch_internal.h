@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct json_object;
+
 #define WATCH_QUEUE      8192       /* events between two drains */
 #define WATCH_POLL_BYTES (8u << 20) /* read at most this much a drain */
 #define WATCH_CALLS      8          /* calls in flight at once a job (DDP's buckets) */
@@ -86,7 +88,8 @@ struct watch {
     const struct run_opts *o;
     uint64_t slow_ns, hang_ns;
     struct watch_job jobs[BRIDGE_MAX_JOBS];
-    struct replay_item *item;
+    struct replay_item *item; /* the last line, as the recording parser read it */
+    int item_rc;              /* ... and its result: 0, or the line's parse error */
     struct ev q[WATCH_QUEUE];
     size_t head, n;
     uint64_t dropped, bad;
@@ -118,8 +121,8 @@ void watch_push(struct watch *w, const struct ev *e);
 void watch_hang_look(struct watch *w, uint64_t now_ns);
 /* A job's call left (or the job went away): its back-to-ok alert if it had been slow. */
 void watch_hang_left(struct watch *w, unsigned k, struct watch_call *c, uint64_t now_ns, bool gone);
-/* A stack line came from job k: kept, and added to the notes that wait for it. */
-void watch_hang_stack(struct watch *w, unsigned k, const char *line, size_t len);
+/* A stack line (o) came from job k: kept, and added to the notes that wait for it. */
+void watch_hang_stack(struct watch *w, unsigned k, struct json_object *o);
 /* An event the dashboard is handed: kept for the bundle and the diagnosis (kernel-log
  * failures). */
 void watch_hang_seen(struct watch *w, const struct ev *e);

@@ -4,7 +4,6 @@
  * each alert's diagnosis (watch_diag) with the Python stacks the jobs send when asked, and the
  * hang bundle. One thread (the dashboard's, in the source's drain). */
 #define _GNU_SOURCE /* strnlen */
-#include "backend/core/json_text.h"
 #include "backend/core/mono.h"
 #include "backend/record/replay_snap.h"
 #include "backend/run/run.h"
@@ -408,15 +407,11 @@ static void watch_stack_text(json_object *threads, char *out, size_t n, char *to
     }
 }
 
-void watch_hang_stack(struct watch *w, unsigned k, const char *line, size_t len) {
+void watch_hang_stack(struct watch *w, unsigned k, json_object *o) {
     struct watch_job *j = &w->jobs[k];
-    json_object *o = NULL, *threads = NULL;
-    char why[64];
-    if (json_text_parse(line, len, &o, why, sizeof(why)) != 0)
-        return;
+    json_object *threads = NULL;
     if (json_object_object_get_ex(o, "threads", &threads))
         watch_stack_text(threads, j->stack, sizeof(j->stack), j->stack_top, sizeof(j->stack_top));
-    json_object_put(o);
     j->stack_ns = mono_now_ns();
     for (unsigned i = 0; i < WATCH_NOTES; i++) { /* the notes waiting for it */
         struct watch_note *nt = &w->notes[i];

@@ -3,6 +3,7 @@
  * opened as a recording and played to its end on a fake clock. */
 #include "backend/engine/engine.h"
 #include "backend/record/record.h"
+#include "backend/record/record_json.h"
 #include "backend/record/replay_internal.h"
 #include "backend/run/replay.h"
 #include "tests/fuzz/fuzz_target.h"
@@ -223,7 +224,7 @@ static void fuzz_recording_round_trip(const struct ev *e) {
     char *json = malloc(FUZZ_RECORDING_JSON);
     struct replay_item *back = malloc(sizeof(*back));
     FUZZ_CHECK(json != NULL && back != NULL);
-    int n = engine_json_event(e, json, FUZZ_RECORDING_JSON);
+    int n = rec_json_event(e, json, FUZZ_RECORDING_JSON);
     FUZZ_CHECK(n > 0 && n < FUZZ_RECORDING_JSON && (size_t)n == strlen(json));
     char why[FUZZ_RECORDING_WHY];
     FUZZ_CHECK(replay_parse_line(json, (size_t)n, back, why, sizeof(why)) == 0);

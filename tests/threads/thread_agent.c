@@ -6,6 +6,7 @@
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
 #include "backend/engine/engine.h"
+#include "backend/record/record_json.h"
 #include "tests/threads/thread_cases.h"
 #include "tui/agent/agent_http.h"
 #include "tui/agent/agent_log.h"
@@ -829,7 +830,7 @@ static void *ta_remote_write(void *arg) {
     for (uint32_t seq = 1; seq <= TA_REMOTE_EVENTS && !w->err[0]; seq++) {
         struct ev e;
         ta_remote_event(&e, seq);
-        int len = engine_json_event(&e, line, sizeof(line));
+        int len = rec_json_event(&e, line, sizeof(line));
         if (len <= 0 || (size_t)len >= sizeof(line) ||
             agent_log_append(w->log, AGENT_LINE_EVENT, line, (size_t)len) != seq)
             snprintf(w->err, sizeof(w->err), "event %u not appended as %u", seq, seq);

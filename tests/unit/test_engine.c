@@ -3,6 +3,7 @@
 #include "backend/data/data_synth.h"
 #include "backend/engine/engine.h"
 #include "backend/mlp/mlp_ckpt.h"
+#include "backend/record/record_json.h"
 #include "backend/vpoc/vpoc.h"
 #include "tests/support/rs_test.h"
 
@@ -371,7 +372,7 @@ Test(engine, invalid_configuration_names_the_flag) {
 
 static json_object *eng_parse(const struct ev *e) {
     char buf[1024];
-    int n = engine_json_event(e, buf, sizeof(buf));
+    int n = rec_json_event(e, buf, sizeof(buf));
     cr_assert_lt(n, (int)sizeof(buf));
     json_object *o = json_tokener_parse(buf);
     cr_assert_not_null(o, "not JSON: %s", buf);
@@ -463,20 +464,20 @@ Test(engine, json_numbers_escapes_and_lengths) {
                                     .val_loss = NAN,
                                     .samples_per_s = 1.0 / 3};
     char buf[512], small[24];
-    int n = engine_json_event(&e, buf, sizeof(buf));
+    int n = rec_json_event(&e, buf, sizeof(buf));
     cr_assert(
         strstr(buf, ",\"loss\":0.0002,\"val_loss\":null,\"samples_per_s\":0.3333333333333333}"),
         "%s", buf);
-    cr_assert_eq(engine_json_event(&e, small, sizeof(small)), n);
+    cr_assert_eq(rec_json_event(&e, small, sizeof(small)), n);
     cr_assert_eq(strlen(small), sizeof(small) - 1);
 
     e = (struct ev){.t_ns = 9, .kind = EV_LOG, .dev = EV_DEV_NONE};
     snprintf(e.u.text.text, sizeof(e.u.text.text), "a\x01\"\xc3\xa9\n");
-    n = engine_json_event(&e, buf, sizeof(buf));
+    n = rec_json_event(&e, buf, sizeof(buf));
     cr_assert(strstr(buf, ",\"message\":\"a\\u0001\\\"\xc3\xa9\\u000a\"}"), "%s", buf);
     cr_assert_eq(n, (int)strlen(buf));
     for (size_t cap = 1; cap <= (size_t)n; cap++)
-        cr_assert_eq(engine_json_event(&e, small, cap < sizeof(small) ? cap : sizeof(small)), n);
+        cr_assert_eq(rec_json_event(&e, small, cap < sizeof(small) ? cap : sizeof(small)), n);
 }
 
 /* The default problem is learnable: on 60 synthetic days the validation loss falls from the
@@ -791,7 +792,7 @@ static void eng_fsize_child(const struct engine_conf *c, int fd) {
     const struct ev *first = eng_find_text(SEV_ERROR, "");
     if (first)
         snprintf(rep.first_error, sizeof(rep.first_error), "%s", first->u.text.text);
-    engine_json_summary(&rep.res, 0, rep.summary, sizeof(rep.summary));
+    rec_json_summary(&rep.res, 0, rep.summary, sizeof(rep.summary));
     _exit(write(fd, &rep, sizeof(rep)) == (ssize_t)sizeof(rep) ? 0 : 3);
 }
 

@@ -7,6 +7,7 @@
  * when a token would cross the network in clear. (https:// verified: test_remote_tls.c.) */
 #include "backend/core/mono.h"
 #include "backend/engine/engine.h"
+#include "backend/record/record_json.h"
 #include "tests/support/rs_test.h"
 #include "tui/agent/agent_status.h"
 #include "tui/agent/http_client.h"
@@ -270,7 +271,7 @@ static void rt_run(FILE *f, uint64_t start_ns) {
 
 static void rt_event(FILE *f, const struct ev *e) {
     char line[2048];
-    cr_assert_lt((size_t)engine_json_event(e, line, sizeof(line)), sizeof(line));
+    cr_assert_lt((size_t)rec_json_event(e, line, sizeof(line)), sizeof(line));
     fprintf(f, "%s\n", line);
 }
 

@@ -298,8 +298,8 @@ Test(ui_model, kernel_marks_most_severe_then_latest_per_cell) {
     for (int x = 0; x < 10; x++)
         if (x != 1 && x != 5)
             cr_assert_eq(out[x].category, KMSG_CAT_NONE, "cell %d", x);
-    cr_assert_eq(ui_kmsg_letter(KMSG_CAT_RING_TIMEOUT), 'T');
-    cr_assert_eq(ui_kmsg_letter(KMSG_CAT_XID), 'X');
+    cr_assert_eq(kmsg_category_letter(KMSG_CAT_RING_TIMEOUT), 'T');
+    cr_assert_eq(kmsg_category_letter(KMSG_CAT_XID), 'X');
 }
 
 Test(ui_model, kernel_events_list_and_seq_gaps_apart_from_the_engine) {

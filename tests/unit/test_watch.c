@@ -3,6 +3,7 @@
  * its call in flight is what the hang watch sees, commands go back, bad and overlong lines are
  * counted, and the socket is private and replaced when stale. */
 #include "backend/core/mono.h"
+#include "backend/record/replay_internal.h"
 #include "backend/run/bridge.h"
 #include "backend/run/run.h"
 #include "backend/run/source_watch.h"
@@ -285,6 +286,52 @@ Test(watch, a_job_through_the_watch_source) {
     close(fd);
     cr_assert(tw_drain_for(src, EV_LOG, "went away without ending while in"));
     cr_assert_not(src->ops->inflight(src, 0, &inf));
+    tw_fix_close(&f);
+}
+
+/* A fed source (the agent's) hands its caller each line as it parsed it: the job's own device
+ * numbers in the item, the slot's in the events it drains; the bridge's own lines blank. */
+Test(watch, a_fed_source_hands_on_the_line_it_parsed) {
+    static struct tw_fix f;
+    char err[256];
+    cr_assert_eq(rs_test_tmpdir(f.dir, sizeof(f.dir)), 0);
+    snprintf(f.path, sizeof(f.path), "%s/b.sock", f.dir);
+    f.run = tw_run(&f.o, f.dir, 1000000000ull, 30000000000ull);
+    cr_assert_eq(bridge_open(&f.b, f.path, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(watch_source_create_fed(f.run, f.b, &f.src), 0);
+    struct bridge_sink sink;
+    watch_source_sink(f.src, &sink);
+    sink.opened(sink.ctx, 0, getpid());
+    const struct replay_item *it = NULL;
+    const char *run =
+        "{\"type\":\"run\",\"version\":1,\"host\":\"h\",\"backend\":\"pytorch-cuda\","
+        "\"device\":\"GPU\",\"arch\":\"\",\"devices\":1,\"device_list\":[2],"
+        "\"start_ns\":1,\"start_wall_ns\":1,\"epochs\":0,\"chunk\":0,\"name\":\"job\","
+        "\"control\":true}";
+    cr_assert_eq(watch_source_line(f.src, 0, run, strlen(run), &it), 0);
+    cr_assert_eq(it->kind, REPLAY_RUN);
+    cr_assert_eq(f.src->run.n_devices, 1);
+    cr_assert_str_eq(f.src->run.ranks[0].name, "job", "the run line's own fields read as well");
+    const char *metric = "{\"type\":\"metric\",\"seq\":0,\"dev\":2,\"t_ns\":5,\"epoch\":1,"
+                         "\"step\":7,\"loss\":0.5,\"samples_per_s\":0}";
+    cr_assert_eq(watch_source_line(f.src, 0, metric, strlen(metric), &it), 0);
+    cr_assert_eq(it->kind, REPLAY_EVENT);
+    cr_assert_eq(it->ev.kind, EV_METRIC);
+    cr_assert_eq(it->ev.dev, 2, "the job's own device in what the caller gets");
+    cr_assert(tw_drain_for(f.src, EV_METRIC, NULL));
+    const char *call = "{\"type\":\"call\",\"dev\":2,\"call\":\"torch.cuda.synchronize\","
+                       "\"op\":\"device\",\"phase\":\"sync\",\"start_ns\":1000}";
+    cr_assert_eq(watch_source_line(f.src, 0, call, strlen(call), &it), 0);
+    cr_assert_eq(it->kind, REPLAY_BLANK);
+    struct trace_inflight inf;
+    cr_assert(f.src->ops->inflight(f.src, 0, &inf), "the call is the hang watch's");
+    cr_assert_eq(watch_source_line(f.src, 0, "  ", 2, &it), 0);
+    cr_assert_eq(it->kind, REPLAY_BLANK);
+    cr_assert_eq(watch_source_line(f.src, 0, "not json", 8, &it), -EINVAL);
+    cr_assert_eq(it->kind, REPLAY_NONE);
+    uint64_t bad = 0, dropped = 0;
+    watch_source_counts(f.src, &bad, &dropped);
+    cr_assert_eq(bad, 1);
     tw_fix_close(&f);
 }
 

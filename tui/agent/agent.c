@@ -71,14 +71,13 @@ struct agent {
     bool healthy;
     _Atomic uint64_t beat_ns; /* the loop's last round */
     _Atomic bool loop_ended;  /* no loop commands any more */
-    /* --watch: the bridge, the job whose stream is served (its slot, -1: none), a parsed line */
+    /* --watch: the bridge, the job whose stream is served (its slot, -1: none) */
     struct bridge *bridge;
     struct source *hangs; /* the hang watch over every attached job (fed the lines polled) */
     struct bridge_sink hangs_sink;
     pthread_mutex_t bridge_mu; /* the loop polls, an HTTP thread sends commands */
     int served;
     pid_t served_pid;
-    struct replay_item *item;
 };
 
 /* ---- the log ---- */
@@ -472,15 +471,17 @@ static void agent_watch_opened(void *ctx, unsigned job, pid_t pid) {
  * are for a dashboard's hang watch and stay out of the recording's schema. */
 static void agent_watch_line(void *ctx, unsigned job, const char *line, size_t len) {
     struct agent *a = ctx;
-    char why[128];
-    a->hangs_sink.line(a->hangs_sink.ctx, job, line, len);
+    const struct replay_item *it = NULL; /* the line as the hang watch parsed it */
+    int rc = watch_source_line(a->hangs, job, line, len, &it);
     if ((int)job != a->served || len < 12 || strncmp(line, "{\"type\":\"call\"", 14) == 0)
         return;
-    if (replay_parse_line(line, len, a->item, why, sizeof(why)) != 0)
+    if (rc != 0)
         return; /* counted by nobody here: a dashboard on the stream says what it skips */
-    if (a->item->kind == REPLAY_EVENT) {
-        agent_on_event(a, &a->item->ev);
-        rec_event(a->rec, &a->item->ev);
+    if (it->kind == REPLAY_EVENT) {
+        struct ev e;
+        ev_copy(&e, &it->ev);
+        agent_on_event(a, &e);
+        rec_event(a->rec, &e);
         return;
     }
     char *text = strndup(line, len);
@@ -609,11 +610,9 @@ static int agent_start(struct agent *a) {
     a->e = run_engine(a->run);
     run_record(a->run, a->rec);
     if (o->watch) {
-        a->item = malloc(sizeof(*a->item));
-        if (!a->item ||
-            bridge_open(&a->bridge, o->socket[0] ? o->socket : NULL, err, sizeof(err)) != 0) {
-            agent_say(a, "%s", a->item ? err : "out of memory");
-            return a->item ? RS_EXIT_USAGE : 1;
+        if (bridge_open(&a->bridge, o->socket[0] ? o->socket : NULL, err, sizeof(err)) != 0) {
+            agent_say(a, "%s", err);
+            return RS_EXIT_USAGE;
         }
         if ((rc = watch_source_create_fed(a->run, a->bridge, &a->hangs)) != 0) {
             agent_say(a, "cannot watch the jobs: %s", strerror(-rc));
@@ -657,7 +656,6 @@ static void agent_free(struct agent *a, int sfd) {
     if (a->hangs)
         a->hangs->ops->destroy(a->hangs);
     bridge_close(a->bridge);
-    free(a->item);
     pthread_mutex_destroy(&a->bridge_mu);
     rec_close(a->rec, NULL, 0);
     agent_log_destroy(a->log);

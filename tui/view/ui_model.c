@@ -296,8 +296,14 @@ void ui_model_add(struct ui_model *m, const struct ev *e) {
             ui_series_push(&m->epoch_loss, e->u.metric.loss);
         }
         return;
-    default:
+    case EV_COMMAND:
+    case EV_ALERT:
+    case EV_LOG:
+    case EV_COLLECTIVE:
         ui_model_list_event(m, e);
+        return;
+    case EV_KMSG: /* above */
+    case EV_KIND_COUNT:
         return;
     }
 }

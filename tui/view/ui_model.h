@@ -5,6 +5,7 @@
 #define RINGSIDE_TUI_VIEW_UI_MODEL_H
 
 #include "backend/core/ev.h"
+#include "backend/kmsg/kmsg.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -158,10 +159,6 @@ size_t ui_model_marks(const struct ui_model *m, uint64_t t0, uint64_t t1, int co
  * since_ns, into *out; false when there is none. */
 bool ui_model_pci_mark(const struct ui_model *m, const char *pci, uint64_t since_ns,
                        struct ui_mark *out);
-
-/* The timeline letter of a kernel-log category: T ring timeout, M MES, R reset, P page fault,
- * S sq_intr, K KFD, X Xid, ! other. */
-char ui_kmsg_letter(unsigned category);
 
 /* A kernel-log message without the driver's prefixes ("amdgpu 0000:03:00.0: amdgpu: ",
  * "[drm:fn [amdgpu]] *ERROR* ", "NVRM: "), for a one-line list. */

@@ -10,20 +10,12 @@
 #include <stdio.h>
 #include <string.h>
 
-char ui_kmsg_letter(unsigned category) {
-    static const char letters[KMSG_CAT_COUNT] = {' ', 'T', 'M', 'R', 'P', 'S', 'K', 'X', '!', 'D'};
-    return category < KMSG_CAT_COUNT ? letters[category] : '?';
-}
-
-/* The list label of a failure. */
+/* The list label of a failure: its category's, with the number of an Xid. */
 static void ui_kmsg_label(const struct kmsg_event *k, char *buf, size_t n) {
-    static const char *const labels[KMSG_CAT_COUNT] = {
-        "driver",  "ring timeout", "MES", "GPU reset", "page fault",
-        "sq_intr", "KFD",          "Xid", "fatal",     "driver other"};
     if (k->category == KMSG_CAT_XID && (k->has & KMSG_HAS(XID)))
         snprintf(buf, n, "Xid %u", (unsigned)k->xid);
     else
-        snprintf(buf, n, "%s", k->category < KMSG_CAT_COUNT ? labels[k->category] : "?");
+        snprintf(buf, n, "%s", kmsg_category_label(k->category));
 }
 
 /* Skip a "0000:03:00.0: " style address. */

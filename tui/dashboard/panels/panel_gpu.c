@@ -78,7 +78,7 @@ static void panel_gpu_row(struct panel *p, int y, const struct tele_gpu *g, bool
     uint64_t since = f->now_ns > PANEL_GPU_FAULT_NS ? f->now_ns - PANEL_GPU_FAULT_NS : 0;
     if (ui_model_pci_mark(f->model, g->pci, since, &mk) && mk.severity >= SEV_WARNING)
         w_text(p->win, y, 0, 1, mk.severity == SEV_ERROR ? THEME_ERROR : THEME_WARN, f, "%c",
-               ui_kmsg_letter(mk.category));
+               kmsg_category_letter(mk.category));
     int x = name_w + 5;
     if (g->power == TELE_POWER_SUSPENDED) {
         w_text(p->win, y, x, w - x + 1, THEME_DIM, f, "suspended (not woken to be sampled)");

@@ -237,7 +237,7 @@ static void panel_timeline_kernel_row(struct panel *p, int y, int x0, int width,
         enum theme_role r = m->severity == SEV_ERROR     ? THEME_ERROR
                             : m->severity == SEV_WARNING ? THEME_WARN
                                                          : THEME_DIM;
-        w_row_putc(&row, r, ui_kmsg_letter(m->category));
+        w_row_putc(&row, r, kmsg_category_letter(m->category));
     }
     w_row_end(&row);
 }
