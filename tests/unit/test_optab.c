@@ -129,10 +129,9 @@ Test(optab, help_lists_every_row) {
                 continue;
             char want[128];
             if (rows[i].name)
-                snprintf(want, sizeof(want), "  %s%s%s%s--%s%s%s", rows[i].letter ? "-" : "",
-                         rows[i].letter ? (char[]){rows[i].letter, 0} : "",
-                         rows[i].letter ? ", " : "", "", rows[i].name, rows[i].arg ? " " : "",
-                         rows[i].arg ? rows[i].arg : "");
+                snprintf(want, sizeof(want), "  %s%.*s%s--%s%s%s", rows[i].letter ? "-" : "",
+                         rows[i].letter ? 1 : 0, &rows[i].letter, rows[i].letter ? ", " : "",
+                         rows[i].name, rows[i].arg ? " " : "", rows[i].arg ? rows[i].arg : "");
             else
                 snprintf(want, sizeof(want), "\n%s\n", rows[i].help);
             cr_assert(strstr(text, want), "%s --help lacks '%s'", cmds[c].name, want);
