@@ -10,7 +10,8 @@
 #              $TMPDIR/nvtop-build); NVTOP_BIN=PATH takes a built nvtop instead
 #   SECONDS    measured per run, after 2 s of warm-up (default 20)
 #
-# ringside runs twice over, as the two ways it watches: "agent + attach" is its telemetry-only
+# ringside runs three times over: "watch" is the dashboard with no loop of ours and no job
+# attached, as nvtop is; then as the two ways it watches: "agent + attach" is its telemetry-only
 # pair (`ringside agent` samples, `ringside attach` draws; their CPU and peak RSS are summed),
 # and "dashboard, paused" is the dashboard on its own CPU-backend loop paused with p once it
 # runs (telemetry and drawing go on; its memory includes the loop's data). CPU is utime +
@@ -270,9 +271,24 @@ run_dashboard() {
     stop "$name"
 }
 
+# ringside watch: the dashboard with no loop of ours (what nvtop is), no job attached
+run_watch() {
+    local d=$1 name="watch-$1" label="ringside watch"
+    start "$name" "$RINGSIDE" watch --socket "$SCRATCH/watch-$d.sock" -d "$d"
+    if wait_for "$name" ringside 10 && measure "$d" "$PANE_PID" && alive "$name"; then
+        # shellcheck disable=SC2086 # three numbers
+        row "$label" "$(secs "$d")" "$d" $RESULT
+    else
+        alive "$name"
+        failed_row "$label" "$(secs "$d")" "$d" "${WHY:-it stopped while measured}"
+    fi
+    stop "$name"
+}
+
 echo "nvtop-compare: $SECONDS_RUN s a run after ${WARMUP_S} s of warm-up, 200x60 panes" >&2
 for d in 5 1; do
     run_nvtop "$d"
+    run_watch "$d"
     run_attach "$d"
     run_dashboard "$d"
 done
@@ -281,6 +297,9 @@ echo "| tool | refresh | CPU ms per refresh | CPU % | peak RSS MiB |"
 echo "| --- | --- | ---: | ---: | ---: |"
 printf '%s\n' "${ROWS[@]}"
 echo
-echo "$(uname -n), $(nproc) cores, $SECONDS_RUN s a run. agent + attach: both processes summed;" \
-    "dashboard, paused: its CPU-backend loop's data is in its memory."
+gpus=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2> /dev/null | sort |
+    uniq -c | awk '{ n = $1; $1 = ""; sub(/^ /, ""); printf "%s%s x%d", sep, $0, n; sep = "; " }')
+echo "$(uname -n), $(nproc) cores${gpus:+, $gpus (name, driver)}, $SECONDS_RUN s a run." \
+    "watch: no loop, no job attached; agent + attach: both processes summed; dashboard," \
+    "paused: its CPU-backend loop's data is in its memory."
 exit "$FAILED"

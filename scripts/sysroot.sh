@@ -30,6 +30,15 @@ mkdir -p "$dest"
 for deb in "$work"/*.deb; do
     dpkg -x "$deb" "$dest"
 done
+# ncurses' form, menu and panel libraries, which not every machine has (nvtop links them, for
+# scripts/nvtop-compare.sh): those alone, so that ncurses and terminfo stay the machine's own.
+mkdir -p "$work/curses"
+(cd "$work/curses" && apt-get download libncurses6 libncursesw6 >/dev/null)
+for deb in "$work"/curses/*.deb; do
+    dpkg -x "$deb" "$work/curses/x"
+done
+cp -a "$work"/curses/x/usr/lib/x86_64-linux-gnu/lib{form,menu,panel}*.so.6* \
+    "$dest/usr/lib/x86_64-linux-gnu/"
 # Debian's .so links are absolute or relative. A link to a library inside the sysroot stays
 # (made relative); a link to one the target machine has itself (ncurses, GnuTLS, libcurl-gnutls)
 # becomes a linker script naming its soname, so the target's own copy is linked, never a mix of
