@@ -32,7 +32,14 @@
 struct bg_opts {
     bool quick;
     int device;
+    const char *only;              /* NULL: every section; else one of vpoc, mlp, sync, copies */
+    int mlp_h1, mlp_h2, mlp_batch; /* mlp_batch > 0: that MLP shape alone (untimed and timed) */
 };
+
+/* Whether the run includes section name. */
+static bool bg_want(const struct bg_opts *o, const char *name) {
+    return !o->only || strcmp(o->only, name) == 0;
+}
 
 static int bg_check(int e, const char *what) {
     if (e != 0)
@@ -390,16 +397,31 @@ static int bg_sync(struct compute *c) {
 }
 
 int main(int argc, char **argv) {
+    static const char *const sections[] = {"vpoc", "mlp", "sync", "copies"};
     struct bg_opts o = {0};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             o.quick = true;
         else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
             o.device = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            o.only = argv[++i];
+        else if (strcmp(argv[i], "--mlp") == 0 && i + 1 < argc &&
+                 sscanf(argv[i + 1], "%d,%d,%d", &o.mlp_h1, &o.mlp_h2, &o.mlp_batch) == 3 &&
+                 o.mlp_h1 > 0 && o.mlp_h2 > 0 && o.mlp_batch > 0)
+            i++;
         else {
-            fprintf(stderr, "usage: bench_gpu [--quick] [--device N]\n");
+            fprintf(stderr, "usage: bench_gpu [--quick] [--device N] [--only vpoc|mlp|sync|copies] "
+                            "[--mlp H1,H2,BATCH]\n");
             return 2;
         }
+    }
+    bool known = !o.only;
+    for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); k++)
+        known |= o.only && strcmp(o.only, sections[k]) == 0;
+    if (!known) {
+        fprintf(stderr, "bench_gpu: --only %s: not a section (vpoc, mlp, sync, copies)\n", o.only);
+        return 2;
     }
     struct compute_conf cc = {.device = o.device, .threads = 1};
     mem_conf_default(&cc.alloc);
@@ -410,28 +432,37 @@ int main(int argc, char **argv) {
         return 1;
     }
     printf("rs_device=%s\nrs_arch=%s\n", c->info.name, c->info.arch);
-    int steps = o.quick ? 2000 : 10000;
-    /* One data set for every VPOC measurement. */
-    struct vpoc_bar *bars = malloc(BG_SESSIONS * BG_BARS * sizeof(*bars));
-    int64_t *first = malloc((BG_SESSIONS + 1) * sizeof(*first));
-    struct data_sessions ss = {calloc(BG_SESSIONS, sizeof(*ss.s)), BG_SESSIONS};
-    int rc = bars && first && ss.s ? 0 : -1;
-    if (rc == 0)
-        bg_make_bars(bars, first);
-    for (size_t k = 0; rc == 0 && k < BG_SESSIONS; k++)
-        ss.s[k] = (struct data_session){.first = (size_t)first[k], .n = BG_BARS};
-    rc = rc ? rc : bg_vpoc(c, bars, &ss);
-    free(ss.s);
-    free(first);
-    free(bars);
-    rc = rc ? rc : bg_mlp(c, 32, 16, 256, false, steps);
-    rc = rc ? rc : bg_mlp(c, 32, 16, 256, true, steps);
-    rc = rc ? rc : bg_mlp(c, 32, 16, 4096, false, steps / 4);
-    rc = rc ? rc : bg_mlp(c, 128, 64, 256, false, steps);
-    rc = rc ? rc : bg_mlp(c, 128, 64, 4096, false, steps / 4);
-    rc = rc ? rc : bg_mlp(c, 128, 64, 4096, true, steps / 4);
-    rc = rc ? rc : bg_sync(c);
-    rc = rc ? rc : bg_host_copies(c);
+    int steps = o.quick ? 2000 : 10000, rc = 0;
+    if (bg_want(&o, "vpoc")) { /* one data set for every VPOC measurement */
+        struct vpoc_bar *bars = malloc(BG_SESSIONS * BG_BARS * sizeof(*bars));
+        int64_t *first = malloc((BG_SESSIONS + 1) * sizeof(*first));
+        struct data_sessions ss = {calloc(BG_SESSIONS, sizeof(*ss.s)), BG_SESSIONS};
+        rc = bars && first && ss.s ? 0 : -1;
+        if (rc == 0)
+            bg_make_bars(bars, first);
+        for (size_t k = 0; rc == 0 && k < BG_SESSIONS; k++)
+            ss.s[k] = (struct data_session){.first = (size_t)first[k], .n = BG_BARS};
+        rc = rc ? rc : bg_vpoc(c, bars, &ss);
+        free(ss.s);
+        free(first);
+        free(bars);
+    }
+    if (bg_want(&o, "mlp") && o.mlp_batch > 0) {
+        int n = o.mlp_batch > 1024 ? steps / 4 : steps;
+        rc = rc ? rc : bg_mlp(c, o.mlp_h1, o.mlp_h2, (size_t)o.mlp_batch, false, n);
+        rc = rc ? rc : bg_mlp(c, o.mlp_h1, o.mlp_h2, (size_t)o.mlp_batch, true, n);
+    } else if (bg_want(&o, "mlp")) {
+        rc = rc ? rc : bg_mlp(c, 32, 16, 256, false, steps);
+        rc = rc ? rc : bg_mlp(c, 32, 16, 256, true, steps);
+        rc = rc ? rc : bg_mlp(c, 32, 16, 4096, false, steps / 4);
+        rc = rc ? rc : bg_mlp(c, 128, 64, 256, false, steps);
+        rc = rc ? rc : bg_mlp(c, 128, 64, 4096, false, steps / 4);
+        rc = rc ? rc : bg_mlp(c, 128, 64, 4096, true, steps / 4);
+    }
+    if (bg_want(&o, "sync"))
+        rc = rc ? rc : bg_sync(c);
+    if (bg_want(&o, "copies"))
+        rc = rc ? rc : bg_host_copies(c);
     compute_close(c);
     return rc == 0 ? 0 : 1;
 }
