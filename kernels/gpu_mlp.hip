@@ -98,6 +98,34 @@ __global__ void __launch_bounds__(ML_THREADS)
     }
 }
 
+#define ML_LOSS_ONE_THREADS 1024
+#define ML_LOSS_ONE_ROWS    (16 * ML_LOSS_ONE_THREADS) /* most rows the one-block form takes */
+
+/* The mean loss of up to ML_LOSS_ONE_ROWS rows by one block: a thread's rows, then the warps'
+ * sums by shuffles and one barrier. No partials in device memory and no second pass: the
+ * training batches' usual sizes take half the time of ml_loss_kernel's two steps. */
+__global__ void __launch_bounds__(ML_LOSS_ONE_THREADS)
+    ml_loss_one_kernel(int loss, const float *out, const float *y, int rows, double *result) {
+    __shared__ double part[ML_LOSS_ONE_THREADS / 32];
+    double s = 0;
+    for (int r = threadIdx.x; r < rows; r += ML_LOSS_ONE_THREADS) {
+        double o = out[r], t = y[r];
+        s += loss == 1 ? (o > 0 ? o : 0.0) - o * t + log1p(exp(-fabs(o))) : (o - t) * (o - t);
+    }
+    for (int o = 16; o > 0; o /= 2)
+        s += __shfl_down_sync(0xffffffffu, s, o);
+    if (threadIdx.x % 32 == 0)
+        part[threadIdx.x / 32] = s;
+    __syncthreads();
+    if (threadIdx.x >= 32)
+        return;
+    s = part[threadIdx.x];
+    for (int o = 16; o > 0; o /= 2)
+        s += __shfl_down_sync(0xffffffffu, s, o);
+    if (threadIdx.x == 0)
+        *result = rows > 0 ? s / rows : 0.0;
+}
+
 __global__ void __launch_bounds__(ML_THREADS)
     ml_backward_kernel(rs_gpu_mlp_dims d, const float *params, const float *x, const float *y,
                        int rows, int tile, const float *z, const float *out, float *grad) {
@@ -180,6 +208,13 @@ int rs_gpu_mlp_forward(const struct rs_gpu_mlp_dims *d, const float *params, con
 
 int rs_gpu_mlp_loss(const struct rs_gpu_mlp_dims *d, const float *out, const float *y, int rows,
                     struct rs_gpu_mlp_loss_work *work, double *loss, void *stream) {
+#if defined(RS_GPU_NVIDIA)
+    if (rows <= ML_LOSS_ONE_ROWS) {
+        RS_LAUNCH(ml_loss_one_kernel, 1, ML_LOSS_ONE_THREADS, 0, (hipStream_t)stream, d->loss, out,
+                  y, rows, loss);
+        return (int)hipGetLastError();
+    }
+#endif
     int blocks = (rows + ML_THREADS - 1) / ML_THREADS;
     blocks = blocks < 1 ? 1 : blocks > RS_GPU_MLP_LOSS_BLOCKS ? RS_GPU_MLP_LOSS_BLOCKS : blocks;
     RS_LAUNCH(ml_loss_kernel, blocks, ML_THREADS, 0, (hipStream_t)stream, d->loss, out, y, rows,

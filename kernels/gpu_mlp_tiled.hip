@@ -203,6 +203,30 @@ __device__ static void mlt_forward_out(const rs_gpu_mlp_dims &d, int l, const fl
     }
 }
 
+/* The output layer of one output (every loss here takes one): out[r] = b + sum over k < K of
+ * a[k][r] w[k]. The 4x4 blocks of mlt_layer would leave it to four threads of one warp, K
+ * products each, while the block waits; here every thread takes one row and a slice of k, and
+ * the slices' sums meet in part (MLT_THREADS floats of shared memory). Every thread calls it;
+ * it starts with a barrier (a may be the previous layer's output, part free to reuse). */
+__device__ static void mlt_forward_one(const float *w, const float *bias, int K, const float *a,
+                                       int R, int nr, float *part, float *out) {
+    int slices = MLT_THREADS / R, r = (int)threadIdx.x % R, sl = (int)threadIdx.x / R;
+    float s = 0.0f;
+    __syncthreads();
+    if (sl < slices)
+        for (int k = sl; k < K; k += slices)
+            s = fmaf(a[k * R + r], w[k], s);
+    part[threadIdx.x] = s;
+    __syncthreads();
+    if ((int)threadIdx.x >= R)
+        return;
+    float t = bias[0];
+    for (int k = 0; k < slices; k++) /* in slice order: the same sum in every block */
+        t += part[k * R + r];
+    if (r < nr)
+        out[r] = t;
+}
+
 __global__ void __launch_bounds__(MLT_THREADS)
     mlt_forward_kernel(rs_gpu_mlp_dims d, const float *params, const float *x, int rows, int R,
                        float *z, float *out) {
@@ -216,6 +240,11 @@ __global__ void __launch_bounds__(MLT_THREADS)
     float acc[MLT_MICRO][4][4];
     for (int l = 0; l < d.n_layers; l++) {
         int N = d.out[l];
+        if (l + 1 == d.n_layers && N == 1) {
+            mlt_forward_one(params + d.w_off[l], params + d.b_off[l], d.in[l], a, R, nr, wc,
+                            out + r0);
+            return;
+        }
         mlt_layer<true>(params + d.w_off[l], d.in[l], N, a, R, wc, acc);
         float *dst = l + 1 < d.n_layers ? z + (size_t)l * d.z_stride : out;
         mlt_forward_out(d, l, params + d.b_off[l], R, nr, acc, dst + (size_t)r0 * N, c);

@@ -19,17 +19,35 @@
  * 1380 bars, close profile, by the widest session's levels, one warp / two warps: 304 levels,
  * 11.9 / 15.5 us; 487, 13.5 / 16.7; 669, 18.1 / 18.6; 912, 23.0 / 21.5; 1823, 40.6 / 32.3.
  * Range profile (5 levels a bar): 288 levels, 88.5 / 33.9 us. On AMD a block is 64 threads
- * either way: one wavefront on CDNA. */
+ * either way: one wavefront on CDNA. On an H200 (281 levels) the profiler put half of the
+ * one-warp kernel's time in the adds, most of it waiting on the words' loads, a third in the
+ * finish and the rest in the session's first loads: a whole session's words now come in 16
+ * bytes a load, three batches in flight, and on NVIDIA the finish of a one-warp block takes
+ * the hardware's warp reductions (12.9 to 12.4 us). */
 #define VQ_THREADS_WIDE 64
 #if defined(RS_GPU_NVIDIA)
 #define VQ_THREADS_NARROW 32
 #else
 #define VQ_THREADS_NARROW 64
 #endif
+#ifndef VQ_VEC
+#define VQ_VEC 1
+#endif
+/* Words a session's launch must hold for its 16-byte, three-batch form (vq_pass_kernel): a
+ * whole session takes it; a chunk of a few hundred bars, which that form only slows, the
+ * plain one. */
+#ifndef VQ_DEEP_WORDS
+#define VQ_DEEP_WORDS 1024
+#endif
 #define VQ_NARROW_LEVELS 768 /* where the two measured lines cross */
-#define VQ_REG           4
+#ifndef VQ_REG
+#define VQ_REG 4
+#endif
 /* Blocks a multiprocessor should hold at once (bounds registers), by block size. */
-#define VQ_MINB(t)   ((t) == 32 ? 32 : 24)
+#ifndef VQ_MINB_NARROW
+#define VQ_MINB_NARROW 32
+#endif
+#define VQ_MINB(t)   ((t) == 32 ? VQ_MINB_NARROW : 24)
 #define VP_LDS       RS_GPU_VPOC_LDS_LEVELS
 #define VQ_WARPS_MAX (VQ_THREADS_WIDE / 32 + 1) /* warps a block has, on any device */
 
@@ -308,6 +326,35 @@ __device__ static void vq_scan(int64_t *prof, int64_t *key, int p, int nu, int n
     __syncthreads();
 }
 
+/* The warp reductions of NVIDIA's sm_80 and later (one instruction each, 32-bit) serve a block
+ * of one warp. */
+#ifndef VQ_REDUX
+#if defined(RS_GPU_NVIDIA) && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800)
+#define VQ_REDUX 1
+#else
+#define VQ_REDUX 0
+#endif
+#endif
+
+#if VQ_REDUX
+/* A warp's total of sum (exact mod 2^64: three 22-bit slices, each summed in 32 bits) and its
+ * largest best, the lowest bi among equals, to every lane. */
+__device__ static inline void vq_warp_total_poc(int64_t sum, int64_t best, int64_t bi,
+                                                int64_t *total, int *poc) {
+    vp_u64 u = (vp_u64)sum;
+    vp_u64 s0 = __reduce_add_sync(~0u, (unsigned)(u & 0x3fffffu));
+    vp_u64 s1 = __reduce_add_sync(~0u, (unsigned)(u >> 22 & 0x3fffffu));
+    vp_u64 s2 = __reduce_add_sync(~0u, (unsigned)(u >> 44));
+    *total = (int64_t)(s0 + (s1 << 22) + (s2 << 44));
+    vp_u64 k = (vp_u64)best ^ 0x8000000000000000ull; /* signed order as unsigned */
+    unsigned khi = (unsigned)(k >> 32), klo = (unsigned)k;
+    unsigned mhi = __reduce_max_sync(~0u, khi);
+    unsigned mlo = __reduce_max_sync(~0u, khi == mhi ? klo : 0u);
+    bool top = khi == mhi && klo == mlo;
+    *poc = (int)__reduce_min_sync(~0u, top ? (unsigned)bi : 0xffffffffu);
+}
+#endif
+
 /* The block's total, and its largest level (the lowest among equals), with one reduction:
  * *total and *poc to every thread. Uses red; ends synchronised (a block of one warp needs no
  * barrier and makes none). */
@@ -323,6 +370,12 @@ __device__ static void vq_block_total_poc(const int64_t *prof, int n, vp_red *re
             bi = i;
         }
     }
+#if VQ_REDUX
+    if (T == 32) { /* one warp: the hardware's 32-bit warp reductions, every lane gets them */
+        vq_warp_total_poc(sum, best, bi, total, poc);
+        return;
+    }
+#endif
     const int lane = threadIdx.x % RS_WARP_SIZE, w = threadIdx.x / RS_WARP_SIZE;
     const int nw = T / RS_WARP_SIZE > 0 ? T / RS_WARP_SIZE : 1;
     for (int o = RS_WARP_SIZE / 2; o > 0; o /= 2) { /* a butterfly: every lane has the warp's */
@@ -382,6 +435,10 @@ __device__ static void vq_finish(int64_t *prof, int64_t *key, int n, int64_t bas
     int d = (int)threadIdx.x * per, e = min(m, d + per);
     int64_t at = INT64_MIN, code = 0; /* -(place in the walk) of the level completing the area */
     bool open = (double)pv < goal;
+    /* Below 2^53 every sum converts to double exactly, so "(double)sum >= goal" is "sum >=
+     * ceil(goal)": an integer compare in the walk. */
+    bool exact = total < ((int64_t)1 << 53);
+    int64_t need = exact ? (int64_t)ceil(goal) - pv : 0;
     if (open && d < e) {
         int lo = max(0, d - nd), hi = min(d, nu);
         while (lo < hi) {
@@ -398,14 +455,23 @@ __device__ static void vq_finish(int64_t *prof, int64_t *key, int n, int64_t bas
             else
                 b++;
             int64_t taken = (a ? prof[p + a] : 0) + (b ? prof[p - b] : 0);
-            if ((double)(pv + taken) >= goal) {
+            if (exact ? taken >= need : (double)(pv + taken) >= goal) {
                 at = -(int64_t)k;
                 code = (int64_t)a << 32 | b;
                 break;
             }
         }
     }
-    vp_block_argmax<T>(&at, &code, red);
+#if VQ_REDUX
+    if (T == 32) { /* runs are in lane order: the first lane that completes the area */
+        unsigned hit = __ballot_sync(~0u, at != INT64_MIN);
+        if (hit) {
+            code = __shfl_sync(~0u, code, __ffs(hit) - 1);
+            at = 0;
+        }
+    } else
+#endif
+        vp_block_argmax<T>(&at, &code, red);
     int64_t up = 0, dn = 0; /* levels taken above and below the POC */
     if (open && at == INT64_MIN) {
         up = nu;
@@ -430,8 +496,11 @@ __device__ static void vq_finish(int64_t *prof, int64_t *key, int n, int64_t bas
  * level first, so that those atomics are in flight together; then their carries into the high
  * words, and the levels after the first. For a close profile (RANGE false) the rest waits on
  * one vote of the warp and is skipped when no lane needs it, so a batch is its four atomics
- * (a word of 0 adds 0 to level 0): with shares of volume x 65536 a level's low word overflows
- * once in some 65,000 contracts, and every bar is one level. A range profile's bars have
+ * (a padding word adds 0: to level 0 in the plain form, to a level of the lane's own in the
+ * 16-byte form, so that a short batch's lanes do not all meet on one address): with shares of
+ * volume x 65536 a level's low word overflows once in some 65,000 contracts, and every bar of
+ * a close profile is one level (vpoc_pack_session), so only the carry is voted on. A range
+ * profile's bars have
  * levels after the first, and the words are taken one after another, their atomics in flight
  * while the next word's begin (measured on an H100: half the time of the voted form there,
  * which takes 0.82 of this one's for a close profile). */
@@ -443,30 +512,47 @@ __device__ static inline void vq_add_batch(int64_t *prof, const vp_u64 (&w)[VQ_R
         old[j] = RANGE && (w[j] >> 24) == 0
                      ? 0u
                      : atomicAdd((unsigned int *)&prof[w[j] & 0xfffu], (unsigned int)(w[j] >> 24));
-    if (!RANGE) {
+    if (!RANGE) { /* a close profile's bars are one level each (vpoc_pack_session) */
         bool more = false;
 #pragma unroll
         for (int j = 0; j < VQ_REG; j++) {
             unsigned int sl = (unsigned int)(w[j] >> 24);
-            more |= (w[j] >> 56) != 0 || old[j] + sl < old[j] || (w[j] & 0xfff000u) != 0;
+            more |= (w[j] >> 56) != 0 || old[j] + sl < old[j];
         }
-        if (!RS_BALLOT(more))
-            return;
-    }
+        if (RS_BALLOT(more)) {
 #pragma unroll
-    for (int j = 0; j < VQ_REG; j++) {
-        int lo, hi;
-        int64_t share;
-        vq_unword(w[j], &lo, &hi, &share);
-        if (RANGE && share == 0)
-            continue;
-        unsigned int sl = (unsigned int)share;
-        unsigned int sh = (unsigned int)((vp_u64)share >> 32) + (old[j] + sl < old[j]);
-        if (sh != 0)
-            atomicAdd((unsigned int *)&prof[lo] + 1, sh);
-        for (int l = lo + 1; l <= hi; l++)
-            vp_lds_add(&prof[l], share);
+            for (int j = 0; j < VQ_REG; j++) {
+                unsigned int sl = (unsigned int)(w[j] >> 24);
+                unsigned int sh = (unsigned int)(w[j] >> 56) + (old[j] + sl < old[j]);
+                if (sh != 0)
+                    atomicAdd((unsigned int *)&prof[w[j] & 0xfffu] + 1, sh);
+            }
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < VQ_REG; j++) {
+            int lo, hi;
+            int64_t share;
+            vq_unword(w[j], &lo, &hi, &share);
+            if (share == 0)
+                continue;
+            unsigned int sl = (unsigned int)share;
+            unsigned int sh = (unsigned int)((vp_u64)share >> 32) + (old[j] + sl < old[j]);
+            if (sh != 0)
+                atomicAdd((unsigned int *)&prof[lo] + 1, sh);
+            for (int l = lo + 1; l <= hi; l++)
+                vp_lds_add(&prof[l], share);
+        }
     }
+}
+
+/* One word's share added to every level it covers (one thread alone). */
+__device__ static inline void vq_add_word(int64_t *prof, vp_u64 w) {
+    int lo, hi;
+    int64_t share;
+    vq_unword(w, &lo, &hi, &share);
+    for (int l = lo; l <= hi; l++)
+        vp_lds_add(&prof[l], share);
 }
 
 /* Words [i0, i0 + VQ_REG * T) of n into w, this thread's share (0 past n). */
@@ -477,6 +563,20 @@ __device__ static inline void vq_load_batch(const vp_u64 *wb, int64_t i0, int64_
     for (int j = 0; j < VQ_REG; j++) {
         int64_t i = i0 + threadIdx.x + (int64_t)j * T;
         w[j] = i < n ? wb[i] : 0;
+    }
+}
+
+/* Pairs [i0, i0 + VQ_REG / 2 * T) of np 16-byte pairs into w, this thread's share; past np,
+ * pad: a word that adds 0 to a level of the thread's own, so that no two lanes' atomics meet. */
+template <int T>
+__device__ static inline void vq_load_pairs(const ulonglong2 *wv, int i0, int np, vp_u64 pad,
+                                            vp_u64 (&w)[VQ_REG]) {
+#pragma unroll
+    for (int j = 0; j < VQ_REG / 2; j++) {
+        int i = i0 + (int)threadIdx.x + j * T;
+        ulonglong2 v = i < np ? wv[i] : make_ulonglong2(pad, pad);
+        w[2 * j] = v.x;
+        w[2 * j + 1] = v.y;
     }
 }
 
@@ -500,20 +600,56 @@ __global__ void __launch_bounds__(T, VQ_MINB(T))
         return;
     }
     const vp_u64 *wb = words + b0;
-    const int64_t step = (int64_t)VQ_REG * T;
     vp_u64 w[VQ_REG];
-    vq_load_batch<T>(wb, 0, n, w);
     int64_t *a = acc + s.acc_off;
-    for (int l = threadIdx.x; l < s.levels; l += T)
-        prof[l] = FIRST ? 0 : a[l];
-    __syncthreads();
-    for (int64_t i0 = 0; i0 < n; i0 += step) {
-        vp_u64 next[VQ_REG];
-        vq_load_batch<T>(wb, i0 + step, n, next);
-        vq_add_batch<RANGE>(prof, w);
+#if VQ_VEC
+    if (!RANGE && n >= VQ_DEEP_WORDS) {
+        /* 16-byte loads, three batches in flight: the words from the first 16-byte boundary on
+         * in pairs; the one before it and an odd one at the end are added by lanes 0 and 1. */
+        int head = ((uintptr_t)wb & 8) && n > 0 ? 1 : 0, np = (int)(n - head) / 2;
+        const ulonglong2 *wv = (const ulonglong2 *)(wb + head);
+        const vp_u64 pad = (vp_u64)((int)threadIdx.x < s.levels ? threadIdx.x : 0);
+        vp_u64 edge = 0, w1[VQ_REG], w2[VQ_REG];
+        if (threadIdx.x == 0 && head)
+            edge = wb[0];
+        if (threadIdx.x == 1 && ((n - head) & 1))
+            edge = wb[n - 1];
+        const int step = VQ_REG / 2 * T;
+        vq_load_pairs<T>(wv, 0, np, pad, w);
+        vq_load_pairs<T>(wv, step, np, pad, w1);
+        for (int l = threadIdx.x; l < s.levels; l += T)
+            prof[l] = FIRST ? 0 : a[l];
+        __syncthreads();
+        if (edge != 0)
+            vq_add_word(prof, edge);
+        for (int i0 = 0; i0 < np; i0 += 3 * step) { /* w, w1, w2 rotate by name: no moves */
+            vq_load_pairs<T>(wv, i0 + 2 * step, np, pad, w2);
+            vq_add_batch<RANGE>(prof, w);
+            if (i0 + step >= np)
+                break;
+            vq_load_pairs<T>(wv, i0 + 3 * step, np, pad, w);
+            vq_add_batch<RANGE>(prof, w1);
+            if (i0 + 2 * step >= np)
+                break;
+            vq_load_pairs<T>(wv, i0 + 4 * step, np, pad, w1);
+            vq_add_batch<RANGE>(prof, w2);
+        }
+    } else
+#endif
+    {
+        const int64_t step = (int64_t)VQ_REG * T;
+        vq_load_batch<T>(wb, 0, n, w);
+        for (int l = threadIdx.x; l < s.levels; l += T)
+            prof[l] = FIRST ? 0 : a[l];
+        __syncthreads();
+        for (int64_t i0 = 0; i0 < n; i0 += step) {
+            vp_u64 next[VQ_REG];
+            vq_load_batch<T>(wb, i0 + step, n, next);
+            vq_add_batch<RANGE>(prof, w);
 #pragma unroll
-        for (int j = 0; j < VQ_REG; j++)
-            w[j] = next[j];
+            for (int j = 0; j < VQ_REG; j++)
+                w[j] = next[j];
+        }
     }
     __syncthreads();
     if (!LAST) {

@@ -41,6 +41,10 @@ static bool bg_want(const struct bg_opts *o, const char *name) {
     return !o->only || strcmp(o->only, name) == 0;
 }
 
+/* Sessions whose VPOC result differed from the CPU reference, over every check of the run: the
+ * figures are still printed (the table judges them), and the exit status says so. */
+static size_t bg_mismatches;
+
 static int bg_check(int e, const char *what) {
     if (e != 0)
         fprintf(stderr, "bench_gpu: %s: %s (%s)\n", what, rs_gpu_err_name(e), rs_gpu_err_string(e));
@@ -165,6 +169,7 @@ static int bg_vpoc_batch(const struct vpoc_bar *bars, const struct bg_packed *pk
                                           .val_level = res[k].val_level,
                                           .total_fix = res[k].total_fix};
         bad = got ? bg_vpoc_bad(bars, kind, got) : BG_SESSIONS;
+        bg_mismatches += bad;
         free(got);
         printf("rs_vpoc_%s_mismatched_sessions=%zu\n", kind == VPOC_RANGE ? "range" : "close", bad);
     }
@@ -180,7 +185,7 @@ static int bg_vpoc_batch(const struct vpoc_bar *bars, const struct bg_packed *pk
     rs_gpu_event_destroy(e0);
     rs_gpu_event_destroy(e1);
     rs_gpu_host_free(res);
-    return bg_check(e, "VPOC batch") || bad ? -1 : 0;
+    return bg_check(e, "VPOC batch") ? -1 : 0; /* a mismatch is reported, and judged, above */
 }
 
 static int bg_copy(void *stream) {
@@ -464,5 +469,8 @@ int main(int argc, char **argv) {
     if (bg_want(&o, "copies"))
         rc = rc ? rc : bg_host_copies(c);
     compute_close(c);
-    return rc == 0 ? 0 : 1;
+    if (bg_mismatches > 0)
+        fprintf(stderr, "bench_gpu: %zu VPOC results differ from the CPU reference\n",
+                bg_mismatches);
+    return rc == 0 && bg_mismatches == 0 ? 0 : 1;
 }
