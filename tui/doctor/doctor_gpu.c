@@ -198,7 +198,7 @@ static double doctor_pcie_gbs(const char *pci, char *text, size_t n) {
  * pageable host memory, each way, best of several; judged against the link. */
 static void doctor_t_copy_rates(struct doctor_gpu_run *g, struct doctor_out *o) {
     struct compute *c = g->c;
-    double r[2][2] = {{0, 0}, {0, 0}}; /* [pinned][h2d] */
+    struct compute_copy_rate r[2][2] = {{{0}}}; /* [pinned][h2d] */
     int rc = 0;
     for (int p = 1; rc == 0 && p >= 0; p--)
         for (int h = 1; rc == 0 && h >= 0; h--)
@@ -213,8 +213,9 @@ static void doctor_t_copy_rates(struct doctor_gpu_run *g, struct doctor_out *o) 
     snprintf(o->value, sizeof(o->value),
              "pinned: to device %.1f GB/s, to host %.1f GB/s; pageable: to device %.1f GB/s, to "
              "host %.1f GB/s (256 MiB, one asynchronous copy, best of %d)%s%s",
-             r[1][1], r[1][0], r[0][1], r[0][0], DOCTOR_COPY_REPS, link[0] ? "; link " : "", link);
-    double pinned = r[1][1] < r[1][0] ? r[1][1] : r[1][0];
+             r[1][1].best_gbs, r[1][0].best_gbs, r[0][1].best_gbs, r[0][0].best_gbs,
+             DOCTOR_COPY_REPS, link[0] ? "; link " : "", link);
+    double pinned = r[1][1].best_gbs < r[1][0].best_gbs ? r[1][1].best_gbs : r[1][0].best_gbs;
     double expect = link_gbs > 0 ? 0.5 * link_gbs : 3.0;
     if (pinned < expect) {
         o->status = DOCTOR_WARN;
