@@ -117,6 +117,13 @@ struct compute_reduce {
     void *ctx;
 };
 
+/* What copy_rate measured: the spread of its timed copies, in GB/s (1e9 bytes a second). */
+struct compute_copy_rate {
+    double best_gbs;  /* the fastest copy's rate */
+    double worst_gbs; /* the slowest copy's rate */
+    int copies;       /* copies timed (the warm-up not counted) */
+};
+
 struct compute;
 struct compute_mlp; /* a model living on the device: opaque, backend-defined */
 
@@ -215,13 +222,13 @@ struct compute_ops {
      * bounded search that frees what it tried. NULL when the backend cannot tell. */
     int (*mem_probe)(struct compute *c, uint64_t *largest_bytes);
 
-    /* Blocks: the best rate of reps copies of bytes one way (h2d: host to device), each one
-     * asynchronous copy on the stream waited for, after one copy to warm up; host memory
-     * pinned (page-locked, the DMA engine reads it directly) or pageable (what a loader without
-     * pinned memory hands the runtime, which stages it). GB/s (1e9 bytes a second) into
-     * *best_gbs. NULL when the backend has no device memory. */
+    /* Blocks: reps copies of bytes one way (h2d: host to device) timed, each one asynchronous
+     * copy on the stream waited for, after one copy to warm up; host memory pinned
+     * (page-locked, the DMA engine reads it directly) or pageable (what a loader without pinned
+     * memory hands the runtime, which stages it). The fastest and the slowest of them into
+     * *out. NULL when the backend has no device memory. */
     int (*copy_rate)(struct compute *c, size_t bytes, bool pinned, bool h2d, int reps,
-                     double *best_gbs);
+                     struct compute_copy_rate *out);
 
     /* Events: record on the stream; time readable after a sync that covers it. */
     int (*event_record)(struct compute *c, struct compute_event *e);

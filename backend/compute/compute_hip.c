@@ -335,8 +335,15 @@ static void compute_hip_close(struct compute *c) {
 
 /* ---- memory ---- */
 
+/* One timed copy's rate into the spread so far. */
+static void compute_hip_copy_count(struct compute_copy_rate *r, double gbs) {
+    r->best_gbs = r->copies == 0 || gbs > r->best_gbs ? gbs : r->best_gbs;
+    r->worst_gbs = r->copies == 0 || gbs < r->worst_gbs ? gbs : r->worst_gbs;
+    r->copies++;
+}
+
 static int compute_hip_copy_rate(struct compute *c, size_t bytes, bool pinned, bool h2d, int reps,
-                                 double *best_gbs) {
+                                 struct compute_copy_rate *out) {
     void *dev = NULL, *host = NULL;
     int e = compute_hip_enter(c) ? -1 : 0;
     e = e ? e : rs_gpu_malloc(&dev, bytes);
@@ -347,15 +354,15 @@ static int compute_hip_copy_rate(struct compute *c, size_t bytes, bool pinned, b
     if (e == 0) /* resident, as a loader's buffers are: no page is first touched while timed */
         memset(host, 1, bytes);
     void *stream = compute_hip_priv(c)->stream;
-    *best_gbs = 0;
+    *out = (struct compute_copy_rate){0};
     for (int k = 0; e == 0 && k <= reps; k++) { /* the first warms up */
         uint64_t t0 = mono_now_ns();
         e = h2d ? rs_gpu_copy_h2d(dev, host, bytes, stream)
                 : rs_gpu_copy_d2h(host, dev, bytes, stream);
         e = e ? e : rs_gpu_stream_sync(stream);
         double gbs = (double)bytes / ((double)(mono_now_ns() - t0) / 1e9) / 1e9;
-        if (e == 0 && k > 0 && gbs > *best_gbs)
-            *best_gbs = gbs;
+        if (e == 0 && k > 0)
+            compute_hip_copy_count(out, gbs);
     }
     if (host && pinned)
         rs_gpu_host_free(host);

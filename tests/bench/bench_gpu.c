@@ -372,18 +372,19 @@ static int bg_mlp(struct compute *c, int h1, int h2, size_t batch, bool timed, i
 }
 
 /* The doctor's copy figures, measured as it measures them (256 MiB, one asynchronous copy,
- * best of 5, from pinned and from pageable host memory, each way), for the table to set beside
- * PyTorch's copies of the same size. */
+ * the best and the worst of 5, from pinned and from pageable host memory, each way), for the
+ * table to set beside PyTorch's copies of the same size. */
 static int bg_host_copies(struct compute *c) {
     static const char *const mem[2] = {"pageable", "pinned"};
     static const char *const way[2] = {"d2h", "h2d"};
     int rc = 0;
     for (int p = 1; rc == 0 && p >= 0; p--)
         for (int h = 1; rc == 0 && h >= 0; h--) {
-            double gbs = 0;
-            rc = c->ops->copy_rate(c, (size_t)256 << 20, p, h, 5, &gbs);
+            struct compute_copy_rate r = {0};
+            rc = c->ops->copy_rate(c, (size_t)256 << 20, p, h, 5, &r);
             if (rc == 0)
-                printf("rs_copy_%s_%s_GBps=%.2f\n", way[h], mem[p], gbs);
+                printf("rs_copy_%s_%s_GBps=%.2f\nrs_copy_%s_%s_worst_GBps=%.2f\n", way[h], mem[p],
+                       r.best_gbs, way[h], mem[p], r.worst_gbs);
             else
                 fprintf(stderr, "bench_gpu: %s %s copy: %s\n", mem[p], way[h],
                         c->ops->strerror(rc));

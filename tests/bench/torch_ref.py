@@ -108,17 +108,17 @@ def bench_copy(torch, reps):
 
 def bench_host_copies(torch):
     """256 MiB host<->device copies as a loader makes them (pinned: non_blocking from page-locked
-    memory; pageable: from ordinary memory), each one asynchronous copy waited for, best of 5
-    after one to warm up: what the doctor's copy figures are set beside. The host buffer is
-    written first, as a loader's batch is: a copy from pages never touched reads the kernel's
-    one zero page, from cache, and is not what a loader's copy does."""
+    memory; pageable: from ordinary memory), each one asynchronous copy waited for, the best and
+    the worst of 5 after one to warm up: what the doctor's copy figures are set beside. The host
+    buffer is written first, as a loader's batch is: a copy from pages never touched reads the
+    kernel's one zero page, from cache, and is not what a loader's copy does."""
     n = 256 << 20
     dev = torch.empty(n, dtype=torch.uint8, device="cuda")
     for pinned in (True, False):
         host = torch.empty(n, dtype=torch.uint8, pin_memory=pinned)
         host.fill_(1)
         for way in ("h2d", "d2h"):
-            best = 0.0
+            rates = []
             for i in range(6):
                 torch.cuda.synchronize()
                 s = time.perf_counter()
@@ -128,8 +128,10 @@ def bench_host_copies(torch):
                     host.copy_(dev, non_blocking=True)
                 torch.cuda.synchronize()
                 if i > 0:
-                    best = max(best, n / (time.perf_counter() - s) / 1e9)
-            emit(f"torch_copy_{way}_{'pinned' if pinned else 'pageable'}_GBps", best)
+                    rates.append(n / (time.perf_counter() - s) / 1e9)
+            key = f"torch_copy_{way}_{'pinned' if pinned else 'pageable'}"
+            emit(f"{key}_GBps", max(rates))
+            emit(f"{key}_worst_GBps", min(rates))
         del host
     del dev
     torch.cuda.empty_cache()

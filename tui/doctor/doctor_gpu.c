@@ -7,6 +7,7 @@
 #include "backend/data/data_synth.h"
 #include "backend/vpoc/vpoc.h"
 #include "tui/doctor/doctor.h"
+#include "tui/doctor/doctor_gpu_internal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -16,12 +17,6 @@
 #include <time.h>
 
 #define MIB (1024.0 * 1024.0)
-
-/* What one test found: its row's status, value and remedy. */
-struct doctor_out {
-    enum doctor_status status;
-    char value[256], remedy[512];
-};
 
 struct doctor_gpu_run;
 typedef void (*doctor_test_fn)(struct doctor_gpu_run *g, struct doctor_out *o);
@@ -191,14 +186,36 @@ static double doctor_pcie_gbs(const char *pci, char *text, size_t n) {
     return lane * lanes;
 }
 
-#define DOCTOR_COPY_BYTES (256u << 20) /* large transfers, as a loader's batches */
-#define DOCTOR_COPY_REPS  5
+/* "8.9 GB/s (7.4-8.9)": the fastest copy's rate, then the slowest's to the fastest's. */
+static void doctor_copy_spread(const struct compute_copy_rate *r, char *s, size_t n) {
+    snprintf(s, n, "%.1f GB/s (%.1f-%.1f)", r->best_gbs, r->worst_gbs, r->best_gbs);
+}
+
+/* The fewest copies any of the four figures was taken from. */
+static int doctor_copy_count(const struct compute_copy_rate r[2][2]) {
+    int n = r[0][0].copies;
+    for (int k = 1; k < 4; k++)
+        n = r[k / 2][k % 2].copies < n ? r[k / 2][k % 2].copies : n;
+    return n;
+}
+
+/* The row's value: the four figures with their spreads, and the link when known. */
+static void doctor_copy_value(const struct compute_copy_rate r[2][2], const char *link,
+                              struct doctor_out *o) {
+    char s[2][2][32]; /* [pinned][h2d]: "1000.0 GB/s (1000.0-1000.0)" fits */
+    for (int k = 0; k < 4; k++)
+        doctor_copy_spread(&r[k / 2][k % 2], s[k / 2][k % 2], sizeof(s[0][0]));
+    snprintf(o->value, sizeof(o->value),
+             "pinned: to device %s, to host %s; pageable: to device %s, to host %s (256 MiB, one "
+             "asynchronous copy, worst-best of %d)%s%s",
+             s[1][1], s[1][0], s[0][1], s[0][0], doctor_copy_count(r), link[0] ? "; link " : "",
+             link);
+}
 
 /* Copies as training loaders move data: large asynchronous transfers from pinned and from
- * pageable host memory, each way, best of several; judged against the link. */
-static void doctor_t_copy_rates(struct doctor_gpu_run *g, struct doctor_out *o) {
-    struct compute *c = g->c;
-    double r[2][2] = {{0, 0}, {0, 0}}; /* [pinned][h2d] */
+ * pageable host memory, each way, with the spread of several; judged against the link. */
+void doctor_gpu_copy_rates(struct compute *c, struct doctor_out *o) {
+    struct compute_copy_rate r[2][2] = {{{0}}}; /* [pinned][h2d] */
     int rc = 0;
     for (int p = 1; rc == 0 && p >= 0; p--)
         for (int h = 1; rc == 0 && h >= 0; h--)
@@ -210,11 +227,8 @@ static void doctor_t_copy_rates(struct doctor_gpu_run *g, struct doctor_out *o) 
     }
     char link[32];
     double link_gbs = doctor_pcie_gbs(c->info.pci, link, sizeof(link));
-    snprintf(o->value, sizeof(o->value),
-             "pinned: to device %.1f GB/s, to host %.1f GB/s; pageable: to device %.1f GB/s, to "
-             "host %.1f GB/s (256 MiB, one asynchronous copy, best of %d)%s%s",
-             r[1][1], r[1][0], r[0][1], r[0][0], DOCTOR_COPY_REPS, link[0] ? "; link " : "", link);
-    double pinned = r[1][1] < r[1][0] ? r[1][1] : r[1][0];
+    doctor_copy_value(r, link, o);
+    double pinned = r[1][1].best_gbs < r[1][0].best_gbs ? r[1][1].best_gbs : r[1][0].best_gbs;
     double expect = link_gbs > 0 ? 0.5 * link_gbs : 3.0;
     if (pinned < expect) {
         o->status = DOCTOR_WARN;
@@ -235,7 +249,7 @@ static void doctor_t_copy_rates(struct doctor_gpu_run *g, struct doctor_out *o) 
 static void doctor_t_copy(struct doctor_gpu_run *g, struct doctor_out *o) {
     struct compute *c = g->c;
     if (c->ops->copy_rate) {
-        doctor_t_copy_rates(g, o);
+        doctor_gpu_copy_rates(c, o);
         return;
     }
     size_t bytes = 64u << 20;
