@@ -34,36 +34,13 @@ print_table() {
 import re
 import sys
 
-raw_path = sys.argv[1]
-vals, status = {}, {}
-with open(raw_path, encoding="utf-8", errors="replace") as f:
-    for line in f:
-        line = line.rstrip("\n")
-        m = re.match(r"^# status: (\S+) rc=(-?\d+)(?: reason=(.*))?$", line)
-        if m:
-            status[m.group(1)] = (int(m.group(2)), m.group(3) or "")
-            continue
-        if line.startswith("#") or "=" not in line:
-            continue
-        k, v = line.split("=", 1)
-        if re.fullmatch(r"(rs|torch)_[A-Za-z0-9_]+", k):
-            vals[k.strip()] = v.strip()
-
 SESSIONS, BARS = 2520, 1380
 TEXT_KEYS = {"rs_device", "rs_arch", "torch_device", "torch_version"}
+KEY = re.compile(r"(rs|torch)_[A-Za-z0-9_]+")
 
 
 class Missing(Exception):
     pass
-
-
-def num(key):
-    if key not in vals:
-        raise Missing(f"missing {key}")
-    try:
-        return float(vals[key])
-    except ValueError:
-        raise Missing(f"bad {key}={vals[key]}") from None
 
 
 def fmt(v):
@@ -81,74 +58,326 @@ def fmt_ratio(v):
     return f"{v:,.0f}x" if abs(v) >= 1000 else f"{v:.3g}x"
 
 
-def side_ran(prefix, name):
-    """(ran, reason): a side ran when it exited 0, or without a status line but with keys."""
-    has_keys = any(k.startswith(prefix) for k in vals)
-    rc, reason = status.get(name, (0 if has_keys else None, ""))
-    if rc is None:
-        return False, f"no {name} output in {raw_path}"
-    if rc != 0:
-        return False, f"{name} exited {rc}" + (f": {reason}" if reason else "")
-    if not has_keys:
-        return False, f"{name} printed no {prefix}* keys"
-    return True, ""
+def med(v):
+    return sorted(v)[len(v) // 2]
 
 
-rows = []
-goals = []  # (label, met) for each row with a goal that could be computed
+class Run:
+    """One raw file: the key=value lines of the programs and the
+    '# status: NAME rc=N reason=TEXT' line written after each."""
+
+    def __init__(self, path):
+        self.path, self.vals, self.status = path, {}, {}
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                self.take(line.rstrip("\n"))
+        self.rs_ok, self.rs_why = self.side("rs_", "bench_gpu")
+        self.t_ok, self.t_why = self.side("torch_", "torch_ref")
+
+    def take(self, line):
+        m = re.match(r"^# status: (\S+) rc=(-?\d+)(?: reason=(.*))?$", line)
+        if m:
+            self.status[m.group(1)] = (int(m.group(2)), m.group(3) or "")
+        elif not line.startswith("#") and "=" in line:
+            k, v = line.split("=", 1)
+            if KEY.fullmatch(k):
+                self.vals[k] = v.strip()
+
+    def num(self, key):
+        if key not in self.vals:
+            raise Missing(f"missing {key}")
+        try:
+            return float(self.vals[key])
+        except ValueError:
+            raise Missing(f"bad {key}={self.vals[key]}") from None
+
+    def ok(self, key):
+        return self.why(key) is None
+
+    def why(self, key):
+        try:
+            self.num(key)
+            return None
+        except Missing as e:
+            return e
+
+    def rounds(self, key):
+        """The per-round values of key_runs, or the single key as one round."""
+        if key + "_runs" in self.vals:
+            try:
+                return [float(x) for x in self.vals[key + "_runs"].split(",") if x.strip()]
+            except ValueError:
+                raise Missing(f"bad {key}_runs={self.vals[key + '_runs']}") from None
+        return [self.num(key)]
+
+    def has(self, prefix):
+        return any(k.startswith(prefix) for k in self.vals)
+
+    def side(self, prefix, name):
+        """(ran, reason): a side ran when it exited 0, or without a status line but with keys."""
+        rc, reason = self.status.get(name, (0 if self.has(prefix) else None, ""))
+        if rc is None:
+            return False, f"no {name} output in {self.path}"
+        if rc != 0:
+            return False, f"{name} exited {rc}" + (f": {reason}" if reason else "")
+        if not self.has(prefix):
+            return False, f"{name} printed no {prefix}* keys"
+        return True, ""
+
+    def problems(self):
+        return [why for ok, why in ((self.rs_ok, self.rs_why), (self.t_ok, self.t_why)) if not ok]
 
 
-def row(label, rs_key, torch_key, unit, faster, goal=None, note="-", rs_conv=None):
-    """faster: 'time' (ratio torch / rs) or 'rate' (ratio rs / torch). rs_conv turns the
-    ringside figure into the unit of the PyTorch one."""
-    conv = rs_conv or (lambda v: v)
-    gtxt = f">= {goal:g}x" if goal is not None else "-"
-    try:
-        r = conv(num(rs_key))
-        t = num(torch_key)
-    except Missing:
-        e = "; ".join(str(x) for x in (_why(rs_key), _why(torch_key)) if x)
-        rs_txt = f"{fmt(conv(num(rs_key)))} {unit}" if _ok(rs_key) else ""
-        t_txt = f"{fmt(num(torch_key))} {unit}" if _ok(torch_key) else ""
-        rows.append((label, rs_txt, t_txt, f"n/a ({e})", gtxt, "n/a" if goal else note))
-        if goal is not None:
-            goals.append((label, None))
-        return
-    ratio_row(label, r, t, unit, faster, goal, note)
+class Out:
+    """One row in one run: the cells of its line in the run's table; met: True, False, or None
+    when not measured; the ratios (one a round) and the two sides' figures; why it was not
+    measured."""
+
+    def __init__(self, cells, met=None, ratios=(), rs=(), ref=(), why=""):
+        self.cells, self.met, self.why = cells, met, why
+        self.ratios, self.rs, self.ref = list(ratios), list(rs), list(ref)
 
 
-def _why(key):
-    try:
-        num(key)
-        return None
-    except Missing as e:
-        return e
+class Row:
+    """A row of the tables: evaluate(run) gives its Out, or None when it has nothing to show in
+    that run. goal is None on a row without one."""
+
+    section = "cmp"
+    goal = None
+    note = "-"
+
+    def na_result(self):
+        return "n/a" if self.goal is not None else self.note
 
 
-def _ok(key):
-    try:
-        num(key)
-        return True
-    except Missing:
-        return False
+class Ratio(Row):
+    """ringside against a reference: faster 'time' (ratio ref / rs) or 'rate' (rs / ref).
+    rounds: the KEY_runs lists paired round by round (as many as the shorter side has; a side
+    with one value pairs it with every round of the other): the spread, and pass only if every
+    round meets the goal. rs_conv turns the ringside figure into the reference's unit; optional:
+    the row only where the reference key is present."""
+
+    def __init__(self, label, rs, ref, unit, faster, goal=None, note="-", rounds=False,
+                 rs_conv=None, ref_name=None, optional=False):
+        self.label = self.name = label
+        self.rs, self.ref, self.unit, self.faster = rs, ref, unit, faster
+        self.goal, self.note, self.rounds = goal, note, rounds
+        self.rs_conv, self.ref_name, self.optional = rs_conv, ref_name, optional
+
+    def goal_txt(self):
+        return f">= {self.goal:g}x" if self.goal is not None else "-"
+
+    def values(self, run, key, conv=None):
+        """(values, error) of one side."""
+        try:
+            v = run.rounds(key) if self.rounds else [run.num(key)]
+        except Missing as e:
+            return [], e
+        return [conv(x) for x in v] if conv else v, None
+
+    def side_txt(self, run, key, values, name=None):
+        if not values:
+            return ""
+        return f"{fmt(med(values))} {self.unit}" + (f" ({name})" if name else "")
+
+    def evaluate(self, run):
+        if self.optional and self.ref not in run.vals:
+            return None
+        r, er = self.values(run, self.rs, self.rs_conv)
+        t, et = self.values(run, self.ref)
+        cols = (self.label, self.side_txt(run, self.rs, r),
+                self.side_txt(run, self.ref, t, self.ref_name))
+        why = "; ".join(str(e) for e in (er, et) if e)
+        pairs = [] if why else self.pair(r, t)
+        if not why and not pairs:
+            why = "non-positive value"
+        if why:
+            return Out(cols + (f"n/a ({why})", self.goal_txt(), self.na_result()),
+                       rs=r, ref=t, why=why)
+        ratios = [b / a if self.faster == "time" else a / b for a, b in pairs]
+        met, result = self.judge(run, min(ratios))
+        return Out(cols + (self.ratio_txt(ratios), self.goal_txt(), result), met, ratios, r, t)
+
+    @staticmethod
+    def pair(r, t):
+        if len(r) == 1:
+            r = r * len(t)
+        if len(t) == 1:
+            t = t * len(r)
+        return [(a, b) for a, b in zip(r, t) if a > 0 and b > 0]
+
+    def judge(self, run, low):
+        """(met, result) for the lowest ratio."""
+        if self.goal is None:
+            return None, self.note
+        met = low >= self.goal
+        return met, "pass" if met else "**FAIL**"
+
+    def ratio_txt(self, ratios):
+        ratios = sorted(ratios)
+        if not self.rounds or len(ratios) == 1:
+            return fmt_ratio(ratios[0])
+        return f"{fmt_ratio(ratios[0])} to {fmt_ratio(ratios[-1])} over {len(ratios)} rounds"
 
 
-def ratio_row(label, r, t, unit, faster, goal=None, note="-"):
-    gtxt = f">= {goal:g}x" if goal is not None else "-"
-    if r <= 0 or t <= 0:
-        rows.append((label, f"{fmt(r)} {unit}", f"{fmt(t)} {unit}", "n/a (non-positive value)",
-                     gtxt, "n/a" if goal else note))
-        if goal is not None:
-            goals.append((label, None))
-        return
-    ratio = t / r if faster == "time" else r / t
-    if goal is None:
-        result = note
-    else:
-        met = ratio >= goal
-        goals.append((label, met))
-        result = "pass" if met else "**FAIL**"
-    rows.append((label, f"{fmt(r)} {unit}", f"{fmt(t)} {unit}", fmt_ratio(ratio), gtxt, result))
+class AtMost(Row):
+    """An absolute goal: key at most `goal`; ref (may be missing) shown beside it."""
+
+    def __init__(self, label, key, ref, unit, most):
+        self.label = self.name = label
+        self.key, self.ref, self.unit, self.goal = key, ref, unit, most
+
+    def goal_txt(self):
+        return f"<= {self.goal:g} {self.unit}"
+
+    def evaluate(self, run):
+        refv = [run.num(self.ref)] if run.ok(self.ref) else []
+        ref = f"{fmt(refv[0])} {self.unit}" if refv else "n/a"
+        if not run.ok(self.key):
+            why = str(run.why(self.key))
+            return Out((self.label, "", ref, f"n/a ({why})", self.goal_txt(), "n/a"), ref=refv,
+                       why=why)
+        v = run.num(self.key)
+        met = v <= self.goal
+        ratio = fmt_ratio(refv[0] / v) if refv and v > 0 else "-"
+        return Out((self.label, f"{fmt(v)} {self.unit}", ref, ratio, self.goal_txt(),
+                    "pass" if met else "**FAIL**"), met, [v], [v], refv)
+
+
+class Bandwidth(Row):
+    """Bytes a batched kernel reads over its time, against the device copy (ringside's, and
+    torch's beside it); goal: a share of ringside's copy."""
+
+    section = "bw"
+
+    def __init__(self, prof, goal=None):
+        self.prof, self.goal = prof, goal
+        self.label = f"VPOC {prof}, batched kernel"
+        self.name = self.label + " bandwidth"
+
+    def goal_txt(self):
+        return f">= {self.goal * 100:.0f}% of copy" if self.goal is not None else "-"
+
+    def na(self, why):
+        return Out((self.label, "", "", f"n/a ({why})", "", self.goal_txt(), self.na_result()),
+                   why=str(why))
+
+    def evaluate(self, run):
+        try:
+            bytes_ = run.num(f"rs_vpoc_{self.prof}_bytes")
+            ms = run.num(f"rs_vpoc_{self.prof}_ms")
+            if ms <= 0:
+                raise Missing(f"bad rs_vpoc_{self.prof}_ms")
+        except Missing as e:
+            return self.na(e)
+        tbps = bytes_ / (ms * 1e-3) / 1e12
+        copy = [run.num(k) if run.ok(k) and run.num(k) > 0 else None
+                for k in ("rs_d2d_copy_TBps", "torch_d2d_copy_TBps")]
+        fr = [tbps / c if c else None for c in copy]
+        txt = " / ".join(f"{f * 100:.0f}%" if f is not None else "n/a" for f in fr)
+        met = None if fr[0] is None or self.goal is None else fr[0] >= self.goal
+        result = ("-" if self.goal is None else "n/a" if met is None else
+                  "pass" if met else "**FAIL**")
+        cells = (self.label, f"{fmt(ms)} ms", f"{fmt(bytes_ / 1e6)} MB", f"{tbps:.3g} TB/s", txt,
+                 self.goal_txt(), result)
+        return Out(cells, met, [fr[0]] if fr[0] is not None else [], [tbps],
+                   [copy[0]] if copy[0] else [], why="" if copy[0] else "no rs_d2d_copy_TBps")
+
+
+class Record(Row):
+    """A figure for the record: its value."""
+
+    section = "rec"
+
+    def __init__(self, key, unit, what):
+        self.label = self.name = key
+        self.key, self.unit, self.what = key, unit, what
+
+    def evaluate(self, run):
+        if not run.ok(self.key):
+            return Out((self.key, "n/a (missing)"), why=str(run.why(self.key)))
+        v = run.num(self.key)
+        return Out((self.key, f"{fmt(v)} {self.unit} ({self.what})"), rs=[v])
+
+
+def mlp_rows():
+    for hid in ("32_16", "128_64"):
+        for bs in (256, 4096):
+            sfx = f"h{hid}_b{bs}"
+            first = hid == "32_16" and bs == 256
+            rk = f"rs_mlp_steps_per_s_{sfx}"
+            name = f"MLP {hid.replace('_', ',')} b{bs}"
+            yield Ratio(f"{name} vs eager", rk, f"torch_mlp_eager_steps_per_s_{sfx}", "steps/s",
+                        "rate", goal=20 if first else None)
+            yield Ratio(f"{name} vs CUDA graph", rk, f"torch_mlp_graph_steps_per_s_{sfx}",
+                        "steps/s", "rate", goal=2)
+            if first:
+                yield Ratio(f"{name} vs torch.compile", rk,
+                            f"torch_mlp_compiled_steps_per_s_{sfx}", "steps/s", "rate")
+            yield Ratio(f"{name} vs eager, fused Adam", rk,
+                        f"torch_mlp_eager_fused_steps_per_s_{sfx}", "steps/s", "rate",
+                        optional=True)
+    for peer in ("eager", "graph"):
+        yield Ratio(f"MLP 32,16 b256, 5 timing events/step, vs "
+                    f"{'CUDA graph' if peer == 'graph' else peer}",
+                    "rs_mlp_timed_steps_per_s_h32_16_b256",
+                    f"torch_mlp_{peer}_steps_per_s_h32_16_b256", "steps/s", "rate")
+
+
+def bars_per_s(ms):
+    return SESSIONS * BARS / (ms * 1e-3) if ms > 0 else 0.0
+
+
+ROWS = [
+    # VPOC: the batched kernel (every session whole, one launch) and the training loop's path
+    # (compute_vpoc_set, one launch a 500-bar chunk across every session; the same path the
+    # dashboard, `ringside vpoc` and the doctor take).
+    Ratio("VPOC loop path, chunk 500, vs torch.compile (fixed bins)",
+          "rs_vpoc_loop_chunk500_ms", "torch_vpoc_compiled_ms", "ms", "time", goal=1,
+          rounds=True),
+    Ratio("VPOC loop path, chunk 500, vs the batched kernel (at most 2x its time)",
+          "rs_vpoc_loop_chunk500_ms", "rs_vpoc_close_ms", "ms", "time", goal=0.5, rounds=True,
+          ref_name="ringside batched"),
+    Ratio("VPOC batched kernel vs torch vectorised bincount", "rs_vpoc_close_ms",
+          "torch_vpoc_vectorised_ms", "ms", "time", goal=5, rounds=True),
+    Ratio("VPOC batched kernel vs torch.compile (fixed bins)", "rs_vpoc_close_ms",
+          "torch_vpoc_compiled_ms", "ms", "time", goal=2, rounds=True),
+    Ratio("VPOC batched kernel vs torch index_add, fixed bins", "rs_vpoc_close_ms",
+          "torch_vpoc_indexadd_ms", "ms", "time"),
+    Ratio("VPOC batched kernel vs seed per-bar loop (bars/s)", "rs_vpoc_close_ms",
+          "torch_vpoc_seed_loop_bars_per_s", "bars/s", "rate", note="for the record",
+          rs_conv=bars_per_s),
+    *mlp_rows(),
+    # Sync and copy
+    Ratio("empty sync", "rs_empty_sync_us", "torch_empty_sync_us", "us", "time"),
+    Ratio("d2d copy 2^28 floats (same GPU check, ~1x)", "rs_d2d_copy_TBps",
+          "torch_d2d_copy_TBps", "TB/s", "rate"),
+    # The doctor's copy figures (its own measurement, 256 MiB, best of 5) beside PyTorch's
+    # copies of the same size in the same run: the doctor must print what a loader gets (goal:
+    # within 10%).
+    *(Ratio(f"doctor's copy figure, {wname}, {mem}", f"rs_copy_{way}_{mem}_GBps",
+            f"torch_copy_{way}_{mem}_GBps", "GB/s", "rate", goal=0.9)
+      for way, wname in (("h2d", "host to device"), ("d2h", "device to host"))
+      for mem in ("pinned", "pageable")),
+    AtMost("NVML telemetry sample, per GPU (PyTorch column: pynvml's calls for the same "
+           "fields)", "rs_tele_nvml_per_gpu_us", "torch_pynvml_per_gpu_us", "us", 50),
+    # Bandwidth: bytes the kernels read over their time, against the copy ceiling (goal: the
+    # close profile's batched kernel at 60% of ringside's own device copy or more).
+    Bandwidth("close", 0.60),
+    Bandwidth("range"),
+    Record("rs_vpoc_loop_chunk500_wall_ms", "ms",
+           "a whole pass as the loop waits for it: launches, sync, results"),
+]
+
+SECTIONS = (
+    ("cmp", "Comparisons (ratio = times faster ringside is)",
+     ["comparison", "ringside", "PyTorch", "ratio", "goal", "result"]),
+    ("bw", "VPOC achieved bandwidth (bytes read: 8-byte packed bars, offsets, session table; "
+     "copy counts read + write)",
+     ["kernel", "time", "bytes read", "achieved", "of copy (ringside / torch)", "goal",
+      "result"]),
+    ("rec", "For the record", ["figure", "value"]),
+)
 
 
 def print_rows(title, header, body):
@@ -159,199 +388,56 @@ def print_rows(title, header, body):
         print("| " + " | ".join(str(c) for c in r) + " |")
 
 
-rs_ok, rs_why = side_ran("rs_", "bench_gpu")
-t_ok, t_why = side_ran("torch_", "torch_ref")
-rs_partial = not rs_ok and any(k.startswith("rs_") for k in vals)
-t_partial = not t_ok and any(k.startswith("torch_") for k in vals)
+def print_goals(goals, lead):
+    """goals: (name, met) with met None when not measured."""
+    met = sum(1 for g in goals if g[1])
+    na = [g[0] for g in goals if g[1] is None]
+    print(f"\n{lead}: {met} of {len(goals)}" +
+          (f" ({len(na)} not measured: {'; '.join(na)})" if na else ""))
 
-print("## ringside GPU kernels vs PyTorch\n")
-print(f"- ringside: {vals.get('rs_device', '?')} ({vals.get('rs_arch', '?')})")
-print(f"- PyTorch: {vals.get('torch_device', '?')}, torch {vals.get('torch_version', '?')}")
-if "rs_device" in vals and "torch_device" in vals and vals["rs_device"] != vals["torch_device"]:
-    print("- **warning: the two report different devices; the ratios compare different GPUs**")
-print(f"- raw output: {raw_path}")
-for ok, why in ((rs_ok, rs_why), (t_ok, t_why)):
-    if not ok:
+
+def print_head(run):
+    v = run.vals
+    print("## ringside GPU kernels vs PyTorch\n")
+    print(f"- ringside: {v.get('rs_device', '?')} ({v.get('rs_arch', '?')})")
+    print(f"- PyTorch: {v.get('torch_device', '?')}, torch {v.get('torch_version', '?')}")
+    if "rs_device" in v and "torch_device" in v and v["rs_device"] != v["torch_device"]:
+        print("- **warning: the two report different devices; the ratios compare different GPUs**")
+    print(f"- raw output: {run.path}")
+    for why in run.problems():
         print(f"- **{why}**")
 
 
-def alone(prefix, title):
-    body = [(k, vals[k]) for k in sorted(vals) if k.startswith(prefix) and k not in TEXT_KEYS]
-    print_rows(title, ["key", "value"], body)
+def print_alone(run):
+    """One side has nothing: the other's numbers alone."""
+    for prefix, title, ok in (("rs_", "ringside alone (no PyTorch reference)", run.has("rs_")),
+                              ("torch_", "PyTorch alone (no ringside figures)",
+                               run.has("torch_"))):
+        if ok:
+            body = [(k, run.vals[k]) for k in sorted(run.vals)
+                    if k.startswith(prefix) and k not in TEXT_KEYS]
+            print_rows(title, ["key", "value"], body)
+            return
+    print("\nneither side printed any figures")
 
 
-if not (rs_ok or rs_partial) or not (t_ok or t_partial):
-    # One side has nothing: the other's numbers alone.
-    if rs_ok or rs_partial:
-        alone("rs_", "ringside alone (no PyTorch reference)")
-    elif t_ok or t_partial:
-        alone("torch_", "PyTorch alone (no ringside figures)")
-    else:
-        print("\nneither side printed any figures")
-    sys.exit(1)
-
-def runs(key):
-    """The per-round values of key_runs, or the single key as one round."""
-    if key + "_runs" in vals:
-        try:
-            return [float(x) for x in vals[key + "_runs"].split(",") if x.strip()]
-        except ValueError:
-            raise Missing(f"bad {key}_runs={vals[key + '_runs']}") from None
-    return [num(key)]
-
-
-def runs_row(label, rs_key, ref_key, goal, ref_name=None):
-    """Time ratios ref / rs round by round (rounds paired in order, as many as the shorter
-    side has; a side with one value pairs it with every round of the other): the spread, and
-    pass only if every round meets the goal."""
-    gtxt = f">= {goal:g}x"
-    try:
-        r, t = runs(rs_key), runs(ref_key)
-    except Missing as e:
-        rows.append((label, "", "", f"n/a ({e})", gtxt, "n/a"))
-        goals.append((label, None))
-        return
-    if len(r) == 1:
-        r = r * len(t)
-    if len(t) == 1:
-        t = t * len(r)
-    pair = [(a, b) for a, b in zip(r, t) if a > 0 and b > 0]
-    if not pair:
-        rows.append((label, "", "", "n/a (non-positive value)", gtxt, "n/a"))
-        goals.append((label, None))
-        return
-    ratios = sorted(b / a for a, b in pair)
-    med = lambda v: sorted(v)[len(v) // 2]
-    met = ratios[0] >= goal
-    goals.append((label, met))
-    spread = (fmt_ratio(ratios[0]) if len(ratios) == 1 else
-              f"{fmt_ratio(ratios[0])} to {fmt_ratio(ratios[-1])} over {len(ratios)} rounds")
-    rows.append((label, f"{fmt(med(r))} ms", f"{fmt(med(t))} ms" + (f" ({ref_name})" if ref_name
-                 else ""), spread, gtxt, "pass" if met else "**FAIL**"))
-
-
-# VPOC: the batched kernel (every session whole, one launch) and the training loop's path
-# (compute_vpoc_set, one launch a 500-bar chunk across every session; the same path the
-# dashboard, `ringside vpoc` and the doctor take).
-runs_row("VPOC loop path, chunk 500, vs torch.compile (fixed bins)",
-         "rs_vpoc_loop_chunk500_ms", "torch_vpoc_compiled_ms", 1)
-runs_row("VPOC loop path, chunk 500, vs the batched kernel (at most 2x its time)",
-         "rs_vpoc_loop_chunk500_ms", "rs_vpoc_close_ms", 0.5, ref_name="ringside batched")
-runs_row("VPOC batched kernel vs torch vectorised bincount", "rs_vpoc_close_ms",
-         "torch_vpoc_vectorised_ms", 5)
-runs_row("VPOC batched kernel vs torch.compile (fixed bins)", "rs_vpoc_close_ms",
-         "torch_vpoc_compiled_ms", 2)
-row("VPOC batched kernel vs torch index_add, fixed bins", "rs_vpoc_close_ms",
-    "torch_vpoc_indexadd_ms", "ms", "time")
-row("VPOC batched kernel vs seed per-bar loop (bars/s)", "rs_vpoc_close_ms",
-    "torch_vpoc_seed_loop_bars_per_s", "bars/s", "rate", note="for the record",
-    rs_conv=lambda ms: SESSIONS * BARS / (ms * 1e-3) if ms > 0 else 0.0)
-
-# MLP
-for hid in ("32_16", "128_64"):
-    for bs in (256, 4096):
-        sfx = f"h{hid}_b{bs}"
-        first = hid == "32_16" and bs == 256
-        rk = f"rs_mlp_steps_per_s_{sfx}"
-        name = f"MLP {hid.replace('_', ',')} b{bs}"
-        row(f"{name} vs eager", rk, f"torch_mlp_eager_steps_per_s_{sfx}", "steps/s", "rate",
-            goal=20 if first else None)
-        row(f"{name} vs CUDA graph", rk, f"torch_mlp_graph_steps_per_s_{sfx}", "steps/s", "rate",
-            goal=2)
-        if first:
-            row(f"{name} vs torch.compile", rk, f"torch_mlp_compiled_steps_per_s_{sfx}",
-                "steps/s", "rate")
-        if f"torch_mlp_eager_fused_steps_per_s_{sfx}" in vals:
-            row(f"{name} vs eager, fused Adam", rk, f"torch_mlp_eager_fused_steps_per_s_{sfx}",
-                "steps/s", "rate")
-for peer in ("eager", "graph"):
-    row(f"MLP 32,16 b256, 5 timing events/step, vs {'CUDA graph' if peer == 'graph' else peer}",
-        "rs_mlp_timed_steps_per_s_h32_16_b256", f"torch_mlp_{peer}_steps_per_s_h32_16_b256",
-        "steps/s", "rate")
-
-# Sync and copy
-row("empty sync", "rs_empty_sync_us", "torch_empty_sync_us", "us", "time")
-row("d2d copy 2^28 floats (same GPU check, ~1x)", "rs_d2d_copy_TBps", "torch_d2d_copy_TBps",
-    "TB/s", "rate")
-
-# The doctor's copy figures (its own measurement, 256 MiB, best of 5) beside PyTorch's copies
-# of the same size in the same run: the doctor must print what a loader gets (goal: within 10%).
-for way, wname in (("h2d", "host to device"), ("d2h", "device to host")):
-    for mem in ("pinned", "pageable"):
-        row(f"doctor's copy figure, {wname}, {mem}", f"rs_copy_{way}_{mem}_GBps",
-            f"torch_copy_{way}_{mem}_GBps", "GB/s", "rate", goal=0.9)
-
-
-def abs_row(label, key, ref_key, unit, most):
-    """An absolute goal: key at most `most`; ref_key (may be missing) shown beside it."""
-    gtxt = f"<= {most:g} {unit}"
-    ref = f"{fmt(num(ref_key))} {unit}" if _ok(ref_key) else "n/a"
-    if not _ok(key):
-        rows.append((label, "", ref, f"n/a ({_why(key)})", gtxt, "n/a"))
-        goals.append((label, None))
-        return
-    v = num(key)
-    met = v <= most
-    goals.append((label, met))
-    ratio = fmt_ratio(num(ref_key) / v) if _ok(ref_key) and v > 0 else "-"
-    rows.append((label, f"{fmt(v)} {unit}", ref, ratio, gtxt, "pass" if met else "**FAIL**"))
-
-
-abs_row("NVML telemetry sample, per GPU (PyTorch column: pynvml's calls for the same fields)",
-        "rs_tele_nvml_per_gpu_us", "torch_pynvml_per_gpu_us", "us", 50)
-
-print_rows("Comparisons (ratio = times faster ringside is)",
-           ["comparison", "ringside", "PyTorch", "ratio", "goal", "result"], rows)
-
-# Bandwidth: bytes the kernels read over their time, against the copy ceiling (goal: the
-# close profile's batched kernel at 60% of ringside's own device copy or more).
-BW_GOAL = 0.60
-bw_rows = []
-for prof in ("close", "range"):
-    label = f"VPOC {prof}, batched kernel"
-    gtxt = f">= {BW_GOAL * 100:.0f}% of copy" if prof == "close" else "-"
-    try:
-        bytes_ = num(f"rs_vpoc_{prof}_bytes")
-        ms = num(f"rs_vpoc_{prof}_ms")
-        if ms <= 0:
-            raise Missing(f"bad rs_vpoc_{prof}_ms")
-    except Missing as e:
-        bw_rows.append((label, "", "", f"n/a ({e})", "", gtxt, "n/a" if prof == "close" else "-"))
-        if prof == "close":
-            goals.append((label + " bandwidth", None))
-        continue
-    tbps = bytes_ / (ms * 1e-3) / 1e12
-    fr = []
-    for key in ("rs_d2d_copy_TBps", "torch_d2d_copy_TBps"):
-        fr.append(tbps / num(key) if _ok(key) and num(key) > 0 else None)
-    txt = " / ".join(f"{f * 100:.0f}%" if f is not None else "n/a" for f in fr)
-    result = "-"
-    if prof == "close":
-        met = fr[0] is not None and fr[0] >= BW_GOAL
-        goals.append((label + " bandwidth", met if fr[0] is not None else None))
-        result = "n/a" if fr[0] is None else "pass" if met else "**FAIL**"
-    bw_rows.append((label, f"{fmt(ms)} ms", f"{fmt(bytes_ / 1e6)} MB", f"{tbps:.3g} TB/s", txt,
-                    gtxt, result))
-print_rows("VPOC achieved bandwidth (bytes read: 8-byte packed bars, offsets, session table; "
-           "copy counts read + write)",
-           ["kernel", "time", "bytes read", "achieved", "of copy (ringside / torch)", "goal",
-            "result"], bw_rows)
-
-rec = []
-for key, unit in (("rs_vpoc_loop_chunk500_wall_ms", "ms (a whole pass as the loop waits for "
-                   "it: launches, sync, results)"),):
-    rec.append((key, f"{fmt(num(key))} {unit}" if _ok(key) else "n/a (missing)"))
-print_rows("For the record", ["figure", "value"], rec)
-
-checked = [g for g in goals if g[1] is not None]
-met = sum(1 for g in checked if g[1])
-print(f"\ngoals met: {met} of {len(goals)}", end="")
-na = [g[0] for g in goals if g[1] is None]
-print(f" ({len(na)} not measured: {'; '.join(na)})" if na else "")
-for ok, why in ((rs_ok, rs_why), (t_ok, t_why)):
-    if not ok:
+def print_run(run):
+    """The tables of one run: 0, or 1 when a side failed."""
+    print_head(run)
+    if not (run.rs_ok or run.has("rs_")) or not (run.t_ok or run.has("torch_")):
+        print_alone(run)
+        return 1
+    outs = [(row, row.evaluate(run)) for row in ROWS]
+    outs = [(row, o) for row, o in outs if o is not None]
+    for sec, title, header in SECTIONS:
+        print_rows(title, header, [o.cells for row, o in outs if row.section == sec])
+    print_goals([(row.name, o.met) for row, o in outs if row.goal is not None], "goals met")
+    for why in run.problems():
         print(f"incomplete: {why}")
-sys.exit(0 if rs_ok and t_ok else 1)
+    return 0 if run.rs_ok and run.t_ok else 1
+
+
+sys.exit(print_run(Run(sys.argv[1])))
 PY
 }
 
