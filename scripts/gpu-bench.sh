@@ -6,11 +6,13 @@
 #
 # Runs BUILD_DIR/tests/bench/bench_gpu and bench_tele (the NVML sampler's cost), then
 # tests/bench/torch_ref.py (with $PYTHON, default python3; pynvml for its NVML reference), one
-# after the other on the same device, saves the outputs to
-# BUILD_DIR/gpu-bench-raw.txt and prints a Markdown table: each comparison, the ratio (how many
-# times faster ringside is: torch_ms / rs_ms for times, rs / torch for rates) and pass/fail
-# against the goals. --quick asks both for fewer repetitions; --skip-compile leaves out
-# torch.compile. --from-raw prints the table again from a saved raw file, running nothing.
+# after the other on the same device, saves the outputs to BUILD_DIR/gpu-bench-raw.txt, with
+# the GPUs as nvidia-smi (or rocm-smi) reports them in '# machine:' lines before them, and
+# prints the GPU, its driver, memory and copy bandwidth, then a Markdown table: each
+# comparison, the ratio (how many times faster ringside is: torch_ms / rs_ms for times,
+# rs / torch for rates) and pass/fail against the goals. --quick asks both for fewer
+# repetitions; --skip-compile leaves out torch.compile. --from-raw prints the table again from
+# a saved raw file, running nothing.
 #
 # Exit status: 0 when both programs ran (missed goals are in the table, not the status); 1 when
 # either failed or is missing (the table then holds the other side's numbers alone and says
@@ -62,12 +64,26 @@ def med(v):
     return sorted(v)[len(v) // 2]
 
 
+def gpu_line(text):
+    """A '# machine:' line's GPU: name, driver, memory, clocks (None where not recorded)."""
+    tool, _, rest = text.partition(": ")
+    gpu = dict.fromkeys(("name", "driver", "memory", "clocks"))
+    if tool == "nvidia-smi":  # name, driver_version, memory.total, clocks.max.sm, clocks.max.mem
+        f = [x.strip() for x in rest.rsplit(",", 4)]
+        if len(f) == 5:
+            gpu.update(name=f[0], driver=f[1], memory=f[2], clocks=f"SM {f[3]}, memory {f[4]}")
+            return gpu
+    m = re.search(r"card series:\s*(.*)$", rest, re.I)  # rocm-smi --showproductname
+    gpu["name"] = (m.group(1) if m else rest).strip() or None
+    return gpu
+
+
 class Run:
-    """One raw file: the key=value lines of the programs and the
-    '# status: NAME rc=N reason=TEXT' line written after each."""
+    """One raw file: the key=value lines of the programs, the '# status: NAME rc=N reason=TEXT'
+    line written after each and the '# machine: TOOL: TEXT' lines written before them."""
 
     def __init__(self, path):
-        self.path, self.vals, self.status = path, {}, {}
+        self.path, self.vals, self.status, self.machine = path, {}, {}, []
         with open(path, encoding="utf-8", errors="replace") as f:
             for line in f:
                 self.take(line.rstrip("\n"))
@@ -78,6 +94,8 @@ class Run:
         m = re.match(r"^# status: (\S+) rc=(-?\d+)(?: reason=(.*))?$", line)
         if m:
             self.status[m.group(1)] = (int(m.group(2)), m.group(3) or "")
+        elif line.startswith("# machine: "):
+            self.machine.append(gpu_line(line[len("# machine: "):]))
         elif not line.startswith("#") and "=" in line:
             k, v = line.split("=", 1)
             if KEY.fullmatch(k):
@@ -123,6 +141,12 @@ class Run:
         if not self.has(prefix):
             return False, f"{name} printed no {prefix}* keys"
         return True, ""
+
+    def gpu(self):
+        """The recorded GPU bench_gpu names (the first recorded where none matches); {} when
+        none was recorded."""
+        named = [g for g in self.machine if g["name"] == self.vals.get("rs_device")]
+        return (named or self.machine or [{}])[0]
 
     def problems(self):
         return [why for ok, why in ((self.rs_ok, self.rs_why), (self.t_ok, self.t_why)) if not ok]
@@ -396,14 +420,54 @@ def print_goals(goals, lead):
           (f" ({len(na)} not measured: {'; '.join(na)})" if na else ""))
 
 
+NOT_RECORDED = "(not recorded)"
+
+
+def spread_txt(values, unit):
+    """The median of one figure over the runs, and its range when there are several."""
+    if not values:
+        return NOT_RECORDED
+    txt = f"{fmt(med(values))} {unit}"
+    if len(values) > 1:
+        txt += f" ({fmt(min(values))} to {fmt(max(values))} over {len(values)} runs)"
+    return txt
+
+
+def machine_lines(runs):
+    """The GPU, its driver, memory and clocks as the vendor's tool reported them (the first
+    run's), the device copy bandwidth both sides measured, and what the runs disagree on."""
+    first, v = runs[0], runs[0].vals
+    gpu = first.gpu()
+    name = v.get("rs_device") or gpu.get("name") or NOT_RECORDED
+    arch = f" ({v['rs_arch']})" if "rs_arch" in v else ""
+    count = f"; {len(first.machine)} GPUs on the host" if len(first.machine) > 1 else ""
+    clocks = f"; clocks at most {gpu['clocks']}" if gpu.get("clocks") else ""
+    copy = [spread_txt([r.num(k) for r in runs if r.ok(k)], "TB/s")
+            for k in ("rs_d2d_copy_TBps", "torch_d2d_copy_TBps")]
+    lines = [f"GPU: {name}{arch}{count}", f"driver: {gpu.get('driver') or NOT_RECORDED}",
+             f"memory: {gpu.get('memory') or NOT_RECORDED}{clocks}",
+             f"HBM copy bandwidth (device to device, read + write): ringside {copy[0]}, PyTorch {copy[1]}",
+             f"PyTorch: {v.get('torch_device', '?')}, torch {v.get('torch_version', '?')}"]
+    for k, r in enumerate(runs[1:], 2):
+        if (r.gpu(), r.vals.get("rs_device")) != (gpu, v.get("rs_device")):
+            lines.append(f"**warning: run {k} was on another GPU or driver: "
+                         f"{r.vals.get('rs_device') or r.gpu().get('name') or NOT_RECORDED}, "
+                         f"driver {r.gpu().get('driver') or NOT_RECORDED}**")
+    return lines
+
+
+def device_warnings(runs):
+    for r in runs:
+        d = (r.vals.get("rs_device"), r.vals.get("torch_device"))
+        if None not in d and d[0] != d[1]:
+            yield (f"**warning: the two report different devices in {r.path}; the ratios "
+                   "compare different GPUs**")
+
+
 def print_head(run):
-    v = run.vals
     print("## ringside GPU kernels vs PyTorch\n")
-    print(f"- ringside: {v.get('rs_device', '?')} ({v.get('rs_arch', '?')})")
-    print(f"- PyTorch: {v.get('torch_device', '?')}, torch {v.get('torch_version', '?')}")
-    if "rs_device" in v and "torch_device" in v and v["rs_device"] != v["torch_device"]:
-        print("- **warning: the two report different devices; the ratios compare different GPUs**")
-    print(f"- raw output: {run.path}")
+    for line in [*machine_lines([run]), *device_warnings([run]), f"raw output: {run.path}"]:
+        print(f"- {line}")
     for why in run.problems():
         print(f"- **{why}**")
 
@@ -441,6 +505,24 @@ sys.exit(print_run(Run(sys.argv[1])))
 PY
 }
 
+# record_machine RAW: the host's GPUs as the vendor's tool reports them, one
+# '# machine: TOOL: ...' line a GPU: nvidia-smi's name, driver, memory and highest clocks, or
+# rocm-smi's product name; nothing where neither is installed or it fails.
+record_machine() {
+    local out
+    if command -v nvidia-smi > /dev/null 2>&1; then
+        out=$(timeout 60 nvidia-smi \
+            --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem \
+            --format=csv,noheader) &&
+            printf '%s\n' "$out" | tr -d '\r' | sed -n 's/^\(..*\)$/# machine: nvidia-smi: \1/p'
+    elif command -v rocm-smi > /dev/null 2>&1; then
+        out=$(timeout 60 rocm-smi --showproductname) &&
+            printf '%s\n' "$out" | tr -d '\r' | grep -i 'card series' |
+            sed 's/^/# machine: rocm-smi: /'
+    fi >> "$1" 2> /dev/null
+    return 0
+}
+
 BENCH_NAME=gpu-bench
 # shellcheck source=scripts/bench-lib.sh
 . "$top/scripts/bench-lib.sh"
@@ -476,6 +558,7 @@ trap 'rm -rf "$tmp"' EXIT
     echo "# CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-unset}" \
         "HIP_VISIBLE_DEVICES=${HIP_VISIBLE_DEVICES-unset}"
 } > "$raw"
+record_machine "$raw"
 
 if [ -x "$bench" ]; then
     rs_quick=()
