@@ -1,38 +1,49 @@
 #!/usr/bin/env bash
-# Benchmark (not a test): ringside's GPU kernels against PyTorch on the same GPU, in one run.
+# Benchmark (not a test): ringside's GPU kernels against PyTorch on the same GPU, in one run or
+# several.
 #
-# usage: scripts/gpu-bench.sh BUILD_DIR [--quick] [--skip-compile]
-#        scripts/gpu-bench.sh --from-raw RAW_FILE
+# usage: scripts/gpu-bench.sh BUILD_DIR [--quick] [--skip-compile] [--runs N]
+#        scripts/gpu-bench.sh --from-raw RAW_FILE...
 #
 # Runs BUILD_DIR/tests/bench/bench_gpu and bench_tele (the NVML sampler's cost), then
 # tests/bench/torch_ref.py (with $PYTHON, default python3; pynvml for its NVML reference), one
-# after the other on the same device, saves the outputs to BUILD_DIR/gpu-bench-raw.txt, with
-# the GPUs as nvidia-smi (or rocm-smi) reports them in '# machine:' lines before them, and
-# prints the GPU, its driver, memory and copy bandwidth, then a Markdown table: each
-# comparison, the ratio (how many times faster ringside is: torch_ms / rs_ms for times,
-# rs / torch for rates) and pass/fail against the goals. --quick asks both for fewer
-# repetitions; --skip-compile leaves out torch.compile. --from-raw prints the table again from
-# a saved raw file, running nothing.
+# after the other on the same device, and saves the outputs to a raw file, with the GPUs as
+# nvidia-smi (or rocm-smi) reports them in '# machine:' lines before them. It prints the GPU,
+# its driver, memory and copy bandwidth, then a Markdown table: each comparison, the ratio (how
+# many times faster ringside is: torch_ms / rs_ms for times, rs / torch for rates) and
+# pass/fail against the goals.
 #
-# Exit status: 0 when both programs ran (missed goals are in the table, not the status); 1 when
-# either failed or is missing (the table then holds the other side's numbers alone and says
-# why); 2 on a usage error.
+# --runs N (default 1) runs the whole benchmark N times one after the other, run K's raw file
+# BUILD_DIR/gpu-bench-raw-K.txt, the last also BUILD_DIR/gpu-bench-raw.txt; with N > 1 it
+# prints a summary instead: each row's ratio over the runs (min / median / max, every round of
+# every run pooled) and the runs it passed in; a goal is met only if it was met in every run.
+# --quick asks both programs for fewer repetitions; --skip-compile leaves out torch.compile.
+# --from-raw prints the table again from a saved raw file, or the summary from several, running
+# nothing.
+#
+# Exit status: 0 when both programs ran, in every run (missed goals are in the table, not the
+# status); 1 when either failed or is missing in any run (a single run's table then holds the
+# other side's numbers alone and says why; the summary says which run); 2 on a usage error
+# (one line on stderr).
 set -u -o pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 PYTHON=${PYTHON:-python3}
 
-usage() {
-    echo "usage: $0 BUILD_DIR [--quick] [--skip-compile]" >&2
-    echo "       $0 --from-raw RAW_FILE" >&2
+USAGE="${0##*/} BUILD_DIR [--quick] [--skip-compile] [--runs N], or ${0##*/} --from-raw RAW_FILE..."
+
+# bad_usage TEXT: what is wrong and the usage, one line, and exit 2.
+bad_usage() {
+    echo "gpu-bench: $1 (usage: $USAGE)" >&2
     exit 2
 }
 
-# Print the table from a raw file: the key=value lines of both programs and the
-# '# status: NAME rc=N reason=TEXT' lines this script writes after each. Exit 0, or 1 when a
-# side failed.
+# Print the tables from raw files: the key=value lines of both programs, the
+# '# status: NAME rc=N reason=TEXT' lines this script writes after each and its '# machine:'
+# lines. One file: its tables; several: the summary over them. Exit 0, or 1 when a side failed
+# in any of them.
 print_table() {
-    "$PYTHON" - "$1" << 'PY'
+    "$PYTHON" - "$@" << 'PY'
 import re
 import sys
 
@@ -164,14 +175,53 @@ class Out:
 
 class Row:
     """A row of the tables: evaluate(run) gives its Out, or None when it has nothing to show in
-    that run. goal is None on a row without one."""
+    that run; summary(outs) its line over several runs. goal is None on a row without one."""
 
     section = "cmp"
     goal = None
     note = "-"
+    unit = ""
+    ref_name = None
+    fmt_sample = staticmethod(fmt_ratio)
+
+    def goal_txt(self):
+        return "-"
 
     def na_result(self):
         return "n/a" if self.goal is not None else self.note
+
+    def summary(self, outs):
+        """The row over the runs: both sides' medians, the min / median / max of the ratios of
+        every round of every run, the runs it passed in and the result."""
+        return (self.name, self.median_txt(outs, "rs"), self.median_txt(outs, "ref", self.ref_name),
+                self.spread_txt(outs), self.goal_txt(), *self.verdict(outs))
+
+    def median_txt(self, outs, side, name=None):
+        v = [x for o in outs for x in getattr(o, side)]
+        return f"{fmt(med(v))} {self.unit}".rstrip() + (f" ({name})" if name else "") if v else ""
+
+    def spread_txt(self, outs):
+        v = [x for o in outs for x in o.ratios]
+        if not v:
+            return f"n/a ({next((o.why for o in outs if o.why), 'not measured')})"
+        return " / ".join(self.fmt_sample(f(v)) for f in (min, med, max))
+
+    @staticmethod
+    def met_all(outs):
+        """True when it passed in every run, False when it failed in one, else None."""
+        if any(o.met is False for o in outs):
+            return False
+        return True if all(o.met for o in outs) else None
+
+    def verdict(self, outs):
+        """(passed, result): the runs it passed in, and pass only if it passed in every one."""
+        if self.goal is None:
+            return "-", self.note
+        n, k = len(outs), sum(1 for o in outs if o.met)
+        met = self.met_all(outs)
+        if met is None:
+            return f"{k} of {n} runs", f"n/a (not measured in {n - k})"
+        return f"{k} of {n} runs", "pass" if met else "**FAIL**"
 
 
 class Ratio(Row):
@@ -247,6 +297,9 @@ class Ratio(Row):
 class AtMost(Row):
     """An absolute goal: key at most `goal`; ref (may be missing) shown beside it."""
 
+    def fmt_sample(self, v):
+        return f"{fmt(v)} {self.unit}"
+
     def __init__(self, label, key, ref, unit, most):
         self.label = self.name = label
         self.key, self.ref, self.unit, self.goal = key, ref, unit, most
@@ -273,6 +326,12 @@ class Bandwidth(Row):
     torch's beside it); goal: a share of ringside's copy."""
 
     section = "bw"
+    unit = "TB/s"
+    ref_name = "ringside's device copy"
+
+    @staticmethod
+    def fmt_sample(v):
+        return f"{v * 100:.0f}%"
 
     def __init__(self, prof, goal=None):
         self.prof, self.goal = prof, goal
@@ -309,19 +368,27 @@ class Bandwidth(Row):
 
 
 class Record(Row):
-    """A figure for the record: its value."""
+    """A figure for the record: its value (over several runs, every round's)."""
 
     section = "rec"
+    note = "for the record"
+
+    def fmt_sample(self, v):
+        return f"{fmt(v)} {self.unit}"
 
     def __init__(self, key, unit, what):
-        self.label = self.name = key
+        self.label, self.name = key, f"{key} ({what})"
         self.key, self.unit, self.what = key, unit, what
 
     def evaluate(self, run):
         if not run.ok(self.key):
             return Out((self.key, "n/a (missing)"), why=str(run.why(self.key)))
         v = run.num(self.key)
-        return Out((self.key, f"{fmt(v)} {self.unit} ({self.what})"), rs=[v])
+        try:
+            rounds = run.rounds(self.key)
+        except Missing:
+            rounds = [v]
+        return Out((self.key, f"{fmt(v)} {self.unit} ({self.what})"), ratios=rounds, rs=rounds)
 
 
 def mlp_rows():
@@ -501,7 +568,37 @@ def print_run(run):
     return 0 if run.rs_ok and run.t_ok else 1
 
 
-sys.exit(print_run(Run(sys.argv[1])))
+SUMMARY_HEADER = ["comparison", "ringside (median)", "PyTorch (median)",
+                  "ratio (or figure): min / median / max", "goal", "passed in", "result"]
+
+
+def print_summary(runs):
+    """The summary over several runs: 0, or 1 when a side failed in any of them."""
+    n = len(runs)
+    print(f"## ringside GPU kernels vs PyTorch, {n} runs\n")
+    lines = [*machine_lines(runs), *device_warnings(runs),
+             "raw output: " + ", ".join(r.path for r in runs)]
+    lines += [f"**run {k}: {why}**" for k, r in enumerate(runs, 1) for why in r.problems()]
+    for line in lines:
+        print(f"- {line}")
+    body, goals = [], []
+    for row in ROWS:
+        outs = [o for o in (row.evaluate(r) for r in runs) if o is not None]
+        if outs:
+            body.append(row.summary(outs))
+        if outs and row.goal is not None:
+            goals.append((row.name, row.met_all(outs)))
+    print_rows(f"Over {n} runs (ratio = times faster ringside is; every round of every run "
+               "pooled; a row passes only if it passed in every run)", SUMMARY_HEADER, body)
+    print_goals(goals, "goals met in every run")
+    for k, r in enumerate(runs, 1):
+        for why in r.problems():
+            print(f"incomplete: run {k}: {why}")
+    return 0 if all(r.rs_ok and r.t_ok for r in runs) else 1
+
+
+RUNS = [Run(path) for path in sys.argv[1:]]
+sys.exit(print_run(RUNS[0]) if len(RUNS) == 1 else print_summary(RUNS))
 PY
 }
 
@@ -527,71 +624,107 @@ BENCH_NAME=gpu-bench
 # shellcheck source=scripts/bench-lib.sh
 . "$top/scripts/bench-lib.sh"
 
-[ $# -ge 1 ] || usage
+# side_bench_gpu RAW: bench_gpu's output and status appended to RAW.
+side_bench_gpu() {
+    local bench="$build/tests/bench/bench_gpu"
+    if [ -x "$bench" ]; then
+        run bench_gpu "$tmp/rs" "$bench" "${rs_quick[@]}"
+    else
+        echo "$bench not found or not executable (is the GPU backend built?)" > "$tmp/rs.err"
+        : > "$tmp/rs"
+        RC=127
+    fi
+    append_output "$1" bench_gpu "$tmp/rs"
+}
+
+# side_bench_tele RAW: the telemetry sampler's cost on this machine's GPUs (the NVML provider
+# alone), appended to RAW.
+side_bench_tele() {
+    local tele="$build/tests/bench/bench_tele" per
+    if [ -x "$tele" ]; then
+        run bench_tele "$tmp/tele" "$tele" 500 nvml
+        per=$(sed -n 's/^provider=nvml status=ok .*per_gpu_us=\([0-9.]*\).*/\1/p' "$tmp/tele" |
+            tail -n 1)
+        [ -z "$per" ] || echo "rs_tele_nvml_per_gpu_us=$per" >> "$tmp/tele"
+    else
+        echo "$tele not found" > "$tmp/tele.err"
+        : > "$tmp/tele"
+        RC=127
+    fi
+    append_output "$1" bench_tele "$tmp/tele"
+}
+
+# bench_once RAW K: run K of the benchmark, the three programs one after the other, into RAW.
+bench_once() {
+    {
+        echo "# gpu-bench raw output, $(date -u +%Y-%m-%dT%H:%M:%SZ), host $(hostname)," \
+            "run $2 of $runs"
+        echo "# CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-unset}" \
+            "HIP_VISIBLE_DEVICES=${HIP_VISIBLE_DEVICES-unset}"
+    } > "$1"
+    record_machine "$1"
+    side_bench_gpu "$1"
+    side_bench_tele "$1"
+    run torch_ref "$tmp/torch" "$PYTHON" "$top/tests/bench/torch_ref.py" "${quick[@]}" "${skip[@]}"
+    append_output "$1" torch_ref "$tmp/torch"
+}
+
+[ $# -ge 1 ] || bad_usage "no build directory"
 if [ "$1" = "--from-raw" ]; then
-    [ $# -eq 2 ] || usage
-    [ -r "$2" ] || { echo "gpu-bench: cannot read $2" >&2; exit 2; }
-    print_table "$2"
+    shift
+    [ $# -ge 1 ] || bad_usage "--from-raw needs one or more raw files"
+    for f in "$@"; do
+        if [ ! -f "$f" ] || [ ! -r "$f" ]; then
+            echo "gpu-bench: cannot read $f" >&2
+            exit 2
+        fi
+    done
+    print_table "$@"
     exit $?
 fi
+case "$1" in -*) bad_usage "the build directory comes first, not $1" ;; esac
 
 build=$1
 shift
 quick=()
 skip=()
-for a in "$@"; do
-    case "$a" in
+runs=1
+while [ $# -gt 0 ]; do
+    case "$1" in
     --quick) quick=(--quick) ;;
     --skip-compile) skip=(--skip-compile) ;;
-    *) usage ;;
+    --runs) [ $# -ge 2 ] || bad_usage "--runs needs a number"; runs=$2; shift ;;
+    --runs=*) runs=${1#--runs=} ;;
+    *) bad_usage "unknown option $1" ;;
     esac
+    shift
 done
+[[ $runs =~ ^[1-9][0-9]{0,2}$ ]] || bad_usage "--runs takes a whole number from 1 to 999, not '$runs'"
 [ -d "$build" ] || { echo "gpu-bench: $build is not a directory" >&2; exit 2; }
 build=$(cd "$build" && pwd)
-bench="$build/tests/bench/bench_gpu"
-raw="$build/gpu-bench-raw.txt"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpu-bench.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
 
-{
-    echo "# gpu-bench raw output, $(date -u +%Y-%m-%dT%H:%M:%SZ), host $(hostname)"
-    echo "# CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-unset}" \
-        "HIP_VISIBLE_DEVICES=${HIP_VISIBLE_DEVICES-unset}"
-} > "$raw"
-record_machine "$raw"
-
-if [ -x "$bench" ]; then
-    rs_quick=()
-    if [ ${#quick[@]} -gt 0 ]; then
-        if "$bench" --help 2>&1 | grep -q -- '--quick'; then
-            rs_quick=(--quick)
-        else
-            echo "gpu-bench: bench_gpu has no --quick; it runs in full" >&2
-        fi
+rs_quick=()
+if [ ${#quick[@]} -gt 0 ] && [ -x "$build/tests/bench/bench_gpu" ]; then
+    if "$build/tests/bench/bench_gpu" --help 2>&1 | grep -q -- '--quick'; then
+        rs_quick=(--quick)
+    else
+        echo "gpu-bench: bench_gpu has no --quick; it runs in full" >&2
     fi
-    run bench_gpu "$tmp/rs" "$bench" "${rs_quick[@]}"
-else
-    echo "$bench not found or not executable (is the GPU backend built?)" > "$tmp/rs.err"
-    : > "$tmp/rs"
-    RC=127
 fi
-append_output "$raw" bench_gpu "$tmp/rs"
 
-# The telemetry sampler's cost on this machine's GPUs (the NVML provider alone).
-tele="$build/tests/bench/bench_tele"
-if [ -x "$tele" ]; then
-    run bench_tele "$tmp/tele" "$tele" 500 nvml
-    sed -n 's/^provider=nvml status=ok .*per_gpu_us=\([0-9.]*\).*/rs_tele_nvml_per_gpu_us=\1/p' \
-        "$tmp/tele" >> "$tmp/tele"
+raws=()
+for k in $(seq 1 "$runs"); do
+    [ "$runs" -eq 1 ] || echo "gpu-bench: run $k of $runs" >&2
+    raws+=("$build/gpu-bench-raw-$k.txt")
+    bench_once "${raws[-1]}" "$k"
+done
+raw="$build/gpu-bench-raw.txt"
+cp "${raws[-1]}" "$raw" || exit 1
+echo "gpu-bench: raw output in ${raws[*]} (the last also in $raw)" >&2
+if [ "$runs" -eq 1 ]; then
+    print_table "$raw"
 else
-    echo "$tele not found" > "$tmp/tele.err"
-    : > "$tmp/tele"
-    RC=127
+    print_table "${raws[@]}"
 fi
-append_output "$raw" bench_tele "$tmp/tele"
-
-run torch_ref "$tmp/torch" "$PYTHON" "$top/tests/bench/torch_ref.py" "${quick[@]}" "${skip[@]}"
-append_output "$raw" torch_ref "$tmp/torch"
-
-echo "gpu-bench: raw output in $raw" >&2
-print_table "$raw"
