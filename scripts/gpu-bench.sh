@@ -508,7 +508,7 @@ def bars_per_s(ms):
 
 
 ROWS = [
-    # every sessions' POC and value area as the CPU finds them
+    # every session's POC and value area as the CPU finds them
     Clean(),
     # VPOC: the batched kernel (every session whole, one launch) and the training loop's path
     # (compute_vpoc_set, one launch a 500-bar chunk across every session; the same path the
@@ -598,11 +598,16 @@ def spread_txt(values, unit):
     return txt
 
 
+def machine_of(run):
+    return run.vals.get("rs_device") or run.gpu().get("name"), run.gpu().get("driver")
+
+
 def machine_lines(runs):
     """The GPU, its driver, memory and clocks as the vendor's tool reported them (the first
-    run's), the device copy bandwidth both sides measured, and what the runs disagree on."""
-    first, v = runs[0], runs[0].vals
-    gpu = first.gpu()
+    run that recorded them), the device copy bandwidth both sides measured, and the runs on
+    another GPU or driver than the first."""
+    first = next((r for r in runs if r.machine), runs[0])
+    v, gpu = runs[0].vals, first.gpu()
     name = v.get("rs_device") or gpu.get("name") or NOT_RECORDED
     arch = f" ({v['rs_arch']})" if "rs_arch" in v else ""
     count = f"; {len(first.machine)} GPUs on the host" if len(first.machine) > 1 else ""
@@ -614,11 +619,12 @@ def machine_lines(runs):
              f"HBM copy bandwidth (device to device, read + write): ringside {copy[0]}, "
              f"PyTorch {copy[1]}",
              f"PyTorch: {v.get('torch_device', '?')}, torch {v.get('torch_version', '?')}"]
-    for k, r in enumerate(runs[1:], 2):
-        if (r.gpu(), r.vals.get("rs_device")) != (gpu, v.get("rs_device")):
-            lines.append(f"**warning: run {k} was on another GPU or driver: "
-                         f"{r.vals.get('rs_device') or r.gpu().get('name') or NOT_RECORDED}, "
-                         f"driver {r.gpu().get('driver') or NOT_RECORDED}**")
+    ref = (machine_of(runs[0])[0], machine_of(first)[1])
+    for k, r in enumerate(runs, 1):
+        if any(a and b and a != b for a, b in zip(machine_of(r), ref)):
+            name, driver = machine_of(r)
+            lines.append(f"**warning: run {k} was on another GPU or driver: {name}, driver "
+                         f"{driver or NOT_RECORDED}**")
     return lines
 
 
