@@ -3,7 +3,8 @@
 
 Runs, on the first CUDA device, the PyTorch forms of the workloads that bench_gpu times: a
 device-to-device copy (the bandwidth ceiling), VPOC volume profiles of 2520 sessions x 1380
-one-minute bars in several PyTorch styles, the 24 -> hidden -> 1 SiLU MLP's Adam training step
+one-minute bars in several PyTorch styles (whole sessions, and in chunks of 500 bars as
+ringside's dense kernel takes them), the 24 -> hidden -> 1 SiLU MLP's Adam training step
 (eager, CUDA-graph replay, torch.compile) and the cost of an empty synchronize.
 
 Output: one `key=value` line per figure on stdout, `#` comment lines beside them and nothing
@@ -27,6 +28,7 @@ SESSION_BARS = 1380  # one-minute bars per session
 TICK = 0.25
 FIXED_BINS = 4096  # the index_add form's bins per session
 SEED_LOOP_BARS = 200
+DENSE_CHUNK = 125  # bars a session a chunk of the dense forms, as bench_gpu's dense path
 COPY_FLOATS = 2**28
 FEATURES = 24
 HIDDENS = ((32, 16), (128, 64))
@@ -237,6 +239,77 @@ def bench_vpoc(torch, reps, price, vol):
     emit("torch_vpoc_indexadd_ms", timeit(torch, vpoc_fixed, reps.vpoc, 5) * 1e3)
 
 
+def vpoc_chunk_bins(torch, price):
+    """The bin count the chunked forms use: the widest session's range in ticks, plus one, so
+    every bar has its bin (computed once, before timing: it reads the value back)."""
+    lo = price.min(1, keepdim=True).values
+    return int(((price - lo) / TICK).long().max()) + 1
+
+
+def vpoc_chunked_forms(torch, price, vol, bins, chunk=DENSE_CHUNK):
+    """The chunked dense VPOC forms on price and vol ([S, B], any device): chunk after chunk of
+    `chunk` bars across every session, each bar's volume added into bin (price - session low) /
+    TICK of an [S, bins] float32 profile. onehot: F.one_hot(idx, bins) times the volumes, summed
+    over the chunk's bars (an [S, chunk, bins] int64 one-hot and its float32 product a chunk);
+    scatter: prof.scatter_add_(1, idx, vol) a chunk. Each returns (lo [S], prof [S, bins]);
+    neither reads a value back. bins: at least vpoc_chunk_bins(price)."""
+    F = torch.nn.functional
+    S, B = price.shape
+
+    def onehot():
+        lo = price.min(1, keepdim=True).values
+        prof = torch.zeros(S, bins, device=price.device, dtype=vol.dtype)
+        for j in range(0, B, chunk):
+            idx = ((price[:, j : j + chunk] - lo) / TICK).long()
+            prof += (F.one_hot(idx, bins) * vol[:, j : j + chunk, None]).sum(1)
+        return lo.squeeze(1), prof
+
+    def scatter():
+        lo = price.min(1, keepdim=True).values
+        prof = torch.zeros(S, bins, device=price.device, dtype=vol.dtype)
+        for j in range(0, B, chunk):
+            idx = ((price[:, j : j + chunk] - lo) / TICK).long()
+            prof.scatter_add_(1, idx, vol[:, j : j + chunk])
+        return lo.squeeze(1), prof
+
+    return onehot, scatter
+
+
+def profile_poc(lo, prof):
+    """The POC price of each session's profile: its low plus the first bin of most volume."""
+    return lo + prof.argmax(1) * TICK
+
+
+def bench_vpoc_chunked(torch, reps, price, vol):
+    """The chunked dense forms, ROUNDS rounds of each (one-hot, then scatter, within a round),
+    their POCs checked against the index_add form's."""
+    bins = vpoc_chunk_bins(torch, price)
+    onehot, scatter = vpoc_chunked_forms(torch, price, vol, bins)
+    _, vpoc_fixed = vpoc_forms(torch, price, vol)
+
+    def poc_onehot():
+        return profile_poc(*onehot())
+
+    def poc_scatter():
+        return profile_poc(*scatter())
+
+    S, B = price.shape
+    comment(f"vpoc chunked S={S} B={B} chunk={DENSE_CHUNK} bins={bins} one-hot chunk "
+            f"{S * DENSE_CHUNK * bins * 4 / 2**20:.0f} MiB float32 (+ its int64 one-hot) "
+            f"reps={reps.vpoc} rounds={ROUNDS}")
+    fixed = vpoc_fixed()
+    for name, fn in (("one-hot", poc_onehot), ("scatter_add", poc_scatter)):
+        agree = (fn() == fixed).float().mean().item()
+        comment(f"vpoc chunked {name} and index_add POCs agree on {agree * 100:.2f}% of sessions")
+    t_onehot, t_scatter = [], []
+    for _ in range(ROUNDS):
+        t_onehot.append(timeit(torch, poc_onehot, reps.vpoc, 5) * 1e3)
+        t_scatter.append(timeit(torch, poc_scatter, reps.vpoc, 5) * 1e3)
+    emit_runs("torch_vpoc_onehot_chunk125_ms", t_onehot)
+    emit_runs("torch_vpoc_scatter_chunk125_ms", t_scatter)
+    torch.cuda.empty_cache()  # the one-hot chunks' cached blocks
+
+
 def bench_vpoc_seed_loop(torch, reps, price, vol):
     """The first VPOC: histc, then one bucketize and one indexed add per bar, first session."""
     dev = price.device
@@ -414,6 +487,7 @@ def main():
     section("pynvml", bench_nvml, optional=True)
     price, vol = make_bars(torch)
     section("vpoc", bench_vpoc, torch, reps, price, vol)
+    section("vpoc chunked", bench_vpoc_chunked, torch, reps, price, vol)
     section("vpoc seed loop", bench_vpoc_seed_loop, torch, reps, price, vol)
     for hid in HIDDENS:
         for bs in BATCHES:
