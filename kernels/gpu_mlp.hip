@@ -98,6 +98,7 @@ __global__ void __launch_bounds__(ML_THREADS)
     }
 }
 
+#if defined(RS_GPU_NVIDIA)
 #define ML_LOSS_ONE_THREADS 1024
 #define ML_LOSS_ONE_ROWS    (16 * ML_LOSS_ONE_THREADS) /* most rows the one-block form takes */
 
@@ -125,6 +126,7 @@ __global__ void __launch_bounds__(ML_LOSS_ONE_THREADS)
     if (threadIdx.x == 0)
         *result = rows > 0 ? s / rows : 0.0;
 }
+#endif
 
 __global__ void __launch_bounds__(ML_THREADS)
     ml_backward_kernel(rs_gpu_mlp_dims d, const float *params, const float *x, const float *y,
