@@ -9,11 +9,12 @@
 
 #define ML_SMEM_MAX (46 * 1024) /* on-chip bytes a block may use (below every device's limit) */
 
+/* 1 / (1 + e^-z) for z >= 0, e^z / (1 + e^z) below (no overflow either way): one exponential
+ * and one division whatever z's sign, so that a warp's lanes do not take both paths one after
+ * the other (the activations are most of the epilogues' instructions). */
 __device__ static inline float ml_sigmoid(float z) {
-    if (z >= 0.0f)
-        return 1.0f / (1.0f + expf(-z));
-    float e = expf(z);
-    return e / (1.0f + e);
+    float e = expf(-fabsf(z));
+    return (z >= 0.0f ? 1.0f : e) / (1.0f + e);
 }
 
 /* act: 0 SiLU, 1 ReLU (rs_gpu_mlp_dims.act). */

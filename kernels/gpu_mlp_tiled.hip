@@ -256,9 +256,28 @@ __global__ void __launch_bounds__(MLT_THREADS)
 
 /* Backward epilogue of layer l: the deltas of layer l - 1, acc * act'(z_(l-1)), into
  * dst[row][N] and, when keep, into c[n][r] (zeros for padding rows and outputs). */
-__device__ static void mlt_delta_out(int act, int N, const float *zl, int R, int nr,
-                                     const float (&acc)[MLT_MICRO][4][4], float *dst, float *c,
-                                     bool keep) {
+/* The pre-activations z[row][N] of this thread's 4x4 blocks of a delta layer (as
+ * mlt_delta_out takes them; 0 outside), loaded before the layer's products so that their
+ * loads are in flight while those run. */
+__device__ static void mlt_z_fetch(const float *zl, int N, int R, int nr,
+                                   float (&zp)[MLT_MICRO][4][4]) {
+    int nn = mlt_round4(N) / 4, nm = R / 4 * nn;
+#pragma unroll
+    for (int q = 0; q < MLT_MICRO; q++) {
+        int m = threadIdx.x + q * MLT_THREADS, tr = m / nn, tn = m % nn;
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                int r = 4 * tr + i, n = 4 * tn + j;
+                zp[q][i][j] = m < nm && r < nr && n < N ? zl[(size_t)r * N + n] : 0.0f;
+            }
+    }
+}
+
+__device__ static void mlt_delta_out(int act, int N, const float (&zp)[MLT_MICRO][4][4], int R,
+                                     int nr, const float (&acc)[MLT_MICRO][4][4], float *dst,
+                                     float *c, bool keep) {
     int nn = mlt_round4(N) / 4, nm = R / 4 * nn;
 #pragma unroll
     for (int q = 0; q < MLT_MICRO; q++) {
@@ -275,7 +294,7 @@ __device__ static void mlt_delta_out(int act, int N, const float *zl, int R, int
                 v[i] = 0.0f;
                 if (r < nr && n < N) {
                     size_t o = (size_t)r * N + n;
-                    v[i] = acc[q][i][j] * ml_act_deriv(act, zl[o]);
+                    v[i] = acc[q][i][j] * ml_act_deriv(act, zp[q][i][j]);
                     dst[o] = v[i];
                 }
             }
@@ -306,9 +325,10 @@ __global__ void __launch_bounds__(MLT_THREADS)
     float acc[MLT_MICRO][4][4];
     for (int l = last; l > 0; l--) {
         int N = d.in[l];
+        float zp[MLT_MICRO][4][4];
+        mlt_z_fetch(z + (size_t)(l - 1) * d.z_stride + (size_t)r0 * N, N, R, nr, zp);
         mlt_layer<false>(params + d.w_off[l], d.out[l], N, a, R, wc, acc);
-        const float *zl = z + (size_t)(l - 1) * d.z_stride + (size_t)r0 * N;
-        mlt_delta_out(d.act, N, zl, R, nr, acc, delta + p.delta_off[l - 1] + (size_t)r0 * N, c,
+        mlt_delta_out(d.act, N, zp, R, nr, acc, delta + p.delta_off[l - 1] + (size_t)r0 * N, c,
                       l > 1);
         float *t = a;
         a = c;
