@@ -820,6 +820,8 @@ if [ ${#quick[@]} -gt 0 ] && [ -x "$build/tests/bench/bench_gpu" ]; then
     fi
 fi
 
+# An earlier run's files, which a later summary could be taken for, go first.
+rm -f "$build"/gpu-bench-raw-[0-9]*.txt
 raws=()
 for k in $(seq 1 "$runs"); do
     [ "$runs" -eq 1 ] || echo "gpu-bench: run $k of $runs" >&2

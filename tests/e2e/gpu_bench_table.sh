@@ -265,6 +265,7 @@ OUT=$(PATH="$fake/bin:$PATH" PYTHON="$fake/bin/python" bash "$bench" "$build" --
 RC=$?
 status_is 1
 has "$OUT" "incomplete: run 2: bench_gpu exited 127"
+[ ! -e "$build/gpu-bench-raw-3.txt" ] || fail "the three-run set's third file outlived a two-run set"
 
 if [ "$failures" -ne 0 ]; then
     echo "gpu_bench_table: $failures failed checks" >&2
