@@ -254,8 +254,6 @@ __global__ void __launch_bounds__(MLT_THREADS)
     }
 }
 
-/* Backward epilogue of layer l: the deltas of layer l - 1, acc * act'(z_(l-1)), into
- * dst[row][N] and, when keep, into c[n][r] (zeros for padding rows and outputs). */
 /* The pre-activations z[row][N] of this thread's 4x4 blocks of a delta layer (as
  * mlt_delta_out takes them; 0 outside), loaded before the layer's products so that their
  * loads are in flight while those run. */
@@ -275,6 +273,9 @@ __device__ static void mlt_z_fetch(const float *zl, int N, int R, int nr,
     }
 }
 
+/* Backward epilogue of layer l: the deltas of layer l - 1, acc * act'(z_(l-1)) (z from
+ * mlt_z_fetch), into dst[row][N] and, when keep, into c[n][r] (zeros for padding rows and
+ * outputs). */
 __device__ static void mlt_delta_out(int act, int N, const float (&zp)[MLT_MICRO][4][4], int R,
                                      int nr, const float (&acc)[MLT_MICRO][4][4], float *dst,
                                      float *c, bool keep) {
