@@ -65,6 +65,11 @@ __device__ static double ml_block_sum(double v, double *part) {
     return part[0];
 }
 
+/* One row's loss in double: loss 1 BCE with logits (stable for any sign), else MSE. */
+__device__ static inline double ml_row_loss(int loss, double o, double t) {
+    return loss == 1 ? (o > 0 ? o : 0.0) - o * t + log1p(exp(-fabs(o))) : (o - t) * (o - t);
+}
+
 /* The mean loss in one launch: each block sums its rows (one a thread, mostly) into
  * work->partial, and the block that finishes last adds the partials in block order (the same
  * sum whatever order the blocks ran in), writes the mean and leaves work zeroed. */
@@ -75,8 +80,7 @@ __global__ void __launch_bounds__(ML_THREADS)
     __shared__ bool last;
     double s = 0;
     for (int r = blockIdx.x * ML_THREADS + threadIdx.x; r < rows; r += gridDim.x * ML_THREADS) {
-        double o = out[r], t = y[r];
-        s += loss == 1 ? (o > 0 ? o : 0.0) - o * t + log1p(exp(-fabs(o))) : (o - t) * (o - t);
+        s += ml_row_loss(loss, out[r], y[r]);
     }
     s = ml_block_sum(s, part);
     if (threadIdx.x == 0) {
@@ -110,8 +114,7 @@ __global__ void __launch_bounds__(ML_LOSS_ONE_THREADS)
     __shared__ double part[ML_LOSS_ONE_THREADS / 32];
     double s = 0;
     for (int r = threadIdx.x; r < rows; r += ML_LOSS_ONE_THREADS) {
-        double o = out[r], t = y[r];
-        s += loss == 1 ? (o > 0 ? o : 0.0) - o * t + log1p(exp(-fabs(o))) : (o - t) * (o - t);
+        s += ml_row_loss(loss, out[r], y[r]);
     }
     for (int o = 16; o > 0; o /= 2)
         s += __shfl_down_sync(0xffffffffu, s, o);

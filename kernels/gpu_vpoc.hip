@@ -30,9 +30,6 @@
 #else
 #define VQ_THREADS_NARROW 64
 #endif
-#ifndef VQ_VEC
-#define VQ_VEC 1
-#endif
 /* Words a session's launch must hold for its 16-byte, three-batch form (vq_pass_kernel): a
  * whole session takes it; a chunk of a few hundred bars, which that form only slows, the
  * plain one. */
@@ -602,7 +599,6 @@ __global__ void __launch_bounds__(T, VQ_MINB(T))
     const vp_u64 *wb = words + b0;
     vp_u64 w[VQ_REG];
     int64_t *a = acc + s.acc_off;
-#if VQ_VEC
     if (!RANGE && n >= VQ_DEEP_WORDS) {
         /* 16-byte loads, three batches in flight: the words from the first 16-byte boundary on
          * in pairs; the one before it and an odd one at the end are added by lanes 0 and 1. */
@@ -634,9 +630,7 @@ __global__ void __launch_bounds__(T, VQ_MINB(T))
             vq_load_pairs<T>(wv, i0 + 4 * step, np, pad, w1);
             vq_add_batch<RANGE>(prof, w2);
         }
-    } else
-#endif
-    {
+    } else {
         const int64_t step = (int64_t)VQ_REG * T;
         vq_load_batch<T>(wb, 0, n, w);
         for (int l = threadIdx.x; l < s.levels; l += T)
