@@ -83,6 +83,47 @@ typedef cudaDeviceProp hipDeviceProp_t;
 #define RS_LAUNCH(kernel, grid, block, shmem, stream, ...)                                         \
     kernel<<<(grid), (block), (shmem), (stream)>>>(__VA_ARGS__)
 
+/* Launch a kernel that may begin before the kernel queued just before it on the stream has
+ * ended (NVIDIA's programmatic dependent launch, sm_90 and later), so that its first loads
+ * overlap that kernel's last steps. The kernel must call RS_GRID_WAIT() before it reads
+ * anything the kernel before it writes and before its own first store to memory another
+ * kernel reads, and should call RS_GRID_EARLY() once all its blocks may share the device with
+ * the next launch. Where the platform or device has no such launch it is RS_LAUNCH; the error,
+ * as RS_LAUNCH's, is left for hipGetLastError(). */
+#if defined(RS_GPU_NVIDIA)
+#define RS_LAUNCH_EARLY(k_, grid_, block_, smem_, stream_, ...)                                    \
+    do {                                                                                           \
+        cudaLaunchAttribute rs_attr_;                                                              \
+        rs_attr_.id = cudaLaunchAttributeProgrammaticStreamSerialization;                          \
+        rs_attr_.val.programmaticStreamSerializationAllowed = 1;                                   \
+        cudaLaunchConfig_t rs_cfg_ = {};                                                           \
+        rs_cfg_.gridDim = dim3(grid_);                                                             \
+        rs_cfg_.blockDim = dim3(block_);                                                           \
+        rs_cfg_.dynamicSmemBytes = (smem_);                                                        \
+        rs_cfg_.stream = (stream_);                                                                \
+        rs_cfg_.attrs = &rs_attr_;                                                                 \
+        rs_cfg_.numAttrs = 1;                                                                      \
+        if (cudaLaunchKernelEx(&rs_cfg_, k_, __VA_ARGS__) != cudaSuccess) {                        \
+            (void)cudaGetLastError(); /* not offered here: the plain launch */                     \
+            RS_LAUNCH(k_, grid_, block_, smem_, stream_, __VA_ARGS__);                             \
+        }                                                                                          \
+    } while (0)
+#else
+#define RS_LAUNCH_EARLY RS_LAUNCH
+#endif
+
+/* In a kernel launched by RS_LAUNCH_EARLY: RS_GRID_WAIT() returns once the kernels before it on
+ * the stream have ended and their stores are visible (at once after any other launch);
+ * RS_GRID_EARLY() lets the next early launch begin once every block of this one has called it
+ * or ended. Nothing on other platforms or devices, where launches never overlap. */
+#if defined(RS_GPU_NVIDIA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define RS_GRID_WAIT()  asm volatile("griddepcontrol.wait;" ::: "memory")
+#define RS_GRID_EARLY() asm volatile("griddepcontrol.launch_dependents;" ::: "memory")
+#else
+#define RS_GRID_WAIT()  ((void)0)
+#define RS_GRID_EARLY() ((void)0)
+#endif
+
 /* Warp (wavefront) exchanges, every lane of the warp taking part. SHFL_DOWN / SHFL_UP: a
  * lane's value from the lane `o` above / below it (a lane with no such partner gets its own
  * value back); SHFL_XOR: from lane ^ `o`. BALLOT: the lanes whose `pred` holds, lane k as bit

@@ -485,6 +485,7 @@ __device__ static void vq_finish(int64_t *prof, int64_t *key, int n, int64_t bas
                 : f == 2 ? base + p - dn
                 : f == 3 ? total
                          : 0;
+    RS_GRID_WAIT(); /* the launch before this one has written its results */
     if (f < 5)
         ((int64_t *)out)[f] = v;
 }
@@ -578,10 +579,15 @@ __device__ static inline void vq_load_pairs(const ulonglong2 *wv, int i0, int np
 }
 
 /* One chunk of every session: block k adds session k's words into its on-chip profile (from
- * zero on the first chunk, else from acc), then keeps it in acc, or on the last chunk finishes
- * it. Words come in batches of VQ_REG a thread, the next batch loading while the current one
- * is added (and the first while the profile is set up), so every block keeps loads in flight:
- * the kernel reads at the memory's pace rather than one load a thread at a time. */
+ * zero), then the chunks before (acc, but for the first chunk), then keeps it in acc, or on
+ * the last chunk finishes it. Sums are exact in any order, so the words are added before acc
+ * is read: in an early launch (RS_LAUNCH_EARLY) that overlaps the launch before, which this
+ * one waits for only to read acc and to write its results. A first chunk writes acc without
+ * waiting: the last chunk of the pass before lets it begin only once it has read acc, and the
+ * chunks before that one have ended (each waited for the one before it). Words come in
+ * batches of VQ_REG a thread, the next batch loading while the current one is added (and the
+ * first while the profile is set up), so every block keeps loads in flight: the kernel reads
+ * at the memory's pace rather than one load a thread at a time. */
 template <int T, bool RANGE, bool FIRST, bool LAST>
 __global__ void __launch_bounds__(T, VQ_MINB(T))
     vq_pass_kernel(const vp_u64 *words, const int64_t *first, const rs_gpu_vpoc_sess *sess,
@@ -589,9 +595,12 @@ __global__ void __launch_bounds__(T, VQ_MINB(T))
     extern __shared__ int64_t prof[]; /* max_levels, then (last chunk) max_levels of scratch */
     __shared__ vp_red red;
     __shared__ vq_scan_tmp tmp;
+    if (FIRST || !LAST) /* the next launch may load beside this one (the last: see below) */
+        RS_GRID_EARLY();
     int64_t b0 = first[blockIdx.x], n = first[blockIdx.x + 1] - b0; /* loads in parallel */
     rs_gpu_vpoc_sess s = sess[blockIdx.x];
     if (s.levels == 0) { /* not packed: profiled elsewhere; say so where the results go */
+        RS_GRID_WAIT();
         if (LAST && threadIdx.x == 0)
             out[blockIdx.x].status = RS_GPU_VPOC_SKIPPED;
         return;
@@ -614,7 +623,7 @@ __global__ void __launch_bounds__(T, VQ_MINB(T))
         vq_load_pairs<T>(wv, 0, np, pad, w);
         vq_load_pairs<T>(wv, step, np, pad, w1);
         for (int l = threadIdx.x; l < s.levels; l += T)
-            prof[l] = FIRST ? 0 : a[l];
+            prof[l] = 0;
         __syncthreads();
         if (edge != 0)
             vq_add_word(prof, edge);
@@ -634,7 +643,7 @@ __global__ void __launch_bounds__(T, VQ_MINB(T))
         const int64_t step = (int64_t)VQ_REG * T;
         vq_load_batch<T>(wb, 0, n, w);
         for (int l = threadIdx.x; l < s.levels; l += T)
-            prof[l] = FIRST ? 0 : a[l];
+            prof[l] = 0;
         __syncthreads();
         for (int64_t i0 = 0; i0 < n; i0 += step) {
             vp_u64 next[VQ_REG];
@@ -646,6 +655,14 @@ __global__ void __launch_bounds__(T, VQ_MINB(T))
         }
     }
     __syncthreads();
+    if (!FIRST) { /* the chunks before this one, once the launch before has written them */
+        RS_GRID_WAIT();
+        for (int l = threadIdx.x; l < s.levels; l += T)
+            prof[l] += a[l];
+        __syncthreads();
+        if (LAST) /* acc read: the next pass's first launch may write it */
+            RS_GRID_EARLY();
+    }
     if (!LAST) {
         for (int l = threadIdx.x; l < s.levels; l += T)
             a[l] = prof[l];
@@ -677,8 +694,8 @@ static void vq_launch_pass(const vq_launch *l, int first_chunk, int last_chunk) 
                                                         : vq_pass_kernel<T, RANGE, true, false>)
                                           : (last_chunk ? vq_pass_kernel<T, RANGE, false, true>
                                                         : vq_pass_kernel<T, RANGE, false, false>);
-    RS_LAUNCH(k, l->blocks, T, l->smem, l->stream, l->words, l->first, l->sess, l->acc,
-              l->max_levels, l->value_area, l->out);
+    RS_LAUNCH_EARLY(k, l->blocks, T, l->smem, l->stream, l->words, l->first, l->sess, l->acc,
+                    l->max_levels, l->value_area, l->out);
 }
 
 /* ---- dense passes: a launch's volume matrix, then its sum over the rows ----

@@ -133,7 +133,12 @@ struct rs_gpu_vpoc_sess {
  * skipped sessions get status RS_GPU_VPOC_SKIPPED). One launch that is both first and last is
  * the whole profile and needs no acc. max_levels: the widest session's levels, at most
  * RS_GPU_VPOC_LDS_LEVELS. profile: as rs_gpu_vpoc_params' (a range profile's bars add to
- * several levels each, which sizes the blocks). */
+ * several levels each, which sizes the blocks). Where the device allows it, a launch begins
+ * while the kernel before it on the stream ends: it reads words, first and sess at once (that
+ * kernel must not write them; copies before it may), reads acc and writes out only once that
+ * kernel has ended, and a first chunk writes acc at once: the kernel before it must not use
+ * this acc, unless it is this pass's own last launch, which lets the next launch begin only
+ * after it has read acc. */
 int rs_gpu_vpoc_pass(const uint64_t *words, const int64_t *first,
                      const struct rs_gpu_vpoc_sess *sess, size_t n_sessions, int max_levels,
                      int profile, int64_t *acc, int first_chunk, int last_chunk, double value_area,
