@@ -8,7 +8,9 @@
 # Runs BUILD_DIR/tests/bench/bench_gpu and bench_tele (the NVML sampler's cost), then
 # tests/bench/torch_ref.py (with $PYTHON, default python3; pynvml for its NVML reference), one
 # after the other on the same device, and saves the outputs to a raw file, with the GPUs as
-# nvidia-smi (or rocm-smi) reports them in '# machine:' lines before them. It prints the GPU,
+# nvidia-smi (or rocm-smi) reports them in '# machine:' lines before them, then two more rounds
+# of the host copies alone (bench_gpu --only copies, torch_ref.py --only copies, in turn), whose
+# best and worst the copy rows pool with the full runs'. It prints the GPU,
 # its driver, memory and copy bandwidth, then a Markdown table: each comparison, the ratio (how
 # many times faster ringside is: torch_ms / rs_ms for times, rs / torch for rates) and
 # pass/fail against the goals.
@@ -96,6 +98,7 @@ class Run:
 
     def __init__(self, path):
         self.path, self.vals, self.status, self.machine = path, {}, {}, []
+        self.every = {}  # key: each value it was given, in order (copy rounds repeat keys)
         with open(path, encoding="utf-8", errors="replace") as f:
             for line in f:
                 self.take(line.rstrip("\n"))
@@ -112,6 +115,7 @@ class Run:
             k, v = line.split("=", 1)
             if KEY.fullmatch(k):
                 self.vals[k] = v.strip()
+                self.every.setdefault(k, []).append(v.strip())
 
     def num(self, key):
         if key not in self.vals:
@@ -140,12 +144,25 @@ class Run:
                 raise Missing(f"bad {key}_runs={self.vals[key + '_runs']}") from None
         return [self.num(key)]
 
+    def pooled(self, key, fn):
+        """fn (max or min) over every value key was given, and how many there were."""
+        try:
+            v = [float(x) for x in self.every.get(key, [])]
+        except ValueError:
+            raise Missing(f"bad {key}={self.vals[key]}") from None
+        if not v:
+            raise Missing(f"missing {key}")
+        return fn(v), len(v)
+
     def has(self, prefix):
         return any(k.startswith(prefix) for k in self.vals)
 
     def side(self, prefix, name):
         """(ran, reason): a side ran when it exited 0, or without a status line but with keys."""
         rc, reason = self.status.get(name, (0 if self.has(prefix) else None, ""))
+        for extra, (xrc, xreason) in self.status.items():  # its later rounds ("NAME-copies-2")
+            if rc == 0 and extra.startswith(name + "-") and xrc != 0:
+                rc, reason, name = xrc, xreason, extra
         if rc is None:
             return False, f"no {name} output in {self.path}"
         if rc != 0:
@@ -299,9 +316,12 @@ class Ratio(Row):
 
 
 class Copy(Ratio):
-    """The doctor's copy figure (the best of its 5 copies) against PyTorch's: at least 0.9x, or
-    else within the doctor's own spread from copy to copy (the ratio at least its worst / best,
-    from the _worst_ key). Each side's spread beside its figure where it printed its worst."""
+    """The doctor's copy figure against PyTorch's, each side the best of every copy it timed in
+    the run (5 a round; the programs' full runs and the copy rounds after them, taken in turn,
+    so that a host whose copies speed up or slow down over the run moves both): at least 0.9x,
+    or else within the doctor's own spread (the ratio at least its worst / best over the same
+    copies, from the _worst_ keys). Each side's spread beside its figure where it printed its
+    worst, with the rounds where there were several."""
 
     def __init__(self, label, rs, ref):
         super().__init__(label, rs, ref, "GB/s", "rate", goal=0.9)
@@ -310,16 +330,25 @@ class Copy(Ratio):
     def worst(key):
         return key[:-len("_GBps")] + "_worst_GBps"
 
+    def values(self, run, key, conv=None):
+        try:
+            return [run.pooled(key, max)[0]], None
+        except Missing as e:
+            return [], e
+
     def side_txt(self, run, key, values, name=None):
         txt = super().side_txt(run, key, values, name)
         if txt and run.ok(self.worst(key)):
-            txt += f" (spread {fmt(run.num(self.worst(key)))}-{fmt(values[0])})"
+            worst, n = run.pooled(self.worst(key), min)
+            rounds = f", {n} rounds" if n > 1 else ""
+            txt += f" (spread {fmt(worst)}-{fmt(values[0])}{rounds})"
         return txt
 
     def spread(self, run):
         """The doctor's worst / best, or None without its worst."""
-        if run.ok(self.worst(self.rs)) and run.num(self.rs) > 0:
-            return run.num(self.worst(self.rs)) / run.num(self.rs)
+        best = run.pooled(self.rs, max)[0] if run.ok(self.rs) else 0
+        if run.ok(self.worst(self.rs)) and best > 0:
+            return run.pooled(self.worst(self.rs), min)[0] / best
         return None
 
     def judge(self, run, low):
@@ -541,9 +570,9 @@ ROWS = [
     Ratio("empty sync", "rs_empty_sync_us", "torch_empty_sync_us", "us", "time"),
     Ratio("d2d copy 2^28 floats (same GPU check, ~1x)", "rs_d2d_copy_TBps",
           "torch_d2d_copy_TBps", "TB/s", "rate"),
-    # The doctor's copy figures (its own measurement, 256 MiB, best of 5) beside PyTorch's
-    # copies of the same size in the same run: the doctor must print what a loader gets (goal:
-    # within 10%, or within the doctor's own spread from copy to copy).
+    # The doctor's copy figures (its own measurement, 256 MiB, best of 5 a round, three rounds)
+    # beside PyTorch's copies of the same size in the same run, taken in turn: the doctor must
+    # print what a loader gets (goal: within 10%, or within the doctor's own spread).
     *(Copy(f"doctor's copy figure, {wname}, {mem}", f"rs_copy_{way}_{mem}_GBps",
            f"torch_copy_{way}_{mem}_GBps")
       for way, wname in (("h2d", "host to device"), ("d2h", "device to host"))
@@ -726,6 +755,7 @@ record_machine() {
 }
 
 BENCH_NAME=gpu-bench
+COPY_ROUNDS=2 # host-copy rounds after each run's full programs (copy_rounds)
 # shellcheck source=scripts/bench-lib.sh
 . "$top/scripts/bench-lib.sh"
 
@@ -772,6 +802,21 @@ bench_once() {
     side_bench_tele "$1"
     run torch_ref "$tmp/torch" "$PYTHON" "$top/tests/bench/torch_ref.py" "${quick[@]}" "${skip[@]}"
     append_output "$1" torch_ref "$tmp/torch"
+    copy_rounds "$1"
+}
+
+# copy_rounds RAW: COPY_ROUNDS more rounds of the host copies alone, the doctor's then
+# PyTorch's, into RAW: the copy rows take each side's best and worst over all its rounds.
+copy_rounds() {
+    local k
+    for k in $(seq 2 $((COPY_ROUNDS + 1))); do
+        [ -x "$build/tests/bench/bench_gpu" ] || break
+        run "bench_gpu-copies-$k" "$tmp/rs" "$build/tests/bench/bench_gpu" --only copies
+        append_output "$1" "bench_gpu-copies-$k" "$tmp/rs"
+        run "torch_ref-copies-$k" "$tmp/torch" "$PYTHON" "$top/tests/bench/torch_ref.py" \
+            --only copies
+        append_output "$1" "torch_ref-copies-$k" "$tmp/torch"
+    done
 }
 
 [ $# -ge 1 ] || bad_usage "no build directory"

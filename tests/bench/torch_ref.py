@@ -461,6 +461,8 @@ def main():
     ap = argparse.ArgumentParser(description="PyTorch reference figures for bench_gpu.")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions (same warm-ups)")
     ap.add_argument("--skip-compile", action="store_true", help="leave out torch.compile")
+    ap.add_argument("--only", choices=("copies",),
+                    help="copies: the host copies alone (another round of them)")
     args = ap.parse_args()
     OUT = open_result_stream()
 
@@ -481,6 +483,9 @@ def main():
     emit("torch_version", torch.__version__)
     comment(f"quick={int(args.quick)} skip_compile={int(args.skip_compile)}")
 
+    if args.only == "copies":
+        section("host copies", bench_host_copies, torch)
+        return 1 if FAILED else 0
     section("d2d copy", bench_copy, torch, reps)
     section("empty sync", bench_sync, torch, reps)
     section("host copies", bench_host_copies, torch)

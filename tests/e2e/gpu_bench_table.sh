@@ -203,6 +203,32 @@ raw "$d/4.txt" "${copy[@]}" rs_copy_d2h_pageable_worst_GBps=9.0
 table "$d"/{1,2,3,4,5}.txt
 has "$(row "$PAGEABLE")" "| 5 of 5 runs | pass (2 of 5 runs within the doctor's spread) |"
 
+STEP="copy rounds pooled"
+# the full runs' copies slower than a later round's, on both sides: each side's best of all
+raw "$one" "${copy[@]}" rs_copy_d2h_pageable_worst_GBps=11.5 torch_copy_d2h_pageable_worst_GBps=14.0
+cat >> "$one" << 'EOF'
+# ---- bench_gpu-copies-2 ----
+rs_copy_d2h_pageable_GBps=14.4
+rs_copy_d2h_pageable_worst_GBps=13.9
+# status: bench_gpu-copies-2 rc=0
+# ---- torch_ref-copies-2 ----
+torch_copy_d2h_pageable_GBps=14.8
+torch_copy_d2h_pageable_worst_GBps=12.0
+# status: torch_ref-copies-2 rc=0
+EOF
+table "$one"
+status_is 0
+has "$(row "$PAGEABLE")" "| 14.4 GB/s (spread 11.5-14.4, 2 rounds) |" \
+    "| 15 GB/s (spread 12-15, 2 rounds) |" "| 0.96x | >= 0.9x | pass |"
+# the doctor's best from its second round and its worst from its first: its spread is 11.5/14.4
+sed -i 's/^torch_copy_d2h_pageable_GBps=14.8$/torch_copy_d2h_pageable_GBps=17.5/' "$one"
+table "$one"
+has "$(row "$PAGEABLE")" "| 0.823x |" "pass (within the doctor's spread, 0.80)"
+echo "# status: torch_ref-copies-3 rc=1 reason=CUDA error" >> "$one"
+table "$one"
+status_is 1
+has "$OUT" "torch_ref-copies-3 exited 1: CUDA error"
+
 STEP="no machine lines, a missing key"
 MACHINE=""
 raw "$one" -rs_d2d_copy_TBps -torch_vpoc_indexadd_ms
