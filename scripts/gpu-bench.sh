@@ -146,10 +146,12 @@ class Run:
 
     def pooled(self, key, fn):
         """fn (max or min) over every value key was given, and how many there were."""
-        try:
-            v = [float(x) for x in self.every.get(key, [])]
-        except ValueError:
-            raise Missing(f"bad {key}={self.vals[key]}") from None
+        v = []
+        for x in self.every.get(key, []):
+            try:
+                v.append(float(x))
+            except ValueError:
+                raise Missing(f"bad {key}={x}") from None
         if not v:
             raise Missing(f"missing {key}")
         return fn(v), len(v)
