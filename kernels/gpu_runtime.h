@@ -151,6 +151,16 @@ typedef cudaDeviceProp hipDeviceProp_t;
 #define RS_WARP_SIZE 64
 #endif
 
+/* In a wait on memory another block writes: let the other warps run for a moment (a few
+ * hundred nanoseconds). RS_TRAP(): end the launch with an error (the kernel's stream fails). */
+#if defined(RS_GPU_NVIDIA)
+#define RS_SLEEP_BRIEFLY() __nanosleep(200)
+#define RS_TRAP()          __trap()
+#else
+#define RS_SLEEP_BRIEFLY() __builtin_amdgcn_s_sleep(4)
+#define RS_TRAP()          __builtin_trap()
+#endif
+
 /* Nanoseconds from a clock that runs at a constant rate on the device (for time limits). */
 __device__ static inline uint64_t rs_dev_time_ns(void) {
 #if defined(RS_GPU_NVIDIA)

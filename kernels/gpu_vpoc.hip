@@ -23,7 +23,9 @@
  * one-warp kernel's time in the adds, most of it waiting on the words' loads, a third in the
  * finish and the rest in the session's first loads: a whole session's words now come in 16
  * bytes a load, three batches in flight, and on NVIDIA the finish of a one-warp block takes
- * the hardware's warp reductions (12.9 to 12.4 us). */
+ * the hardware's warp reductions (12.9 to 12.4 us). Launched early beside the pass before
+ * (vq_pass_kernel), a pass there takes 7.3 us back to back, and the loop's path (three launches
+ * of 500 bars, handing profiles on through acc) 13.5 us. */
 #define VQ_THREADS_WIDE 64
 #if defined(RS_GPU_NVIDIA)
 #define VQ_THREADS_NARROW 32
@@ -410,14 +412,15 @@ __device__ static void vq_block_total_poc(const int64_t *prof, int n, vp_red *re
 }
 
 /* POC, value area and total of the on-chip profile prof[0, n) (key: n more levels of
- * scratch), by the whole block; threads 0 to 4 write *out. prof is overwritten. After the scans,
+ * scratch), by the whole block; threads 0 to 4 write *out (after RS_GRID_WAIT when wait_grid).
+ * prof is overwritten. After the scans,
  * the walk is cut into one run of places a thread: each finds where its run starts (a merge
  * path: how many of the first d places are up levels, by binary search on the running minima)
  * and walks its run, and the earliest run that completes the area gives the result. */
 template <int T>
 __device__ static void vq_finish(int64_t *prof, int64_t *key, int n, int64_t base,
                                  double value_area, vp_red *red, vq_scan_tmp *t,
-                                 rs_gpu_vpoc_result *out) {
+                                 rs_gpu_vpoc_result *out, bool wait_grid) {
     int64_t total;
     int p;
     vq_block_total_poc<T>(prof, n, red, &total, &p);
@@ -485,7 +488,8 @@ __device__ static void vq_finish(int64_t *prof, int64_t *key, int n, int64_t bas
                 : f == 2 ? base + p - dn
                 : f == 3 ? total
                          : 0;
-    RS_GRID_WAIT(); /* the launch before this one has written its results */
+    if (wait_grid)
+        RS_GRID_WAIT(); /* the launch before this one has written its results */
     if (f < 5)
         ((int64_t *)out)[f] = v;
 }
@@ -578,31 +582,74 @@ __device__ static inline void vq_load_pairs(const ulonglong2 *wv, int i0, int np
     }
 }
 
+/* ---- a session's turn at acc, between the launches of passes ----
+ * The launches of passes of several chunks run side by side (RS_LAUNCH_EARLY), several passes
+ * deep, and a session's profile passes from each chunk's block to the next through acc.
+ * turns[k] says whose turn it is at session k's acc: the launches over one acc are numbered
+ * one after another (turn: 0, 1, ... across passes, wrapping at 2^32, so that no two launches
+ * in flight wait for the same number), and launch t's block takes the turn when turns[k] == t
+ * (the launch before it is done with acc) and gives it with t + 1. Only session k's blocks wait on
+ * one another, not whole launches: a block waits on a block of an earlier launch, and a launch
+ * begins only once every block of the launch before it has begun, so the block waited on is on the
+ * device and moving. */
+
+/* Give up (the launch fails) after this long: a turn that never comes is a launch missing
+ * from the numbering, and a failed launch says so where a device that spins for ever would
+ * not. */
+#define VQ_TURN_LIMIT_NS 10000000000ull
+
+/* Wait for turn `want` at *turn, then see what its giver wrote (the whole block; ends
+ * synchronised). */
+__device__ static inline void vq_turn_take(const unsigned int *turn, unsigned int want) {
+    if (threadIdx.x == 0 && *(const volatile unsigned int *)turn != want) {
+        uint64_t t0 = rs_dev_time_ns();
+        while (*(const volatile unsigned int *)turn != want) {
+            RS_SLEEP_BRIEFLY();
+            if (rs_dev_time_ns() - t0 > VQ_TURN_LIMIT_NS)
+                RS_TRAP();
+        }
+    }
+    __threadfence(); /* acquire: the giver's stores before its fence are seen from here on */
+    __syncthreads();
+}
+
+/* Hand the turn at *turn on as `next`, once the whole block's stores are done. */
+__device__ static inline void vq_turn_give(unsigned int *turn, unsigned int next) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence(); /* release: the block's stores before the turn */
+        *(volatile unsigned int *)turn = next;
+    }
+}
+
 /* One chunk of every session: block k adds session k's words into its on-chip profile (from
  * zero), then the chunks before (acc, but for the first chunk), then keeps it in acc, or on
  * the last chunk finishes it. Sums are exact in any order, so the words are added before acc
- * is read: in an early launch (RS_LAUNCH_EARLY) that overlaps the launch before, which this
- * one waits for only to read acc and to write its results. A first chunk writes acc without
- * waiting: the last chunk of the pass before lets it begin only once it has read acc, and the
- * chunks before that one have ended (each waited for the one before it). Words come in
- * batches of VQ_REG a thread, the next batch loading while the current one is added (and the
- * first while the profile is set up), so every block keeps loads in flight: the kernel reads
- * at the memory's pace rather than one load a thread at a time. */
+ * is read: every launch begins early (RS_LAUNCH_EARLY), beside the one before it, and a block
+ * waits only for its own session's turn (turns) to read acc, to write it or to write its
+ * results. A pass of one launch needs no turns: it waits for the launch before it (RS_GRID_WAIT)
+ * only to write its results. Words come in batches of VQ_REG a thread, the next batch loading
+ * while the current one is added (and the first while the profile is set up), so every block
+ * keeps loads in flight: the kernel reads at the memory's pace rather than one load a thread
+ * at a time. */
 template <int T, bool RANGE, bool FIRST, bool LAST>
 __global__ void __launch_bounds__(T, VQ_MINB(T))
     vq_pass_kernel(const vp_u64 *words, const int64_t *first, const rs_gpu_vpoc_sess *sess,
-                   int64_t *acc, int max_levels, double value_area, rs_gpu_vpoc_result *out) {
+                   int64_t *acc, unsigned int *turns, unsigned int turn_no, int max_levels,
+                   double value_area, rs_gpu_vpoc_result *out) {
     extern __shared__ int64_t prof[]; /* max_levels, then (last chunk) max_levels of scratch */
     __shared__ vp_red red;
     __shared__ vq_scan_tmp tmp;
-    if (FIRST || !LAST) /* the next launch may load beside this one (the last: see below) */
-        RS_GRID_EARLY();
+    const bool one = FIRST && LAST; /* a pass of one launch */
+    RS_GRID_EARLY(); /* the next launch may load beside this one: what it writes waits */
     int64_t b0 = first[blockIdx.x], n = first[blockIdx.x + 1] - b0; /* loads in parallel */
     rs_gpu_vpoc_sess s = sess[blockIdx.x];
     if (s.levels == 0) { /* not packed: profiled elsewhere; say so where the results go */
-        RS_GRID_WAIT();
-        if (LAST && threadIdx.x == 0)
-            out[blockIdx.x].status = RS_GPU_VPOC_SKIPPED;
+        if (LAST) {
+            RS_GRID_WAIT();
+            if (threadIdx.x == 0)
+                out[blockIdx.x].status = RS_GPU_VPOC_SKIPPED;
+        }
         return;
     }
     const vp_u64 *wb = words + b0;
@@ -655,21 +702,28 @@ __global__ void __launch_bounds__(T, VQ_MINB(T))
         }
     }
     __syncthreads();
-    if (!FIRST) { /* the chunks before this one, once the launch before has written them */
-        RS_GRID_WAIT();
+    unsigned int *turn = one ? NULL : turns + blockIdx.x;
+    if (!one) /* the chunk before this one has written acc; or the pass before is done with it */
+        vq_turn_take(turn, turn_no);
+    if (!FIRST) {
         for (int l = threadIdx.x; l < s.levels; l += T)
             prof[l] += a[l];
         __syncthreads();
-        if (LAST) /* acc read: the next pass's first launch may write it */
-            RS_GRID_EARLY();
     }
     if (!LAST) {
         for (int l = threadIdx.x; l < s.levels; l += T)
             a[l] = prof[l];
+        vq_turn_give(turn, turn_no + 1);
         return;
     }
+    /* acc read: the next launch over it may write it. Before the results, not after them (a
+     * pass's last chunk would hold every session's next pass for its finish: H200, the loop
+     * path's 3 launches 13.5 against 16.5 us), so queued passes of several launches write out
+     * in the order their sessions finish. */
+    if (!one)
+        vq_turn_give(turn, turn_no + 1);
     vq_finish<T>(prof, prof + max_levels, s.levels, s.base, value_area, &red, &tmp,
-                 &out[blockIdx.x]);
+                 &out[blockIdx.x], one);
 }
 
 /* One packed pass's arguments, and its launch with blocks of T threads. */
@@ -678,6 +732,8 @@ struct vq_launch {
     const int64_t *first;
     const rs_gpu_vpoc_sess *sess;
     int64_t *acc;
+    unsigned int *turns;
+    unsigned int turn;
     int max_levels;
     double value_area;
     rs_gpu_vpoc_result *out;
@@ -688,14 +744,14 @@ struct vq_launch {
 
 template <int T, bool RANGE>
 static void vq_launch_pass(const vq_launch *l, int first_chunk, int last_chunk) {
-    void (*k)(const vp_u64 *, const int64_t *, const rs_gpu_vpoc_sess *, int64_t *, int, double,
-              rs_gpu_vpoc_result *) = first_chunk
-                                          ? (last_chunk ? vq_pass_kernel<T, RANGE, true, true>
-                                                        : vq_pass_kernel<T, RANGE, true, false>)
-                                          : (last_chunk ? vq_pass_kernel<T, RANGE, false, true>
-                                                        : vq_pass_kernel<T, RANGE, false, false>);
+    void (*k)(const vp_u64 *, const int64_t *, const rs_gpu_vpoc_sess *, int64_t *, unsigned int *,
+              unsigned int, int, double, rs_gpu_vpoc_result *) =
+        first_chunk ? (last_chunk ? vq_pass_kernel<T, RANGE, true, true>
+                                  : vq_pass_kernel<T, RANGE, true, false>)
+                    : (last_chunk ? vq_pass_kernel<T, RANGE, false, true>
+                                  : vq_pass_kernel<T, RANGE, false, false>);
     RS_LAUNCH_EARLY(k, l->blocks, T, l->smem, l->stream, l->words, l->first, l->sess, l->acc,
-                    l->max_levels, l->value_area, l->out);
+                    l->turns, l->turn, l->max_levels, l->value_area, l->out);
 }
 
 /* ---- dense passes: a launch's volume matrix, then its sum over the rows ----
@@ -790,16 +846,20 @@ int rs_gpu_vpoc_finalize(const int64_t *hist, size_t n_levels, int64_t base,
 
 int rs_gpu_vpoc_pass(const uint64_t *words, const int64_t *first,
                      const struct rs_gpu_vpoc_sess *sess, size_t n_sessions, int max_levels,
-                     int profile, int64_t *acc, int first_chunk, int last_chunk, double value_area,
-                     struct rs_gpu_vpoc_result *out, void *stream) {
+                     int profile, int64_t *acc, uint32_t *turns, uint32_t turn, int first_chunk,
+                     int last_chunk, double value_area, struct rs_gpu_vpoc_result *out,
+                     void *stream) {
     if (n_sessions == 0)
         return 0;
-    if (max_levels < 1 || max_levels > RS_GPU_VPOC_LDS_LEVELS)
+    if (max_levels < 1 || max_levels > RS_GPU_VPOC_LDS_LEVELS ||
+        ((!first_chunk || !last_chunk) && (acc == NULL || turns == NULL)))
         return (int)hipErrorInvalidValue;
     struct vq_launch l = {(const vp_u64 *)words,
                           first,
                           sess,
                           acc,
+                          turns,
+                          turn,
                           max_levels,
                           value_area,
                           out,

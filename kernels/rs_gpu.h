@@ -128,21 +128,31 @@ struct rs_gpu_vpoc_sess {
 };
 /* One chunk of every session at once, one block a session with its profile on chip: session
  * k's packed words (backend/vpoc/vpoc_pack.h) are words[first[k], first[k + 1]) (device
- * int64[n + 1]); its profile starts from zero (first_chunk) or from acc + sess[k].acc_off,
- * and goes back there, or, on the last chunk, becomes out[k] (device or mapped host memory;
- * skipped sessions get status RS_GPU_VPOC_SKIPPED). One launch that is both first and last is
- * the whole profile and needs no acc. max_levels: the widest session's levels, at most
- * RS_GPU_VPOC_LDS_LEVELS. profile: as rs_gpu_vpoc_params' (a range profile's bars add to
- * several levels each, which sizes the blocks). Where the device allows it, a launch begins
- * while the kernel before it on the stream ends: it reads words, first and sess at once (that
- * kernel must not write them; copies before it may), reads acc and writes out only once that
- * kernel has ended, and a first chunk writes acc at once: the kernel before it must not use
- * this acc, unless it is this pass's own last launch, which lets the next launch begin only
- * after it has read acc. */
+ * int64[n + 1]); its profile starts from zero (first_chunk) or from acc + sess[k].acc_off, and
+ * goes back there, or, on the last chunk, becomes out[k] (device or mapped host memory;
+ * skipped sessions get status RS_GPU_VPOC_SKIPPED). max_levels: the widest session's levels,
+ * at most RS_GPU_VPOC_LDS_LEVELS. profile: as rs_gpu_vpoc_params' (a range profile's bars add
+ * to several levels each, which sizes the blocks).
+ * A pass of one launch (first and last chunk) is the whole profile and needs neither acc nor
+ * turns. Passes of several launches enqueue their chunks in order on one stream with the same
+ * acc and turns (device uint32[n_sessions], zero before the first launch), numbering the
+ * launches over them in turn: 0 for the first ever, then one more each launch, wrapping at
+ * 2^32. A launch hands each session's profile to the next through acc once turns[k] is its
+ * number, and a launch that waits some seconds for a number that never comes (one left out
+ * of the numbering: after a failed launch, zero turns and start again from 0) fails. Passes
+ * may be queued back to back: each writes acc after the one before it, but its out[k] as soon
+ * as session k is done, so queued passes of several launches need each its own out.
+ * Where the device allows it, a launch begins while the kernel before it on the stream ends:
+ * it reads words, first and sess at once (that kernel must not write them; copies before it
+ * may), and the kernel after it may do the same. A pass of one launch writes out only once the
+ * kernel before it has ended. Only passes over them may use acc, turns and out while a pass is
+ * queued. Returns 0 or the launch's error (hipErrorInvalidValue for max_levels out of range, or
+ * a pass of several launches without acc or turns). */
 int rs_gpu_vpoc_pass(const uint64_t *words, const int64_t *first,
                      const struct rs_gpu_vpoc_sess *sess, size_t n_sessions, int max_levels,
-                     int profile, int64_t *acc, int first_chunk, int last_chunk, double value_area,
-                     struct rs_gpu_vpoc_result *out, void *stream);
+                     int profile, int64_t *acc, uint32_t *turns, uint32_t turn, int first_chunk,
+                     int last_chunk, double value_area, struct rs_gpu_vpoc_result *out,
+                     void *stream);
 /* One launch of a dense pass over the layout rs_gpu_vpoc_pass reads: the n_words words
  * spread into dense (device int64[n_words * max_levels], every element written: row i holds
  * word i's share at its levels above the session's base), then session k's rows

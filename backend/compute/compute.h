@@ -87,6 +87,10 @@ struct compute_vpoc_launch {
     void *acc;      /* device: int64_t profiles, session k's at sessions[k].acc_off; carries
                        the sums from one chunk's launch to the next (unused when one launch is
                        both the first and the last) */
+    void *turns;    /* device: uint32_t[n_sessions], zero before turn 0: which launch holds
+                       each session's profile in acc (packed kernel, passes of several launches;
+                       the backend may leave it unused) */
+    uint32_t turn;  /* this launch's number among the launches over turns: 0, 1, ... */
     bool first_chunk, last_chunk; /* the first launch starts the profiles from zero; the last
                                      one finishes them: POC and value area into out */
     struct vpoc_params params;    /* tick and value area (the profile kind is in the words) */

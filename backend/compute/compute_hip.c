@@ -517,10 +517,11 @@ static int compute_hip_vpoc_pass(struct compute *c, const struct compute_vpoc_la
     int rc = compute_hip_vpoc_slot(c, a, &slot);
     if (rc != 0)
         return rc;
-    rc = compute_hip_fail(
-        c, rs_gpu_vpoc_pass(a->words, a->first, a->sessions, a->n_sessions, a->max_levels,
-                            a->params.profile == VPOC_RANGE, a->acc, a->first_chunk, a->last_chunk,
-                            a->params.value_area, slot, compute_hip_priv(c)->stream));
+    rc = compute_hip_fail(c, rs_gpu_vpoc_pass(a->words, a->first, a->sessions, a->n_sessions,
+                                              a->max_levels, a->params.profile == VPOC_RANGE,
+                                              a->acc, a->turns, a->turn, a->first_chunk,
+                                              a->last_chunk, a->params.value_area, slot,
+                                              compute_hip_priv(c)->stream));
     return compute_hip_vpoc_done(c, a, rc, slot);
 }
 

@@ -23,6 +23,9 @@ struct compute_vpoc_set {
     uint64_t scratch_asked;         /* ... and the bytes it asked for */
     struct vpoc_pack_session *sess; /* host copy of the session table */
     void *d_sess, *d_acc;
+    void *d_turns; /* packed passes of several launches: uint32_t[n] (vpoc_pass's turns), zero
+                      before turn 0; else NULL */
+    uint32_t turn; /* the next launch's number over d_turns */
     int max_levels;
     struct vpoc_result *out; /* host: the last pass's results, set order */
     size_t *unpacked;        /* set indexes of the sessions profiled one by one */
@@ -126,6 +129,12 @@ static int vpoc_set_fill(struct compute *c, struct compute_vpoc_set *s, char *er
         size_t sb = s->n * sizeof(*s->sess);
         rc = compute_alloc(c, sb, &s->d_sess, err, errlen);
         rc = rc ? rc : compute_alloc(c, levels * sizeof(int64_t), &s->d_acc, err, errlen);
+        bool turns = s->n_slabs > 1 && s->kernel == COMPUTE_VPOC_PACKED;
+        if (rc == 0 && turns)
+            rc = compute_alloc(c, s->n * sizeof(uint32_t), &s->d_turns, err, errlen);
+        if (rc == 0 && turns && (rc = c->ops->memset0(c, s->d_turns, s->n * sizeof(uint32_t))) != 0)
+            errbuf_set(err, errlen, rc, "VPOC setup failed on %s: %s", c->ops->name,
+                       c->ops->strerror(rc));
         if (rc == 0 && (rc = c->ops->copy_h2d(c, s->d_sess, s->sess, sb)) != 0)
             errbuf_set(err, errlen, rc, "VPOC upload failed on %s: %s", c->ops->name,
                        c->ops->strerror(rc));
@@ -185,6 +194,7 @@ void compute_vpoc_set_destroy(struct compute *c, struct compute_vpoc_set *s) {
         compute_free(c, s->slabs[j]);
     compute_free(c, s->d_sess);
     compute_free(c, s->d_acc);
+    compute_free(c, s->d_turns);
     free(s->slabs);
     free(s->slab_words);
     free(s->sess);
@@ -255,6 +265,8 @@ int compute_vpoc_set_enqueue(struct compute *c, struct compute_vpoc_set *s,
             .n_sessions = s->n,
             .max_levels = s->max_levels,
             .acc = s->d_acc,
+            .turns = s->d_turns,
+            .turn = s->turn,
             .first_chunk = j == 0,
             .last_chunk = j + 1 == s->n_slabs,
             .params = s->params,
@@ -268,11 +280,20 @@ int compute_vpoc_set_enqueue(struct compute *c, struct compute_vpoc_set *s,
          * queued: the stream runs in order, so the block's next user comes after this launch. */
         if (dense)
             compute_free(c, a.dense);
+        bool launched = rc == 0;
+        s->turn += launched;
         if (rc == 0 && ev)
             rc = ops->event_record(c, &ev[j + 1]);
-        if (rc != 0)
-            return errbuf_set(err, errlen, rc, "VPOC launch %zu of %zu failed on %s: %s", j + 1,
-                              s->n_slabs, ops->name, ops->strerror(rc));
+        if (rc == 0)
+            continue;
+        /* A packed pass left with launches queued and others not: the turns go back to zero
+         * behind the queued ones, and the numbering with them, so the next pass starts over
+         * rather than wait for the launches that are missing. */
+        if (s->d_turns && (launched ? j + 1 < s->n_slabs : j > 0) &&
+            ops->memset0(c, s->d_turns, s->n * sizeof(uint32_t)) == 0)
+            s->turn = 0;
+        return errbuf_set(err, errlen, rc, "VPOC launch %zu of %zu failed on %s: %s", j + 1,
+                          s->n_slabs, ops->name, ops->strerror(rc));
     }
     if (rc != 0)
         return errbuf_set(err, errlen, rc, "VPOC event failed on %s: %s", ops->name,

@@ -158,7 +158,7 @@ static int bg_vpoc_batch(const struct vpoc_bar *bars, const struct bg_packed *pk
     int e = rs_gpu_host_alloc((void **)&res, BG_SESSIONS * sizeof(*res));
 #define BG_LAUNCH()                                                                                \
     rs_gpu_vpoc_pass(pk->d_words, pk->d_first, pk->d_sess, BG_SESSIONS, pk->max_levels,            \
-                     kind == VPOC_RANGE, NULL, 1, 1, 0.70, res, stream)
+                     kind == VPOC_RANGE, NULL, NULL, 0, 1, 1, 0.70, res, stream)
     e = e ? e : rs_gpu_event_create(&e0);
     e = e ? e : rs_gpu_event_create(&e1);
     e = e ? e : BG_LAUNCH();
