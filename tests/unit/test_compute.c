@@ -212,3 +212,96 @@ Test(compute, mlp_read_out_is_the_forward_pass) {
     free(p);
     free(scratch);
 }
+
+/* What a packed pass's launches were handed, as a wrapped backend saw them. */
+#define TC_LOG 16
+static struct {
+    size_t n;
+    struct compute_vpoc_launch a[TC_LOG];
+    size_t fail_at; /* the launch (1, 2, ...) that fails; 0: none */
+    void *zeroed;   /* the last buffer memset0 was given */
+    size_t zeroes;  /* memset0 calls on a->turns */
+    const struct compute_ops *real;
+} tc_seen;
+
+static int tc_log_pass(struct compute *c, const struct compute_vpoc_launch *a) {
+    cr_assert_lt(tc_seen.n, TC_LOG);
+    tc_seen.a[tc_seen.n++] = *a;
+    if (tc_seen.n == tc_seen.fail_at)
+        return -EIO;
+    return tc_seen.real->vpoc_pass(c, a);
+}
+
+static int tc_log_memset0(struct compute *c, void *dst, size_t bytes) {
+    tc_seen.zeroed = dst;
+    tc_seen.zeroes += tc_seen.n > 0 && dst == tc_seen.a[0].turns;
+    return tc_seen.real->memset0(c, dst, bytes);
+}
+
+/* A packed pass of several launches numbers them across passes (the device's blocks hand a
+ * session's profile on by those numbers), from zero turns; a pass whose launch fails halfway
+ * zeroes the turns behind the launches queued, and the next pass counts from 0 again, so it
+ * waits for none that never ran. A pass of one launch has no turns. */
+Test(compute, vpoc_set_numbers_its_launches) {
+    struct compute *c = tc_open();
+    struct compute_ops ops = *c->ops;
+    memset(&tc_seen, 0, sizeof(tc_seen));
+    tc_seen.real = c->ops;
+    ops.vpoc_pass = tc_log_pass;
+    ops.memset0 = tc_log_memset0;
+    c->ops = &ops;
+    struct vpoc_bar *bars = malloc(TC_BARS * sizeof(*bars));
+    cr_assert_not_null(bars);
+    tc_bars(bars, TC_BARS);
+    struct data_session one = {.first = 0, .n = TC_BARS};
+    struct data_sessions ss = {.s = &one, .n = 1};
+    struct vpoc_params p = {VPOC_CLOSE, 0.25, 0.70};
+    struct vpoc_result r, want;
+    cr_assert_eq(vpoc_session(bars, TC_BARS, &p, &want), 0);
+    struct compute_vpoc_set *s = NULL;
+    char err[512] = "";
+    cr_assert_eq(compute_vpoc_set_create(c, bars, &ss, 0, 1, &p, TC_CHUNK, COMPUTE_VPOC_PACKED, &s,
+                                         err, sizeof(err)),
+                 0, "%s", err);
+    cr_assert_eq(compute_vpoc_set_launches(s), 3); /* 500 + 500 + 200 bars */
+    void *turns = tc_seen.zeroed;                  /* zeroed when made */
+    cr_assert_not_null(turns);
+    for (int pass = 0; pass < 2; pass++)
+        cr_assert_eq(compute_vpoc_set_run(c, s, &r, NULL, NULL, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(tc_seen.n, 6);
+    for (size_t i = 0; i < 6; i++) {
+        cr_assert_eq(tc_seen.a[i].turns, turns);
+        cr_assert_eq(tc_seen.a[i].turn, (uint32_t)i, "launch %zu numbered %u", i,
+                     (unsigned)tc_seen.a[i].turn);
+        cr_assert_eq(tc_seen.a[i].first_chunk, i % 3 == 0);
+        cr_assert_eq(tc_seen.a[i].last_chunk, i % 3 == 2);
+    }
+    cr_assert_eq(tc_seen.zeroes, 0);
+    /* the second launch of the third pass fails: the first one was queued */
+    tc_seen.fail_at = 8;
+    cr_assert_eq(compute_vpoc_set_run(c, s, &r, NULL, NULL, err, sizeof(err)), -EIO);
+    cr_assert(strstr(err, "VPOC launch 2 of 3") && strstr(err, strerror(EIO)), "%s", err);
+    cr_assert_eq(tc_seen.zeroes, 1);
+    cr_assert_eq(tc_seen.zeroed, turns);
+    tc_seen.fail_at = 0;
+    size_t at = tc_seen.n;
+    cr_assert_eq(compute_vpoc_set_run(c, s, &r, NULL, NULL, err, sizeof(err)), 0, "%s", err);
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(tc_seen.a[at + i].turn, (uint32_t)i);
+    cr_assert_eq(r.poc_level, want.poc_level);
+    cr_assert_eq(r.total_fix, want.total_fix);
+    compute_vpoc_set_destroy(c, s);
+    /* whole sessions: one launch a pass, no turns */
+    tc_seen.n = 0;
+    cr_assert_eq(compute_vpoc_set_create(c, bars, &ss, 0, 1, &p, 0, COMPUTE_VPOC_PACKED, &s, err,
+                                         sizeof(err)),
+                 0, "%s", err);
+    cr_assert_eq(compute_vpoc_set_run(c, s, &r, NULL, NULL, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(tc_seen.n, 1);
+    cr_assert_null(tc_seen.a[0].turns);
+    cr_assert(tc_seen.a[0].first_chunk && tc_seen.a[0].last_chunk);
+    compute_vpoc_set_destroy(c, s);
+    c->ops = tc_seen.real;
+    compute_close(c);
+    free(bars);
+}
