@@ -139,7 +139,8 @@ struct rs_gpu_vpoc_sess {
  * launches over them in turn: 0 for the first ever, then one more each launch, wrapping at
  * 2^32. A launch hands each session's profile to the next through acc once turns[k] is its
  * number, and a launch that waits some seconds for a number that never comes (one left out
- * of the numbering: after a failed launch, zero turns and start again from 0) fails. Passes
+ * of the numbering: a launch that failed takes none) fails. A pass cut short by a failed
+ * launch needs no repair: the next launch's number follows the last one queued. Passes
  * may be queued back to back: each writes acc after the one before it, but its out[k] as soon
  * as session k is done, so queued passes of several launches need each its own out.
  * Where the device allows it, a launch begins while the kernel before it on the stream ends:

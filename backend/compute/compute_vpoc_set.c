@@ -280,20 +280,14 @@ int compute_vpoc_set_enqueue(struct compute *c, struct compute_vpoc_set *s,
          * queued: the stream runs in order, so the block's next user comes after this launch. */
         if (dense)
             compute_free(c, a.dense);
-        bool launched = rc == 0;
-        s->turn += launched;
+        /* A number for every launch queued, none for one that failed: a pass cut short leaves
+         * the turns where the next launch's number finds them. */
+        s->turn += rc == 0;
         if (rc == 0 && ev)
             rc = ops->event_record(c, &ev[j + 1]);
-        if (rc == 0)
-            continue;
-        /* A packed pass left with launches queued and others not: the turns go back to zero
-         * behind the queued ones, and the numbering with them, so the next pass starts over
-         * rather than wait for the launches that are missing. */
-        if (s->d_turns && (launched ? j + 1 < s->n_slabs : j > 0) &&
-            ops->memset0(c, s->d_turns, s->n * sizeof(uint32_t)) == 0)
-            s->turn = 0;
-        return errbuf_set(err, errlen, rc, "VPOC launch %zu of %zu failed on %s: %s", j + 1,
-                          s->n_slabs, ops->name, ops->strerror(rc));
+        if (rc != 0)
+            return errbuf_set(err, errlen, rc, "VPOC launch %zu of %zu failed on %s: %s", j + 1,
+                              s->n_slabs, ops->name, ops->strerror(rc));
     }
     if (rc != 0)
         return errbuf_set(err, errlen, rc, "VPOC event failed on %s: %s", ops->name,
