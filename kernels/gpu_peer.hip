@@ -17,29 +17,6 @@
                                   cached before its peers had written it */
 #define PEER_ABORT_EVERY 255u /* spins between looks at the abort word (host memory) */
 
-/* The flag protocol: a release store after the block's staging writes, an acquire load before
- * the block reads the peers' (PTX's own on NVIDIA; fences around volatile accesses elsewhere). */
-__device__ static inline void peer_flag_set(uint32_t *f, uint32_t v) {
-#if defined(RS_GPU_NVIDIA)
-    asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(f), "r"(v) : "memory");
-#else
-    __threadfence_system();
-    *(volatile uint32_t *)f = v;
-#endif
-}
-
-__device__ static inline uint32_t peer_flag_get(const uint32_t *f) {
-#if defined(RS_GPU_NVIDIA)
-    uint32_t v;
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
-    return v;
-#else
-    uint32_t v = *(const volatile uint32_t *)f;
-    __threadfence_system();
-    return v;
-#endif
-}
-
 template <typename T>
 __global__ void __launch_bounds__(PEER_THREADS)
     peer_reduce_kernel(struct rs_gpu_peer_reduce a, size_t per_block) {
@@ -56,9 +33,9 @@ __global__ void __launch_bounds__(PEER_THREADS)
         stop = 0;
     __syncthreads();
     if (t < n) { /* thread t tells rank t, then waits for rank t */
-        peer_flag_set(a.flags[t] + b * RS_GPU_PEER_MAX_RANKS + a.rank, a.seq);
+        rs_flag_set_sys(a.flags[t] + b * RS_GPU_PEER_MAX_RANKS + a.rank, a.seq);
         const uint32_t *from = a.flags[a.rank] + b * RS_GPU_PEER_MAX_RANKS + t;
-        for (uint32_t spins = 1; (int32_t)(peer_flag_get(from) - a.seq) < 0; spins++)
+        for (uint32_t spins = 1; (int32_t)(rs_flag_get_sys(from) - a.seq) < 0; spins++)
             if ((spins & PEER_ABORT_EVERY) == 0 && *a.abort != 0) {
                 stop = 1;
                 break;

@@ -161,6 +161,39 @@ typedef cudaDeviceProp hipDeviceProp_t;
 #define RS_TRAP()          __builtin_trap()
 #endif
 
+/* A 32-bit flag one block waits on and another sets, as an acquire load and a release store:
+ * what the setter wrote before rs_flag_set_*() is seen by a block after its rs_flag_get_*()
+ * returns the value set. The scope is how far the ordering reaches: _gpu the blocks of this
+ * device, _sys other devices and the host too (flags in peer or host memory). Only the calling
+ * thread is ordered: a block that shares what it saw puts a __syncthreads() after the get, and
+ * one that hands on what all its threads wrote puts one before the set. PTX's own acquire and
+ * release on NVIDIA; a fence of the scope around a volatile access elsewhere. */
+#if defined(RS_GPU_NVIDIA)
+#define RS_FLAG_OPS(scope, fence)                                                                  \
+    __device__ static inline uint32_t rs_flag_get_##scope(const uint32_t *f) {                     \
+        uint32_t v;                                                                                \
+        asm volatile("ld.acquire." #scope ".global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");  \
+        return v;                                                                                  \
+    }                                                                                              \
+    __device__ static inline void rs_flag_set_##scope(uint32_t *f, uint32_t v) {                   \
+        asm volatile("st.release." #scope ".global.u32 [%0], %1;" ::"l"(f), "r"(v) : "memory");    \
+    }
+#else
+#define RS_FLAG_OPS(scope, fence)                                                                  \
+    __device__ static inline uint32_t rs_flag_get_##scope(const uint32_t *f) {                     \
+        uint32_t v = *(const volatile uint32_t *)f;                                                \
+        fence();                                                                                   \
+        return v;                                                                                  \
+    }                                                                                              \
+    __device__ static inline void rs_flag_set_##scope(uint32_t *f, uint32_t v) {                   \
+        fence();                                                                                   \
+        *(volatile uint32_t *)f = v;                                                               \
+    }
+#endif
+RS_FLAG_OPS(gpu, __threadfence)
+RS_FLAG_OPS(sys, __threadfence_system)
+#undef RS_FLAG_OPS
+
 /* Nanoseconds from a clock that runs at a constant rate on the device (for time limits). */
 __device__ static inline uint64_t rs_dev_time_ns(void) {
 #if defined(RS_GPU_NVIDIA)

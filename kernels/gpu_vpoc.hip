@@ -24,8 +24,8 @@
  * finish and the rest in the session's first loads: a whole session's words now come in 16
  * bytes a load, three batches in flight, and on NVIDIA the finish of a one-warp block takes
  * the hardware's warp reductions (12.9 to 12.4 us). Launched early beside the pass before
- * (vq_pass_kernel), a pass there takes 7.3 us back to back, and the loop's path (three launches
- * of 500 bars, handing profiles on through acc) 13.5 us. */
+ * (vq_pass_kernel), a pass there takes 7.2 us back to back, and the loop's path (three launches
+ * of 500 bars, handing profiles on through acc) 13.1 us (medians of 5 runs). */
 #define VQ_THREADS_WIDE 64
 #if defined(RS_GPU_NVIDIA)
 #define VQ_THREADS_NARROW 32
@@ -598,27 +598,42 @@ __device__ static inline void vq_load_pairs(const ulonglong2 *wv, int i0, int np
  * not. */
 #define VQ_TURN_LIMIT_NS 10000000000ull
 
-/* Wait for turn `want` at *turn, then see what its giver wrote (the whole block; ends
- * synchronised). */
+/* Wait for turn `want` at *turn, then see what its giver wrote (the whole block: thread 0's
+ * acquire, then the barrier; ends synchronised). */
 __device__ static inline void vq_turn_take(const unsigned int *turn, unsigned int want) {
-    if (threadIdx.x == 0 && *(const volatile unsigned int *)turn != want) {
+    if (threadIdx.x == 0 && rs_flag_get_gpu(turn) != want) {
         uint64_t t0 = rs_dev_time_ns();
-        while (*(const volatile unsigned int *)turn != want) {
+        while (rs_flag_get_gpu(turn) != want) {
             RS_SLEEP_BRIEFLY();
             if (rs_dev_time_ns() - t0 > VQ_TURN_LIMIT_NS)
                 RS_TRAP();
         }
     }
-    __threadfence(); /* acquire: the giver's stores before its fence are seen from here on */
     __syncthreads();
 }
 
-/* Hand the turn at *turn on as `next`, once the whole block's stores are done. */
+/* Hand the turn at *turn on as `next`, once the whole block's stores are done (the barrier,
+ * then thread 0's release). */
 __device__ static inline void vq_turn_give(unsigned int *turn, unsigned int next) {
     __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence(); /* release: the block's stores before the turn */
-        *(volatile unsigned int *)turn = next;
+    if (threadIdx.x == 0)
+        rs_flag_set_gpu(turn, next);
+}
+
+/* prof[0, n) += a[0, n) by the whole block of T threads, VQ_MERGE loads a thread in flight at
+ * once (a is device memory the compiler cannot tell from prof, so a plain loop would wait for
+ * each load in turn). */
+#define VQ_MERGE 8
+template <int T> __device__ static inline void vq_merge(int64_t *prof, const int64_t *a, int n) {
+    for (int l0 = (int)threadIdx.x; l0 < n; l0 += VQ_MERGE * T) {
+        int64_t v[VQ_MERGE];
+#pragma unroll
+        for (int j = 0; j < VQ_MERGE; j++)
+            v[j] = l0 + j * T < n ? a[l0 + j * T] : 0;
+#pragma unroll
+        for (int j = 0; j < VQ_MERGE; j++)
+            if (l0 + j * T < n)
+                prof[l0 + j * T] += v[j];
     }
 }
 
@@ -706,8 +721,7 @@ __global__ void __launch_bounds__(T, VQ_MINB(T))
     if (!one) /* the chunk before this one has written acc; or the pass before is done with it */
         vq_turn_take(turn, turn_no);
     if (!FIRST) {
-        for (int l = threadIdx.x; l < s.levels; l += T)
-            prof[l] += a[l];
+        vq_merge<T>(prof, a, s.levels);
         __syncthreads();
     }
     if (!LAST) {
