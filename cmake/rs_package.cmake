@@ -22,12 +22,16 @@ set(CPACK_DEBIAN_PACKAGE_MAINTAINER "ringside developers" CACHE STRING
     "The Maintainer field of the Debian package")
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-# Depends: the packages of the libraries the binary links, found by dpkg-shlibdeps (NVML and
-# NCCL/RCCL are loaded with dlopen when present: no dependency).
+# Depends: the packages of the libraries the binary links, found by dpkg-shlibdeps (NVML,
+# NCCL/RCCL and rocm-smi-lib are loaded with dlopen when present: no dependency).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # python3: the bridge (import ringside) and the tests of a trained model; tzdata: --tz's zone
-# files; PyTorch: what the bridge's jobs run.
+# files; rocm-smi-lib: the AMD GPUs' telemetry, where the build has it; PyTorch: what the
+# bridge's jobs run.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3, tzdata")
+if(RINGSIDE_ROCM_SMI_ENABLED)
+    string(APPEND CPACK_DEBIAN_PACKAGE_RECOMMENDS ", librocm-smi64-1")
+endif()
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-torch")
 set(CPACK_STRIP_FILES ON)
 

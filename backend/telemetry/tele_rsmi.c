@@ -1,9 +1,13 @@
-/* The rocm-smi-lib telemetry provider: finds the AMD GPUs through librocm_smi64, reads each one
+/* The rocm-smi-lib telemetry provider: loads librocm_smi64 at run time (so one binary runs
+ * where rocm-smi-lib is not installed, and a machine without an AMD GPU does not keep the
+ * library and the C++ runtime it needs in memory), finds the AMD GPUs through it, reads each one
  * every interval without waking a runtime-suspended device, lists the compute processes, and
  * turns KFD SMI events (VM faults, resets, throttling) into events on a thread of its own. */
 #include "backend/core/worker.h"
 #include "backend/telemetry/tele_rsmi_internal.h"
 
+#include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -11,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +24,128 @@
 
 /* The library's frequency tables fit ours (their size grew from 32 to 33 with ROCm 6). */
 _Static_assert(RSMI_MAX_NUM_FREQUENCIES <= TELE_RSMI_MAX_FREQS, "rsmi_frequencies_t");
+
+/* Where the library is looked for: its soname on the loader's path, then the file this build
+ * was configured with (/opt/rocm/lib, say, where that is not on the path). */
+#define TELE_RSMI_SONAME "librocm_smi64.so.1"
+#ifndef RS_ROCM_SMI_PATH
+#define RS_ROCM_SMI_PATH TELE_RSMI_SONAME
+#endif
+
+/* Every entry point the provider calls, each one required: a library without one of them is
+ * reported as too old rather than half used. */
+#define TELE_RSMI_CALLS(X)                                                                         \
+    X(rsmi_init)                                                                                   \
+    X(rsmi_shut_down)                                                                              \
+    X(rsmi_status_string)                                                                          \
+    X(rsmi_num_monitor_devices)                                                                    \
+    X(rsmi_dev_pci_id_get)                                                                         \
+    X(rsmi_dev_name_get)                                                                           \
+    X(rsmi_dev_ecc_enabled_get)                                                                    \
+    X(rsmi_dev_ecc_count_get)                                                                      \
+    X(rsmi_dev_memory_total_get)                                                                   \
+    X(rsmi_dev_memory_usage_get)                                                                   \
+    X(rsmi_dev_busy_percent_get)                                                                   \
+    X(rsmi_dev_memory_busy_percent_get)                                                            \
+    X(rsmi_dev_temp_metric_get)                                                                    \
+    X(rsmi_dev_power_ave_get)                                                                      \
+    X(rsmi_dev_power_cap_get)                                                                      \
+    X(rsmi_dev_fan_rpms_get)                                                                       \
+    X(rsmi_dev_fan_speed_get)                                                                      \
+    X(rsmi_dev_fan_speed_max_get)                                                                  \
+    X(rsmi_dev_gpu_clk_freq_get)                                                                   \
+    X(rsmi_dev_pci_bandwidth_get)                                                                  \
+    X(rsmi_compute_process_gpus_get)                                                               \
+    X(rsmi_compute_process_info_by_pid_get)                                                        \
+    X(rsmi_compute_process_info_get)                                                               \
+    X(rsmi_event_notification_init)                                                                \
+    X(rsmi_event_notification_mask_set)                                                            \
+    X(rsmi_event_notification_get)                                                                 \
+    X(rsmi_event_notification_stop)
+
+/* The entry points, typed as the header declares them. */
+struct tele_rsmi_fns {
+#define TELE_RSMI_MEMBER(f) __typeof__(&f) f;
+    TELE_RSMI_CALLS(TELE_RSMI_MEMBER)
+#undef TELE_RSMI_MEMBER
+};
+
+/* The library is process-wide: loaded by the first open that finds a GPU for it and kept (its
+ * C++ symbols make the loader keep it mapped whatever dlclose is asked), under the lock.
+ * rsmi_fn is written once, before tele_rsmi_loaded is set, and read only by providers whose open
+ * loaded it or saw it loaded. */
+static pthread_mutex_t tele_rsmi_lib_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool tele_rsmi_loaded;
+static struct tele_rsmi_fns rsmi_fn;
+
+_Static_assert(sizeof(int (*)(void)) == sizeof(void *), "function pointers fit void *");
+
+static int tele_rsmi_lib_resolve(void *lib, struct tele_rsmi_fns *fn, const char *path,
+                                 char *reason, size_t len) {
+    void *p;
+#define TELE_RSMI_RESOLVE(f)                                                                       \
+    if (!(p = dlsym(lib, #f))) {                                                                   \
+        snprintf(reason, len, "%s lacks %s (rocm-smi-lib too old?)", path, #f);                    \
+        return -ENOSYS;                                                                            \
+    }                                                                                              \
+    memcpy(&fn->f, &p, sizeof(p));
+    TELE_RSMI_CALLS(TELE_RSMI_RESOLVE)
+#undef TELE_RSMI_RESOLVE
+    return 0;
+}
+
+/* Load the library and resolve its entry points, unless an earlier open did. */
+static int tele_rsmi_lib_load(char *reason, size_t len) {
+    static const char *const paths[] = {TELE_RSMI_SONAME, RS_ROCM_SMI_PATH};
+    int rc = 0;
+    pthread_mutex_lock(&tele_rsmi_lib_lock);
+    if (!tele_rsmi_loaded) {
+        const char *path = paths[0];
+        void *lib = NULL;
+        for (size_t i = 0; !lib && i < sizeof(paths) / sizeof(paths[0]); i++)
+            if ((lib = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL)) != NULL)
+                path = paths[i];
+        if (!lib) {
+            snprintf(reason, len, "%s not found (install rocm-smi-lib: librocm-smi64-1)",
+                     TELE_RSMI_SONAME);
+            rc = -ENOENT;
+        } else if ((rc = tele_rsmi_lib_resolve(lib, &rsmi_fn, path, reason, len)) != 0) {
+            dlclose(lib);
+        } else {
+            tele_rsmi_loaded = true;
+        }
+    }
+    pthread_mutex_unlock(&tele_rsmi_lib_lock);
+    return rc;
+}
+
+/* Whether the machine may have a GPU for rocm-smi: the KFD's topology, or a drm card bound to
+ * amdgpu, under the sysfs root. Without either the library is not loaded (it would stay in
+ * memory for nothing, with the C++ runtime it needs). */
+static bool tele_rsmi_may_have_gpu(const char *sys) {
+    char path[TELE_PATH_MAX], text[1024], val[64];
+    struct stat st;
+    if (tele_path(path, sizeof(path), sys, "class/kfd/kfd/topology/nodes") == 0 &&
+        stat(path, &st) == 0)
+        return true;
+    if (tele_path(path, sizeof(path), sys, "class/drm") != 0)
+        return false;
+    DIR *d = opendir(path);
+    if (!d)
+        return false;
+    bool amd = false;
+    for (struct dirent *e; !amd && (e = readdir(d)) != NULL;) {
+        char rel[sizeof(e->d_name) + 32];
+        if (strncmp(e->d_name, "card", 4) != 0)
+            continue;
+        snprintf(rel, sizeof(rel), "class/drm/%s/device/uevent", e->d_name);
+        amd = tele_path(path, sizeof(path), sys, rel) == 0 &&
+              tele_read_text(path, text, sizeof(text)) >= 0 &&
+              tele_uevent_get(text, "DRIVER", val, sizeof(val)) && strcmp(val, "amdgpu") == 0;
+    }
+    closedir(d);
+    return amd;
+}
 
 struct tele_rsmi_dev {
     uint32_t dv; /* the library's device index */
@@ -40,7 +167,7 @@ struct tele_rsmi {
 
 static const char *tele_rsmi_status(rsmi_status_t st) {
     const char *text = NULL;
-    if (rsmi_status_string(st, &text) != RSMI_STATUS_SUCCESS || !text)
+    if (rsmi_fn.rsmi_status_string(st, &text) != RSMI_STATUS_SUCCESS || !text)
         return "unknown error";
     return text;
 }
@@ -82,8 +209,8 @@ static void tele_rsmi_read_mem(uint32_t dv, struct tele_rsmi_raw *r) {
         RSMI_MEM_TYPE_VRAM, RSMI_MEM_TYPE_VIS_VRAM, RSMI_MEM_TYPE_GTT};
     for (int i = 0; i < TELE_RSMI_MEM_N; i++) {
         struct tele_rsmi_u64 *t = &r->mem_total_bytes[i], *u = &r->mem_used_bytes[i];
-        t->ok = rsmi_dev_memory_total_get(dv, type[i], &t->v) == RSMI_STATUS_SUCCESS;
-        u->ok = rsmi_dev_memory_usage_get(dv, type[i], &u->v) == RSMI_STATUS_SUCCESS;
+        t->ok = rsmi_fn.rsmi_dev_memory_total_get(dv, type[i], &t->v) == RSMI_STATUS_SUCCESS;
+        u->ok = rsmi_fn.rsmi_dev_memory_usage_get(dv, type[i], &u->v) == RSMI_STATUS_SUCCESS;
     }
 }
 
@@ -91,18 +218,20 @@ static void tele_rsmi_read_gauges(uint32_t dv, struct tele_rsmi_raw *r) {
     static const rsmi_temperature_type_t sensor[TELE_RSMI_TEMP_N] = {
         RSMI_TEMP_TYPE_EDGE, RSMI_TEMP_TYPE_JUNCTION, RSMI_TEMP_TYPE_MEMORY};
     uint32_t pct = 0;
-    r->busy_pct.ok = rsmi_dev_busy_percent_get(dv, &pct) == RSMI_STATUS_SUCCESS;
+    r->busy_pct.ok = rsmi_fn.rsmi_dev_busy_percent_get(dv, &pct) == RSMI_STATUS_SUCCESS;
     r->busy_pct.v = pct;
-    r->mem_busy_pct.ok = rsmi_dev_memory_busy_percent_get(dv, &pct) == RSMI_STATUS_SUCCESS;
+    r->mem_busy_pct.ok = rsmi_fn.rsmi_dev_memory_busy_percent_get(dv, &pct) == RSMI_STATUS_SUCCESS;
     r->mem_busy_pct.v = pct;
     for (int i = 0; i < TELE_RSMI_TEMP_N; i++)
-        r->temp_mc[i].ok = rsmi_dev_temp_metric_get(dv, sensor[i], RSMI_TEMP_CURRENT,
-                                                    &r->temp_mc[i].v) == RSMI_STATUS_SUCCESS;
-    r->power_uw.ok = rsmi_dev_power_ave_get(dv, 0, &r->power_uw.v) == RSMI_STATUS_SUCCESS;
-    r->power_cap_uw.ok = rsmi_dev_power_cap_get(dv, 0, &r->power_cap_uw.v) == RSMI_STATUS_SUCCESS;
-    r->fan_rpm.ok = rsmi_dev_fan_rpms_get(dv, 0, &r->fan_rpm.v) == RSMI_STATUS_SUCCESS;
-    r->fan_speed.ok = rsmi_dev_fan_speed_get(dv, 0, &r->fan_speed.v) == RSMI_STATUS_SUCCESS;
-    r->fan_max.ok = rsmi_dev_fan_speed_max_get(dv, 0, &r->fan_max.v) == RSMI_STATUS_SUCCESS;
+        r->temp_mc[i].ok =
+            rsmi_fn.rsmi_dev_temp_metric_get(dv, sensor[i], RSMI_TEMP_CURRENT, &r->temp_mc[i].v) ==
+            RSMI_STATUS_SUCCESS;
+    r->power_uw.ok = rsmi_fn.rsmi_dev_power_ave_get(dv, 0, &r->power_uw.v) == RSMI_STATUS_SUCCESS;
+    r->power_cap_uw.ok =
+        rsmi_fn.rsmi_dev_power_cap_get(dv, 0, &r->power_cap_uw.v) == RSMI_STATUS_SUCCESS;
+    r->fan_rpm.ok = rsmi_fn.rsmi_dev_fan_rpms_get(dv, 0, &r->fan_rpm.v) == RSMI_STATUS_SUCCESS;
+    r->fan_speed.ok = rsmi_fn.rsmi_dev_fan_speed_get(dv, 0, &r->fan_speed.v) == RSMI_STATUS_SUCCESS;
+    r->fan_max.ok = rsmi_fn.rsmi_dev_fan_speed_max_get(dv, 0, &r->fan_max.v) == RSMI_STATUS_SUCCESS;
 }
 
 static void tele_rsmi_copy_freqs(const rsmi_frequencies_t *f, struct tele_rsmi_freqs *out) {
@@ -117,14 +246,14 @@ static void tele_rsmi_copy_freqs(const rsmi_frequencies_t *f, struct tele_rsmi_f
 static void tele_rsmi_read_clocks(uint32_t dv, struct tele_rsmi_raw *r) {
     rsmi_frequencies_t f;
     memset(&f, 0, sizeof(f));
-    if (rsmi_dev_gpu_clk_freq_get(dv, RSMI_CLK_TYPE_SYS, &f) == RSMI_STATUS_SUCCESS)
+    if (rsmi_fn.rsmi_dev_gpu_clk_freq_get(dv, RSMI_CLK_TYPE_SYS, &f) == RSMI_STATUS_SUCCESS)
         tele_rsmi_copy_freqs(&f, &r->sclk_hz);
     memset(&f, 0, sizeof(f));
-    if (rsmi_dev_gpu_clk_freq_get(dv, RSMI_CLK_TYPE_MEM, &f) == RSMI_STATUS_SUCCESS)
+    if (rsmi_fn.rsmi_dev_gpu_clk_freq_get(dv, RSMI_CLK_TYPE_MEM, &f) == RSMI_STATUS_SUCCESS)
         tele_rsmi_copy_freqs(&f, &r->mclk_hz);
     rsmi_pcie_bandwidth_t bw;
     memset(&bw, 0, sizeof(bw));
-    if (rsmi_dev_pci_bandwidth_get(dv, &bw) == RSMI_STATUS_SUCCESS) {
+    if (rsmi_fn.rsmi_dev_pci_bandwidth_get(dv, &bw) == RSMI_STATUS_SUCCESS) {
         tele_rsmi_copy_freqs(&bw.transfer_rate, &r->pcie_tps);
         memcpy(r->pcie_lanes, bw.lanes, sizeof(bw.lanes));
     }
@@ -134,7 +263,8 @@ static void tele_rsmi_read_ecc(const struct tele_rsmi_dev *d, struct tele_rsmi_r
     for (uint64_t block = RSMI_GPU_BLOCK_FIRST; block <= RSMI_GPU_BLOCK_LAST; block <<= 1) {
         rsmi_error_count_t ec;
         if (!(d->ecc_blocks & block) ||
-            rsmi_dev_ecc_count_get(d->dv, (rsmi_gpu_block_t)block, &ec) != RSMI_STATUS_SUCCESS)
+            rsmi_fn.rsmi_dev_ecc_count_get(d->dv, (rsmi_gpu_block_t)block, &ec) !=
+                RSMI_STATUS_SUCCESS)
             continue; /* NOT_SUPPORTED on this block: it adds nothing */
         r->ecc_ce.v += ec.correctable_err;
         r->ecc_ue.v += ec.uncorrectable_err;
@@ -167,14 +297,14 @@ static bool tele_rsmi_read_proc(uint32_t pid, const char *proc_root, struct tele
     memset(p, 0, sizeof(*p));
     p->pid = pid;
     uint32_t n = TELE_MAX_GPUS;
-    rsmi_status_t st = rsmi_compute_process_gpus_get(pid, p->gpus, &n);
+    rsmi_status_t st = rsmi_fn.rsmi_compute_process_gpus_get(pid, p->gpus, &n);
     if (st != RSMI_STATUS_SUCCESS && st != RSMI_STATUS_INSUFFICIENT_SIZE)
         return false;
     p->n_gpus = st == RSMI_STATUS_SUCCESS ? n : TELE_MAX_GPUS + 1; /* more than it could list */
     rsmi_process_info_t info;
     memset(&info, 0, sizeof(info));
     /* newer libraries answer UINT64_MAX for a process in another PID namespace */
-    p->vram_ok = rsmi_compute_process_info_by_pid_get(pid, &info) == RSMI_STATUS_SUCCESS &&
+    p->vram_ok = rsmi_fn.rsmi_compute_process_info_by_pid_get(pid, &info) == RSMI_STATUS_SUCCESS &&
                  info.vram_usage != UINT64_MAX;
     p->vram_bytes = p->vram_ok ? info.vram_usage : 0;
     char rel[32], path[TELE_PATH_MAX + 32];
@@ -188,7 +318,7 @@ static void tele_rsmi_read_procs(struct tele_rsmi_procs *ps, const char *proc_ro
     rsmi_process_info_t list[TELE_RSMI_MAX_PROCS];
     uint32_t n = TELE_RSMI_MAX_PROCS;
     ps->n = 0;
-    rsmi_status_t st = rsmi_compute_process_info_get(list, &n);
+    rsmi_status_t st = rsmi_fn.rsmi_compute_process_info_get(list, &n);
     ps->ok = st == RSMI_STATUS_SUCCESS || st == RSMI_STATUS_INSUFFICIENT_SIZE;
     ps->complete = st == RSMI_STATUS_SUCCESS;
     for (uint32_t i = 0; ps->ok && i < n && i < TELE_RSMI_MAX_PROCS; i++)
@@ -218,7 +348,7 @@ static void *tele_rsmi_events_main(void *arg) {
     rsmi_evt_notification_data_t data[TELE_RSMI_BATCH];
     while (!worker_stopping(&s->w)) {
         uint32_t n = TELE_RSMI_BATCH;
-        rsmi_status_t st = rsmi_event_notification_get(TELE_RSMI_WAIT_MS, &n, data);
+        rsmi_status_t st = rsmi_fn.rsmi_event_notification_get(TELE_RSMI_WAIT_MS, &n, data);
         if (st == RSMI_STATUS_SUCCESS)
             for (uint32_t i = 0; i < n && i < TELE_RSMI_BATCH; i++)
                 tele_rsmi_deliver(s, &data[i]);
@@ -235,11 +365,11 @@ static bool tele_rsmi_events_init(struct tele_rsmi *s) {
     bool any = false;
     for (uint32_t i = 0; i < s->n_devs; i++) {
         struct tele_rsmi_dev *d = &s->devs[i];
-        if (rsmi_event_notification_init(d->dv) != RSMI_STATUS_SUCCESS)
+        if (rsmi_fn.rsmi_event_notification_init(d->dv) != RSMI_STATUS_SUCCESS)
             continue;
-        d->events = rsmi_event_notification_mask_set(d->dv, mask) == RSMI_STATUS_SUCCESS;
+        d->events = rsmi_fn.rsmi_event_notification_mask_set(d->dv, mask) == RSMI_STATUS_SUCCESS;
         if (!d->events)
-            rsmi_event_notification_stop(d->dv);
+            rsmi_fn.rsmi_event_notification_stop(d->dv);
         any |= d->events;
     }
     return any;
@@ -249,7 +379,7 @@ static void tele_rsmi_events_stop(struct tele_rsmi *s) {
     worker_fini(&s->w);
     for (uint32_t i = 0; i < s->n_devs; i++)
         if (s->devs[i].events)
-            rsmi_event_notification_stop(s->devs[i].dv);
+            rsmi_fn.rsmi_event_notification_stop(s->devs[i].dv);
 }
 
 /* ---- open / sample / close ---- */
@@ -258,35 +388,35 @@ static void tele_rsmi_identify(struct tele_rsmi *s, uint32_t dv) {
     struct tele_rsmi_dev *d = &s->devs[s->n_devs];
     memset(d, 0, sizeof(*d));
     d->dv = dv;
-    if (rsmi_dev_pci_id_get(dv, &d->bdfid) != RSMI_STATUS_SUCCESS ||
+    if (rsmi_fn.rsmi_dev_pci_id_get(dv, &d->bdfid) != RSMI_STATUS_SUCCESS ||
         !tele_rsmi_map_pci(d->bdfid, d->pci))
         return; /* without an address the GPU could not be merged with the others */
-    if (rsmi_dev_name_get(dv, d->name, sizeof(d->name)) != RSMI_STATUS_SUCCESS)
+    if (rsmi_fn.rsmi_dev_name_get(dv, d->name, sizeof(d->name)) != RSMI_STATUS_SUCCESS)
         d->name[0] = '\0';
     d->name[sizeof(d->name) - 1] = '\0';
-    if (rsmi_dev_ecc_enabled_get(dv, &d->ecc_blocks) != RSMI_STATUS_SUCCESS)
+    if (rsmi_fn.rsmi_dev_ecc_enabled_get(dv, &d->ecc_blocks) != RSMI_STATUS_SUCCESS)
         d->ecc_blocks = 0; /* no RAS on this board */
     s->n_devs++;
 }
 
 /* Everything that may print, run with stderr muted. */
 static int tele_rsmi_discover(struct tele_rsmi *s, char *reason, size_t len) {
-    rsmi_status_t st = rsmi_init(0);
+    rsmi_status_t st = rsmi_fn.rsmi_init(0);
     if (st != RSMI_STATUS_SUCCESS) {
-        snprintf(reason, len, "rocm-smi: rsmi_init failed: %s", tele_rsmi_status(st));
+        snprintf(reason, len, "rsmi_init failed: %s", tele_rsmi_status(st));
         return -ENODEV;
     }
     s->inited = true;
     uint32_t n = 0;
-    st = rsmi_num_monitor_devices(&n);
+    st = rsmi_fn.rsmi_num_monitor_devices(&n);
     if (st != RSMI_STATUS_SUCCESS || n == 0) {
-        snprintf(reason, len, "rocm-smi: no AMD GPU (rsmi_num_monitor_devices: %u)", n);
+        snprintf(reason, len, "no AMD GPU (rsmi_num_monitor_devices: %u)", n);
         return -ENODEV;
     }
     for (uint32_t dv = 0; dv < n && s->n_devs < TELE_MAX_GPUS; dv++)
         tele_rsmi_identify(s, dv);
     if (s->n_devs == 0) {
-        snprintf(reason, len, "rocm-smi: %u GPUs, none with a PCI address", n);
+        snprintf(reason, len, "%u GPUs, none with a PCI address", n);
         return -ENODEV;
     }
     s->want_events = tele_rsmi_events_init(s); /* the thread starts after unmuting */
@@ -296,7 +426,7 @@ static int tele_rsmi_discover(struct tele_rsmi *s, char *reason, size_t len) {
 static void tele_rsmi_free(struct tele_rsmi *s) {
     tele_rsmi_events_stop(s);
     if (s->inited)
-        rsmi_shut_down();
+        rsmi_fn.rsmi_shut_down();
     free(s);
 }
 
@@ -316,14 +446,22 @@ static int tele_rsmi_open(const struct tele_ctx *ctx, void **state, char *reason
         snprintf(reason, reasonlen, "out of memory");
         return -ENOMEM;
     }
-    int quiet = tele_rsmi_quiet();
-    int rc = tele_rsmi_discover(s, reason, reasonlen);
-    tele_rsmi_loud(quiet);
+    int rc = -ENODEV;
+    if (!tele_rsmi_may_have_gpu(ctx->roots->sys))
+        snprintf(reason, reasonlen,
+                 "no AMD GPU (no KFD and no amdgpu card under %s/class; not loaded)",
+                 ctx->roots->sys);
+    else
+        rc = tele_rsmi_lib_load(reason, reasonlen);
+    if (rc == 0) {
+        int quiet = tele_rsmi_quiet();
+        rc = tele_rsmi_discover(s, reason, reasonlen);
+        tele_rsmi_loud(quiet);
+    }
     if (rc == 0 && s->want_events) {
         rc = worker_start(&s->w, tele_rsmi_events_main, s);
         if (rc < 0)
-            snprintf(reason, reasonlen, "rocm-smi: cannot start the event thread: %s",
-                     strerror(-rc));
+            snprintf(reason, reasonlen, "cannot start the event thread: %s", strerror(-rc));
     }
     if (rc < 0) {
         tele_rsmi_free(s);
