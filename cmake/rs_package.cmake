@@ -22,9 +22,11 @@ set(CPACK_DEBIAN_PACKAGE_MAINTAINER "ringside developers" CACHE STRING
     "The Maintainer field of the Debian package")
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-# Depends: the packages of the libraries the binary links, found by dpkg-shlibdeps (NVML,
-# NCCL/RCCL and rocm-smi-lib are loaded with dlopen when present: no dependency).
+# Depends: the packages of the libraries the binary links, found by dpkg-shlibdeps, and of the
+# HTTP libraries the agent and attach load at run time (rs_runtime_lib: the packages that held
+# them here). NVML, NCCL/RCCL and rocm-smi-lib are loaded when present: no dependency.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "${RS_MHD_PACKAGE}, ${RS_GNUTLS_PACKAGE}, ${RS_CURL_PACKAGE}")
 # python3: the bridge (import ringside) and the tests of a trained model; tzdata: --tz's zone
 # files; rocm-smi-lib: the AMD GPUs' telemetry, where the build has it; PyTorch: what the
 # bridge's jobs run.

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 int errbuf_set(char *err, size_t errlen, int rc, const char *fmt, ...) {
     if (err && errlen > 0) {
@@ -16,4 +17,9 @@ int errbuf_set(char *err, size_t errlen, int rc, const char *fmt, ...) {
                 *p = *p == '\t' ? ' ' : '?';
     }
     return rc;
+}
+
+bool errbuf_ends_with(const char *err, const char *reason) {
+    size_t n = strlen(err), t = strlen(reason);
+    return n >= t + 2 && strcmp(err + n - t, reason) == 0 && strncmp(err + n - t - 2, ": ", 2) == 0;
 }

@@ -2,6 +2,7 @@
 #ifndef RINGSIDE_BACKEND_CORE_ERRBUF_H
 #define RINGSIDE_BACKEND_CORE_ERRBUF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define RS_EXIT_USAGE 2   /* the exit status for bad flags or bad input files */
@@ -13,5 +14,9 @@
  * `return errbuf_set(err, errlen, -EINVAL, "...")`. */
 int errbuf_set(char *err, size_t errlen, int rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* Whether err ends with ": " and reason: a message of the form "context: reason" whose reason
+ * is that text (a library's words for a known failure, say). */
+bool errbuf_ends_with(const char *err, const char *reason);
 
 #endif

@@ -3,14 +3,13 @@
  * library and the C++ runtime it needs in memory), finds the AMD GPUs through it, reads each one
  * every interval without waking a runtime-suspended device, lists the compute processes, and
  * turns KFD SMI events (VM faults, resets, throttling) into events on a thread of its own. */
+#include "backend/core/dynlib.h"
 #include "backend/core/worker.h"
 #include "backend/telemetry/tele_rsmi_internal.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <rocm_smi/rocm_smi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,59 +64,18 @@ _Static_assert(RSMI_MAX_NUM_FREQUENCIES <= TELE_RSMI_MAX_FREQS, "rsmi_frequencie
 
 /* The entry points, typed as the header declares them. */
 struct tele_rsmi_fns {
-#define TELE_RSMI_MEMBER(f) __typeof__(&f) f;
-    TELE_RSMI_CALLS(TELE_RSMI_MEMBER)
-#undef TELE_RSMI_MEMBER
+    TELE_RSMI_CALLS(DYNLIB_MEMBER)
 };
 
 /* The library is process-wide: loaded by the first open that finds a GPU for it and kept (its
- * C++ symbols make the loader keep it mapped whatever dlclose is asked), under the lock.
- * rsmi_fn is written once, before tele_rsmi_loaded is set, and read only by providers whose open
- * loaded it or saw it loaded. */
-static pthread_mutex_t tele_rsmi_lib_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool tele_rsmi_loaded;
+ * C++ symbols make the loader keep it mapped whatever dlclose is asked). rsmi_fn is read only
+ * by providers whose open loaded it or saw it loaded. */
 static struct tele_rsmi_fns rsmi_fn;
-
-_Static_assert(sizeof(int (*)(void)) == sizeof(void *), "function pointers fit void *");
-
-static int tele_rsmi_lib_resolve(void *lib, struct tele_rsmi_fns *fn, const char *path,
-                                 char *reason, size_t len) {
-    void *p;
-#define TELE_RSMI_RESOLVE(f)                                                                       \
-    if (!(p = dlsym(lib, #f))) {                                                                   \
-        snprintf(reason, len, "%s lacks %s (rocm-smi-lib too old?)", path, #f);                    \
-        return -ENOSYS;                                                                            \
-    }                                                                                              \
-    memcpy(&fn->f, &p, sizeof(p));
-    TELE_RSMI_CALLS(TELE_RSMI_RESOLVE)
-#undef TELE_RSMI_RESOLVE
-    return 0;
-}
-
-/* Load the library and resolve its entry points, unless an earlier open did. */
-static int tele_rsmi_lib_load(char *reason, size_t len) {
-    static const char *const paths[] = {TELE_RSMI_SONAME, RS_ROCM_SMI_PATH};
-    int rc = 0;
-    pthread_mutex_lock(&tele_rsmi_lib_lock);
-    if (!tele_rsmi_loaded) {
-        const char *path = paths[0];
-        void *lib = NULL;
-        for (size_t i = 0; !lib && i < sizeof(paths) / sizeof(paths[0]); i++)
-            if ((lib = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL)) != NULL)
-                path = paths[i];
-        if (!lib) {
-            snprintf(reason, len, "%s not found (install rocm-smi-lib: librocm-smi64-1)",
-                     TELE_RSMI_SONAME);
-            rc = -ENOENT;
-        } else if ((rc = tele_rsmi_lib_resolve(lib, &rsmi_fn, path, reason, len)) != 0) {
-            dlclose(lib);
-        } else {
-            tele_rsmi_loaded = true;
-        }
-    }
-    pthread_mutex_unlock(&tele_rsmi_lib_lock);
-    return rc;
-}
+#define TELE_RSMI_SYM(f) DYNLIB_SYM(struct tele_rsmi_fns, f)
+static const struct dynlib_sym tele_rsmi_syms[] = {TELE_RSMI_CALLS(TELE_RSMI_SYM)};
+#undef TELE_RSMI_SYM
+static struct dynlib tele_rsmi_lib = DYNLIB_INIT(TELE_RSMI_SONAME, RS_ROCM_SMI_PATH, "rocm-smi-lib",
+                                                 "librocm-smi64-1", tele_rsmi_syms, &rsmi_fn);
 
 /* Whether the machine may have a GPU for rocm-smi: the KFD's topology, or a drm card bound to
  * amdgpu, under the sysfs root. Without either the library is not loaded (it would stay in
@@ -452,7 +410,7 @@ static int tele_rsmi_open(const struct tele_ctx *ctx, void **state, char *reason
                  "no AMD GPU (no KFD and no amdgpu card under %s/class; not loaded)",
                  ctx->roots->sys);
     else
-        rc = tele_rsmi_lib_load(reason, reasonlen);
+        rc = dynlib_load(&tele_rsmi_lib, reason, reasonlen);
     if (rc == 0) {
         int quiet = tele_rsmi_quiet();
         rc = tele_rsmi_discover(s, reason, reasonlen);

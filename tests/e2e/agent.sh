@@ -98,6 +98,17 @@ all_families() {
     done
 }
 wait_for "training steps, the sync histogram and every family show in /metrics" 60 all_families
+
+STEP="the agent has loaded its server's libraries; training without the agent loads none of them"
+for lib in libmicrohttpd libgnutls; do
+    grep -q "/$lib" "/proc/$AGENT_PID/maps" || fail "$lib is not in the agent's memory map"
+done
+LD_DEBUG=files "$RINGSIDE" train --headless --backend cpu --synthetic-days 3 --epochs 1 \
+    --output "$SCRATCH/plain" > /dev/null 2> "$SCRATCH/plain-ld.txt" || fail "train failed"
+grep -q 'file=libjson-c' "$SCRATCH/plain-ld.txt" || fail "LD_DEBUG=files printed nothing to check"
+if grep -E 'file=lib(microhttpd|gnutls|curl)' "$SCRATCH/plain-ld.txt"; then
+    fail "a training run loaded the HTTP or TLS libraries"
+fi
 STEP="/metrics is valid exposition text"
 if [ -n "$PROMTOOL" ]; then
     "$PROMTOOL" check metrics < "$SCRATCH/metrics.txt" > "$SCRATCH/promtool.txt" 2>&1 ||

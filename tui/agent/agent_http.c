@@ -14,7 +14,6 @@
 #include "tui/agent/http_throttle.h"
 
 #include <errno.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -81,7 +80,7 @@ static void http_notify(void *cls, struct MHD_Connection *c, void **socket_conte
         /* each answer copied before the next query: libmicrohttpd 1.0 answers them all in one
          * union of the connection's, which the next query overwrites */
         const union MHD_ConnectionInfo *fi =
-            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+            mhd_fn.MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         MHD_socket fd = fi ? fi->connect_fd : MHD_INVALID_SOCKET;
         socklen_t len;
         const struct sockaddr *sa = agent_http_peer(c, &len);
@@ -129,7 +128,7 @@ static struct MHD_Daemon *http_daemon(struct agent_http *s, int fd, unsigned fla
         flags |= MHD_USE_TLS;
     else
         tls_opts[0].option = MHD_OPTION_END;
-    return MHD_start_daemon(
+    return mhd_fn.MHD_start_daemon(
         flags, 0, http_admit, s, agent_http_access, s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
         MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
         MHD_OPTION_CONNECTION_TIMEOUT, s->conf.idle_timeout_s, MHD_OPTION_THREAD_STACK_SIZE,
@@ -185,7 +184,7 @@ static int http_check_conf(const struct agent_http_conf *c, char *err, size_t er
 int agent_http_start(struct agent_http **out, const struct agent_http_conf *c,
                      const struct agent_http_handlers *h, char *err, size_t errlen) {
     int rc = http_check_conf(c, err, errlen);
-    if (rc < 0)
+    if (rc < 0 || (rc = http_libs_server(err, errlen)) != 0)
         return rc;
     struct agent_http *s = calloc(1, sizeof(*s));
     if (!s)
@@ -262,9 +261,9 @@ void agent_http_stop(struct agent_http *s) {
     if (s->h.log)
         agent_log_wake(s->h.log); /* streams waiting in the log look at stopping now */
     if (s->tcp)
-        MHD_stop_daemon(s->tcp);
+        mhd_fn.MHD_stop_daemon(s->tcp);
     if (s->unix_d)
-        MHD_stop_daemon(s->unix_d);
+        mhd_fn.MHD_stop_daemon(s->unix_d);
     agent_http_unix_remove(s);
     http_guard_destroy(s->guard); /* after the daemons: every connection is closed */
     http_quota_destroy(s->followers_q);

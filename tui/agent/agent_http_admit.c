@@ -16,7 +16,7 @@
 
 const struct sockaddr *agent_http_peer(struct MHD_Connection *c, socklen_t *len) {
     const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        mhd_fn.MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     const struct sockaddr *sa = ci ? ci->client_addr : NULL;
     *len = !sa                         ? 0
            : sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
@@ -63,12 +63,12 @@ unsigned agent_http_form(struct MHD_Connection *c, const struct http_req *r, cha
         return MHD_HTTP_URI_TOO_LONG;
     }
     struct http_host_count hc = {0};
-    MHD_get_connection_values(c, MHD_HEADER_KIND, http_count_host, &hc);
+    mhd_fn.MHD_get_connection_values(c, MHD_HEADER_KIND, http_count_host, &hc);
     if (hc.n > 1) {
         snprintf(why, n, "bad request: %u Host headers (RFC 9112 allows one)", hc.n);
         return MHD_HTTP_BAD_REQUEST;
     }
-    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    const char *host = mhd_fn.MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
     if (host && !http_host_is_valid(host)) {
         snprintf(why, n, "bad request: the Host header is not host[:port] (RFC 9110)");
         return MHD_HTTP_BAD_REQUEST;
@@ -84,7 +84,7 @@ enum http_auth { HTTP_AUTH_NONE, HTTP_AUTH_WRONG, HTTP_AUTH_OK };
  * constant time. No Authorization header at all is no guess. */
 static enum http_auth http_auth_of(const struct agent_http *s, struct MHD_Connection *c) {
     const char *got =
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+        mhd_fn.MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
     if (!got)
         return HTTP_AUTH_NONE;
     size_t scheme = sizeof(HTTP_BEARER) - 2; /* "Bearer" */

@@ -7,9 +7,9 @@
 #include "tui/agent/agent_http.h"
 #include "tui/agent/agent_http_parse.h"
 #include "tui/agent/http_addr.h"
+#include "tui/agent/http_libs.h"
 #include "tui/agent/http_ratelog.h"
 
-#include <microhttpd.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>

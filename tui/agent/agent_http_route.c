@@ -48,7 +48,7 @@ static enum http_route http_route_of(const char *url) {
 /* The connection's guard record (set when it opened), or NULL. */
 static struct http_guard_conn *http_guard_of(struct MHD_Connection *c) {
     const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        mhd_fn.MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return ci ? ci->socket_context : NULL;
 }
 
@@ -66,23 +66,23 @@ static enum MHD_Result http_queue(struct agent_http *s, struct MHD_Connection *c
     http_request_arrived(s, c);
     if (!resp)
         return MHD_NO;
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    mhd_fn.MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    mhd_fn.MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    mhd_fn.MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     if (status == MHD_HTTP_UNAUTHORIZED)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-                                "Bearer realm=\"ringside\"");
+        mhd_fn.MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                                       "Bearer realm=\"ringside\"");
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
-                                r->route == HTTP_CONTROL ? "POST" : "GET, HEAD");
+        mhd_fn.MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
+                                       r->route == HTTP_CONTROL ? "POST" : "GET, HEAD");
     if (r->retry_s > 0) { /* a refusal by a limit: its place is freed at once */
         char retry[24];
         snprintf(retry, sizeof(retry), "%u", r->retry_s);
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, retry);
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+        mhd_fn.MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, retry);
+        mhd_fn.MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     }
-    enum MHD_Result ok = MHD_queue_response(c, status, resp);
-    MHD_destroy_response(resp);
+    enum MHD_Result ok = mhd_fn.MHD_queue_response(c, status, resp);
+    mhd_fn.MHD_destroy_response(resp);
     r->answered = true;
     if (ok == MHD_YES)
         atomic_fetch_add(&s->requests, 1);
@@ -96,7 +96,7 @@ static enum MHD_Result http_queue(struct agent_http *s, struct MHD_Connection *c
 }
 
 static struct MHD_Response *http_copy(const char *text, size_t len) {
-    return MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
+    return mhd_fn.MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
 }
 
 /* {"ok":true,"message":text} or {"ok":false,"error":text}, and a newline. */
@@ -114,7 +114,7 @@ static struct MHD_Response *http_json(bool ok, const char *text) {
     if (body) {
         memcpy(body, j, len);
         body[len] = '\n';
-        resp = MHD_create_response_from_buffer(len + 1, body, MHD_RESPMEM_MUST_FREE);
+        resp = mhd_fn.MHD_create_response_from_buffer(len + 1, body, MHD_RESPMEM_MUST_FREE);
         if (!resp)
             free(body);
     }
@@ -148,10 +148,11 @@ static bool http_method_ok(enum http_route route, const char *method) {
 static bool http_host_ok(const struct agent_http *s, struct MHD_Connection *c) {
     if (s->conf.token[0])
         return true;
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_DAEMON);
+    const union MHD_ConnectionInfo *ci =
+        mhd_fn.MHD_get_connection_info(c, MHD_CONNECTION_INFO_DAEMON);
     if (ci && ci->daemon == s->unix_d)
         return true; /* a UNIX socket: no browser gets there */
-    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    const char *host = mhd_fn.MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
     return !host || http_host_is_address(host);
 }
 
@@ -181,7 +182,7 @@ static enum MHD_Result http_begin(struct agent_http *s, struct MHD_Connection *c
         return http_refuse(s, c, r, MHD_HTTP_FORBIDDEN,
                            "control is off: start the agent with --allow-control and --token-file");
     const char *cl =
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        mhd_fn.MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     uint64_t len;
     if (cl && (!http_parse_u64(cl, &len) || len > s->conf.max_request_bytes))
         return http_refuse(s, c, r, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
@@ -194,7 +195,8 @@ static enum MHD_Result http_metrics(struct agent_http *s, struct MHD_Connection 
                                     struct http_req *r) {
     if (!s->h.metrics)
         return http_refuse(s, c, r, MHD_HTTP_SERVICE_UNAVAILABLE, "no metrics here");
-    const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+    const char *accept =
+        mhd_fn.MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
     bool om = accept && strstr(accept, "application/openmetrics-text");
     char *text = NULL;
     size_t len = 0;
@@ -205,7 +207,8 @@ static enum MHD_Result http_metrics(struct agent_http *s, struct MHD_Connection 
         snprintf(msg, sizeof(msg), "cannot write the metrics: %s", strerror(-rc));
         return http_refuse(s, c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
     }
-    struct MHD_Response *resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    struct MHD_Response *resp =
+        mhd_fn.MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
     if (!resp)
         free(text);
     return http_queue(s, c, r, MHD_HTTP_OK, resp, om ? HTTP_CT_OPENMETRICS : HTTP_CT_PROM);
@@ -259,8 +262,8 @@ static void http_stream_free(void *cls) {
 
 static enum MHD_Result http_events(struct agent_http *s, struct MHD_Connection *c,
                                    struct http_req *r) {
-    const char *since_s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since");
-    const char *follow_s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "follow");
+    const char *since_s = mhd_fn.MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since");
+    const char *follow_s = mhd_fn.MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "follow");
     uint64_t since = 0;
     if (since_s && !http_parse_u64(since_s, &since))
         return http_refuse(s, c, r, MHD_HTTP_BAD_REQUEST,
@@ -291,7 +294,7 @@ static enum MHD_Result http_events(struct agent_http *s, struct MHD_Connection *
     st->s = s;
     st->follow = !follow_s || strcmp(follow_s, "1") == 0;
     atomic_fetch_add(&s->followers, 1);
-    struct MHD_Response *resp = MHD_create_response_from_callback(
+    struct MHD_Response *resp = mhd_fn.MHD_create_response_from_callback(
         MHD_SIZE_UNKNOWN, HTTP_BLOCK, http_stream_read, st, http_stream_free);
     if (!resp)
         http_stream_free(st);
@@ -300,8 +303,8 @@ static enum MHD_Result http_events(struct agent_http *s, struct MHD_Connection *
 
 static enum MHD_Result http_control(struct agent_http *s, struct MHD_Connection *c,
                                     struct http_req *r) {
-    const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cmd");
-    const char *arg_s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "arg");
+    const char *name = mhd_fn.MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cmd");
+    const char *arg_s = mhd_fn.MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "arg");
     char msg[512];
     int64_t arg = 0;
     int cmd = http_cmd_of(name, msg, sizeof(msg));
@@ -332,7 +335,7 @@ static enum MHD_Result http_nul_arg(void *cls, enum MHD_ValueKind kind, const ch
 static enum MHD_Result http_serve(struct agent_http *s, struct MHD_Connection *c,
                                   struct http_req *r) {
     bool nul = false;
-    MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, http_nul_arg, &nul);
+    mhd_fn.MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, http_nul_arg, &nul);
     if (nul)
         return http_refuse(s, c, r, MHD_HTTP_BAD_REQUEST,
                            "a query argument holds a NUL byte (%00): refused rather than cut");

@@ -6,11 +6,9 @@
 
 #include "backend/core/errbuf.h"
 #include "backend/core/secret_file.h"
+#include "tui/agent/http_libs.h"
 
 #include <errno.h>
-#include <gnutls/gnutls.h>
-#include <gnutls/x509.h>
-#include <microhttpd.h>
 #include <string.h>
 
 /* A PEM text as GnuTLS takes it: up to the first NUL, as libmicrohttpd passes it (strlen). */
@@ -25,15 +23,15 @@ static int agent_tls_check_cert(const struct agent_tls *t, const char *path, cha
     gnutls_datum_t d = agent_tls_datum(t->cert_pem);
     gnutls_x509_crt_t *crts = NULL;
     unsigned n = 0;
-    int rc = gnutls_x509_crt_list_import2(&crts, &n, &d, GNUTLS_X509_FMT_PEM, 0);
+    int rc = tls_fn.gnutls_x509_crt_list_import2(&crts, &n, &d, GNUTLS_X509_FMT_PEM, 0);
     for (unsigned k = 0; rc >= 0 && k < n; k++)
-        gnutls_x509_crt_deinit(crts[k]);
-    gnutls_free(crts);
+        tls_fn.gnutls_x509_crt_deinit(crts[k]);
+    (*tls_fn.gnutls_free_at)(crts);
     if (rc < 0 || n == 0)
         return errbuf_set(err, errlen, -EINVAL,
                           "--tls-cert %s: no PEM certificate in it (%s): give the server's "
                           "certificate, '-----BEGIN CERTIFICATE-----' and what follows",
-                          path, rc < 0 ? gnutls_strerror(rc) : "none found");
+                          path, rc < 0 ? tls_fn.gnutls_strerror(rc) : "none found");
     return 0;
 }
 
@@ -41,11 +39,11 @@ static int agent_tls_check_cert(const struct agent_tls *t, const char *path, cha
 static int agent_tls_check_key(const struct agent_tls *t, const char *path, char *err,
                                size_t errlen) {
     gnutls_x509_privkey_t key;
-    if (gnutls_x509_privkey_init(&key) < 0)
+    if (tls_fn.gnutls_x509_privkey_init(&key) < 0)
         return errbuf_set(err, errlen, -ENOMEM, "--tls-key %s: out of memory", path);
     gnutls_datum_t d = agent_tls_datum(t->key_pem);
-    int rc = gnutls_x509_privkey_import2(key, &d, GNUTLS_X509_FMT_PEM, NULL, 0);
-    gnutls_x509_privkey_deinit(key);
+    int rc = tls_fn.gnutls_x509_privkey_import2(key, &d, GNUTLS_X509_FMT_PEM, NULL, 0);
+    tls_fn.gnutls_x509_privkey_deinit(key);
     if (rc >= 0)
         return 0;
     if (strstr(t->key_pem, "ENCRYPTED"))
@@ -55,25 +53,25 @@ static int agent_tls_check_key(const struct agent_tls *t, const char *path, char
                           "NEW)",
                           path, path);
     return errbuf_set(err, errlen, -EINVAL, "--tls-key %s: no PEM private key in it (%s)", path,
-                      gnutls_strerror(rc));
+                      tls_fn.gnutls_strerror(rc));
 }
 
 /* The key is the certificate's: the pairing libmicrohttpd asks of GnuTLS at its start. */
 static int agent_tls_check_pair(const struct agent_tls *t, const char *cert_path,
                                 const char *key_path, char *err, size_t errlen) {
     gnutls_certificate_credentials_t cred;
-    if (gnutls_certificate_allocate_credentials(&cred) < 0)
+    if (tls_fn.gnutls_certificate_allocate_credentials(&cred) < 0)
         return errbuf_set(err, errlen, -ENOMEM, "--tls-key %s: out of memory", key_path);
     gnutls_datum_t c = agent_tls_datum(t->cert_pem), k = agent_tls_datum(t->key_pem);
-    int rc = gnutls_certificate_set_x509_key_mem(cred, &c, &k, GNUTLS_X509_FMT_PEM);
-    gnutls_certificate_free_credentials(cred);
+    int rc = tls_fn.gnutls_certificate_set_x509_key_mem(cred, &c, &k, GNUTLS_X509_FMT_PEM);
+    tls_fn.gnutls_certificate_free_credentials(cred);
     if (rc == GNUTLS_E_CERTIFICATE_KEY_MISMATCH)
         return errbuf_set(err, errlen, -EINVAL,
                           "--tls-key %s: not the key of the certificate in --tls-cert %s", key_path,
                           cert_path);
     if (rc < 0)
         return errbuf_set(err, errlen, -EINVAL, "--tls-cert %s with --tls-key %s: refused (%s)",
-                          cert_path, key_path, gnutls_strerror(rc));
+                          cert_path, key_path, tls_fn.gnutls_strerror(rc));
     return 0;
 }
 
@@ -81,12 +79,15 @@ int agent_tls_load(struct agent_tls *t, const char *cert_path, const char *key_p
                    size_t errlen) {
     char why[1024];
     memset(t, 0, sizeof(*t));
-    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+    int rc = http_libs_server(err, errlen);
+    if (rc != 0)
+        return rc;
+    if (mhd_fn.MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
         return errbuf_set(err, errlen, -ENOTSUP,
                           "--tls-cert: this libmicrohttpd was built without TLS: install one "
                           "built with GnuTLS, or serve plain HTTP behind a TLS proxy");
-    int rc = secret_file_read(cert_path, "TLS certificate", false, AGENT_TLS_MAX_BYTES,
-                              &t->cert_pem, &t->cert_len, why, sizeof(why));
+    rc = secret_file_read(cert_path, "TLS certificate", false, AGENT_TLS_MAX_BYTES, &t->cert_pem,
+                          &t->cert_len, why, sizeof(why));
     if (rc < 0)
         return errbuf_set(err, errlen, rc, "--tls-cert %s", why);
     rc = secret_file_read(key_path, "TLS key file", true, AGENT_TLS_MAX_BYTES, &t->key_pem,

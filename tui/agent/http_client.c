@@ -5,9 +5,9 @@
 
 #include "backend/core/errbuf.h"
 #include "backend/core/mono.h"
+#include "tui/agent/http_libs.h"
 #include "tui/agent/http_recv.h"
 
-#include <curl/curl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -22,6 +22,8 @@
 
 #define HTTP_URL_MAX     1024
 #define HTTP_POLL_MAX_MS 60000 /* a wait without a deadline, between looks at the flag */
+
+_Static_assert(HTTP_HEAD_LINE_MAX == CURL_MAX_HTTP_HEADER, "libcurl's longest head line");
 
 struct http_conn {
     CURLM *multi;
@@ -50,7 +52,7 @@ static pthread_once_t http_once = PTHREAD_ONCE_INIT;
 static CURLcode http_global_rc;
 
 static void http_global_init(void) {
-    http_global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+    http_global_rc = curl_fn.curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
 /* ---- the callbacks ---- */
@@ -82,7 +84,7 @@ static uint64_t http_deadline(int timeout_ms) {
 static void http_reap(struct http_conn *c) {
     CURLMsg *m;
     int left;
-    while ((m = curl_multi_info_read(c->multi, &left)) != NULL)
+    while ((m = curl_fn.curl_multi_info_read(c->multi, &left)) != NULL)
         if (m->msg == CURLMSG_DONE) {
             c->done = true;
             c->result = m->data.result;
@@ -98,7 +100,7 @@ static int http_pump(struct http_conn *c, uint64_t deadline) {
         if (atomic_load(&c->stop))
             return -ECANCELED;
         int running = 0;
-        if (curl_multi_perform(c->multi, &running) != CURLM_OK)
+        if (curl_fn.curl_multi_perform(c->multi, &running) != CURLM_OK)
             return -EIO;
         http_reap(c);
         if (c->got != before || c->done)
@@ -111,7 +113,7 @@ static int http_pump(struct http_conn *c, uint64_t deadline) {
             uint64_t left_ms = (deadline - now + 999999) / 1000000;
             ms = left_ms < (uint64_t)ms ? (int)left_ms : ms;
         }
-        if (curl_multi_poll(c->multi, NULL, 0, ms, NULL) != CURLM_OK)
+        if (curl_fn.curl_multi_poll(c->multi, NULL, 0, ms, NULL) != CURLM_OK)
             return -EIO;
     }
 }
@@ -119,7 +121,7 @@ static int http_pump(struct http_conn *c, uint64_t deadline) {
 /* The system's errno for a transfer that failed (-EIO when libcurl has none). */
 static int http_os_errno(struct http_conn *c) {
     long e = 0;
-    if (curl_easy_getinfo(c->easy, CURLINFO_OS_ERRNO, &e) != CURLE_OK || e <= 0)
+    if (curl_fn.curl_easy_getinfo(c->easy, CURLINFO_OS_ERRNO, &e) != CURLE_OK || e <= 0)
         return c->result == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO;
     return (int)-e;
 }
@@ -133,7 +135,7 @@ static int http_end_rc(struct http_conn *c) {
 
 /* libcurl's words for what failed. */
 static const char *http_curl_why(const struct http_conn *c) {
-    return c->curl_why[0] ? c->curl_why : curl_easy_strerror(c->result);
+    return c->curl_why[0] ? c->curl_why : curl_fn.curl_easy_strerror(c->result);
 }
 
 /* ---- the request ---- */
@@ -153,7 +155,7 @@ static bool http_add_header(struct http_conn *c, const char *prefix, const char 
     struct curl_slist *l = NULL;
     if (h) {
         snprintf(h, n, "%s%s", prefix, value);
-        l = curl_slist_append(c->headers, h); /* a copy */
+        l = curl_fn.curl_slist_append(c->headers, h); /* a copy */
         free(h);
     }
     if (l)
@@ -169,36 +171,39 @@ static bool http_setup(struct http_conn *c, const struct http_url *u, const char
     bool ok = (!accept || http_add_header(c, "Accept: ", accept)) &&
               (!token[0] || http_add_header(c, "Authorization: Bearer ", token));
     ok = ok && (strcmp(method, "POST") != 0 || http_add_header(c, "Content-Type:", ""));
-    ok = ok && curl_easy_setopt(e, CURLOPT_URL, full_url) == CURLE_OK;
+    ok = ok && curl_fn.curl_easy_setopt(e, CURLOPT_URL, full_url) == CURLE_OK;
     ok = ok && (!u->unix_path[0] ||
-                curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, u->unix_path) == CURLE_OK);
-    ok = ok && curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_0) == CURLE_OK;
-    ok = ok && curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers) == CURLE_OK;
-    ok = ok && curl_easy_setopt(e, CURLOPT_USERAGENT, "ringside/" RS_VERSION) == CURLE_OK;
-    ok = ok && curl_easy_setopt(e, CURLOPT_PROXY, "") == CURLE_OK; /* none, whatever the env */
-    ok = ok && curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L) == CURLE_OK;
-    ok = ok && curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) == CURLE_OK;
-    ok = ok && curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->curl_why) == CURLE_OK;
-    ok = ok && curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, http_on_head) == CURLE_OK;
-    ok = ok && curl_easy_setopt(e, CURLOPT_HEADERDATA, c) == CURLE_OK;
-    ok = ok && curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, http_on_body) == CURLE_OK;
-    ok = ok && curl_easy_setopt(e, CURLOPT_WRITEDATA, c) == CURLE_OK;
+                curl_fn.curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, u->unix_path) == CURLE_OK);
+    ok = ok && curl_fn.curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_0) == CURLE_OK;
+    ok = ok && curl_fn.curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers) == CURLE_OK;
+    ok = ok && curl_fn.curl_easy_setopt(e, CURLOPT_USERAGENT, "ringside/" RS_VERSION) == CURLE_OK;
+    ok = ok &&
+         curl_fn.curl_easy_setopt(e, CURLOPT_PROXY, "") == CURLE_OK; /* none, whatever the env */
+    ok = ok && curl_fn.curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L) == CURLE_OK;
+    ok = ok && curl_fn.curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) == CURLE_OK;
+    ok = ok && curl_fn.curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->curl_why) == CURLE_OK;
+    ok = ok && curl_fn.curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, http_on_head) == CURLE_OK;
+    ok = ok && curl_fn.curl_easy_setopt(e, CURLOPT_HEADERDATA, c) == CURLE_OK;
+    ok = ok && curl_fn.curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, http_on_body) == CURLE_OK;
+    ok = ok && curl_fn.curl_easy_setopt(e, CURLOPT_WRITEDATA, c) == CURLE_OK;
     if (strcmp(method, "POST") == 0) /* an empty body, with its Content-Length: 0 */
-        ok = ok && curl_easy_setopt(e, CURLOPT_POSTFIELDS, "") == CURLE_OK &&
-             curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, 0L) == CURLE_OK;
+        ok = ok && curl_fn.curl_easy_setopt(e, CURLOPT_POSTFIELDS, "") == CURLE_OK &&
+             curl_fn.curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, 0L) == CURLE_OK;
     else if (strcmp(method, "GET") != 0)
-        ok = ok && curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method) == CURLE_OK;
+        ok = ok && curl_fn.curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method) == CURLE_OK;
     if (c->timeout_ms > 0)
-        ok = ok && curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)c->timeout_ms) == CURLE_OK;
+        ok = ok && curl_fn.curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)c->timeout_ms) ==
+                       CURLE_OK;
     if (!u->tls)
         return ok;
     /* the peer's certificate and name verified (libcurl's defaults, said here), TLS 1.2 on */
-    ok = ok && curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L) == CURLE_OK;
-    ok = ok && curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L) == CURLE_OK;
-    ok = ok && curl_easy_setopt(e, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2) == CURLE_OK;
+    ok = ok && curl_fn.curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L) == CURLE_OK;
+    ok = ok && curl_fn.curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L) == CURLE_OK;
+    ok = ok &&
+         curl_fn.curl_easy_setopt(e, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2) == CURLE_OK;
     if (cacert && cacert[0]) /* that file's CAs only, not the system's as well */
-        ok = ok && curl_easy_setopt(e, CURLOPT_CAINFO, cacert) == CURLE_OK &&
-             curl_easy_setopt(e, CURLOPT_CAPATH, NULL) == CURLE_OK;
+        ok = ok && curl_fn.curl_easy_setopt(e, CURLOPT_CAINFO, cacert) == CURLE_OK &&
+             curl_fn.curl_easy_setopt(e, CURLOPT_CAPATH, NULL) == CURLE_OK;
     return ok;
 }
 
@@ -246,8 +251,8 @@ static int http_fail(struct http_conn *c, const char *cacert, char *why, size_t 
 static int http_timed_out(struct http_conn *c, char *why, size_t whylen) {
     long sent = 0;
     curl_off_t connected = 0;
-    curl_easy_getinfo(c->easy, CURLINFO_REQUEST_SIZE, &sent);
-    curl_easy_getinfo(c->easy, CURLINFO_CONNECT_TIME_T, &connected);
+    curl_fn.curl_easy_getinfo(c->easy, CURLINFO_REQUEST_SIZE, &sent);
+    curl_fn.curl_easy_getinfo(c->easy, CURLINFO_CONNECT_TIME_T, &connected);
     if (sent > 0)
         return errbuf_set(why, whylen, -ETIMEDOUT,
                           "%s: timed out waiting for the answer (none in %.1f s)", c->where,
@@ -286,8 +291,8 @@ static struct http_conn *http_conn_new(const struct http_url *u, int timeout_ms)
     atomic_init(&c->stop, false);
     c->u = u;
     c->timeout_ms = timeout_ms;
-    c->easy = curl_easy_init();
-    c->multi = curl_multi_init();
+    c->easy = curl_fn.curl_easy_init();
+    c->multi = curl_fn.curl_multi_init();
     if (!c->easy || !c->multi) {
         http_close(c);
         return NULL;
@@ -317,26 +322,30 @@ int http_request(struct http_conn **out, const struct http_url *u, const char *m
         return errbuf_set(why, whylen, -EINVAL, "a bad request: a control character or space");
     if (!http_full_url(u, path_query, full, sizeof(full)))
         return errbuf_set(why, whylen, -E2BIG, "the request's URL is over %d bytes", HTTP_URL_MAX);
+    int rc = http_libs_client(why, whylen);
+    if (rc != 0)
+        return rc;
     pthread_once(&http_once, http_global_init);
     if (http_global_rc != CURLE_OK)
-        return errbuf_set(why, whylen, -ENOMEM, "libcurl: %s", curl_easy_strerror(http_global_rc));
+        return errbuf_set(why, whylen, -ENOMEM, "libcurl: %s",
+                          curl_fn.curl_easy_strerror(http_global_rc));
     struct http_conn *c = http_conn_new(u, timeout_ms);
     if (!c)
         return errbuf_set(why, whylen, -ENOMEM, "out of memory");
     http_url_where(u, c->where, sizeof(c->where));
     snprintf(c->url, sizeof(c->url), "%.*s", (int)strcspn(full, "?"), full);
     if (!http_setup(c, u, method, full, accept, token, cacert) ||
-        curl_multi_add_handle(c->multi, c->easy) != CURLM_OK) {
+        curl_fn.curl_multi_add_handle(c->multi, c->easy) != CURLM_OK) {
         http_close(c);
         return errbuf_set(why, whylen, -ENOMEM, "libcurl refused the request's options");
     }
-    int rc = http_run_head(c, cacert, why, whylen);
+    rc = http_run_head(c, cacert, why, whylen);
     if (rc != 0) {
         http_close(c);
         return rc;
     }
     long code = 0;
-    curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &code);
+    curl_fn.curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &code);
     c->u = NULL;
     *status = (int)code;
     *out = c;
@@ -375,19 +384,34 @@ void http_conn_shutdown(struct http_conn *c) {
     if (!c)
         return;
     atomic_store(&c->stop, true);
-    curl_multi_wakeup(c->multi);
+    curl_fn.curl_multi_wakeup(c->multi);
 }
 
 void http_close(struct http_conn *c) {
     if (!c)
         return;
     if (c->multi && c->easy)
-        curl_multi_remove_handle(c->multi, c->easy);
+        curl_fn.curl_multi_remove_handle(c->multi, c->easy);
     if (c->easy)
-        curl_easy_cleanup(c->easy);
+        curl_fn.curl_easy_cleanup(c->easy);
     if (c->multi)
-        curl_multi_cleanup(c->multi);
-    curl_slist_free_all(c->headers);
+        curl_fn.curl_multi_cleanup(c->multi);
+    curl_fn.curl_slist_free_all(c->headers);
     http_recv_fini(&c->rx);
     free(c);
+}
+
+const char *http_head_too_long(const char *why) {
+    static const CURLcode big[] = {
+        CURLE_OUT_OF_MEMORY,
+#if LIBCURL_VERSION_NUM >= 0x080600
+        CURLE_TOO_LARGE,
+#endif
+    };
+    if (http_libs_client(NULL, 0) != 0) /* no libcurl: no request got as far as its words */
+        return NULL;
+    for (size_t k = 0; k < sizeof(big) / sizeof(big[0]); k++)
+        if (errbuf_ends_with(why, curl_fn.curl_easy_strerror(big[k])))
+            return curl_fn.curl_easy_strerror(big[k]);
+    return NULL;
 }

@@ -13,6 +13,9 @@
  * host's name, expired): a caller may say how to trust it. */
 #define HTTP_E_CERT (-EKEYREJECTED)
 
+/* The longest status or header line libcurl takes (its CURL_MAX_HTTP_HEADER). */
+#define HTTP_HEAD_LINE_MAX (100 * 1024)
+
 struct http_conn;
 
 /* Connect (to u's socket path for unix:), send "METHOD base+path_query HTTP/1.0" with Host,
@@ -44,5 +47,10 @@ int http_read_body(struct http_conn *c, char **out, size_t *len, size_t max);
 void http_conn_shutdown(struct http_conn *c);
 
 void http_close(struct http_conn *c);
+
+/* When why (an http_request's message) ends with ": " and libcurl's words for a status or
+ * header line over HTTP_HEAD_LINE_MAX ("Out of memory" as CURLE_OUT_OF_MEMORY, CURLE_TOO_LARGE's
+ * from libcurl 8.6), those words (libcurl's, static); else NULL. */
+const char *http_head_too_long(const char *why);
 
 #endif

@@ -2,6 +2,7 @@
  * for everything else. */
 #include "backend/core/errbuf.h"
 #include "tui/agent/agent.h"
+#include "tui/agent/http_libs.h"
 #include "tui/cli/cli.h"
 #include "tui/cli/cli_args.h"
 #include "tui/cli/cli_optab.h"
@@ -155,7 +156,13 @@ static int cli_agent_parse(int argc, char **argv, struct agent_opts *o, struct c
     int rc = cli_train_parse(n_rest, rest, "agent", t);
     if (rc != 0)
         return rc;
-    if (cli_agent_check(o, t, err, sizeof(err)) != 0 || cli_agent_tls(o, err, sizeof(err)) != 0)
+    if (cli_agent_check(o, t, err, sizeof(err)) != 0)
+        return cli_usage_error("agent", err);
+    if (http_libs_server(err, sizeof(err)) != 0) { /* before anything starts: what to install */
+        fprintf(stderr, "ringside agent: %s\n", err);
+        return RS_EXIT_USAGE;
+    }
+    if (cli_agent_tls(o, err, sizeof(err)) != 0)
         return cli_usage_error("agent", err);
     o->run = t->run;
     return 0;

@@ -2,12 +2,12 @@
 #include "backend/core/errbuf.h"
 #include "backend/kmsg/remedies.h"
 #include "backend/run/replay.h"
+#include "tui/agent/http_client.h"
 #include "tui/agent/remote.h"
 #include "tui/cli/cli.h"
 #include "tui/cli/cli_optab.h"
 #include "tui/dashboard/app.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -77,41 +77,25 @@ static int cli_attach_cacert(const char *path, char *err, size_t errlen) {
     return 0;
 }
 
-/* Whether err ends with ": " and tail. */
-static bool cli_attach_ends_with(const char *err, const char *tail) {
-    size_t n = strlen(err), t = strlen(tail);
-    return n >= t + 2 && strcmp(err + n - t, tail) == 0 && strncmp(err + n - t - 2, ": ", 2) == 0;
-}
-
 /* remote_open's words for a line longer than the client takes, said as which line it was and
- * the limit: libcurl refuses a status or header line over CURL_MAX_HTTP_HEADER as "Out of
- * memory" (CURLE_OUT_OF_MEMORY; CURLE_TOO_LARGE from libcurl 8.6), and a first line (the run
+ * the limit: libcurl's refusal of a status or header line over HTTP_HEAD_LINE_MAX
+ * (http_head_too_long), and a first line (the run
  * line) over REPLAY_LINE_BYTES comes back as E2BIG's "Argument list too long". err's tail is
  * replaced in place; any other err is left as it is. */
 static void cli_attach_too_long(int rc, char *err, size_t errlen) {
     const char *tail = NULL;
     char said[256];
-    if (rc == -E2BIG && cli_attach_ends_with(err, strerror(E2BIG))) {
+    if (rc == -E2BIG && errbuf_ends_with(err, strerror(E2BIG))) {
         tail = strerror(E2BIG);
         snprintf(said, sizeof(said),
                  "the stream's first line (the run line) is over %u bytes (%u MiB), the "
                  "longest line attach reads",
                  REPLAY_LINE_BYTES, REPLAY_LINE_BYTES >> 20);
-    } else {
-        static const CURLcode big[] = {
-            CURLE_OUT_OF_MEMORY,
-#if LIBCURL_VERSION_NUM >= 0x080600
-            CURLE_TOO_LARGE
-#endif
-        };
-        for (size_t k = 0; !tail && k < sizeof(big) / sizeof(big[0]); k++)
-            if (cli_attach_ends_with(err, curl_easy_strerror(big[k])))
-                tail = curl_easy_strerror(big[k]);
-        if (tail)
-            snprintf(said, sizeof(said),
-                     "the answer's status line or one of its header lines is over %d bytes (%d "
-                     "KiB), the longest libcurl takes (libcurl: %s)",
-                     CURL_MAX_HTTP_HEADER, CURL_MAX_HTTP_HEADER >> 10, tail);
+    } else if ((tail = http_head_too_long(err)) != NULL) {
+        snprintf(said, sizeof(said),
+                 "the answer's status line or one of its header lines is over %d bytes (%d "
+                 "KiB), the longest libcurl takes (libcurl: %s)",
+                 HTTP_HEAD_LINE_MAX, HTTP_HEAD_LINE_MAX >> 10, tail);
     }
     if (!tail)
         return;
