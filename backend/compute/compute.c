@@ -68,7 +68,8 @@ static int compute_open_one(const struct compute_ops *ops, const struct compute_
                                   .reserve = ops->raw_reserve,
                                   .map = ops->raw_map,
                                   .unmap = ops->raw_unmap,
-                                  .unreserve = ops->raw_unreserve};
+                                  .unreserve = ops->raw_unreserve,
+                                  .discard = ops->raw_discard};
     rc = mem_pool_create(&c->pool, &conf->alloc, &c->raw, c);
     if (rc != 0) {
         ops->close(c);

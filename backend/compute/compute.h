@@ -160,6 +160,10 @@ struct compute_ops {
     int (*raw_map)(void *ctx, void *ptr, size_t bytes);
     void (*raw_unmap)(void *ctx, void *ptr, size_t bytes);
     void (*raw_unreserve)(void *ctx, void *base, size_t bytes);
+    /* Device memory that is the host's: a free block's whole pages given back to the system
+     * after the work queued on them (struct mem_raw_ops' discard; mem_pool_trim). NULL: the
+     * backend's device memory stays committed while the pool caches it (a GPU's). */
+    void (*raw_discard)(void *ctx, void *ptr, size_t bytes);
 
     /* Refresh c->info's free/total memory (the device's view, not the pool's). */
     int (*mem_info)(struct compute *c);

@@ -141,6 +141,17 @@ static void compute_cpu_raw_unmap(void *ctx, void *ptr, size_t bytes) {
     compute_cpu_enqueue(ctx, compute_cpu_raw_unmap_run, &r, sizeof(r));
 }
 
+/* A cached free block's whole pages back to the system, in stream order as raw_unmap: on this
+ * backend the pool's cache is host memory, and a trimmed block costs the process nothing until
+ * it is written again. */
+static void compute_cpu_raw_discard(void *ctx, void *ptr, size_t bytes) {
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo = (uintptr_t)ptr, hi = lo + bytes;
+    lo = (lo + page - 1) & ~(page - 1);
+    hi &= ~(page - 1);
+    if (hi > lo)
+        compute_cpu_raw_unmap(ctx, (void *)lo, hi - lo);
+}
+
 static void compute_cpu_raw_unreserve(void *ctx, void *base, size_t bytes) {
     struct compute_cpu_range r = {base, bytes};
     compute_cpu_enqueue(ctx, compute_cpu_raw_unreserve_run, &r, sizeof(r));
@@ -317,6 +328,7 @@ const struct compute_ops compute_cpu_ops = {
     .raw_map = compute_cpu_raw_map,
     .raw_unmap = compute_cpu_raw_unmap,
     .raw_unreserve = compute_cpu_raw_unreserve,
+    .raw_discard = compute_cpu_raw_discard,
     .mem_info = compute_cpu_mem_info,
     .upload_f64 = compute_cpu_upload_f64,
     .copy_h2d = compute_cpu_copy,

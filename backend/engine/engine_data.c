@@ -179,6 +179,10 @@ int engine_vpoc_all(struct engine_dev *d, char *err, size_t errlen) {
     if (passed) {
         d->s.sessions_done = atomic_fetch_add(&e->sessions_done, mine) + mine;
         engine_emit_mem(d);
+        /* the dense kernel's matrices are back in the cache, which stays as it is; where the
+         * device's memory is the host's (the CPU backend) their pages go back to the system,
+         * so the features the host builds next do not add to them */
+        mem_pool_trim(d->c->pool);
     }
     if (e->conf.vpoc_refresh <= 0 || rc != 0) { /* no later pass needs the packed sessions */
         compute_vpoc_set_destroy(d->c, d->vset);

@@ -210,6 +210,17 @@ uint64_t mem_pool_empty_cache(struct mem_pool *p) {
     return released + mem_pool_expand_release(p);
 }
 
+uint64_t mem_pool_trim(struct mem_pool *p) {
+    uint64_t offered = 0;
+    for (struct mem_pool_seg *s = p->ops->discard ? p->seg_head : NULL; s; s = s->next)
+        for (struct mem_pool_block *b = s->head; b; b = b->next)
+            if (!b->allocated && b->mapped && b->size_bytes >= MEM_TRIM_MIN) {
+                p->ops->discard(p->ctx, b->ptr, b->size_bytes);
+                offered += b->size_bytes;
+            }
+    return offered;
+}
+
 void mem_pool_reserved_add(struct mem_pool *p, uint64_t bytes) {
     p->st.reserved_bytes += bytes;
     if (p->st.reserved_bytes > p->st.peak_reserved_bytes)

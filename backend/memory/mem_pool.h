@@ -33,6 +33,11 @@ struct mem_raw_ops {
     void (*unmap)(void *ctx, void *ptr, size_t bytes);
     /* Give back a range from reserve, with its size (nothing in it mapped any more). */
     void (*unreserve)(void *ctx, void *base, size_t bytes);
+    /* Optional (NULL: trim does nothing): the contents of [ptr, ptr + bytes), a free block, are
+     * not needed; a backend whose device memory is the host's gives its whole pages back to
+     * the kernel once the work queued on them has run, and the block stays the pool's,
+     * reserved, to be used again as it is (what it reads there is undefined until written). */
+    void (*discard)(void *ctx, void *ptr, size_t bytes);
 };
 
 struct mem_stats {
@@ -108,6 +113,13 @@ bool mem_pool_expandable(const struct mem_pool *p);
 /* Release every wholly free segment to the raw allocator, and unmap the free pages of an
  * expandable segment (giving it back once nothing in it is mapped); returns bytes released. */
 uint64_t mem_pool_empty_cache(struct mem_pool *p);
+
+/* Offer every free block of at least MEM_TRIM_MIN bytes to the raw allocator's discard, as
+ * malloc_trim does for the heap: every number of the pool stays as it was (the blocks stay
+ * cached and reserved), and a host-memory backend stops holding their pages. Returns the
+ * free bytes offered (0 without discard). */
+#define MEM_TRIM_MIN (64u << 10)
+uint64_t mem_pool_trim(struct mem_pool *p);
 
 void mem_pool_stats(const struct mem_pool *p, struct mem_stats *out);
 void mem_pool_layout(const struct mem_pool *p, struct mem_layout *out);

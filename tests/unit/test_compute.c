@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define TC_BARS  1200
 #define TC_CHUNK 500
@@ -147,6 +149,53 @@ Test(compute, alloc_failure_other_than_oom_says_why) {
     c->raw.alloc = real;
     cr_assert_eq(compute_alloc(c, 4 << 20, &p, err, sizeof(err)), 0, "%s", err);
     compute_free(c, p);
+    compute_close(c);
+}
+
+/* How many of the whole pages of [p, p + bytes) are resident. */
+static size_t tc_resident_pages(void *p, size_t bytes, size_t *pages) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
+    uintptr_t hi = ((uintptr_t)p + bytes) & ~(uintptr_t)(page - 1);
+    *pages = (hi - lo) / page;
+    unsigned char *v = malloc(*pages);
+    cr_assert_not_null(v);
+    cr_assert_eq(mincore((void *)lo, hi - lo, v), 0, "mincore: %s", strerror(errno));
+    size_t n = 0;
+    for (size_t k = 0; k < *pages; k++)
+        n += v[k] & 1;
+    free(v);
+    return n;
+}
+
+/* On the CPU backend the pool's cache is host memory: a trim gives a cached block's pages
+ * back once the stream has run, while the block stays cached and reserved, and is used again
+ * from the cache. */
+Test(compute, trim_gives_a_cached_blocks_pages_back_to_the_host) {
+    struct compute *c = tc_open();
+    char err[512] = "";
+    void *p = NULL;
+    size_t bytes = 8u << 20, pages = 0;
+    cr_assert_eq(compute_alloc(c, bytes, &p, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(c->ops->memset0(c, p, bytes), 0);
+    cr_assert_eq(compute_sync(c, SYNC_OP_STREAM), 0);
+    memset(p, 0x5a, bytes); /* the "device" is the host: every page written */
+    cr_assert_eq(tc_resident_pages(p, bytes, &pages), pages, "written: all resident");
+    compute_free(c, p);
+    struct mem_stats before, after;
+    mem_pool_stats(c->pool, &before);
+    cr_assert_geq(mem_pool_trim(c->pool), bytes);
+    cr_assert_eq(compute_sync(c, SYNC_OP_STREAM), 0);
+    cr_assert_eq(tc_resident_pages(p, bytes, &pages), 0, "trimmed: none of %zu resident", pages);
+    mem_pool_stats(c->pool, &after);
+    cr_assert_eq(after.reserved_bytes, before.reserved_bytes);
+    cr_assert_eq(after.free_blocks, before.free_blocks);
+    void *again = NULL;
+    cr_assert_eq(compute_alloc(c, bytes, &again, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(again, p, "the trimmed block comes from the cache");
+    mem_pool_stats(c->pool, &after);
+    cr_assert_eq(after.n_raw_alloc, before.n_raw_alloc);
+    compute_free(c, again);
     compute_close(c);
 }
 

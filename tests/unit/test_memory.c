@@ -432,6 +432,72 @@ Test(memory, without_max_split_large_blocks_split) {
     pool_done(p, f);
 }
 
+/* ---- trim ---- */
+
+/* What the pool offered to discard, in order. */
+static struct {
+    char *ptr[8];
+    size_t bytes[8];
+    unsigned n;
+} trimmed;
+
+static void fake_discard(void *ctx, void *ptr, size_t bytes) {
+    (void)ctx;
+    cr_assert_lt(trimmed.n, 8);
+    trimmed.ptr[trimmed.n] = ptr;
+    trimmed.bytes[trimmed.n++] = bytes;
+}
+
+static const struct mem_raw_ops fake_trim_ops = {
+    .alloc = fake_alloc, .free = fake_free, .discard = fake_discard};
+
+/* Every free block of 64 KiB or more is offered whole, none that is live or smaller; the
+ * pool's numbers do not move, and the blocks are used again from the cache. */
+Test(memory, trim_offers_the_free_blocks_and_keeps_them_cached) {
+    struct fake_raw *f = fake_new(SIZE_MAX);
+    struct mem_pool *p = pool_new_ops(f, "", &fake_trim_ops);
+    memset(&trimmed, 0, sizeof(trimmed));
+    void *live = xalloc(p, 4 * MIB);   /* a 20 MiB segment: 16 MiB free after it */
+    void *gone = xalloc(p, 24 * MIB);  /* its own 24 MiB segment, freed below */
+    void *tiny = xalloc(p, 4 * KIB);   /* a 2 MiB small segment */
+    void *tiny2 = xalloc(p, 32 * KIB); /* beside it; freed: a 32 KiB block, too small */
+    void *tiny3 = xalloc(p, 4 * KIB);  /* holds tiny2's block apart from the free tail */
+    mem_pool_free(p, gone);
+    mem_pool_free(p, tiny2);
+    struct mem_stats before = stats_of(p);
+    uint64_t offered = mem_pool_trim(p);
+    size_t small_tail = 2 * MIB - 40 * KIB;
+    cr_assert_eq(offered, 16 * MIB + 24 * MIB + small_tail, "%llu", (unsigned long long)offered);
+    cr_assert_eq(trimmed.n, 3, "the three large enough free blocks, nothing live: %u", trimmed.n);
+    bool saw_gone = false;
+    for (unsigned k = 0; k < trimmed.n; k++) {
+        saw_gone = saw_gone || (trimmed.ptr[k] == gone && trimmed.bytes[k] == 24 * MIB);
+        cr_assert(trimmed.ptr[k] != live && trimmed.ptr[k] != tiny && trimmed.ptr[k] != tiny3);
+        cr_assert_neq(trimmed.bytes[k], 32 * KIB, "a block under MEM_TRIM_MIN is not offered");
+    }
+    cr_assert(saw_gone);
+    struct mem_stats after = stats_of(p);
+    cr_assert_eq(after.reserved_bytes, before.reserved_bytes);
+    cr_assert_eq(after.allocated_bytes, before.allocated_bytes);
+    cr_assert_eq(after.free_blocks, before.free_blocks);
+    cr_assert_eq(after.largest_free_bytes, before.largest_free_bytes);
+    cr_assert_eq(after.n_raw_free, before.n_raw_free, "trimming releases no segment");
+    check_ok(p);
+    cr_assert_eq(xalloc(p, 24 * MIB), gone, "a trimmed block is used again from the cache");
+    cr_assert_eq(stats_of(p).n_raw_alloc, before.n_raw_alloc);
+    pool_done(p, f);
+}
+
+/* Without discard in the raw ops, trim offers nothing. */
+Test(memory, trim_without_discard_does_nothing) {
+    struct fake_raw *f = fake_new(SIZE_MAX);
+    struct mem_pool *p = pool_new(f, "");
+    mem_pool_free(p, xalloc(p, 12 * MIB));
+    cr_assert_eq(mem_pool_trim(p), 0);
+    cr_assert_eq(stats_of(p).reserved_bytes, 12 * MIB);
+    pool_done(p, f);
+}
+
 /* ---- empty_cache and OOM ---- */
 
 Test(memory, empty_cache_releases_only_free_segments) {
